@@ -1,0 +1,41 @@
+"""Entry point of the ``crmarena-gym`` command: one subcommand per module."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from crmarena_gym import __version__
+
+# Each module defines ``register(subparsers)`` which adds its subcommand and sets ``func``.
+_COMMAND_MODULES = ("crmarena_gym.cli._generate", "crmarena_gym.cli._query")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every subcommand registered."""
+    import importlib
+
+    parser = argparse.ArgumentParser(
+        prog="crmarena-gym",
+        description="CRMArena as Gymnasium environments over an embedded Salesforce-like org.",
+    )
+    parser.add_argument("--version", action="version", version=f"crmarena-gym {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module_name in _COMMAND_MODULES:
+        importlib.import_module(module_name).register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the process exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,92 @@
+"""The ``Org`` interface that every backend implements, and its one error type."""
+
+from __future__ import annotations
+
+import abc
+import datetime as dt
+from typing import Any
+
+#: Error codes that backends raise, as Salesforce names them.
+ERROR_CODES = frozenset(
+    {
+        "MALFORMED_QUERY",
+        "MALFORMED_SEARCH",
+        "INVALID_FIELD",
+        "INVALID_TYPE",
+        "INVALID_QUERY_FILTER_OPERATOR",
+        "QUERY_TIMEOUT",
+        "INVALID_SESSION_ID",
+        "INVALID_LOGIN",
+        "REQUEST_LIMIT_EXCEEDED",
+        "SERVER_UNAVAILABLE",
+        "UNKNOWN_EXCEPTION",
+    }
+)
+
+
+class OrgError(Exception):
+    """A query or search the org refused or could not answer.
+
+    Attributes:
+        code: The Salesforce error code, for example ``"MALFORMED_QUERY"``.
+        message: Salesforce's wording of the problem, naming the offending token, field or object.
+
+    Example:
+        >>> err = OrgError("INVALID_TYPE", "sObject type 'Foo' is not supported.")
+        >>> str(err)
+        "INVALID_TYPE: sObject type 'Foo' is not supported."
+    """
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.code, self.message))
+
+
+class Org(abc.ABC):
+    """A Salesforce org that answers SOQL queries and SOSL searches.
+
+    Results have the shape that simple-salesforce's ``query_all`` and ``search`` return, so code
+    written against one backend works against every other one.
+    """
+
+    @abc.abstractmethod
+    def query(self, soql: str) -> dict[str, Any]:
+        """Run a SOQL query and return every row.
+
+        Returns:
+            ``{"totalSize": int, "done": True, "records": [...]}``; each record carries
+            ``attributes`` (``type`` and ``url``), parent relationships as nested records,
+            datetimes as ``2020-12-22T11:00:00.000+0000`` and dates as ``2020-12-22``.
+
+        Raises:
+            OrgError: The query is malformed, names an unknown object or field, or timed out.
+        """
+
+    @abc.abstractmethod
+    def search(self, sosl: str) -> dict[str, Any]:
+        """Run a SOSL search.
+
+        Returns:
+            ``{"searchRecords": [...]}``, records shaped as in :meth:`query`.
+
+        Raises:
+            OrgError: The search is malformed or names an unknown object or field.
+        """
+
+    @property
+    def today(self) -> dt.date | None:
+        """The date that relative date literals (``TODAY``, ``LAST_N_DAYS:n``) resolve against."""
+        return None
+
+    def close(self) -> None:  # noqa: B027 - optional hook, a no-op by default
+        """Release the backend's resources."""
+
+    def __enter__(self) -> Org:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,348 @@
+"""The 16 objects of the CRMArena org: the one source of truth for every layer.
+
+Field names, table names and column spellings follow the original benchmark's SQLite dump, so that
+the same engine answers queries on our generated org and on that dump. The descriptions are ours.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+from crmarena_gym.schema._types import Field, FieldType, SObject
+
+T = FieldType
+
+_PERSON_NAME = "\"FirstName\" || ' ' || \"LastName\""
+
+CASE_STATUSES = ("New", "Working", "Escalated", "Waiting on Customer", "Closed")
+CASE_PRIORITIES = ("Low", "Medium", "High", "Critical")
+CASE_CHANNELS = ("Email", "Phone", "Web", "Chat", "Social Media")
+ORDER_STATUSES = ("Draft", "Activated")
+HISTORY_FIELDS = ("Case Creation", "Owner Assignment", "Case Closed")
+PUBLISH_STATUSES = ("Online", "Draft", "Archived")
+
+
+def _id(what: str) -> Field:
+    return Field("Id", T.ID, f"Unique 18-character record id of the {what}")
+
+
+def _ref(name: str, to: str, rel: str, description: str, column: str | None = None) -> Field:
+    return Field(name, T.REFERENCE, description, reference_to=to, relationship_name=rel, column=column)
+
+
+USER = SObject(
+    "User",
+    "005",
+    "User",
+    "A service agent who works cases",
+    (
+        _id("agent"),
+        Field("FirstName", T.STRING, "Agent's given name", searchable=True),
+        Field("LastName", T.STRING, "Agent's family name", searchable=True),
+        Field("Name", T.STRING, "Agent's full name (first and last)", formula=_PERSON_NAME, name_field=True),
+        Field("Email", T.EMAIL, "Agent's work email address", searchable=True),
+        Field("Phone", T.PHONE, "Agent's work phone number", searchable=True),
+        Field("Username", T.STRING, "Login name of the agent, unique across the org", searchable=True),
+        Field("Alias", T.STRING, "Short handle of the agent, at most 8 characters", searchable=True),
+        Field("ProfileId", T.STRING, "Id of the permission profile the agent has"),
+        Field("LanguageLocaleKey", T.PICKLIST, "Language of the agent's interface", picklist_values=("en_US",)),
+        Field("EmailEncodingKey", T.PICKLIST, "Character encoding of outgoing email", picklist_values=("UTF-8",)),
+        Field(
+            "TimeZoneSidKey",
+            T.PICKLIST,
+            "The agent's time zone",
+            picklist_values=("America/Los_Angeles", "America/Denver", "America/Chicago", "America/New_York"),
+        ),
+        Field("LocaleSidKey", T.PICKLIST, "Locale for dates and numbers", picklist_values=("en_US",)),
+    ),
+)
+
+ACCOUNT = SObject(
+    "Account",
+    "001",
+    "Account",
+    "A customer, stored as a person account",
+    (
+        _id("customer account"),
+        Field("FirstName", T.STRING, "Customer's given name", searchable=True),
+        Field("LastName", T.STRING, "Customer's family name", searchable=True),
+        Field("Name", T.STRING, "Customer's full name (first and last)", formula=_PERSON_NAME, name_field=True),
+        Field("PersonEmail", T.EMAIL, "Customer's email address", searchable=True),
+        Field("Phone", T.PHONE, "Customer's phone number", searchable=True),
+        Field("RecordTypeId", T.STRING, "Id of the record type (the person-account type)"),
+        Field("ShippingCity", T.STRING, "City the customer's orders ship to", searchable=True),
+        Field("ShippingState", T.STRING, "Two-letter US state the customer's orders ship to", searchable=True),
+    ),
+)
+
+CONTACT = SObject(
+    "Contact",
+    "003",
+    "Contact",
+    "The person behind a customer account, who opens cases",
+    (
+        _id("contact"),
+        Field("FirstName", T.STRING, "Contact's given name", searchable=True),
+        Field("LastName", T.STRING, "Contact's family name", searchable=True),
+        Field("Name", T.STRING, "Contact's full name (first and last)", formula=_PERSON_NAME, name_field=True),
+        Field("Email", T.EMAIL, "Contact's email address", searchable=True),
+        _ref("AccountId", "Account", "Account", "The account this contact belongs to (Account)"),
+        _ref("OwnerId", "User", "Owner", "The agent who owns this contact record (User)"),
+    ),
+)
+
+CASE = SObject(
+    "Case",
+    "500",
+    "Case",
+    "A customer's service request about one purchased item",
+    (
+        _id("case"),
+        Field("Priority", T.PICKLIST, "Urgency of the case", picklist_values=CASE_PRIORITIES),
+        Field("Subject", T.STRING, "One-line summary of the customer's problem", searchable=True, name_field=True),
+        Field("Description", T.LONG_TEXT, "The customer's account of the problem, in full", searchable=True),
+        Field("Status", T.PICKLIST, "Where the case stands ('Closed' once resolved)", picklist_values=CASE_STATUSES),
+        Field("Channel", T.PICKLIST, "How the customer reached us", picklist_values=CASE_CHANNELS),
+        _ref("ContactId", "Contact", "Contact", "The contact who opened the case (Contact)"),
+        Field("CreatedDate", T.DATETIME, "When the case was opened (UTC)"),
+        Field("ClosedDate", T.DATETIME, "When the case was closed (UTC); empty while it is open"),
+        _ref("OrderItemId__c", "OrderItem", "OrderItemId__r", "The purchased line item the case is about (OrderItem)"),
+        _ref("IssueId__c", "Issue__c", "IssueId__r", "The kind of problem reported (Issue__c)"),
+        _ref("AccountId", "Account", "Account", "The customer account (Account)"),
+        _ref("OwnerId", "User", "Owner", "The agent who owns the case now, after any transfers (User)"),
+    ),
+)
+
+KNOWLEDGE = SObject(
+    "Knowledge__kav",
+    "ka0",
+    "Knowledge Article",
+    "A help-center article: store policies, procedures and product FAQs",
+    (
+        _id("article version"),
+        Field("Title", T.STRING, "Headline of the article", searchable=True, name_field=True),
+        Field("FAQ_Answer__c", T.LONG_TEXT, "The article's body text", searchable=True),
+        Field("Summary", T.TEXTAREA, "A short abstract of the article", searchable=True),
+        Field("UrlName", T.STRING, "Unique slug used in the article's web address"),
+        Field("PublishStatus", T.PICKLIST, "Publication state ('Online' when live)", picklist_values=PUBLISH_STATUSES),
+        Field("Language", T.PICKLIST, "Language of this version", picklist_values=("en_US",)),
+    ),
+)
+
+PRODUCT_CATEGORY = SObject(
+    "ProductCategory",
+    "0ZG",
+    "Product Category",
+    "A section of the store catalog (for example running shoes)",
+    (
+        _id("category"),
+        Field("Name", T.STRING, "Name of the category", searchable=True, name_field=True),
+        Field("CatalogId", T.STRING, "Id of the catalog that holds the category"),
+    ),
+)
+
+PRODUCT = SObject(
+    "Product2",
+    "01t",
+    "Product",
+    "An item the store sells",
+    (
+        _id("product"),
+        Field("Name", T.STRING, "Product name as shown in the store", searchable=True, name_field=True),
+        Field("Description", T.TEXTAREA, "Marketing description of the product", searchable=True),
+        Field("IsActive", T.BOOLEAN, "Whether the product can be ordered now"),
+        Field("External_ID__c", T.STRING, "Key of the product in the merchandising system", searchable=True),
+    ),
+)
+
+PRODUCT_CATEGORY_PRODUCT = SObject(
+    "ProductCategoryProduct",
+    "0ZH",
+    "Product Category Product",
+    "Links a product to a catalog category it is listed under",
+    (
+        _id("category assignment"),
+        Field("ProductCategory", T.STRING, "Name of the category, copied for convenience", searchable=True),
+        Field("Product", T.STRING, "External key of the product, copied for convenience", searchable=True),
+        _ref("ProductCategoryId", "ProductCategory", "ProductCategory", "The category (ProductCategory)"),
+        _ref("ProductId", "Product2", "Product", "The product (Product2)"),
+    ),
+)
+
+PRICEBOOK = SObject(
+    "Pricebook2",
+    "01s",
+    "Price Book",
+    "A price list valid over a period",
+    (
+        _id("price book"),
+        Field("Name", T.STRING, "Name of the price book", searchable=True, name_field=True),
+        Field("Description", T.TEXTAREA, "What the price book is for", searchable=True),
+        Field("IsActive", T.BOOLEAN, "Whether orders may use the price book"),
+        Field("ValidFrom", T.DATETIME, "Start of the validity period (UTC)"),
+        Field("ValidTo", T.DATETIME, "End of the validity period (UTC)"),
+    ),
+)
+
+PRICEBOOK_ENTRY = SObject(
+    "PricebookEntry",
+    "01u",
+    "Price Book Entry",
+    "The price of one product in one price book",
+    (
+        _id("price book entry"),
+        _ref("Pricebook2Id", "Pricebook2", "Pricebook2", "The price book (Pricebook2)"),
+        _ref("Product2Id", "Product2", "Product2", "The product priced (Product2)"),
+        Field("UnitPrice", T.CURRENCY, "Price of one unit, in US dollars"),
+    ),
+)
+
+ORDER = SObject(
+    "Order",
+    "801",
+    "Order",
+    "A customer's purchase, made of order items",
+    (
+        _id("order"),
+        _ref("AccountId", "Account", "Account", "The customer who placed the order (Account)"),
+        Field("Status", T.PICKLIST, "'Activated' once placed, 'Draft' before", picklist_values=ORDER_STATUSES),
+        Field("EffectiveDate", T.DATE, "The day the order was placed"),
+        _ref("Pricebook2Id", "Pricebook2", "Pricebook2", "The price book the order was priced from (Pricebook2)"),
+    ),
+)
+
+ORDER_ITEM = SObject(
+    "OrderItem",
+    "802",
+    "Order Product",
+    "One product line of an order",
+    (
+        _id("order item"),
+        _ref("OrderId", "Order", "Order", "The order this line belongs to (Order)"),
+        _ref("Product2Id", "Product2", "Product2", "The product bought (Product2)"),
+        Field("Quantity", T.DOUBLE, "Number of units bought"),
+        Field("UnitPrice", T.CURRENCY, "Price paid per unit, in US dollars"),
+        # The dump spells the column PriceBookEntryId; SOQL and SQLite both ignore the case.
+        _ref(
+            "PricebookEntryId",
+            "PricebookEntry",
+            "PricebookEntry",
+            "The price book entry the line was priced from (PricebookEntry)",
+            column="PriceBookEntryId",
+        ),
+    ),
+)
+
+EMAIL_MESSAGE = SObject(
+    "EmailMessage",
+    "02s",
+    "Email Message",
+    "An email exchanged with a customer about a case",
+    (
+        _id("email"),
+        Field("Subject", T.STRING, "Subject line", searchable=True, name_field=True),
+        Field("TextBody", T.LONG_TEXT, "Plain-text body of the email", searchable=True),
+        _ref("ParentId", "Case", "Parent", "The case the email is about (Case)"),
+        Field("FromAddress", T.EMAIL, "Sender's address", searchable=True),
+        Field("ToAddress", T.EMAIL, "Recipient's address", searchable=True),
+        Field("ToIds", T.STRING, "Ids of the recipients, as a JSON list"),
+        Field("MessageDate", T.DATETIME, "When the email was sent (UTC)"),
+    ),
+)
+
+LIVE_CHAT_TRANSCRIPT = SObject(
+    "LiveChatTranscript",
+    "570",
+    "Live Chat Transcript",
+    "The record of a chat between a customer and an agent about a case",
+    (
+        _id("transcript"),
+        _ref("CaseId", "Case", "Case", "The case the chat is about (Case)"),
+        _ref("AccountId", "Account", "Account", "The customer's account (Account)"),
+        _ref("OwnerId", "User", "Owner", "The agent who answered the chat (User)"),
+        Field("Body", T.LONG_TEXT, "Every message, one per line: [time] Name (Role): text", searchable=True),
+        Field("EndTime", T.DATETIME, "When the chat ended (UTC)"),
+        Field("LiveChatVisitorId", T.STRING, "Id of the web visitor session"),
+        _ref("ContactId", "Contact", "Contact", "The customer's contact (Contact)"),
+    ),
+)
+
+ISSUE = SObject(
+    "Issue__c",
+    "a1M",
+    "Issue",
+    "A category of customer problem that cases are filed under",
+    (
+        _id("issue"),
+        Field("Name", T.STRING, "Short name of the issue", searchable=True, name_field=True),
+        Field("Description__c", T.TEXTAREA, "What the issue covers", searchable=True),
+    ),
+)
+
+CASE_HISTORY = SObject(
+    "CaseHistory__c",
+    "a1N",
+    "Case History",
+    "One event in a case's life: creation, an owner assignment or closure",
+    (
+        _id("history entry"),
+        _ref("CaseId__c", "Case", "CaseId__r", "The case the event belongs to (Case)"),
+        _ref(
+            "OldValue__c",
+            "User",
+            "OldValue__r",
+            "For an owner assignment, the previous owner (User); otherwise empty",
+        ),
+        _ref(
+            "NewValue__c",
+            "User",
+            "NewValue__r",
+            "For an owner assignment, the new owner (User); otherwise empty",
+        ),
+        Field("CreatedDate", T.DATETIME, "When the event happened (UTC)"),
+        Field("Field__c", T.PICKLIST, "Which event this is", picklist_values=HISTORY_FIELDS),
+    ),
+)
+
+#: Every object, in an order where each object's parents come before it.
+OBJECTS: tuple[SObject, ...] = (
+    USER,
+    ACCOUNT,
+    CONTACT,
+    PRODUCT_CATEGORY,
+    PRODUCT,
+    PRODUCT_CATEGORY_PRODUCT,
+    PRICEBOOK,
+    PRICEBOOK_ENTRY,
+    ORDER,
+    ORDER_ITEM,
+    ISSUE,
+    CASE,
+    CASE_HISTORY,
+    EMAIL_MESSAGE,
+    LIVE_CHAT_TRANSCRIPT,
+    KNOWLEDGE,
+)
+
+_BY_LOWER = MappingProxyType({o.name.lower(): o for o in OBJECTS})
+_BY_PREFIX = MappingProxyType({o.key_prefix: o for o in OBJECTS})
+
+
+def get_object(name: str) -> SObject | None:
+    """The object whose API name is ``name`` (case-insensitive, as SOQL), or None.
+
+    Example:
+        >>> get_object("case").name
+        'Case'
+    """
+    return _BY_LOWER.get(name.lower())
+
+
+def object_for_id(record_id: str) -> SObject | None:
+    """The object whose key prefix starts ``record_id``, or None.
+
+    Example:
+        >>> object_for_id("500Ws000007qlrjIAA").name
+        'Case'
+    """
+    return _BY_PREFIX.get(record_id[:3])

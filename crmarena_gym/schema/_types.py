@@ -1,0 +1,161 @@
+"""The data model of the schema: field types, fields and objects."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+
+class FieldType(str, enum.Enum):
+    """The kind of value a field holds, as Salesforce's describe calls it."""
+
+    ID = "id"
+    REFERENCE = "reference"
+    STRING = "string"
+    TEXTAREA = "textarea"
+    LONG_TEXT = "long_text"
+    EMAIL = "email"
+    PHONE = "phone"
+    PICKLIST = "picklist"
+    DATE = "date"
+    DATETIME = "datetime"
+    DOUBLE = "double"
+    CURRENCY = "currency"
+    INTEGER = "int"
+    BOOLEAN = "boolean"
+
+    @property
+    def is_text(self) -> bool:
+        """Whether values are strings compared case-insensitively by SOQL."""
+        return self in _TEXT_TYPES
+
+    @property
+    def is_numeric(self) -> bool:
+        """Whether values are numbers (sums and averages apply)."""
+        return self in (FieldType.DOUBLE, FieldType.CURRENCY, FieldType.INTEGER)
+
+    @property
+    def is_temporal(self) -> bool:
+        """Whether values are dates or datetimes."""
+        return self in (FieldType.DATE, FieldType.DATETIME)
+
+    @property
+    def filterable(self) -> bool:
+        """Whether Salesforce lets WHERE, GROUP BY and ORDER BY use the field (long text: no)."""
+        return self is not FieldType.LONG_TEXT
+
+
+_TEXT_TYPES = frozenset(
+    {
+        FieldType.ID,
+        FieldType.REFERENCE,
+        FieldType.STRING,
+        FieldType.TEXTAREA,
+        FieldType.LONG_TEXT,
+        FieldType.EMAIL,
+        FieldType.PHONE,
+        FieldType.PICKLIST,
+    }
+)
+
+
+@dataclass(frozen=True)
+class Field:
+    """One field of an object.
+
+    Attributes:
+        name: The API name, in Salesforce's canonical case (``OwnerId``).
+        type: The field's :class:`FieldType`.
+        description: A one-line description shown to agents.
+        reference_to: For a reference, the API name of the object it points to.
+        relationship_name: For a reference, the name that reaches the parent record
+            (``Owner`` for ``OwnerId``, ``CaseId__r`` for ``CaseId__c``).
+        picklist_values: For a picklist, the values the org uses.
+        column: The SQLite column that stores the field, when its spelling differs from
+            ``name`` (SQLite compares column names case-insensitively, as SOQL does).
+        formula: For a field computed from others (``Name`` of a person), an SQL expression over
+            the object's quoted columns; such a field has no column of its own.
+        searchable: Whether SOSL ``IN ALL FIELDS`` searches the field.
+        name_field: Whether SOSL ``IN NAME FIELDS`` searches the field.
+    """
+
+    name: str
+    type: FieldType
+    description: str
+    reference_to: str | None = None
+    relationship_name: str | None = None
+    picklist_values: tuple[str, ...] = ()
+    column: str | None = None
+    formula: str | None = None
+    searchable: bool = False
+    name_field: bool = False
+
+    def __post_init__(self) -> None:
+        if (self.type is FieldType.REFERENCE) != (self.reference_to is not None):
+            raise ValueError(f"field {self.name!r}: reference_to goes with type 'reference' only")
+        if self.reference_to is not None and not self.relationship_name:
+            raise ValueError(f"reference field {self.name!r} needs a relationship_name")
+        if self.column is not None and self.formula is not None:
+            raise ValueError(f"field {self.name!r} cannot have both a column and a formula")
+
+    @property
+    def column_name(self) -> str:
+        """The SQLite column name (``name`` unless the dump spells it otherwise)."""
+        return self.column or self.name
+
+    @property
+    def stored(self) -> bool:
+        """Whether the field has a column of its own (formula fields do not)."""
+        return self.formula is None
+
+
+@dataclass(frozen=True)
+class SObject:
+    """One Salesforce object (one SQLite table).
+
+    Attributes:
+        name: The API name, also the table name (``Case``, ``CaseHistory__c``).
+        key_prefix: The 3-character prefix of every record id of this object.
+        label: A human label.
+        description: A one-line description shown to agents.
+        fields: The fields, ``Id`` first, in the dump's column order.
+    """
+
+    name: str
+    key_prefix: str
+    label: str
+    description: str
+    fields: tuple[Field, ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        if len(self.key_prefix) != 3:
+            raise ValueError(f"object {self.name!r}: key prefix {self.key_prefix!r} is not 3 characters")
+        lowered = [f.name.lower() for f in self.fields]
+        if len(set(lowered)) != len(lowered):
+            raise ValueError(f"object {self.name!r} has two fields whose names differ only in case")
+        if not self.fields or self.fields[0].name != "Id":
+            raise ValueError(f"object {self.name!r}: the first field must be 'Id'")
+        object.__setattr__(self, "_by_lower", {f.name.lower(): f for f in self.fields})
+        object.__setattr__(
+            self,
+            "_by_relationship",
+            {f.relationship_name.lower(): f for f in self.fields if f.relationship_name},
+        )
+
+    def get_field(self, name: str) -> Field | None:
+        """The field called ``name`` (case-insensitive, as SOQL), or None."""
+        return self._by_lower.get(name.lower())  # type: ignore[attr-defined]
+
+    def get_relationship(self, name: str) -> Field | None:
+        """The reference field whose relationship is called ``name`` (case-insensitive), or None."""
+        return self._by_relationship.get(name.lower())  # type: ignore[attr-defined]
+
+    @property
+    def stored_fields(self) -> tuple[Field, ...]:
+        """The fields that have a column in the table, in column order."""
+        return tuple(f for f in self.fields if f.stored)
+
+    @property
+    def references(self) -> tuple[Field, ...]:
+        """The reference fields (foreign keys)."""
+        return tuple(f for f in self.fields if f.type is FieldType.REFERENCE)
