@@ -12,7 +12,7 @@ from crmarena_gym.schema._types import Field, FieldType, SObject
 
 T = FieldType
 
-_PERSON_NAME = "\"FirstName\" || ' ' || \"LastName\""
+_PERSON_NAME = '"FirstName" || \' \' || "LastName"'
 
 CASE_STATUSES = ("New", "Working", "Escalated", "Waiting on Customer", "Closed")
 CASE_PRIORITIES = ("Low", "Medium", "High", "Critical")

@@ -6,7 +6,7 @@ import enum
 from dataclasses import dataclass, field
 
 
-class FieldType(str, enum.Enum):
+class FieldType(enum.StrEnum):
     """The kind of value a field holds, as Salesforce's describe calls it."""
 
     ID = "id"
