@@ -82,6 +82,21 @@ class Org(abc.ABC):
         """The date that relative date literals (``TODAY``, ``LAST_N_DAYS:n``) resolve against."""
         return None
 
+    def with_today(self, today: dt.date | str | None) -> Org:
+        """A view of this org whose relative date literals resolve against ``today``.
+
+        The view shares the backend's resources (connection, caches) with this org, so that many
+        environments, each with its own task date, can use one org without copying it.
+
+        Args:
+            today: A ``datetime.date``, an ISO date string (``"2023-04-01"``) or None for the
+                backend's own notion of today.
+
+        Raises:
+            NotImplementedError: The backend cannot move its date (a live org lives in real time).
+        """
+        raise NotImplementedError(f"{type(self).__name__} cannot resolve dates against a chosen day")
+
     def close(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Release the backend's resources."""
 
