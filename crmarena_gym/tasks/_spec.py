@@ -1,0 +1,69 @@
+"""The nine CRMArena tasks: names, abbreviations, personas and how answers are scored."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Literal
+
+AnswerKind = Literal["text", "month", "issue_id", "user_id", "product_id", "article_id", "state"]
+RewardMetric = Literal["exact_match", "fuzzy_match"]
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """What one task is.
+
+    Attributes:
+        abbrev: The paper's abbreviation (``NCR``), used in environment ids.
+        name: The task name in instance files (``case_routing``).
+        persona: Who asks: a service agent, analyst or manager.
+        answer_kind: What a correct answer looks like (an id of which object, a month, a state).
+        reward_metric: ``exact_match``, or ``fuzzy_match`` (token F1) for knowledge questions.
+        can_be_unanswerable: Whether some instances have no answer (gold ``None``).
+        first_idx: The first ``idx`` of the task in the original's numbering (130 per task).
+    """
+
+    abbrev: str
+    name: str
+    persona: str
+    answer_kind: AnswerKind
+    reward_metric: RewardMetric
+    can_be_unanswerable: bool
+    first_idx: int
+
+
+TASK_SPECS: tuple[TaskSpec, ...] = (
+    TaskSpec("KQA", "knowledge_qa", "service agent", "text", "fuzzy_match", False, 0),
+    TaskSpec("MTA", "monthly_trend_analysis", "service analyst", "month", "exact_match", False, 130),
+    TaskSpec("TII", "top_issue_identification", "service analyst", "issue_id", "exact_match", True, 260),
+    TaskSpec("NCR", "case_routing", "service manager", "user_id", "exact_match", False, 390),
+    TaskSpec("NED", "named_entity_disambiguation", "service agent", "product_id", "exact_match", True, 520),
+    TaskSpec("HTU", "handle_time", "service manager", "user_id", "exact_match", True, 650),
+    TaskSpec("TCU", "transfer_count", "service manager", "user_id", "exact_match", True, 780),
+    TaskSpec("PVI", "policy_violation_identification", "service agent", "article_id", "exact_match", True, 910),
+    TaskSpec("BRI", "best_region_identification", "service analyst", "state", "exact_match", False, 1040),
+)
+
+_BY_KEY = MappingProxyType({**{s.name: s for s in TASK_SPECS}, **{s.abbrev: s for s in TASK_SPECS}})
+
+#: Task names in the original's order.
+TASK_NAMES: tuple[str, ...] = tuple(s.name for s in TASK_SPECS)
+#: Abbreviations in the original's order.
+TASK_ABBREVS: tuple[str, ...] = tuple(s.abbrev for s in TASK_SPECS)
+
+
+def get_task_spec(key: str) -> TaskSpec:
+    """The spec of a task given its name (``handle_time``) or abbreviation (``HTU``, any case).
+
+    Raises:
+        KeyError: No task is called ``key``; the message lists the valid names.
+
+    Example:
+        >>> get_task_spec("htu").name
+        'handle_time'
+    """
+    spec = _BY_KEY.get(key) or _BY_KEY.get(key.upper())
+    if spec is None:
+        raise KeyError(f"unknown task {key!r}; expected one of {', '.join(TASK_ABBREVS)} or {', '.join(TASK_NAMES)}")
+    return spec
