@@ -1,0 +1,159 @@
+"""Parsing an agent's text into an action: execute a query, call a function, or submit an answer.
+
+Accepted forms (thoughts may surround the tag forms; code fences are unwrapped):
+
+- ``execute SELECT Id FROM Case`` and ``submit 005Ws000001xSR9IAM``;
+- the paper's tags: ``<execute> ... </execute>``, ``<submit> ... </submit>`` and CRMArena-Pro's
+  ``<respond> ... </respond>``; when a reply has both an execute and a submit tag, execute wins;
+- function calls: ``execute get_cases({"start_date": "..."})``, ``get_cases({...})`` inside an
+  execute tag, or a JSON tool call ``{"name": "get_cases", "arguments": {...}}``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+ActionKind = Literal["query", "call", "submit", "invalid"]
+
+_TAG_RE = {
+    tag: re.compile(rf"<{tag}>(.*?)(?:</{tag}>|$)", re.DOTALL | re.IGNORECASE)
+    for tag in ("execute", "submit", "respond")
+}
+_PLAIN_RE = re.compile(r"^\s*(execute|submit|respond)\b[ \t]*:?[ \t]*(.*)$", re.DOTALL | re.IGNORECASE)
+_FENCE_RE = re.compile(r"^\s*```[A-Za-z0-9_+-]*[ \t]*\n?(.*?)\n?```\s*$", re.DOTALL)
+_CALL_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*\((.*)\)\s*;?\s*$", re.DOTALL)
+_SOQL_START = re.compile(r"^\s*(SELECT|FIND)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Action:
+    """A parsed action.
+
+    Attributes:
+        kind: ``query`` (SOQL or SOSL text), ``call`` (a function with arguments), ``submit``, or
+            ``invalid`` (the text could not be read; ``error`` says why).
+        text: The query text, the submitted answer, or the raw text of an invalid action.
+        language: For a query, ``soql`` or ``sosl`` (a query is SOSL when it starts with ``FIND``).
+        name: For a call, the function's name.
+        arguments: For a call, its arguments.
+        error: For an invalid action, what was wrong.
+    """
+
+    kind: ActionKind
+    text: str = ""
+    language: Literal["soql", "sosl"] | None = None
+    name: str | None = None
+    arguments: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+
+
+def unwrap_code(text: str) -> str:
+    """Strip surrounding whitespace and a code fence around the whole text.
+
+    Example:
+        >>> unwrap_code("```sql\\nSELECT Id FROM Case\\n```")
+        'SELECT Id FROM Case'
+    """
+    match = _FENCE_RE.match(text)
+    return (match.group(1) if match else text).strip()
+
+
+def _parse_call(body: str) -> Action | None:
+    """A function call written as ``name({...})`` or a JSON tool call; None if the text is neither."""
+    stripped = body.strip()
+    if stripped.startswith("{"):
+        try:
+            payload = json.loads(stripped)
+        except json.JSONDecodeError as err:
+            return Action("invalid", text=body, error=f"the tool call is not valid JSON: {err.msg}")
+        if not isinstance(payload, dict) or "name" not in payload:
+            return Action("invalid", text=body, error='a JSON tool call needs "name" and "arguments" keys')
+        arguments = payload.get("arguments", {})
+        if isinstance(arguments, str):  # OpenAI sends arguments as a JSON string
+            try:
+                arguments = json.loads(arguments) if arguments.strip() else {}
+            except json.JSONDecodeError as err:
+                return Action("invalid", text=body, error=f"the arguments are not valid JSON: {err.msg}")
+        if not isinstance(arguments, dict):
+            return Action("invalid", text=body, error="the arguments must be a JSON object")
+        return Action("call", text=body, name=str(payload["name"]), arguments=arguments)
+    match = _CALL_RE.match(stripped)
+    if match is None or _SOQL_START.match(stripped):
+        return None
+    name, inner = match.group(1), match.group(2).strip()
+    if not inner:
+        return Action("call", text=body, name=name)
+    try:
+        arguments = json.loads(inner)
+    except json.JSONDecodeError as err:
+        return Action(
+            "invalid",
+            text=body,
+            error=f'the arguments of {name} must be one JSON object, as in {name}({{"arg": value}}): {err.msg}',
+        )
+    if not isinstance(arguments, dict):
+        return Action("invalid", text=body, error=f"the arguments of {name} must be a JSON object")
+    return Action("call", text=body, name=name, arguments=arguments)
+
+
+def _execute(body: str, functions: bool) -> Action:
+    code = unwrap_code(body)
+    if not code:
+        return Action("invalid", text=body, error="execute needs a query or a function call")
+    if functions:
+        call = _parse_call(code)
+        if call is not None:
+            return call
+    language: Literal["soql", "sosl"] = "sosl" if code.startswith("FIND") else "soql"
+    return Action("query", text=code, language=language)
+
+
+def parse_action(text: str, *, functions: bool = False) -> Action:
+    """Read an agent's reply as an action.
+
+    Args:
+        text: The reply.
+        functions: Whether function calls are allowed (the ``functions`` and ``flex`` toolsets).
+
+    Returns:
+        The action; an ``invalid`` action carries the reason, which the environment shows the agent.
+
+    Example:
+        >>> parse_action("Thought: count them.\\n<execute>SELECT COUNT() FROM Case</execute>").text
+        'SELECT COUNT() FROM Case'
+        >>> parse_action("submit None").kind
+        'submit'
+        >>> parse_action('{"name": "get_issues", "arguments": {}}', functions=True).name
+        'get_issues'
+    """
+    if not isinstance(text, str):
+        return Action("invalid", text=repr(text), error=f"an action must be text, got {type(text).__name__}")
+    tagged = {tag: rx.search(text) for tag, rx in _TAG_RE.items()}
+    if tagged["execute"]:
+        return _execute(tagged["execute"].group(1), functions)
+    for tag in ("submit", "respond"):
+        match = tagged[tag]
+        if match:
+            return Action("submit", text=unwrap_code(match.group(1)))
+    plain = _PLAIN_RE.match(text)
+    if plain:
+        verb, body = plain.group(1).lower(), plain.group(2)
+        if verb == "execute":
+            return _execute(body, functions)
+        return Action("submit", text=unwrap_code(body))
+    if functions:
+        call = _parse_call(unwrap_code(text))
+        if call is not None:
+            return call
+    return Action(
+        "invalid",
+        text=text,
+        error=(
+            "no action found: reply with 'execute <query>' (or <execute>...</execute>) to run a query"
+            + (" or call a function" if functions else "")
+            + ", or 'submit <answer>' (or <submit>...</submit>) to answer"
+        ),
+    )

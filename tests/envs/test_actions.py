@@ -1,0 +1,83 @@
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from crmarena_gym.envs import parse_action
+
+
+@pytest.mark.parametrize(
+    ("reply", "kind", "text", "language"),
+    [
+        ("execute SELECT Id FROM Case", "query", "SELECT Id FROM Case", "soql"),
+        ("EXECUTE: SELECT Id FROM Case", "query", "SELECT Id FROM Case", "soql"),
+        ("submit 005Ws000001xSR9IAM", "submit", "005Ws000001xSR9IAM", None),
+        ("submit   None  ", "submit", "None", None),
+        ("<execute>SELECT Id FROM Case</execute>", "query", "SELECT Id FROM Case", "soql"),
+        (
+            "Thought: look.\n<execute>\n```sql\nSELECT Id FROM Case\n```\n</execute>",
+            "query",
+            "SELECT Id FROM Case",
+            "soql",
+        ),
+        ("<execute>FIND {shoe} IN ALL FIELDS</execute>", "query", "FIND {shoe} IN ALL FIELDS", "sosl"),
+        ("<execute>find {shoe}</execute>", "query", "find {shoe}", "soql"),  # FIND is case-sensitive
+        ("<submit>March</submit>", "submit", "March", None),
+        ("I am done. <respond> OR </respond>", "submit", "OR", None),
+        ("<submit>X</submit> wait <execute>SELECT Id FROM User</execute>", "query", "SELECT Id FROM User", "soql"),
+        ("<execute>SELECT Id FROM Case", "query", "SELECT Id FROM Case", "soql"),  # unclosed tag at the end
+    ],
+)
+def test_text_forms(reply: str, kind: str, text: str, language: str | None) -> None:
+    action = parse_action(reply)
+    assert (action.kind, action.text, action.language) == (kind, text, language)
+
+
+def test_function_calls_only_when_allowed() -> None:
+    call = parse_action(
+        'execute get_cases({"start_date": "2021-01-01T00:00:00Z", "statuses": ["Closed"]})', functions=True
+    )
+    assert (call.kind, call.name, call.arguments) == (
+        "call",
+        "get_cases",
+        {"start_date": "2021-01-01T00:00:00Z", "statuses": ["Closed"]},
+    )
+    assert parse_action("<execute>get_issues()</execute>", functions=True).name == "get_issues"
+    tool = parse_action(
+        '{"name": "find_id_with_max_value", "arguments": "{\\"values_by_id\\": {\\"a\\": 1}}"}', functions=True
+    )
+    assert (tool.kind, tool.arguments) == ("call", {"values_by_id": {"a": 1}})
+    # Without functions the same text is a query, which the engine will refuse.
+    assert parse_action("execute get_issues()").kind == "query"
+    # A SOQL query is never read as a call, even in the flexible toolset.
+    assert parse_action("execute SELECT COUNT(Id) FROM Case", functions=True).kind == "query"
+
+
+@pytest.mark.parametrize(
+    ("reply", "functions", "error"),
+    [
+        ("I think the answer is March.", False, "no action found"),
+        ("execute", False, "needs a query"),
+        ("execute get_cases({'start_date': 1})", True, "must be one JSON object"),
+        ("execute get_cases([1, 2])", True, "must be a JSON object"),
+        ('{"name": "x", "arguments": [1]}', True, "must be a JSON object"),
+        ('{"arguments": {}}', True, '"name"'),
+        ("{not json", True, "not valid JSON"),
+    ],
+)
+def test_invalid_actions_say_why(reply: str, functions: bool, error: str) -> None:
+    action = parse_action(reply, functions=functions)
+    assert action.kind == "invalid"
+    assert error in (action.error or "")
+
+
+def test_non_text_is_invalid_not_an_exception() -> None:
+    assert parse_action(None).kind == "invalid"  # type: ignore[arg-type]
+
+
+@given(st.text(max_size=300), st.booleans())
+def test_any_text_parses_without_raising(text: str, functions: bool) -> None:
+    action = parse_action(text, functions=functions)
+    assert action.kind in ("query", "call", "submit", "invalid")
+    assert (action.kind == "invalid") == (action.error is not None)
