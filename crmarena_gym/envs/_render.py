@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
+from crmarena_gym.tools import clean_records
+
 ObservationFormat = Literal["python", "json"]
 QUERY_OUTPUT_PREFIX = "Salesforce instance output: "
 
@@ -20,13 +22,7 @@ def result_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
         >>> result_rows({"records": [{"attributes": {"type": "Case"}, "Id": "500x", "ClosedDate": None}]})
         [{'Id': '500x'}]
     """
-    records = result.get("records", result.get("searchRecords", []))
-    rows = [{k: v for k, v in record.items() if k != "attributes"} for record in records]
-    keys: list[str] = []
-    for row in rows:
-        keys.extend(k for k in row if k not in keys)
-    all_null = {k for k in keys if all(row.get(k) is None for row in rows)}
-    return [{k: v for k, v in row.items() if k not in all_null} for row in rows]
+    return clean_records(result.get("records", result.get("searchRecords", [])))
 
 
 def render_value(value: Any, fmt: ObservationFormat) -> str:

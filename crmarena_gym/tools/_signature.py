@@ -1,0 +1,373 @@
+"""JSON schemas generated from Python signatures and Google-style docstrings, and argument checks.
+
+A tool's schema is never written by hand: :func:`function_schema` reads the type hints for the JSON
+types and the docstring's ``Args:`` section for the parameter descriptions, so the schema an LLM sees
+cannot drift from the code that runs. :func:`check_arguments` validates a model's arguments against
+the same hints and answers bad input with an ``Error: ...`` string instead of raising.
+
+Example:
+    >>> def scale(values: list[float], factor: float = 2.0) -> list[float]:
+    ...     '''Multiply every value by a factor.
+    ...
+    ...     Args:
+    ...         values: The numbers to scale.
+    ...         factor: What to multiply by.
+    ...     '''
+    ...     return [v * factor for v in values]
+    >>> schema = function_schema(scale)
+    >>> schema["function"]["parameters"]["properties"]["values"]
+    {'type': 'array', 'items': {'type': 'number'}, 'description': 'The numbers to scale.'}
+    >>> schema["function"]["parameters"]["required"]
+    ['values']
+    >>> check_arguments(scale, {"values": "1, 2"})
+    "Error: scale() argument 'values' must be a list, got str '1, 2'"
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import types
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, Union
+
+__all__ = ["ParamSpec", "check_arguments", "function_schema", "json_type", "param_specs", "parse_docstring"]
+
+_SECTION_NAMES = (
+    "Args",
+    "Arguments",
+    "Parameters",
+    "Returns",
+    "Return",
+    "Yields",
+    "Raises",
+    "Example",
+    "Examples",
+    "Note",
+    "Notes",
+    "Attributes",
+    "See Also",
+    "Warning",
+    "Warnings",
+    "Todo",
+)
+_SECTION_RE = re.compile(r"^(" + "|".join(_SECTION_NAMES) + r"):\s*$")
+# ``name: text`` or ``name (type): text``; the type in parentheses is ignored (the hint rules).
+_ARG_RE = re.compile(r"^(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
+_REPR_LIMIT = 80
+
+
+def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
+    """Split a Google-style docstring into its summary and its argument descriptions.
+
+    Args:
+        doc: The docstring (indentation as written; it is normalised first).
+
+    Returns:
+        ``(description, {argument: description})``. The description is the first paragraph with its
+        lines joined by spaces; each argument's description joins its continuation lines likewise.
+
+    Example:
+        >>> parse_docstring('''Add two numbers.
+        ...
+        ...     Args:
+        ...         a: The first one.
+        ...         b (int): The second
+        ...             one.
+        ...
+        ...     Returns:
+        ...         The sum.
+        ...     ''')
+        ('Add two numbers.', {'a': 'The first one.', 'b': 'The second one.'})
+    """
+    if not doc:
+        return "", {}
+    lines = inspect.cleandoc(doc).splitlines()
+    summary: list[str] = []
+    for line in lines:
+        if not line.strip() or _SECTION_RE.match(line.strip()):
+            break
+        summary.append(line.strip())
+    args: dict[str, str] = {}
+    in_args = False
+    entry_indent: int | None = None
+    current: str | None = None
+    for line in lines:
+        stripped = line.strip()
+        indent = len(line) - len(line.lstrip())
+        if _SECTION_RE.match(stripped) and indent == 0:
+            in_args = stripped[:-1] in ("Args", "Arguments", "Parameters")
+            entry_indent, current = None, None
+            continue
+        if not in_args or not stripped:
+            continue
+        if entry_indent is None:
+            entry_indent = indent
+        match = _ARG_RE.match(stripped)
+        if indent == entry_indent and match:
+            current = match.group(1).lstrip("*")
+            args[current] = match.group(2).strip()
+        elif current is not None and indent > entry_indent:
+            args[current] = (args[current] + " " + stripped).strip()
+        elif indent <= entry_indent:
+            raise ValueError(f"cannot read the docstring's Args line {stripped!r}: expected 'name: description'")
+    return " ".join(summary), args
+
+
+def _is_union(hint: Any) -> bool:
+    return typing.get_origin(hint) in (Union, types.UnionType)
+
+
+def _without_none(hint: Any) -> tuple[Any, bool]:
+    """The hint with ``None`` taken out of a union, and whether ``None`` was in it."""
+    if not _is_union(hint):
+        return hint, hint is type(None)
+    members = [a for a in typing.get_args(hint) if a is not type(None)]
+    nullable = len(members) != len(typing.get_args(hint))
+    if len(members) == 1:
+        return members[0], nullable
+    return Union[tuple(members)], nullable  # noqa: UP007 - rebuilding a union from a runtime tuple
+
+
+def json_type(hint: Any) -> dict[str, Any]:
+    """The JSON schema of values of a Python type hint.
+
+    Supported: ``str``, ``int``, ``float``, ``bool``, ``Any``, ``list[X]``, ``dict[str, X]``,
+    ``Literal[...]`` of strings or integers, unions (``X | Y``) and ``Optional[X]`` (``X | None``:
+    the schema of ``X``; whether the argument may be left out is decided by its default).
+
+    Raises:
+        TypeError: The hint has no JSON counterpart (a class, a set, a tuple, ...).
+
+    Example:
+        >>> json_type(dict[str, list[int]])
+        {'type': 'object', 'additionalProperties': {'type': 'array', 'items': {'type': 'integer'}}}
+    """
+    inner, _ = _without_none(hint)
+    if inner is Any:
+        return {}
+    simple = {str: "string", int: "integer", float: "number", bool: "boolean"}
+    if inner in simple:
+        return {"type": simple[inner]}
+    origin, args = typing.get_origin(inner), typing.get_args(inner)
+    if inner is list or origin is list:
+        return {"type": "array", "items": json_type(args[0])} if args else {"type": "array"}
+    if inner is dict or origin is dict:
+        if args and args[0] is not str:
+            raise TypeError(f"JSON object keys are strings; cannot describe {hint!r}")
+        if not args or args[1] is Any:
+            return {"type": "object"}
+        return {"type": "object", "additionalProperties": json_type(args[1])}
+    if origin is Literal:
+        if all(isinstance(a, str) for a in args):
+            return {"type": "string", "enum": list(args)}
+        if all(isinstance(a, int) and not isinstance(a, bool) for a in args):
+            return {"type": "integer", "enum": list(args)}
+        raise TypeError(f"a Literal must hold only strings or only integers, got {hint!r}")
+    if _is_union(inner):
+        return {"anyOf": [json_type(a) for a in typing.get_args(inner)]}
+    raise TypeError(f"no JSON schema for the type hint {hint!r}")
+
+
+class ParamSpec(typing.NamedTuple):
+    """One model-facing parameter of a function.
+
+    Attributes:
+        name: The parameter's name.
+        hint: Its type hint (evaluated).
+        required: Whether it has no default.
+        description: Its description from the docstring.
+    """
+
+    name: str
+    hint: Any
+    required: bool
+    description: str
+
+
+def param_specs(fn: Callable[..., Any], *, skip_first: bool = False) -> list[ParamSpec]:
+    """The model-facing parameters of ``fn``, checked against its docstring.
+
+    Args:
+        fn: A function with type hints on every parameter and a Google-style docstring.
+        skip_first: Leave out the first parameter (the org, which the model never passes).
+
+    Raises:
+        TypeError: A parameter has no type hint, or is ``*args``/``**kwargs``.
+        ValueError: A parameter is not described in ``Args:``, or ``Args:`` names one that does not
+            exist (descriptions of a skipped first parameter are allowed).
+    """
+    fn = inspect.unwrap(fn)
+    hints = typing.get_type_hints(fn)
+    params = list(inspect.signature(fn).parameters.values())
+    skipped = params[0].name if skip_first and params else None
+    if skip_first:
+        params = params[1:]
+    _, docs = parse_docstring(fn.__doc__)
+    specs = []
+    for p in params:
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            raise TypeError(f"{fn.__name__}: *args and **kwargs cannot be described to a model")
+        if p.name not in hints:
+            raise TypeError(f"{fn.__name__}: parameter {p.name!r} has no type hint")
+        if not docs.get(p.name):
+            raise ValueError(f"{fn.__name__}: parameter {p.name!r} is not described in the docstring's Args")
+        specs.append(ParamSpec(p.name, hints[p.name], p.default is p.empty, docs[p.name]))
+    extra = set(docs) - {p.name for p in params} - {skipped}
+    if extra:
+        raise ValueError(f"{fn.__name__}: the docstring describes unknown parameters {sorted(extra)}")
+    return specs
+
+
+def function_schema(fn: Callable[..., Any], *, skip_first: bool = False) -> dict[str, Any]:
+    """The OpenAI-style tool schema of ``fn``.
+
+    Args:
+        fn: A function with type hints and a Google-style docstring (see :func:`param_specs`).
+        skip_first: Leave out the first parameter (the org).
+
+    Returns:
+        ``{"type": "function", "function": {"name", "description", "parameters"}}`` where
+        ``description`` is the docstring's first paragraph and ``parameters`` is a JSON schema object
+        whose ``required`` lists the parameters without a default.
+
+    Raises:
+        ValueError: The docstring has no summary, or does not match the signature.
+        TypeError: A type hint has no JSON counterpart.
+    """
+    description, _ = parse_docstring(inspect.unwrap(fn).__doc__)
+    if not description:
+        raise ValueError(f"{fn.__name__}: the docstring needs a first paragraph to describe the function")
+    properties: dict[str, Any] = {}
+    for spec in param_specs(fn, skip_first=skip_first):
+        properties[spec.name] = {**json_type(spec.hint), "description": spec.description}
+    parameters: dict[str, Any] = {
+        "type": "object",
+        "properties": properties,
+        "required": [s.name for s in param_specs(fn, skip_first=skip_first) if s.required],
+        "additionalProperties": False,
+    }
+    return {"type": "function", "function": {"name": fn.__name__, "description": description, "parameters": parameters}}
+
+
+# --- argument checks ---------------------------------------------------------------------------
+
+
+class _BadValue(Exception):
+    """A value does not fit its hint; ``args[0]`` completes "argument 'x' ..."."""
+
+
+def _show(value: Any) -> str:
+    """``type 'repr'`` of a value, shortened, for error messages."""
+    text = repr(value)
+    if len(text) > _REPR_LIMIT:
+        text = text[: _REPR_LIMIT - 3] + "..."
+    return f"{type(value).__name__} {text}" if value is not None else "null"
+
+
+def _expected(hint: Any) -> str:
+    inner, _ = _without_none(hint)
+    names = {str: "a string", int: "an integer", float: "a number", bool: "a boolean"}
+    if inner in names:
+        return names[inner]
+    origin = typing.get_origin(inner)
+    if inner is list or origin is list:
+        return "a list"
+    if inner is dict or origin is dict:
+        return "an object (a dict)"
+    if origin is Literal:
+        return "one of " + ", ".join(repr(a) for a in typing.get_args(inner))
+    if _is_union(inner):
+        return " or ".join(_expected(a) for a in typing.get_args(inner))
+    return repr(inner)
+
+
+def _check(value: Any, hint: Any, where: str) -> Any:
+    """``value`` checked against ``hint`` (integral floats become ints); raises :class:`_BadValue`."""
+    inner, nullable = _without_none(hint)
+    if value is None:
+        if nullable or inner is Any:
+            return None
+        raise _BadValue(f"{where} must be {_expected(inner)}, got null")
+    if inner is Any:
+        return value
+    if inner is bool:
+        if isinstance(value, bool):
+            return value
+    elif inner is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, float) and value.is_integer():  # JSON does not tell 3 from 3.0
+            return int(value)
+    elif inner is float:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return value
+    elif inner is str:
+        if isinstance(value, str):
+            return value
+    elif typing.get_origin(inner) is Literal:
+        if value in typing.get_args(inner) and type(value) in {type(a) for a in typing.get_args(inner)}:
+            return value
+    elif inner is list or typing.get_origin(inner) is list:
+        if isinstance(value, list):
+            args = typing.get_args(inner)
+            return [_check(v, args[0], f"{where} item {i}") for i, v in enumerate(value)] if args else value
+    elif inner is dict or typing.get_origin(inner) is dict:
+        if isinstance(value, Mapping):
+            args = typing.get_args(inner)
+            out = {}
+            for k, v in value.items():
+                if not isinstance(k, str):
+                    raise _BadValue(f"{where} keys must be strings, got {_show(k)}")
+                out[k] = _check(v, args[1], f"{where} value for key {k!r}") if args else v
+            return out
+    elif _is_union(inner):
+        for member in typing.get_args(inner):
+            try:
+                return _check(value, member, where)
+            except _BadValue:
+                continue
+    raise _BadValue(f"{where} must be {_expected(inner)}, got {_show(value)}")
+
+
+def check_arguments(
+    fn: Callable[..., Any],
+    arguments: Any,
+    *,
+    skip_first: bool = False,
+    specs: list[ParamSpec] | None = None,
+) -> dict[str, Any] | str:
+    """Validate a model's arguments for ``fn`` against its signature.
+
+    Args:
+        fn: The function (its ``__name__`` appears in the messages).
+        arguments: What the model passed: should be a dict of argument name to JSON value.
+        skip_first: The first parameter (the org) is not the model's to pass.
+        specs: The parameters, if already computed by :func:`param_specs`.
+
+    Returns:
+        The arguments, with integral floats for integer parameters turned into ints; or a string
+        starting ``Error: `` that names the unknown, missing or ill-typed argument and quotes the
+        value.
+    """
+    specs = param_specs(fn, skip_first=skip_first) if specs is None else specs
+    name = fn.__name__
+    if not isinstance(arguments, Mapping):
+        return f"Error: the arguments of {name}() must be a JSON object, got {_show(arguments)}"
+    by_name = {s.name: s for s in specs}
+    for key in arguments:
+        if key not in by_name:
+            takes = ", ".join(by_name) if by_name else "no arguments"
+            return f"Error: {name}() got an unknown argument {key!r}; it takes {takes}"
+    checked: dict[str, Any] = {}
+    for spec in specs:
+        if spec.name not in arguments:
+            if spec.required:
+                return f"Error: {name}() is missing the required argument {spec.name!r}"
+            continue
+        try:
+            checked[spec.name] = _check(arguments[spec.name], spec.hint, f"argument {spec.name!r}")
+        except _BadValue as bad:
+            return f"Error: {name}() {bad.args[0]}"
+    return checked

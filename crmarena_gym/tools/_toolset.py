@@ -1,0 +1,229 @@
+"""Toolsets: the tools an agent may call, their schemas, checked calls and the paper's ablations.
+
+Example:
+    >>> ts = toolset("functions")
+    >>> len(ts), "submit" in ts, "issue_soql_query" in ts
+    (25, True, False)
+    >>> ts.call("get_period", {"period_name": "Q3", "year": 2022})
+    {'start_date': '2022-07-01T00:00:00Z', 'end_date': '2022-10-01T00:00:00Z'}
+    >>> ts.call("get_period", {"period_name": "Q3"})
+    "Error: get_period() is missing the required argument 'year'"
+    >>> small = ts.without(groups=["dependent_calculation"])
+    >>> len(small), "find_id_with_max_value" in small
+    (17, False)
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from crmarena_gym.org import Org
+from crmarena_gym.tools import _calculations as calc
+from crmarena_gym.tools import _general as general
+from crmarena_gym.tools import _queries as queries
+from crmarena_gym.tools._tool import Tool
+
+__all__ = ["ABLATION_GROUPS", "ALL_TOOLS", "TOOLSET_NAMES", "Toolset", "get_tool", "toolset"]
+
+#: The paper's ablation groups: by kind, by dependency, and by both.
+ABLATION_GROUPS = (
+    "query",
+    "calculation",
+    "independent",
+    "dependent",
+    "independent_query",
+    "dependent_query",
+    "independent_calculation",
+    "dependent_calculation",
+)
+
+_TASK_FUNCTIONS = (
+    calc.get_agents_with_max_cases,
+    calc.get_agents_with_min_cases,
+    calc.calculate_average_handle_time,
+    calc.get_start_date,
+    calc.get_period,
+    queries.get_agent_handled_cases_by_period,
+    calc.get_qualified_agent_ids_by_case_count,
+    queries.get_cases,
+    queries.get_non_transferred_case_ids,
+    queries.get_agent_transferred_cases_by_period,
+    queries.get_shipping_state,
+    calc.calculate_region_average_closure_times,
+    queries.get_order_item_ids_by_product,
+    queries.get_issue_counts,
+    calc.find_id_with_max_value,
+    calc.find_id_with_min_value,
+    queries.get_account_id_by_contact_id,
+    queries.get_purchase_history,
+    calc.get_month_to_case_count,
+    queries.search_knowledge_articles,
+    queries.search_products,
+    queries.get_issues,
+    queries.get_livechat_transcript_by_case_id,
+    queries.get_email_messages_by_case_id,
+    general.submit,
+)
+_GENERAL_FUNCTIONS = (general.issue_soql_query, general.issue_sosl_query)
+
+#: Every tool: the two general ones, then the 25 task-specific ones (``submit`` last).
+ALL_TOOLS: tuple[Tool, ...] = tuple(f.tool for f in _GENERAL_FUNCTIONS + _TASK_FUNCTIONS)  # type: ignore[attr-defined]
+_BY_NAME = {t.name: t for t in ALL_TOOLS}
+
+_PRESETS = {
+    "soql": ("issue_soql_query", "issue_sosl_query", "submit"),
+    "functions": tuple(f.__name__ for f in _TASK_FUNCTIONS),
+    "flex": tuple(t.name for t in ALL_TOOLS),
+}
+#: The names :func:`toolset` accepts.
+TOOLSET_NAMES = tuple(_PRESETS)
+
+
+def get_tool(name: str) -> Tool:
+    """The tool called ``name``.
+
+    Raises:
+        KeyError: No tool has that name.
+    """
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        raise KeyError(f"no tool is called {name!r}; the tools are {', '.join(_BY_NAME)}") from None
+
+
+class Toolset:
+    """An ordered set of tools with lookup, schemas and checked calls.
+
+    Toolsets are immutable: :meth:`without` returns a new one.
+
+    Args:
+        tools: The tools, in the order their schemas are listed; names must be unique.
+
+    Raises:
+        ValueError: Two tools share a name.
+    """
+
+    def __init__(self, tools: Iterable[Tool]) -> None:
+        items = tuple(tools)
+        names = [t.name for t in items]
+        if len(set(names)) != len(names):
+            raise ValueError(f"tool names must be unique, got {names}")
+        self._tools = items
+        self._by_name = {t.name: t for t in items}
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The tool names, in order."""
+        return tuple(self._by_name)
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(self._tools)
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._by_name
+
+    def __getitem__(self, name: str) -> Tool:
+        try:
+            return self._by_name[name]
+        except KeyError:
+            raise KeyError(f"this toolset has no tool {name!r}; it has {', '.join(self._by_name)}") from None
+
+    def get(self, name: str) -> Tool | None:
+        """The tool called ``name``, or None when the toolset lacks it."""
+        return self._by_name.get(name)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Toolset) and self.names == other.names
+
+    def __hash__(self) -> int:
+        return hash(self.names)
+
+    def __repr__(self) -> str:
+        return f"Toolset({list(self.names)!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Toolset, (self._tools,))
+
+    def schemas(self) -> list[dict[str, Any]]:
+        """The OpenAI-style schemas of the tools, in order (copies: changing them changes nothing here)."""
+        return [copy.deepcopy(t.schema) for t in self._tools]
+
+    def call(self, name: str, arguments: Any, org: Org | None = None) -> Any:
+        """Call a tool the way a model does: by name, with JSON arguments.
+
+        Never raises on the model's input: an unknown name, arguments that are not an object (or a
+        JSON text of one), and unknown, missing or ill-typed arguments all answer with a string
+        starting ``Error: ``.
+
+        Args:
+            name: The tool's name.
+            arguments: A dict of argument name to value, or its JSON text (as chat APIs deliver it).
+            org: The org the query tools read.
+
+        Returns:
+            The tool's JSON-able result, or an ``Error: ...`` string.
+
+        Raises:
+            ValueError: The tool reads the org and ``org`` is None.
+        """
+        tool = self._by_name.get(name) if isinstance(name, str) else None
+        if tool is None:
+            available = ", ".join(self._by_name) or "none"
+            return f"Error: unknown function {name!r}; the available functions are: {available}"
+        if isinstance(arguments, str | bytes):
+            try:
+                arguments = json.loads(arguments) if arguments.strip() else {}
+            except ValueError as err:
+                return f"Error: the arguments of {name}() are not valid JSON ({err}): {arguments[:80]!r}"
+        if arguments is None:
+            arguments = {}
+        return tool.call(arguments, org)
+
+    def without(self, names: Iterable[str] = (), groups: Iterable[str] = ()) -> Toolset:
+        """A toolset without the named tools and without the tools of the given ablation groups.
+
+        Args:
+            names: Tool names to remove (each must be in this toolset).
+            groups: Ablation groups to remove (see :data:`ABLATION_GROUPS`); ``submit`` and the general
+                SOQL/SOSL tools belong to no group, so they stay unless named.
+
+        Raises:
+            ValueError: A name is not in the toolset, or a group is unknown.
+        """
+        names = [names] if isinstance(names, str) else list(names)
+        groups = [groups] if isinstance(groups, str) else list(groups)
+        missing = [n for n in names if n not in self._by_name]
+        if missing:
+            raise ValueError(f"cannot remove {missing}: not in this toolset ({', '.join(self._by_name)})")
+        unknown = [g for g in groups if g not in ABLATION_GROUPS]
+        if unknown:
+            raise ValueError(f"unknown ablation groups {unknown}; the groups are {', '.join(ABLATION_GROUPS)}")
+        drop = set(names)
+        return Toolset(t for t in self._tools if t.name not in drop and not (t.groups & set(groups)))
+
+
+def _toolset_from_names(names: tuple[str, ...]) -> Toolset:
+    return Toolset(get_tool(n) for n in names)
+
+
+def toolset(name: str = "flex") -> Toolset:
+    """One of the paper's toolsets.
+
+    Args:
+        name: ``"soql"``: ``issue_soql_query``, ``issue_sosl_query`` and ``submit`` (the Act/ReAct
+            setting); ``"functions"``: the 25 task-specific functions, ``submit`` included;
+            ``"flex"``: all 27.
+
+    Raises:
+        ValueError: Another name.
+    """
+    try:
+        return _toolset_from_names(_PRESETS[name])
+    except KeyError:
+        raise ValueError(f"unknown toolset {name!r}; choose one of {', '.join(_PRESETS)}") from None
