@@ -1,0 +1,958 @@
+"""SOSL over SQLite FTS5: the ``search`` half of the embedded org.
+
+The statement ``FIND {terms} [IN ALL|NAME|EMAIL|PHONE FIELDS] [RETURNING Obj[(fields [WHERE ...]
+[ORDER BY ...] [LIMIT n] [OFFSET n])], ...] [LIMIT n]`` runs in three steps:
+
+1. The search terms (words, quoted phrases, ``AND``, ``OR``, ``AND NOT``, parentheses, the ``*`` and
+   ``?`` wildcards, backslash escapes) are parsed into a small tree.
+2. Each object's searchable text lives in an FTS5 table of a private in-memory database, built on
+   first use from the org file opened read-only (the org database is never written). The tree becomes
+   an FTS5 ``MATCH`` expression; where FTS5 cannot say it exactly (a wildcard in the middle of a word,
+   ``?``, or such a term under ``AND NOT``), the expression finds a superset that Python then filters
+   word by word. Matches are ranked by BM25.
+3. The fields listed in ``RETURNING`` are fetched through the org's own SOQL engine
+   (``SELECT fields FROM Obj WHERE Id IN (...) AND (where) ORDER BY ... LIMIT n``), so ``WHERE``
+   means exactly what it means in SOQL.
+
+Semantics, following Salesforce's SOSL reference:
+
+- Text is split into words at every character that is not a letter or digit; matching ignores case.
+  A word matches a whole word (no stemming); a phrase matches consecutive words of one field; words
+  side by side without an operator must all match (implicit ``AND``), possibly in different fields.
+- ``AND`` and ``AND NOT`` bind tighter than ``OR``; operators are case-insensitive; quote them
+  (``"and"``) to search for the words themselves. ``NOT`` on its own is an ordinary word.
+- ``*`` matches zero or more letters or digits, ``?`` exactly one; neither may begin a word, and a
+  word with a wildcard needs at least two other characters.
+- ``IN NAME FIELDS`` searches each object's name field, ``EMAIL``/``PHONE`` the email and phone
+  fields, ``ALL`` (the default) every searchable field; phone fields also match their digits run
+  together (``4155550100`` finds ``(415) 555-0100``).
+- Without ``RETURNING`` every searchable object except products and articles is searched (Salesforce
+  returns those only when named) and each match is returned with its ``Id``.
+- Each object keeps at most 2,000 candidates, best ranked first, before ``WHERE`` applies (Salesforce,
+  too, searches a bounded set of records); at most 2,000 records come back in all. A statement-wide
+  ``LIMIT`` with no per-object limits is shared evenly among the objects; otherwise objects take their
+  records in ``RETURNING`` order until the limit is spent.
+- Records come back per object in ``RETURNING`` order, ranked by relevance (BM25, then ``Id``) unless
+  the object has an ``ORDER BY``.
+
+Example:
+    >>> from crmarena_gym.org import LocalOrg  # doctest: +SKIP
+    >>> org = LocalOrg("org.db")  # doctest: +SKIP
+    >>> run_search(org, "FIND {trail shoe*} IN NAME FIELDS RETURNING Product2(Id, Name)")  # doctest: +SKIP
+    {'searchRecords': [{'attributes': {'type': 'Product2', 'url': '...'}, 'Id': '01t...', 'Name': '...'}]}
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+from urllib.parse import quote
+
+from crmarena_gym.org._base import OrgError
+from crmarena_gym.org.soql import positioned_message
+from crmarena_gym.schema import OBJECTS, Field, FieldType, SObject, get_object, quote_identifier
+
+__all__ = ["MAX_RESULTS", "SearchIndex", "parse_search", "run_search"]
+
+#: Most records one search returns, and most candidates kept per object (Salesforce's limit).
+MAX_RESULTS = 2000
+
+_CACHE_KEY = "crmarena_gym.org._sosl.index"
+_CACHE_LOCK = threading.Lock()
+# Salesforce returns these only when RETURNING names them.
+_NOT_IN_DEFAULT_SCOPE = frozenset({"Product2", "Knowledge__kav"})
+_AGGREGATES = frozenset({"count", "count_distinct", "sum", "avg", "min", "max", "grouping"})
+_SCOPES = {"all": "ALL", "name": "NAME", "email": "EMAIL", "phone": "PHONE", "sidebar": "ALL"}
+_WORD_RE = re.compile(r"[^\W_]+")
+# Bounds that keep the recursive tree walks far from Python's recursion limit.
+MAX_TERMS = 200
+MAX_NESTING = 20
+
+
+class SearchableOrg(Protocol):
+    """What :func:`run_search` needs of an org (``LocalOrg`` provides it)."""
+
+    path: Path
+    backend_cache: dict[str, object]
+
+    def query(self, soql: str) -> dict[str, Any]: ...
+
+
+def _malformed(message: str, text: str | None = None, pos: int | None = None) -> OrgError:
+    if text is not None and pos is not None:
+        message = positioned_message(text, pos, message)
+    return OrgError("MALFORMED_SEARCH", message)
+
+
+def words(text: str) -> list[str]:
+    """The lower-cased words of ``text``, split as the search index splits them.
+
+    Example:
+        >>> words("Jane.Doe@Example.com, (415) 555-0100")
+        ['jane', 'doe', 'example', 'com', '415', '555', '0100']
+    """
+    return _WORD_RE.findall(text.lower())
+
+
+# -- the search terms -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Phrase:
+    """Consecutive words, each a lower-cased pattern in which ``*`` and ``?`` are wildcards."""
+
+    patterns: tuple[str, ...]
+    source: str
+
+
+@dataclass(frozen=True)
+class And:
+    left: Node
+    right: Node
+
+
+@dataclass(frozen=True)
+class Or:
+    left: Node
+    right: Node
+
+
+@dataclass(frozen=True)
+class AndNot:
+    left: Node
+    right: Node
+
+
+Node = Phrase | And | Or | AndNot
+
+
+@dataclass(frozen=True)
+class _TermToken:
+    kind: str  # "(", ")", "AND", "OR", "ANDNOT", "TERM"
+    chars: tuple[tuple[str, bool], ...] = ()  # (character, is a wildcard) for a TERM
+    source: str = ""
+
+
+def _lex_terms(text: str) -> list[_TermToken]:
+    tokens: list[_TermToken] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c.isspace():
+            i += 1
+        elif c in "()":
+            tokens.append(_TermToken(c, source=c))
+            i += 1
+        elif c == '"':
+            start, chars, i = i, [], i + 1
+            while i < n and text[i] != '"':
+                if text[i] == "\\" and i + 1 < n:
+                    chars.append((text[i + 1], False))
+                    i += 2
+                else:
+                    chars.append((text[i], text[i] in "*?"))
+                    i += 1
+            if i >= n:
+                raise _malformed(f"unterminated quoted phrase in the search term: {text[start:]!r}")
+            i += 1
+            tokens.append(_TermToken("TERM", tuple(chars), text[start:i]))
+        else:
+            start, chars = i, []
+            while i < n and not text[i].isspace() and text[i] not in '()"':
+                if text[i] == "\\" and i + 1 < n:
+                    chars.append((text[i + 1], False))
+                    i += 2
+                else:
+                    chars.append((text[i], text[i] in "*?"))
+                    i += 1
+            source = text[start:i]
+            upper = source.upper()
+            if upper in ("AND", "OR"):
+                if upper == "AND" and tokens and tokens[-1].kind == "AND":
+                    raise _malformed("unexpected 'AND' after 'AND' in the search term")
+                tokens.append(_TermToken(upper, source=source))
+            elif upper == "NOT" and tokens and tokens[-1].kind == "AND":
+                tokens[-1] = _TermToken("ANDNOT", source=tokens[-1].source + " " + source)
+            else:
+                tokens.append(_TermToken("TERM", tuple(chars), source))
+    return tokens
+
+
+def _phrase(token: _TermToken) -> Phrase:
+    patterns: list[str] = []
+    current: list[str] = []
+    for ch, wild in [*token.chars, (" ", False)]:
+        if wild or ch.isalnum():
+            current.append(ch.lower() if not wild else ch)
+        elif current:
+            patterns.append("".join(current))
+            current = []
+    for pattern in patterns:
+        if pattern[0] in "*?":
+            raise _malformed(f"a wildcard cannot begin a search word: {token.source!r}")
+        literal = sum(1 for ch in pattern if ch not in "*?")
+        if literal < len(pattern) and literal < 2:
+            raise _malformed("search term must be longer than one character")
+    return Phrase(tuple(patterns), token.source)
+
+
+class _TermParser:
+    """``expr := and (OR and)*``, ``and := primary ((AND | AND NOT)? primary)*``."""
+
+    def __init__(self, tokens: list[_TermToken]) -> None:
+        self.tokens = tokens
+        self.pos = 0
+        self.depth = 0
+        terms = sum(1 for t in tokens if t.kind == "TERM")
+        if terms > MAX_TERMS:
+            raise _malformed(f"too many words or phrases in the search term: {terms} (at most {MAX_TERMS})")
+
+    def peek(self) -> _TermToken | None:
+        return self.tokens[self.pos] if self.pos < len(self.tokens) else None
+
+    def parse(self) -> Node | None:
+        if not self.tokens:
+            raise _malformed("search term must be longer than one character")
+        node = self.expr()
+        extra = self.peek()
+        if extra is not None:
+            raise _malformed(f"unexpected {extra.source!r} in the search term")
+        return node
+
+    def expr(self) -> Node | None:
+        node = self.conjunction()
+        while (tok := self.peek()) is not None and tok.kind == "OR":
+            self.pos += 1
+            node = _combine(Or, node, self.conjunction())
+        return node
+
+    def conjunction(self) -> Node | None:
+        node = self.primary()
+        while (tok := self.peek()) is not None and tok.kind in ("AND", "ANDNOT", "TERM", "("):
+            if tok.kind in ("AND", "ANDNOT"):
+                self.pos += 1
+            right = self.primary()
+            if tok.kind == "ANDNOT":
+                if node is None:
+                    raise _malformed(f"nothing to exclude from before {tok.source!r} in the search term")
+                node = node if right is None else AndNot(node, right)
+            else:
+                node = _combine(And, node, right)
+        return node
+
+    def primary(self) -> Node | None:
+        tok = self.peek()
+        if tok is None:
+            last = self.tokens[-1].source
+            raise _malformed(f"the search term ends after {last!r}: a word or phrase must follow")
+        self.pos += 1
+        if tok.kind == "TERM":
+            phrase = _phrase(tok)
+            return phrase if phrase.patterns else None
+        if tok.kind == "(":
+            self.depth += 1
+            if self.depth > MAX_NESTING:
+                raise _malformed(f"parentheses nested too deeply in the search term (at most {MAX_NESTING})")
+            node = self.expr()
+            self.depth -= 1
+            close = self.peek()
+            if close is None or close.kind != ")":
+                raise _malformed("missing ')' in the search term")
+            self.pos += 1
+            return node
+        raise _malformed(f"unexpected {tok.source!r} in the search term")
+
+
+def _combine(kind: type[And] | type[Or], left: Node | None, right: Node | None) -> Node | None:
+    if left is None:
+        return right
+    if right is None:
+        return left
+    return kind(left, right)
+
+
+def _literal_count(node: Node) -> int:
+    if isinstance(node, Phrase):
+        return sum(1 for pattern in node.patterns for ch in pattern if ch not in "*?")
+    return _literal_count(node.left) + _literal_count(node.right)
+
+
+def parse_terms(text: str) -> Node:
+    """Parse the text between ``FIND {`` and ``}`` into a tree of phrases and operators.
+
+    Raises:
+        OrgError: ``MALFORMED_SEARCH`` for a syntax error or a term too short to search.
+
+    Example:
+        >>> tree = parse_terms('shoe* AND NOT "rain jacket"')
+        >>> type(tree).__name__, tree.left.patterns, tree.right.patterns
+        ('AndNot', ('shoe*',), ('rain', 'jacket'))
+    """
+    node = _TermParser(_lex_terms(text)).parse()
+    if node is None or _literal_count(node) < 2:
+        raise _malformed("search term must be longer than one character")
+    return node
+
+
+# -- the statement ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Clause:
+    """A piece of the statement passed to SOQL verbatim, and where it starts in the statement."""
+
+    text: str
+    start: int
+
+
+@dataclass(frozen=True)
+class Returning:
+    """One object of the RETURNING clause."""
+
+    obj: SObject
+    fields: tuple[Clause, ...]
+    where: Clause | None = None
+    order_by: Clause | None = None
+    limit: int | None = None
+    offset: int | None = None
+    start: int = 0  # where the object's name starts in the statement
+
+
+@dataclass(frozen=True)
+class SearchSpec:
+    """A parsed SOSL statement."""
+
+    terms: Node
+    scope: str  # "ALL", "NAME", "EMAIL" or "PHONE"
+    returning: tuple[Returning, ...]
+    limit: int | None
+    explicit_returning: bool
+
+
+_TOKEN_RE = re.compile(
+    r"""(?P<ws>\s+)
+    |(?P<string>'(?:[^'\\]|\\.)*')
+    |(?P<word>-?[A-Za-z0-9_][A-Za-z0-9_.:+\-]*)
+    |(?P<op>!=|<>|<=|>=|=|<|>)
+    |(?P<punct>[(),])""",
+    re.VERBOSE | re.DOTALL,
+)
+
+
+@dataclass(frozen=True)
+class _Tok:
+    kind: str
+    text: str
+    start: int
+    end: int
+
+    def is_word(self, *words: str) -> bool:
+        return self.kind == "word" and self.text.lower() in words
+
+
+def _tokenize(text: str, offset: int) -> list[_Tok]:
+    tokens: list[_Tok] = []
+    pos = offset
+    while pos < len(text):
+        m = _TOKEN_RE.match(text, pos)
+        if m is None:
+            if text[pos] == "'":
+                raise _malformed(f"unterminated string literal: {text[pos : pos + 30]!r}")
+            raise _malformed(f"unexpected character {text[pos]!r} at position {pos + 1}")
+        if m.lastgroup != "ws":
+            tokens.append(_Tok(str(m.lastgroup), m.group(), m.start(), m.end()))
+        pos = m.end()
+    return tokens
+
+
+class _StatementParser:
+    def __init__(self, text: str, tokens: list[_Tok]) -> None:
+        self.text = text
+        self.tokens = tokens
+        self.pos = 0
+
+    def peek(self, ahead: int = 0) -> _Tok | None:
+        i = self.pos + ahead
+        return self.tokens[i] if i < len(self.tokens) else None
+
+    def error(self, message: str, tok: _Tok | None) -> OrgError:
+        return _malformed(message, self.text, tok.start if tok is not None else len(self.text.rstrip()))
+
+    def next(self, what: str) -> _Tok:
+        tok = self.peek()
+        if tok is None:
+            raise self.error(f"unexpected end of search, expecting {what}", None)
+        self.pos += 1
+        return tok
+
+    def expect_word(self, *words: str) -> _Tok:
+        tok = self.next(" or ".join(w.upper() for w in words))
+        if not tok.is_word(*words):
+            raise self.error(f"unexpected token: {tok.text!r}, expecting {' or '.join(w.upper() for w in words)}", tok)
+        return tok
+
+    def integer(self, clause: str) -> int:
+        tok = self.next(f"a number after {clause}")
+        if tok.kind != "word" or not tok.text.isdigit():
+            raise self.error(f"{clause} needs a non-negative integer, got {tok.text!r}", tok)
+        return int(tok.text)
+
+    def refuse_unsupported(self, tok: _Tok) -> None:
+        if tok.is_word("with", "update", "using"):
+            nxt = self.peek(1)
+            clause = tok.text.upper() + (" " + nxt.text if nxt is not None else "")
+            raise self.error(f"{clause!r} is not supported by the embedded org's search", tok)
+
+    def parse(self, terms: Node) -> SearchSpec:
+        scope = "ALL"
+        tok = self.peek()
+        if tok is not None and tok.is_word("in"):
+            self.pos += 1
+            group = self.next("ALL, NAME, EMAIL or PHONE")
+            if group.kind != "word" or group.text.lower() not in _SCOPES:
+                raise self.error(f"unexpected token: {group.text!r}, expecting ALL, NAME, EMAIL or PHONE", group)
+            scope = _SCOPES[group.text.lower()]
+            self.expect_word("fields")
+        returning: list[Returning] = []
+        explicit = False
+        tok = self.peek()
+        if tok is not None and tok.is_word("returning"):
+            self.pos += 1
+            explicit = True
+            returning.append(self.returning_item())
+            while (tok := self.peek()) is not None and tok.kind == "punct" and tok.text == ",":
+                self.pos += 1
+                returning.append(self.returning_item())
+            seen: set[str] = set()
+            for item in returning:
+                if item.obj.name in seen:
+                    raise _malformed(f"duplicate object in RETURNING: {item.obj.name!r}", self.text, item.start)
+                seen.add(item.obj.name)
+        limit = None
+        tok = self.peek()
+        if tok is not None:
+            self.refuse_unsupported(tok)
+        if tok is not None and tok.is_word("limit"):
+            self.pos += 1
+            limit = self.integer("LIMIT")
+        tok = self.peek()
+        if tok is not None:
+            self.refuse_unsupported(tok)
+            raise self.error(f"unexpected token: {tok.text!r}", tok)
+        if not explicit:
+            returning = [
+                Returning(obj, (Clause("Id", -1),))
+                for obj in OBJECTS
+                if obj.name not in _NOT_IN_DEFAULT_SCOPE and _columns(obj, "ALL")
+            ]
+        return SearchSpec(terms, scope, tuple(returning), limit, explicit)
+
+    def returning_item(self) -> Returning:
+        tok = self.next("an object name after RETURNING")
+        if tok.kind != "word" or not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", tok.text):
+            raise self.error(f"unexpected token: {tok.text!r}, expecting an object name", tok)
+        obj = get_object(tok.text)
+        if obj is None:
+            raise OrgError(
+                "INVALID_TYPE",
+                positioned_message(
+                    self.text,
+                    tok.start,
+                    f"sObject type '{tok.text}' is not supported. If you are attempting to use a custom object, be "
+                    "sure to append the '__c' after the entity name. Please reference your WSDL or the describe "
+                    "call for the appropriate names.",
+                ),
+            )
+        nxt = self.peek()
+        if nxt is None or nxt.kind != "punct" or nxt.text != "(":
+            return Returning(obj, (Clause("Id", -1),), start=tok.start)
+        self.pos += 1
+        fields = self.field_list()
+        where = order_by = None
+        limit = offset = None
+        tok = self.peek()
+        if tok is not None and tok.is_word("where"):
+            self.pos += 1
+            where = self.clause_text("WHERE", ("order", "limit", "offset", "using"))
+        tok = self.peek()
+        if tok is not None and tok.is_word("using"):
+            self.refuse_unsupported(tok)
+        if tok is not None and tok.is_word("order"):
+            self.pos += 1
+            self.expect_word("by")
+            order_by = self.clause_text("ORDER BY", ("limit", "offset"))
+        tok = self.peek()
+        if tok is not None and tok.is_word("limit"):
+            self.pos += 1
+            limit = self.integer("LIMIT")
+        tok = self.peek()
+        if tok is not None and tok.is_word("offset"):
+            self.pos += 1
+            offset = self.integer("OFFSET")
+        close = self.next("')'")
+        if close.kind != "punct" or close.text != ")":
+            raise self.error(f"unexpected token: {close.text!r}, expecting ')'", close)
+        return Returning(obj, fields, where, order_by, limit, offset, tok.start)
+
+    def field_list(self) -> tuple[Clause, ...]:
+        """``item (, item)*`` where an item is a field path, or ``function(field path)`` (toLabel, FORMAT)."""
+        fields: list[Clause] = []
+        while True:
+            head = self.next("a field name")
+            if head.kind != "word" or head.is_word("where", "order", "limit", "offset", "using"):
+                raise self.error(f"unexpected token: {head.text!r}, expecting a field name", head)
+            end = head.end
+            nxt = self.peek()
+            if nxt is not None and nxt.kind == "punct" and nxt.text == "(":
+                if head.text.lower() in _AGGREGATES:
+                    raise self.error(f"aggregate functions are not allowed in a search: {head.text}()", head)
+                self.pos += 1
+                arg = self.next("a field name")
+                if arg.kind != "word":
+                    raise self.error(f"unexpected token: {arg.text!r}, expecting a field name", arg)
+                close = self.next("')'")
+                if close.kind != "punct" or close.text != ")":
+                    raise self.error(f"unexpected token: {close.text!r}, expecting ')'", close)
+                end = close.end
+                alias = self.peek()
+                if (
+                    alias is not None
+                    and alias.kind == "word"
+                    and not alias.is_word("where", "order", "limit", "offset", "using")
+                ):
+                    self.pos += 1
+                    end = alias.end
+            fields.append(Clause(self.text[head.start : end], head.start))
+            tok = self.peek()
+            if tok is not None and tok.kind == "punct" and tok.text == ",":
+                self.pos += 1
+                continue
+            return tuple(fields)
+
+    def clause_text(self, clause: str, stops: tuple[str, ...]) -> Clause:
+        start_pos = self.pos
+        depth = 0
+        while (tok := self.peek()) is not None:
+            if tok.kind == "punct" and tok.text == "(":
+                depth += 1
+            elif tok.kind == "punct" and tok.text == ")":
+                if depth == 0:
+                    break
+                depth -= 1
+            elif depth == 0 and tok.is_word(*stops):
+                break
+            self.pos += 1
+        if self.pos == start_pos:
+            tok = self.peek()
+            raise self.error(f"{clause} needs a condition, got {tok.text if tok else 'nothing'!r}", tok)
+        first = self.tokens[start_pos]
+        return Clause(self.text[first.start : self.tokens[self.pos - 1].end], first.start)
+
+
+def _find_braces(text: str) -> tuple[str, int]:
+    """The search term between ``FIND {`` and its ``}``, and the index just past the ``}``."""
+    m = re.match(r"\s*FIND\b\s*", text, re.IGNORECASE)
+    if m is None:
+        head = text.strip().split(None, 1)[0] if text.strip() else ""
+        raise _malformed(f"unexpected token: {head!r}, a search starts with FIND" if head else "empty search")
+    i = m.end()
+    if i >= len(text) or text[i] != "{":
+        raise _malformed("No search term found. The search term must be enclosed in braces.")
+    j = i + 1
+    while j < len(text):
+        if text[j] == "\\":
+            j += 2
+            continue
+        if text[j] == "}":
+            return text[i + 1 : j], j + 1
+        j += 1
+    raise _malformed("missing '}' after the search term")
+
+
+def parse_search(sosl: str) -> SearchSpec:
+    """Parse a SOSL statement.
+
+    Raises:
+        OrgError: ``MALFORMED_SEARCH`` for a syntax error, ``INVALID_TYPE`` for an unknown object.
+
+    Example:
+        >>> spec = parse_search("FIND {shoe*} IN NAME FIELDS RETURNING Product2(Id, Name LIMIT 5)")
+        >>> spec.scope, spec.returning[0].obj.name, [f.text for f in spec.returning[0].fields]
+        ('NAME', 'Product2', ['Id', 'Name'])
+    """
+    if not isinstance(sosl, str):
+        raise _malformed(f"the search must be a string, got {type(sosl).__name__}: {sosl!r}")
+    term_text, end = _find_braces(sosl)
+    terms = parse_terms(term_text)
+    return _StatementParser(sosl, _tokenize(sosl, end)).parse(terms)
+
+
+# -- the index --------------------------------------------------------------------------------------
+
+
+def _columns(obj: SObject, scope: str) -> tuple[Field, ...]:
+    """The fields of ``obj`` that a search ``IN scope FIELDS`` looks at."""
+    if scope == "NAME":
+        return tuple(f for f in obj.fields if f.name_field)
+    if scope == "EMAIL":
+        return tuple(f for f in obj.fields if f.type is FieldType.EMAIL and (f.searchable or f.name_field))
+    if scope == "PHONE":
+        return tuple(f for f in obj.fields if f.type is FieldType.PHONE and (f.searchable or f.name_field))
+    return tuple(f for f in obj.fields if f.searchable or f.name_field)
+
+
+def _index_text(field: Field, value: object) -> str | None:
+    if value is None:
+        return None
+    text = str(value)
+    if field.type is FieldType.PHONE:
+        digits = "".join(ch for ch in text if ch.isdigit())
+        if digits:
+            text = f"{text} {digits}"
+    return text
+
+
+@dataclass
+class _ObjectIndex:
+    table: str
+    fields: tuple[Field, ...]  # column c<i> holds fields[i]
+
+
+class SearchIndex:
+    """FTS5 indexes of one org file's searchable fields, in a private in-memory database.
+
+    Built one object at a time on first use; thread-safe; a pickled index comes back empty and
+    rebuilds itself.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._conn = sqlite3.connect(":memory:", uri=True, check_same_thread=False)
+        self._lock = threading.Lock()
+        self._objects: dict[str, _ObjectIndex] = {}
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.path,))
+
+    def _object(self, obj: SObject) -> _ObjectIndex:
+        built = self._objects.get(obj.name)
+        if built is None:
+            built = self._build(obj)
+            self._objects[obj.name] = built
+        return built
+
+    def _build(self, obj: SObject) -> _ObjectIndex:
+        fields = _columns(obj, "ALL")
+        table = quote_identifier("fts_" + obj.name)
+        columns = ", ".join(f"c{i}" for i in range(len(fields)))
+        self._conn.execute(
+            f"CREATE VIRTUAL TABLE {table} USING fts5(rid UNINDEXED, {columns}, "
+            "tokenize = 'unicode61 remove_diacritics 0', prefix = '2 3')"
+        )
+        uri = "file:" + quote(str(self.path.resolve())) + "?mode=ro"
+        try:
+            self._conn.execute("ATTACH DATABASE ? AS org", (uri,))
+        except sqlite3.Error as exc:
+            raise OrgError(
+                "UNKNOWN_EXCEPTION", f"cannot open {str(self.path)!r} to build the search index: {exc}"
+            ) from None
+        try:
+            present = {
+                row[1].lower()
+                for row in self._conn.execute(f"PRAGMA org.table_info({quote_identifier(obj.name)})").fetchall()
+            }
+            if not present:
+                raise OrgError("INVALID_TYPE", f"sObject type '{obj.name}' is not supported.")
+            exprs = []
+            for field in fields:
+                if field.formula is not None:
+                    needed = re.findall(r'"([^"]+)"', field.formula)
+                    ok = all(name.lower() in present for name in needed)
+                    exprs.append(f"({field.formula})" if ok else "NULL")
+                else:
+                    ok = field.column_name.lower() in present
+                    exprs.append(quote_identifier(field.column_name) if ok else "NULL")
+            rows = self._conn.execute(
+                f'SELECT "Id", {", ".join(exprs)} FROM org.{quote_identifier(obj.name)}'
+            ).fetchall()
+        finally:
+            self._conn.execute("DETACH DATABASE org")
+        placeholders = ", ".join("?" for _ in range(len(fields) + 1))
+        with self._conn:
+            self._conn.executemany(
+                f"INSERT INTO {table} (rid, {columns}) VALUES ({placeholders})",
+                ((row[0], *(_index_text(f, v) for f, v in zip(fields, row[1:], strict=True))) for row in rows),
+            )
+        return _ObjectIndex(table, fields)
+
+    def search(self, obj: SObject, terms: Node, scope: str, limit: int = MAX_RESULTS) -> list[str]:
+        """Ids of ``obj`` records matching ``terms`` in ``scope``, best first (at most ``limit``)."""
+        wanted = {f.name for f in _columns(obj, scope)}
+        if not wanted or limit <= 0:
+            return []
+        with self._lock:
+            index = self._object(obj)
+            cols = [i for i, f in enumerate(index.fields) if f.name in wanted]
+            expr, exact = _fts(terms)
+            match = "{" + " ".join(f"c{i}" for i in cols) + "} : (" + expr + ")"
+            select = ", ".join(["rid", *(f"c{i}" for i in cols)])
+            sql = f"SELECT {select} FROM {index.table} WHERE {index.table} MATCH ? ORDER BY rank, rid"
+            try:
+                if exact:
+                    rows = self._conn.execute(sql + " LIMIT ?", (match, limit)).fetchall()
+                    return [row[0] for row in rows]
+                ids: list[str] = []
+                for row in self._conn.execute(sql, (match,)):
+                    fields_words = [words(text) for text in row[1:] if text]
+                    if _matches(terms, fields_words):
+                        ids.append(row[0])
+                        if len(ids) >= limit:
+                            break
+                return ids
+            except sqlite3.Error as exc:  # FTS5 refuses what it cannot parse (a term too complex)
+                raise _malformed(f"the search term is too complex to run: {exc}") from None
+
+
+def _fts_string(token: str) -> str:
+    return '"' + token.replace('"', '""') + '"'
+
+
+def _fts_pattern(pattern: str) -> tuple[str, bool]:
+    first = min((pattern.find(w) for w in "*?" if w in pattern), default=-1)
+    if first < 0:
+        return _fts_string(pattern), True
+    exact = first == len(pattern) - 1 and pattern[first] == "*"
+    return _fts_string(pattern[:first]) + "*", exact
+
+
+def _operands(node: Node, kind: type) -> list[Node]:
+    """The operands of a chain of one operator (``a OR b OR c``), flattened left to right."""
+    out: list[Node] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if type(current) is kind:
+            stack.extend((current.right, current.left))  # type: ignore[union-attr]
+        else:
+            out.append(current)
+    return out
+
+
+def _fts(node: Node) -> tuple[str, bool]:
+    """An FTS5 MATCH expression for ``node``, and whether it is exact (else it finds a superset).
+
+    Chains of one operator are written flat (``a OR b OR c``): FTS5's parser has a small stack.
+    """
+    if isinstance(node, Phrase):
+        parts = [_fts_pattern(p) for p in node.patterns]
+        return " + ".join(p for p, _ in parts), all(e for _, e in parts)
+    if isinstance(node, And | Or):
+        word = " AND " if isinstance(node, And) else " OR "
+        items = [_fts(operand) for operand in _operands(node, type(node))]
+        return word.join(f"({e})" for e, _ in items), all(exact for _, exact in items)
+    excluded: list[Node] = []
+    base: Node = node
+    while isinstance(base, AndNot):  # a AND NOT b AND NOT c: one flat chain
+        excluded.append(base.right)
+        base = base.left
+    base_expr, exact = _fts(base)
+    parts = [f"({base_expr})"]
+    for right in reversed(excluded):
+        right_expr, right_exact = _fts(right)
+        if right_exact:
+            parts.append(f"({right_expr})")
+        else:  # excluding a superset would drop true matches: exclude nothing here, filter later
+            exact = False
+    return " NOT ".join(parts), exact
+
+
+_PATTERN_CACHE: dict[str, re.Pattern[str]] = {}
+
+
+def _word_matches(pattern: str, word: str) -> bool:
+    if "*" not in pattern and "?" not in pattern:
+        return pattern == word
+    regex = _PATTERN_CACHE.get(pattern)
+    if regex is None:
+        regex = re.compile("".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern))
+        _PATTERN_CACHE[pattern] = regex
+    return regex.fullmatch(word) is not None
+
+
+def _phrase_in(patterns: Sequence[str], field_words: Sequence[str]) -> bool:
+    n = len(patterns)
+    for start in range(len(field_words) - n + 1):
+        if all(_word_matches(p, field_words[start + k]) for k, p in enumerate(patterns)):
+            return True
+    return False
+
+
+def _matches(node: Node, fields_words: Iterable[Sequence[str]]) -> bool:
+    """Whether a record whose searched fields hold ``fields_words`` matches ``node`` (exactly)."""
+    fields_words = list(fields_words)
+    if isinstance(node, Phrase):
+        return any(_phrase_in(node.patterns, fw) for fw in fields_words)
+    if isinstance(node, And):
+        return _matches(node.left, fields_words) and _matches(node.right, fields_words)
+    if isinstance(node, Or):
+        return _matches(node.left, fields_words) or _matches(node.right, fields_words)
+    return _matches(node.left, fields_words) and not _matches(node.right, fields_words)
+
+
+def _index_for(org: SearchableOrg) -> SearchIndex:
+    index = org.backend_cache.get(_CACHE_KEY)
+    if not isinstance(index, SearchIndex):
+        with _CACHE_LOCK:
+            index = org.backend_cache.get(_CACHE_KEY)
+            if not isinstance(index, SearchIndex):
+                index = SearchIndex(org.path)
+                org.backend_cache[_CACHE_KEY] = index
+    return index
+
+
+# -- running a search -------------------------------------------------------------------------------
+
+
+def _soql_string(value: str) -> str:
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+class _SoqlBuilder:
+    """Builds the SOQL text of one RETURNING item, remembering which parts came from the statement."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.origins: list[tuple[int, int, int]] = []  # (start in SOQL, length, start in the statement)
+        self.length = 0
+
+    def add(self, text: str, origin: int | None = None) -> None:
+        if origin is not None and origin >= 0:
+            self.origins.append((self.length, len(text), origin))
+        self.parts.append(text)
+        self.length += len(text)
+
+    def origin_of(self, pos: int) -> int | None:
+        for start, length, origin in self.origins:
+            if start <= pos < start + length:
+                return origin + pos - start
+        return None
+
+    @property
+    def text(self) -> str:
+        return "".join(self.parts)
+
+
+def _fetch(org: SearchableOrg, sosl: str, item: Returning, ids: list[str]) -> list[dict[str, Any]]:
+    """The RETURNING fields of the records ``ids`` (best first) that pass the object's WHERE."""
+    has_id = any(f.text.strip().lower() == "id" for f in item.fields)
+    soql = _SoqlBuilder()
+    soql.add("SELECT " if has_id else "SELECT Id, ")
+    for n, field in enumerate(item.fields):
+        soql.add(", " if n else "")
+        soql.add(field.text, field.start)
+    soql.add(" FROM ")
+    soql.add(item.obj.name, item.start)
+    soql.add(f" WHERE Id IN ({', '.join(_soql_string(i) for i in ids)})" if ids else " WHERE Id = null")
+    if item.where is not None:
+        soql.add(" AND (")
+        soql.add(item.where.text, item.where.start)
+        soql.add(")")
+    if item.order_by is not None:
+        soql.add(" ORDER BY ")
+        soql.add(item.order_by.text, item.order_by.start)
+        if item.limit is not None:
+            soql.add(f" LIMIT {item.limit}")
+        if item.offset is not None:
+            soql.add(f" OFFSET {item.offset}")
+    try:
+        records = list(org.query(soql.text)["records"])
+    except OrgError as exc:
+        raise _restate(exc, soql, sosl, item) from None
+    if item.order_by is None:
+        position = {record_id: n for n, record_id in enumerate(ids)}
+        records.sort(key=lambda r: position.get(r.get("Id"), len(position)))
+        start = item.offset or 0
+        records = records[start:] if item.limit is None else records[start : start + item.limit]
+    if not has_id:
+        for record in records:
+            record.pop("Id", None)
+    return records
+
+
+_POSITIONED = re.compile(r"\A\n[^\n]*\n *\^\nERROR at Row:(\d+):Column:(\d+)\n(.*)\Z", re.DOTALL)
+
+
+def _restate(exc: OrgError, soql: _SoqlBuilder, sosl: str, item: Returning) -> OrgError:
+    """The SOQL engine's error about the generated query, restated against the user's statement.
+
+    The engine points at a row and column of the SOQL built here; the caret moves to the same spot of
+    the statement when that spot came from it (a field, the WHERE or ORDER BY text), else to the
+    object's name, so that the excerpt never shows text the user did not write.
+    """
+    code = "MALFORMED_SEARCH" if exc.code == "MALFORMED_QUERY" else exc.code
+    m = _POSITIONED.match(exc.message)
+    if m is None:
+        return OrgError(code, exc.message)
+    row, col, short = int(m.group(1)), int(m.group(2)), m.group(3)
+    lines = soql.text.split("\n")
+    pos = sum(len(line) + 1 for line in lines[: row - 1]) + col - 1
+    origin = soql.origin_of(pos)
+    return OrgError(code, positioned_message(sosl, item.start if origin is None else origin, short))
+
+
+def _share_evenly(counts: list[int], budget: int) -> list[int]:
+    """Split ``budget`` among objects holding ``counts`` records: equal shares, leftovers passed on."""
+    taken = [0] * len(counts)
+    active = [i for i, c in enumerate(counts) if c > 0]
+    while budget > 0 and active:
+        share = max(1, budget // len(active))
+        for i in list(active):
+            give = min(share, counts[i] - taken[i], budget)
+            taken[i] += give
+            budget -= give
+            if taken[i] == counts[i]:
+                active.remove(i)
+            if budget == 0:
+                break
+    return taken
+
+
+def run_search(org: SearchableOrg, sosl: str) -> dict[str, Any]:
+    """Run a SOSL statement against an embedded org.
+
+    Args:
+        org: The org (``LocalOrg``): its ``path`` is read (read-only) to build the search index,
+            kept in its ``backend_cache``; RETURNING fields are fetched with its ``query``.
+        sosl: The statement, e.g. ``FIND {shoe*} IN NAME FIELDS RETURNING Product2(Id, Name)``.
+
+    Returns:
+        ``{"searchRecords": [...]}``, each record with ``attributes`` and the requested fields.
+
+    Raises:
+        OrgError: ``MALFORMED_SEARCH`` for a syntax error, ``INVALID_TYPE``/``INVALID_FIELD`` for
+            unknown objects and fields, or any error the SOQL engine raises for a RETURNING clause.
+    """
+    spec = parse_search(sosl)
+    index = _index_for(org)
+    per_object: list[list[dict[str, Any]]] = []
+    for item in spec.returning:
+        ids = index.search(item.obj, spec.terms, spec.scope)
+        per_object.append(_fetch(org, sosl, item, ids))
+    budget = min(MAX_RESULTS, spec.limit if spec.limit is not None else MAX_RESULTS)
+    if spec.limit is not None and all(item.limit is None for item in spec.returning):
+        takes = _share_evenly([len(r) for r in per_object], budget)
+    else:
+        takes = []
+        for records in per_object:
+            take = min(len(records), budget)
+            takes.append(take)
+            budget -= take
+    out: list[dict[str, Any]] = []
+    for records, take in zip(per_object, takes, strict=True):
+        out.extend(records[:take])
+    return {"searchRecords": out}
