@@ -14,6 +14,7 @@ ERROR_CODES = frozenset(
         "INVALID_FIELD",
         "INVALID_TYPE",
         "INVALID_QUERY_FILTER_OPERATOR",
+        "NUMBER_OUTSIDE_VALID_RANGE",
         "QUERY_TIMEOUT",
         "INVALID_SESSION_ID",
         "INVALID_LOGIN",

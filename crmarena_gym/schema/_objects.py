@@ -12,7 +12,8 @@ from crmarena_gym.schema._types import Field, FieldType, SObject
 
 T = FieldType
 
-_PERSON_NAME = '"FirstName" || \' \' || "LastName"'
+# Salesforce's person Name: first and last name with one space; either part may be missing.
+_PERSON_NAME = "TRIM(COALESCE(\"FirstName\", '') || ' ' || COALESCE(\"LastName\", ''))"
 
 CASE_STATUSES = ("New", "Working", "Escalated", "Waiting on Customer", "Closed")
 CASE_PRIORITIES = ("Low", "Medium", "High", "Critical")

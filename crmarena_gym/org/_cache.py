@@ -1,0 +1,123 @@
+"""The embedded default org: generated once into a cache directory, then reused.
+
+The cache directory is ``$CRMARENA_GYM_CACHE`` if set, else ``$XDG_CACHE_HOME/crmarena-gym``, else
+``~/.cache/crmarena-gym``. Files are named after the generator version, seed and scale, so a
+newer generator never reuses an older org. Several processes may ask at once: one generates under
+an exclusive file lock while the others wait, and the org appears by an atomic rename.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import sqlite3
+import sys
+import time
+from pathlib import Path
+from typing import TextIO
+
+from crmarena_gym.datagen import GENERATOR_VERSION, generate_org, read_manifest, validate_seed_scale
+from crmarena_gym.schema import quote_identifier
+
+CACHE_ENV = "CRMARENA_GYM_CACHE"
+
+
+def cache_dir() -> Path:
+    """The directory that holds generated orgs (see the module docs for how it is chosen)."""
+    explicit = os.environ.get(CACHE_ENV)
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "crmarena-gym"
+
+
+def _file_name(seed: int, scale: float) -> str:
+    return f"org-v{GENERATOR_VERSION}-seed{seed}-scale{scale:g}.sqlite"
+
+
+def _is_valid(path: Path, seed: int, scale: float) -> bool:
+    """Whether ``path`` holds a complete org of this generator version, seed and scale."""
+    if not path.is_file():
+        return False
+    try:
+        manifest = read_manifest(path)
+    except (OSError, ValueError):
+        return False
+    if (manifest.generator_version, manifest.seed, manifest.scale, manifest.latent) != (
+        GENERATOR_VERSION,
+        seed,
+        scale,
+        True,
+    ):
+        return False
+    try:  # cheap integrity check: every table has the rows the manifest promises
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            for table, count in manifest.row_counts.items():
+                (found,) = conn.execute(f"SELECT COUNT(*) FROM {quote_identifier(table)}").fetchone()
+                if found != count:
+                    return False
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError:
+        return False
+    return True
+
+
+class _ProgressBar:
+    """A one-line progress bar on a terminal stream."""
+
+    def __init__(self, stream: TextIO, label: str, width: int = 30) -> None:
+        self.stream, self.label, self.width = stream, label, width
+        self.start = time.monotonic()
+
+    def __call__(self, stage: str, fraction: float) -> None:
+        filled = int(self.width * min(max(fraction, 0.0), 1.0))
+        bar = "#" * filled + "-" * (self.width - filled)
+        elapsed = time.monotonic() - self.start
+        self.stream.write(f"\r{self.label} [{bar}] {fraction:4.0%} {stage:<14} {elapsed:5.1f}s")
+        if fraction >= 1.0:
+            self.stream.write("\n")
+        self.stream.flush()
+
+
+def default_org_path(*, seed: int = 0, scale: float = 1.0) -> Path:
+    """The path of the embedded org for ``seed`` and ``scale``, generating it on first use.
+
+    Safe to call from several processes at once: they share one file. A cached file whose
+    manifest does not match (another generator version, a truncated file) is regenerated. While
+    generating, a progress bar is drawn on stderr when stderr is a terminal.
+
+    Args:
+        seed: The org seed.
+        scale: The customer-volume scale (1.0: the original's size).
+
+    Raises:
+        ValueError: ``seed`` or ``scale`` is invalid.
+
+    Example:
+        >>> import os, tempfile
+        >>> os.environ["CRMARENA_GYM_CACHE"] = tempfile.mkdtemp()
+        >>> default_org_path(seed=3, scale=0.05).name
+        'org-v1-seed3-scale0.05.sqlite'
+    """
+    seed, scale = validate_seed_scale(seed, scale)
+    directory = cache_dir()
+    path = directory / _file_name(seed, scale)
+    if _is_valid(path, seed, scale):
+        return path
+    directory.mkdir(parents=True, exist_ok=True)
+    lock_path = path.with_name(path.name + ".lock")
+    with open(lock_path, "a+") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        try:
+            # Another process may have finished the org while this one waited for the lock.
+            if not _is_valid(path, seed, scale):
+                progress = None
+                if sys.stderr is not None and sys.stderr.isatty():
+                    progress = _ProgressBar(sys.stderr, f"generating org (seed {seed}, scale {scale:g})")
+                generate_org(path, seed=seed, scale=scale, latent=True, progress=progress)
+        finally:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+    return path

@@ -1,0 +1,298 @@
+"""``LocalOrg``: the embedded org, a read-only SQLite file answered by our SOQL engine.
+
+One backend (connection, lock, plan cache) serves every ``LocalOrg`` on the same file in a process,
+and every :meth:`LocalOrg.with_today` view of it, so that many environments share one org without
+copying it. The connection is read-only twice over: the file is opened with ``mode=ro``, and a SQLite
+authorizer lets statements read the 16 object tables and call a handful of functions, nothing else.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import os
+import sqlite3
+import threading
+import time
+import weakref
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+from crmarena_gym.org._base import Org, OrgError
+from crmarena_gym.org.soql import SQL_FUNCTIONS, Catalog, Plan, compile_query, parse
+from crmarena_gym.schema import OBJECTS, quote_identifier
+
+#: How many compiled plans a backend keeps (least recently used are dropped).
+PLAN_CACHE_SIZE = 1024
+# SQLite virtual-machine steps between two checks of the deadline.
+_PROGRESS_STEPS = 2000
+_TIMEOUT_MESSAGE = "Your query request was running for too long."
+
+
+def _coerce_today(today: dt.date | str | None) -> dt.date | None:
+    if today is None:
+        return None
+    if isinstance(today, dt.datetime):
+        return today.date()
+    if isinstance(today, dt.date):
+        return today
+    if isinstance(today, str):
+        try:
+            return dt.date.fromisoformat(today.strip())
+        except ValueError:
+            raise ValueError(f"today must be an ISO date like '2023-04-01', got {today!r}") from None
+    raise TypeError(f"today must be a datetime.date, an ISO date string or None, got {today!r}")
+
+
+class _Backend:
+    """The shared part of every org on one file: the connection, its lock and the plan cache."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            conn = sqlite3.connect(path.as_uri() + "?mode=ro", uri=True, check_same_thread=False, cached_statements=512)
+            self.catalog = self._read_catalog(conn)
+        except sqlite3.Error as exc:
+            raise ValueError(f"cannot open {str(path)!r} as an org database: {exc}") from None
+        self.conn = conn
+        self._tables = frozenset(name.lower() for name in self.catalog.tables.values())
+        conn.set_authorizer(self._authorize)
+        conn.set_progress_handler(self._progress, _PROGRESS_STEPS)
+        self.lock = threading.RLock()
+        self.plans: OrderedDict[str, Plan | OrgError] = OrderedDict()
+        #: Free-form per-backend cache for other engines on the same org (the SOSL index).
+        self.cache: dict[str, object] = {}
+        self.deadline = math.inf
+        self.refs = 0
+
+    @staticmethod
+    def _read_catalog(conn: sqlite3.Connection) -> Catalog:
+        # Read before the authorizer is installed: it denies sqlite_master and PRAGMA.
+        names = {
+            row[0].lower(): row[0]
+            for row in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")
+        }
+        tables: dict[str, str] = {}
+        columns: dict[str, frozenset[str]] = {}
+        for obj in OBJECTS:
+            actual = names.get(obj.name.lower())
+            if actual is None:
+                continue
+            tables[obj.name] = actual
+            info = conn.execute(f"PRAGMA table_info({quote_identifier(actual)})").fetchall()
+            columns[obj.name] = frozenset(row[1].lower() for row in info)
+        return Catalog(tables, columns)
+
+    def _authorize(self, action: int, arg1: str | None, arg2: str | None, dbname: str | None, _src: Any) -> int:
+        if action == sqlite3.SQLITE_SELECT:
+            return sqlite3.SQLITE_OK
+        if action == sqlite3.SQLITE_READ:
+            ok = dbname in ("main", None) and (arg1 or "").lower() in self._tables
+            return sqlite3.SQLITE_OK if ok else sqlite3.SQLITE_DENY
+        if action == sqlite3.SQLITE_FUNCTION:
+            return sqlite3.SQLITE_OK if (arg2 or "").lower() in SQL_FUNCTIONS else sqlite3.SQLITE_DENY
+        return sqlite3.SQLITE_DENY
+
+    def _progress(self) -> int:
+        return 1 if time.monotonic() > self.deadline else 0
+
+    def plan(self, soql: str) -> Plan:
+        """The compiled plan of ``soql`` (cached, errors included)."""
+        with self.lock:
+            cached = self.plans.get(soql)
+            if cached is not None:
+                self.plans.move_to_end(soql)
+        if cached is None:
+            try:
+                cached = compile_query(soql, parse(soql), self.catalog)
+            except OrgError as exc:
+                cached = exc
+            with self.lock:
+                self.plans[soql] = cached
+                if len(self.plans) > PLAN_CACHE_SIZE:
+                    self.plans.popitem(last=False)
+        if isinstance(cached, OrgError):
+            raise OrgError(cached.code, cached.message)
+        return cached
+
+    def execute(self, sql: str, params: tuple[Any, ...], timeout: float) -> list[tuple[Any, ...]]:
+        """Run one statement with a deadline; every SQLite failure becomes an OrgError."""
+        with self.lock:
+            if self.conn is None:
+                raise ValueError(f"the org at {str(self.path)!r} is closed")
+            self.deadline = time.monotonic() + timeout
+            try:
+                return self.conn.execute(sql, params).fetchall()
+            except sqlite3.OperationalError as exc:
+                if "interrupt" in str(exc):
+                    raise OrgError("QUERY_TIMEOUT", _TIMEOUT_MESSAGE) from None
+                raise OrgError("UNKNOWN_EXCEPTION", f"the org could not run the query: {exc}") from None
+            except (sqlite3.Error, OverflowError, ValueError) as exc:
+                raise OrgError("UNKNOWN_EXCEPTION", f"the org could not run the query: {exc}") from None
+            finally:
+                self.deadline = math.inf
+
+    def close(self) -> None:
+        with self.lock:
+            if self.conn is not None:
+                self.conn.close()
+                self.conn = None  # type: ignore[assignment]
+
+
+_REGISTRY: weakref.WeakValueDictionary[tuple[Any, ...], _Backend] = weakref.WeakValueDictionary()
+_REGISTRY_LOCK = threading.Lock()
+
+
+def _acquire(path: Path) -> _Backend:
+    stat = path.stat()
+    key = (str(path), stat.st_ino, stat.st_mtime_ns, stat.st_size)
+    with _REGISTRY_LOCK:
+        backend = _REGISTRY.get(key)
+        if backend is None or backend.conn is None:
+            backend = _Backend(path)
+            _REGISTRY[key] = backend
+        backend.refs += 1
+        return backend
+
+
+class LocalOrg(Org):
+    """An org answered offline from a SQLite file in the original dump's layout.
+
+    Args:
+        path: The SQLite file (our generated org, or the original ``crmarena_data.db``).
+        today: The date relative literals (``TODAY``, ``LAST_N_DAYS:7``) resolve against: a
+            ``datetime.date`` or an ISO string. None means the current UTC date, which is not
+            reproducible: environments always set it to the task's date.
+        timeout: Seconds a query may run before it fails with QUERY_TIMEOUT.
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist (no empty database is ever created).
+        ValueError: ``today`` is not a date, or the file is not a SQLite database.
+
+    Example:
+        >>> org = LocalOrg("org.db", today="2023-04-01")  # doctest: +SKIP
+        >>> org.query("SELECT COUNT() FROM Case WHERE CreatedDate = LAST_N_DAYS:30")["totalSize"]  # doctest: +SKIP
+        42
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, today: dt.date | str | None = None, timeout: float = 10.0):
+        self._today = _coerce_today(today)
+        if not isinstance(timeout, int | float) or not timeout > 0:
+            raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        self._timeout = float(timeout)
+        resolved = Path(path).expanduser().resolve()
+        if not resolved.is_file():
+            raise FileNotFoundError(f"no org database at {str(resolved)!r}")
+        self._backend: _Backend | None = _acquire(resolved)
+
+    @classmethod
+    def _view(cls, backend: _Backend, today: dt.date | None, timeout: float) -> LocalOrg:
+        org = cls.__new__(cls)
+        org._today, org._timeout = today, timeout
+        with _REGISTRY_LOCK:
+            backend.refs += 1
+        org._backend = backend
+        return org
+
+    # -- properties ------------------------------------------------------------------------------
+
+    @property
+    def path(self) -> Path:
+        """The database file (resolved)."""
+        return self._live().path
+
+    @property
+    def today(self) -> dt.date | None:
+        """The date relative literals resolve against (None: the current UTC date)."""
+        return self._today
+
+    @property
+    def timeout(self) -> float:
+        """Seconds a query may run."""
+        return self._timeout
+
+    @property
+    def backend_cache(self) -> dict[str, object]:
+        """A dict shared by every org and view on this backend, for engines that index the org."""
+        return self._live().cache
+
+    def with_today(self, today: dt.date | str | None) -> LocalOrg:
+        """A view whose relative date literals resolve against ``today``, sharing this backend."""
+        return LocalOrg._view(self._live(), _coerce_today(today), self._timeout)
+
+    # -- queries ---------------------------------------------------------------------------------
+
+    def query(self, soql: str) -> dict[str, Any]:
+        """Run a SOQL query; see :meth:`Org.query`.
+
+        Example:
+            >>> org.query("SELECT Id, Owner.Name FROM Case LIMIT 1")["records"][0]["Owner"]  # doctest: +SKIP
+            {'attributes': {'type': 'User', 'url': '/services/data/v60.0/sobjects/User/005...'}, 'Name': '...'}
+        """
+        if not isinstance(soql, str):
+            raise OrgError("MALFORMED_QUERY", f"a query is text, got {type(soql).__name__}: {soql!r}")
+        try:
+            return self._run(soql)
+        except (OrgError, ValueError) as exc:
+            if isinstance(exc, OrgError) or "closed" in str(exc):
+                raise
+            raise OrgError("UNKNOWN_EXCEPTION", f"the org could not run the query: {exc}") from None
+        except (ArithmeticError, RecursionError, TypeError) as exc:  # a bug of ours must still not leak
+            raise OrgError("UNKNOWN_EXCEPTION", f"the org could not run the query: {exc}") from None
+
+    def _run(self, soql: str) -> dict[str, Any]:
+        backend = self._live()
+        plan = backend.plan(soql)
+        params = plan.bind(self._effective_today()) if plan.relative else plan.params
+        rows = backend.execute(plan.sql, params, self._timeout)
+        if plan.count_only:
+            return {"totalSize": int(rows[0][0]) if rows else 0, "done": True, "records": []}
+        records = plan.shape(rows)
+        return {"totalSize": len(records), "done": True, "records": records}
+
+    def explain(self, soql: str) -> tuple[str, tuple[Any, ...]]:
+        """The SQL and parameters ``soql`` compiles to (for benchmarks and debugging).
+
+        Raises:
+            OrgError: As :meth:`query` would.
+        """
+        plan = self._live().plan(soql)
+        return plan.sql, plan.bind(self._effective_today())
+
+    def search(self, sosl: str) -> dict[str, Any]:
+        """Run a SOSL search; see :meth:`Org.search`."""
+        from crmarena_gym.org._sosl import run_search
+
+        return run_search(self, sosl)
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    def _effective_today(self) -> dt.date:
+        return self._today or dt.datetime.now(dt.UTC).date()
+
+    def _live(self) -> _Backend:
+        if self._backend is None:
+            raise ValueError("this LocalOrg is closed")
+        return self._backend
+
+    def close(self) -> None:
+        """Release this org's hold on the shared backend (closed when the last holder lets go)."""
+        backend, self._backend = self._backend, None
+        if backend is None:
+            return
+        with _REGISTRY_LOCK:
+            backend.refs -= 1
+            last = backend.refs <= 0
+        if last:
+            backend.close()
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"path": str(self.path), "today": self._today, "timeout": self._timeout}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["path"], today=state["today"], timeout=state["timeout"])  # type: ignore[misc]
+
+    def __repr__(self) -> str:
+        where = str(self._backend.path) if self._backend is not None else "closed"
+        return f"LocalOrg({where!r}, today={self._today.isoformat() if self._today else None!r})"

@@ -1,0 +1,57 @@
+"""The SOQL engine of the embedded org: a lark grammar, a parser, a compiler to SQLite and date literals.
+
+Example:
+    >>> from crmarena_gym.org.soql import Catalog, compile_query, parse
+    >>> text = "SELECT Id FROM Case WHERE Status = 'Closed' LIMIT 5"
+    >>> plan = compile_query(text, parse(text), Catalog.full())
+    >>> plan.params
+    ('Closed', 5)
+"""
+
+from __future__ import annotations
+
+from crmarena_gym.org.soql._compiler import (
+    AGGREGATES,
+    DATE_FUNCTIONS,
+    MAX_OFFSET,
+    SQL_FUNCTIONS,
+    URL_PREFIX,
+    Catalog,
+    Plan,
+    RelativeParam,
+    canonical_id,
+    compile_query,
+)
+from crmarena_gym.org.soql._dates import (
+    RELATIVE_LITERALS,
+    RELATIVE_LITERALS_WITH_N,
+    parse_date,
+    parse_datetime,
+    relative_range,
+)
+from crmarena_gym.org.soql._errors import SoqlError, positioned_message
+from crmarena_gym.org.soql._grammar import SOQL_GRAMMAR
+from crmarena_gym.org.soql._parser import decode_string, parse
+
+__all__ = [
+    "AGGREGATES",
+    "DATE_FUNCTIONS",
+    "MAX_OFFSET",
+    "RELATIVE_LITERALS",
+    "RELATIVE_LITERALS_WITH_N",
+    "SOQL_GRAMMAR",
+    "SQL_FUNCTIONS",
+    "URL_PREFIX",
+    "Catalog",
+    "Plan",
+    "RelativeParam",
+    "SoqlError",
+    "canonical_id",
+    "compile_query",
+    "decode_string",
+    "parse",
+    "parse_date",
+    "parse_datetime",
+    "positioned_message",
+    "relative_range",
+]

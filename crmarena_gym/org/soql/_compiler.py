@@ -1,0 +1,793 @@
+"""Syntax tree to parameterised SQL, with Salesforce's semantic checks and a result shaper.
+
+The compiler checks every name against :mod:`crmarena_gym.schema` and the columns the database really
+has, refuses what Salesforce refuses (with its error codes and wording), and emits one SQLite
+statement. Every literal is a bound parameter; every identifier is quoted. Relative date literals
+become :class:`RelativeParam` placeholders resolved against "today" when the plan is bound, so one
+compiled plan serves every task date.
+
+The shaper turns the statement's rows into simple-salesforce records; it is generated Python code (a
+single list comprehension per plan), because shaping is the engine's hot loop.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from crmarena_gym.org.soql._ast import (
+    And,
+    ChildSubquery,
+    Compare,
+    FieldPath,
+    FuncCall,
+    Includes,
+    InSelect,
+    InValues,
+    Literal,
+    Not,
+    Or,
+    Select,
+    SelectItem,
+)
+from crmarena_gym.org.soql._dates import format_day_start, relative_range
+from crmarena_gym.org.soql._errors import (
+    SoqlError,
+    invalid_field,
+    invalid_relationship,
+    invalid_type,
+    malformed,
+)
+from crmarena_gym.schema import OBJECTS, Field, FieldType, SObject, get_object, id_checksum, quote_identifier
+
+#: The REST path prefix of record urls, as simple-salesforce returns them (API v60.0).
+URL_PREFIX = "/services/data/v60.0/sobjects/"
+#: Salesforce's limit on OFFSET.
+MAX_OFFSET = 2000
+
+AGGREGATES = frozenset({"COUNT", "COUNT_DISTINCT", "SUM", "AVG", "MIN", "MAX"})
+# Date functions: name -> (SQL template over the column text, result category, needs a datetime).
+_DATE_FUNCS: dict[str, tuple[str, str, bool]] = {
+    "CALENDAR_YEAR": ("CAST(substr({c}, 1, 4) AS INTEGER)", "int", False),
+    "CALENDAR_MONTH": ("CAST(substr({c}, 6, 2) AS INTEGER)", "int", False),
+    "CALENDAR_QUARTER": ("((CAST(substr({c}, 6, 2) AS INTEGER) + 2) / 3)", "int", False),
+    "DAY_IN_MONTH": ("CAST(substr({c}, 9, 2) AS INTEGER)", "int", False),
+    "DAY_IN_WEEK": ("(CAST(strftime('%w', substr({c}, 1, 10)) AS INTEGER) + 1)", "int", False),
+    "DAY_IN_YEAR": ("CAST(strftime('%j', substr({c}, 1, 10)) AS INTEGER)", "int", False),
+    "WEEK_IN_MONTH": ("((CAST(substr({c}, 9, 2) AS INTEGER) - 1) / 7 + 1)", "int", False),
+    "WEEK_IN_YEAR": ("((CAST(strftime('%j', substr({c}, 1, 10)) AS INTEGER) - 1) / 7 + 1)", "int", False),
+    "HOUR_IN_DAY": ("CAST(substr({c}, 12, 2) AS INTEGER)", "int", True),
+    "DAY_ONLY": ("substr({c}, 1, 10)", "date", True),
+}
+# The org's fiscal year is the calendar year.
+for _name in ("YEAR", "MONTH", "QUARTER"):
+    _DATE_FUNCS[f"FISCAL_{_name}"] = _DATE_FUNCS[f"CALENDAR_{_name}"]
+DATE_FUNCTIONS = frozenset(_DATE_FUNCS)
+#: The SQL functions compiled queries call (the authorizer allows exactly these).
+SQL_FUNCTIONS = frozenset({"substr", "strftime", "count", "sum", "avg", "min", "max", "ifnull", "like"})
+
+_CATEGORY = {
+    FieldType.ID: "id",
+    FieldType.REFERENCE: "id",
+    FieldType.STRING: "text",
+    FieldType.TEXTAREA: "text",
+    FieldType.EMAIL: "text",
+    FieldType.PHONE: "text",
+    FieldType.PICKLIST: "text",
+    FieldType.LONG_TEXT: "longtext",
+    FieldType.DATE: "date",
+    FieldType.DATETIME: "datetime",
+    FieldType.DOUBLE: "double",
+    FieldType.CURRENCY: "currency",
+    FieldType.INTEGER: "int",
+    FieldType.BOOLEAN: "boolean",
+}
+# Salesforce's type names in "must be of type X" messages.
+_TYPE_WORD = {
+    "id": "id",
+    "text": "string",
+    "longtext": "string",
+    "date": "date",
+    "datetime": "dateTime",
+    "double": "double",
+    "currency": "currency",
+    "int": "int",
+    "boolean": "boolean",
+}
+# How a value of each category is converted for the JSON-like record (None stays None).
+_CONVERTER = {"double": "_f", "currency": "_f", "int": "_i", "boolean": "_b"}
+_ID_CHARS = re.compile(r"^[A-Za-z0-9]+$")
+_SUFFIX = "ABCDEFGHIJKLMNOPQRSTUVWXYZ012345"
+_FORMULA_COLUMN = re.compile(r'"((?:[^"]|"")*)"')
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """The tables and columns a database really has, by object.
+
+    Attributes:
+        tables: Object API name -> the table's name in the database.
+        columns: Object API name -> lower-cased names of the table's columns.
+    """
+
+    tables: Mapping[str, str]
+    columns: Mapping[str, frozenset[str]]
+
+    @classmethod
+    def full(cls) -> Catalog:
+        """The catalog of a database with every object and stored field (our generated layout)."""
+        return cls(
+            {o.name: o.name for o in OBJECTS},
+            {o.name: frozenset(f.column_name.lower() for f in o.stored_fields) for o in OBJECTS},
+        )
+
+    def has(self, obj: SObject) -> bool:
+        return obj.name in self.tables and "id" in self.columns.get(obj.name, frozenset())
+
+
+@dataclass(frozen=True)
+class RelativeParam:
+    """A bound value that depends on today: one end of a relative date literal's range."""
+
+    name: str
+    n: int | None
+    end: bool
+    datetime: bool
+
+    def resolve(self, today: dt.date) -> str:
+        start, end = relative_range(self.name, self.n, today)
+        day = end if self.end else start
+        return format_day_start(day) if self.datetime else day.isoformat()
+
+
+@dataclass
+class Plan:
+    """A compiled query: SQL, its parameters and the function that shapes rows into records.
+
+    Attributes:
+        sql: One SQLite SELECT statement.
+        params: Its positional parameters; :class:`RelativeParam` entries resolve per ``today``.
+        relative: Whether any parameter depends on today.
+        shape: Rows (tuples) to simple-salesforce records.
+        count_only: ``SELECT COUNT()``: the single value is totalSize and there are no records.
+        object_name: The queried object.
+    """
+
+    sql: str
+    params: tuple[Any, ...]
+    relative: bool
+    shape: Callable[[list[tuple[Any, ...]]], list[dict[str, Any]]]
+    count_only: bool
+    object_name: str
+
+    def bind(self, today: dt.date) -> tuple[Any, ...]:
+        """The parameters with relative dates resolved against ``today``."""
+        if not self.relative:
+            return self.params
+        return tuple(p.resolve(today) if isinstance(p, RelativeParam) else p for p in self.params)
+
+
+@dataclass
+class _Val:
+    """A compiled expression."""
+
+    sql: str
+    cat: str  # a key of _TYPE_WORD
+    name: str  # the key it gets in a record (leaf field name)
+    text: str  # as written
+    pos: int
+    field: Field | None = None
+    owner: SObject | None = None  # the object the leaf field belongs to
+    chain: tuple[tuple[str, SObject, str], ...] = ()  # (relationship name, parent object, join alias)
+    aggregate: bool = False
+    func: str | None = None
+
+
+@dataclass
+class _Scope:
+    obj: SObject
+    alias: str
+    user_alias: str | None
+    joins: dict[tuple[str, ...], str] = field(default_factory=dict)
+    join_sql: list[str] = field(default_factory=list)
+
+
+def canonical_id(value: str) -> str | None:
+    """The 18-character form of a 15- or 18-character id (case restored from its checksum), or None.
+
+    Example:
+        >>> canonical_id("500ws000007QLRJIAA")
+        '500Ws000007qlrjIAA'
+    """
+    if len(value) not in (15, 18) or not _ID_CHARS.match(value):
+        return None
+    if len(value) == 15:
+        return value + id_checksum(value)
+    suffix = value[15:].upper()
+    if any(c not in _SUFFIX for c in suffix):
+        return value
+    chars = list(value[:15])
+    for chunk, ch in enumerate(suffix):
+        bits = _SUFFIX.index(ch)
+        for i in range(5):
+            j = chunk * 5 + i
+            chars[j] = chars[j].upper() if bits >> i & 1 else chars[j].lower()
+    return "".join(chars) + suffix
+
+
+def _id_forms(typed: str, canonical: str) -> tuple[str, ...]:
+    """The stored spellings an id literal may match: its canonical 18-character form, then as typed."""
+    return tuple(dict.fromkeys((canonical, typed)))
+
+
+def compile_query(text: str, query: Select, catalog: Catalog) -> Plan:
+    """Check ``query`` (parsed from ``text``) against the schema and ``catalog`` and compile it.
+
+    Raises:
+        SoqlError: The query names an unknown object, field or relationship, or breaks a Salesforce rule.
+    """
+    return _Compiler(text, catalog).top(query)
+
+
+class _Compiler:
+    def __init__(self, text: str, catalog: Catalog) -> None:
+        self.text = text
+        self.catalog = catalog
+        self.params: list[Any] = []
+        self.relative = False
+        self.n_alias = 0
+
+    # -- names -----------------------------------------------------------------------------------
+
+    def new_alias(self) -> str:
+        alias = f"t{self.n_alias}"
+        self.n_alias += 1
+        return alias
+
+    def param(self, value: Any) -> str:
+        self.params.append(value)
+        return "?"
+
+    def scope(self, q: Select) -> _Scope:
+        obj = get_object(q.object_name)
+        if obj is None or not self.catalog.has(obj):
+            raise invalid_type(self.text, q.object_pos, q.object_name)
+        return _Scope(obj, self.new_alias(), q.object_alias)
+
+    def column(self, alias: str, obj: SObject, f: Field, pos: int) -> str:
+        columns = self.catalog.columns[obj.name]
+        qa = quote_identifier(alias)
+        if f.column_name.lower() in columns:
+            return f"{qa}.{quote_identifier(f.column_name)}"
+        if f.formula is not None and all(m.lower() in columns for m in _FORMULA_COLUMN.findall(f.formula)):
+            return "(" + _FORMULA_COLUMN.sub(lambda m: f"{qa}.{m.group(0)}", f.formula) + ")"
+        raise invalid_field(self.text, pos, f.name, obj.name)
+
+    def resolve(self, scope: _Scope, fp: FieldPath) -> _Val:
+        parts = list(fp.parts)
+        positions = list(fp.part_pos) or [fp.pos] * len(parts)
+        obj = scope.obj
+        if len(parts) > 1:
+            first = parts[0].lower()
+            if (scope.user_alias and first == scope.user_alias.lower()) or (
+                first == obj.name.lower() and obj.get_relationship(parts[0]) is None
+            ):
+                parts, positions = parts[1:], positions[1:]
+        alias = scope.alias
+        chain: list[tuple[str, SObject, str]] = []
+        key: tuple[str, ...] = ()
+        for rel, pos in zip(parts[:-1], positions[:-1], strict=True):
+            ref = obj.get_relationship(rel)
+            parent = get_object(ref.reference_to) if ref is not None and ref.reference_to else None
+            if (
+                ref is None
+                or parent is None
+                or not self.catalog.has(parent)
+                or ref.column_name.lower() not in self.catalog.columns[obj.name]
+            ):
+                raise invalid_relationship(self.text, pos, rel)
+            key = (*key, ref.name.lower())
+            join_alias = scope.joins.get(key)
+            if join_alias is None:
+                join_alias = self.new_alias()
+                scope.joins[key] = join_alias
+                scope.join_sql.append(
+                    f"LEFT JOIN {quote_identifier(self.catalog.tables[parent.name])} AS {quote_identifier(join_alias)}"
+                    f' ON {quote_identifier(join_alias)}."Id" = '
+                    f"{quote_identifier(alias)}.{quote_identifier(ref.column_name)}"
+                )
+            chain.append((ref.relationship_name or rel, parent, join_alias))
+            obj, alias = parent, join_alias
+        leaf = obj.get_field(parts[-1])
+        if leaf is None:
+            raise invalid_field(self.text, positions[-1], parts[-1], obj.name)
+        return _Val(
+            self.column(alias, obj, leaf, positions[-1]),
+            _CATEGORY[leaf.type],
+            leaf.name,
+            fp.text,
+            fp.pos,
+            field=leaf,
+            owner=obj,
+            chain=tuple(chain),
+        )
+
+    # -- expressions -----------------------------------------------------------------------------
+
+    def value(self, scope: _Scope, e: FieldPath | FuncCall, where: str) -> _Val:
+        """A non-aggregate expression: a field path, a date function or toLabel()."""
+        if isinstance(e, FieldPath):
+            return self.resolve(scope, e)
+        if e.name in AGGREGATES:
+            raise malformed(self.text, e.pos, f"Aggregate functions are not allowed in the {where} clause: {e.text}")
+        if e.name in _DATE_FUNCS:
+            template, cat, needs_datetime = _DATE_FUNCS[e.name]
+            arg = e.arg
+            if isinstance(arg, FuncCall) and arg.name == "CONVERTTIMEZONE" and isinstance(arg.arg, FieldPath):
+                arg = arg.arg  # the org's time zone is UTC
+            if not isinstance(arg, FieldPath):
+                raise malformed(self.text, e.pos, f"{e.name} takes one date or dateTime field: {e.text}")
+            inner = self.resolve(scope, arg)
+            if inner.cat not in ("date", "datetime") or (needs_datetime and inner.cat != "datetime"):
+                kind = "dateTime" if needs_datetime else "date or dateTime"
+                raise malformed(self.text, arg.pos, f"{e.name} only applies to a {kind} field, not {arg.text}")
+            sql = template.format(c=inner.sql)
+            return _Val(sql, cat, e.name, e.text, e.pos, chain=inner.chain, func=e.name)
+        if e.name == "TOLABEL" and isinstance(e.arg, FieldPath):
+            inner = self.resolve(scope, e.arg)  # picklist labels equal their values in this org
+            inner.text = e.text
+            return inner
+        if e.name == "CONVERTTIMEZONE":
+            raise malformed(self.text, e.pos, "convertTimezone() can only be used inside a date function")
+        raise malformed(self.text, e.pos, f"Unknown function: {e.name}")
+
+    def aggregate(self, scope: _Scope, e: FuncCall) -> _Val:
+        if e.arg is None:
+            if e.name == "COUNT":
+                raise malformed(self.text, e.pos, "COUNT() must be the only element in the SELECT list")
+            raise malformed(self.text, e.pos, f"{e.name} needs a field: {e.text}")
+        if isinstance(e.arg, FuncCall) and e.arg.name in AGGREGATES:
+            raise malformed(self.text, e.arg.pos, f"Aggregate functions cannot be nested: {e.text}")
+        inner = self.value(scope, e.arg, "SELECT")
+        if inner.cat == "longtext" or (e.name in ("SUM", "AVG") and inner.cat not in ("double", "currency", "int")):
+            raise malformed(self.text, e.arg.pos, f"field {e.arg.text} does not support aggregate operator {e.name}")
+        if e.name == "COUNT":
+            sql, cat = f"COUNT({inner.sql})", "int"
+        elif e.name == "COUNT_DISTINCT":
+            sql, cat = f"COUNT(DISTINCT {inner.sql})", "int"
+        elif e.name in ("SUM", "AVG"):
+            sql, cat = f"{e.name}({inner.sql})", "double"
+        else:
+            sql, cat = f"{e.name}({inner.sql})", inner.cat
+        return _Val(sql, cat, e.name, e.text, e.pos, field=inner.field, aggregate=True, func=e.name)
+
+    def grouped(self, scope: _Scope, e: FieldPath | FuncCall, groups: Sequence[_Val], where: str) -> _Val:
+        """An expression of an aggregate query: an aggregate, or something grouped by."""
+        if isinstance(e, FuncCall) and e.name in AGGREGATES:
+            return self.aggregate(scope, e)
+        v = self.value(scope, e, where)
+        if not any(g.sql == v.sql for g in groups):
+            raise malformed(self.text, e.pos, f"Field must be grouped or aggregated: {e.text}")
+        return v
+
+    # -- conditions ------------------------------------------------------------------------------
+
+    def condition(self, scope: _Scope, c: Any, groups: Sequence[_Val] | None, where: str) -> str:
+        if isinstance(c, And):
+            return "(" + " AND ".join(self.condition(scope, x, groups, where) for x in c.items) + ")"
+        if isinstance(c, Or):
+            return "(" + " OR ".join(self.condition(scope, x, groups, where) for x in c.items) + ")"
+        if isinstance(c, Not):
+            # SOQL logic is two-valued: NOT of a comparison with null is true, not SQL's unknown.
+            return f"(NOT IFNULL({self.condition(scope, c.item, groups, where)}, 0))"
+        left = self.operand(scope, c.left, groups, where)
+        if isinstance(c, Includes):
+            raise SoqlError(
+                "INVALID_QUERY_FILTER_OPERATOR",
+                f"{c.op} operator is only valid on multi-select picklist fields, not on {left.text}",
+                self.text,
+                c.pos,
+            )
+        if isinstance(c, Compare):
+            return self.compare(left, c.op, c.right)
+        if isinstance(c, InValues):
+            return self.in_values(left, c)
+        if isinstance(c, InSelect):
+            return self.semi_join(left, c, where)
+        raise malformed(self.text, None, "unsupported condition")  # pragma: no cover - parser bound
+
+    def operand(self, scope: _Scope, e: FieldPath | FuncCall, groups: Sequence[_Val] | None, where: str) -> _Val:
+        v = self.value(scope, e, where) if groups is None else self.grouped(scope, e, groups, where)
+        if v.cat == "longtext":
+            raise SoqlError("INVALID_FIELD", f"field '{v.name}' can not be filtered in a query call", self.text, e.pos)
+        return v
+
+    def type_error(self, v: _Val, lit: Literal) -> SoqlError:
+        word = _TYPE_WORD[v.cat]
+        quoted = "be" if v.cat in ("id", "text", "longtext") else "not be"
+        return SoqlError(
+            "INVALID_FIELD",
+            f"value of filter criterion for field '{v.text}' must be of type {word} and should {quoted} enclosed "
+            "in quotes",
+            self.text,
+            lit.pos,
+        )
+
+    def coerce(self, v: _Val, lit: Literal) -> Any:
+        """The bound value of ``lit`` compared with ``v``, after Salesforce's type checks."""
+        cat, kind = v.cat, lit.kind
+        if cat == "id":
+            if kind != "string":
+                raise self.type_error(v, lit)
+            canonical = canonical_id(lit.value)
+            if canonical is None:
+                raise SoqlError("INVALID_QUERY_FILTER_OPERATOR", f"invalid ID field: {lit.value}", self.text, lit.pos)
+            return canonical
+        ok = {
+            "text": kind == "string",
+            "longtext": kind == "string",
+            "double": kind == "number",
+            "currency": kind == "number",
+            "int": kind == "number",
+            "boolean": kind == "boolean",
+            "date": kind == "date",
+            "datetime": kind == "datetime",
+        }[cat]
+        if not ok:
+            raise self.type_error(v, lit)
+        if kind == "boolean":
+            return 1 if lit.value else 0
+        if kind == "date":
+            return lit.value.isoformat()
+        return lit.value
+
+    def compare(self, v: _Val, op: str, lit: Literal) -> str:
+        sql = v.sql
+        if lit.kind == "null":
+            if op == "=":
+                return f"{sql} IS NULL"
+            if op == "!=":
+                return f"{sql} IS NOT NULL"
+            return "0"  # ordering against null matches nothing
+        if op == "LIKE":
+            if v.cat not in ("text", "id"):
+                raise SoqlError(
+                    "INVALID_FIELD",
+                    f"invalid operator on field '{v.text}': LIKE applies to text fields only",
+                    self.text,
+                    lit.pos,
+                )
+            if lit.kind != "string":
+                raise self.type_error(v, lit)
+            return f"{sql} LIKE {self.param(lit.value)} ESCAPE '\\'"
+        if lit.kind == "relative":
+            if v.cat not in ("date", "datetime"):
+                raise self.type_error(v, lit)
+            self.relative = True
+            name, n = lit.value
+            is_dt = v.cat == "datetime"
+            start = RelativeParam(name, n, False, is_dt)
+            end = RelativeParam(name, n, True, is_dt)
+            if op == "=":
+                return f"({sql} >= {self.param(start)} AND {sql} < {self.param(end)})"
+            if op == "!=":
+                return f"({sql} IS NULL OR {sql} < {self.param(start)} OR {sql} >= {self.param(end)})"
+            if op == "<":
+                return f"{sql} < {self.param(start)}"
+            if op == "<=":
+                return f"{sql} < {self.param(end)}"
+            if op == ">":
+                return f"{sql} >= {self.param(end)}"
+            return f"{sql} >= {self.param(start)}"
+        value = self.coerce(v, lit)
+        if v.cat == "id" and op in ("=", "!="):
+            forms = _id_forms(lit.value, value)
+            if len(forms) > 1:  # also match a dump whose ids are 15 characters or break the checksum
+                marks = ", ".join(self.param(x) for x in forms)
+                return f"{sql} IN ({marks})" if op == "=" else f"({sql} IS NULL OR {sql} NOT IN ({marks}))"
+        collate = " COLLATE NOCASE" if v.cat == "text" else ""
+        if op == "!=":  # SOQL's != matches null values too
+            return f"{sql} IS NOT {self.param(value)}{collate}"
+        return f"{sql} {op} {self.param(value)}{collate}"
+
+    def in_values(self, v: _Val, c: InValues) -> str:
+        if any(lit.kind == "relative" for lit in c.values):
+            parts = [self.compare(v, "=", lit) for lit in c.values]
+            joined = "(" + " OR ".join(parts) + ")"
+            return f"(NOT IFNULL({joined}, 0))" if c.negated else joined
+        has_null = any(lit.kind == "null" for lit in c.values)
+        values = [self.coerce(v, lit) for lit in c.values if lit.kind != "null"]
+        if v.cat == "id":
+            typed = [lit.value for lit in c.values if lit.kind != "null"]
+            values = list(dict.fromkeys(f for t, x in zip(typed, values, strict=True) for f in _id_forms(t, x)))
+        collate = " COLLATE NOCASE" if v.cat == "text" else ""
+        placeholders = ", ".join(self.param(x) for x in values)
+        if not c.negated:
+            parts = []
+            if values:
+                parts.append(f"{v.sql}{collate} IN ({placeholders})")
+            if has_null:
+                parts.append(f"{v.sql} IS NULL")
+            return "(" + " OR ".join(parts) + ")"
+        if not values:
+            return f"{v.sql} IS NOT NULL"
+        if has_null:
+            return f"({v.sql} IS NOT NULL AND {v.sql}{collate} NOT IN ({placeholders}))"
+        return f"({v.sql} IS NULL OR {v.sql}{collate} NOT IN ({placeholders}))"
+
+    def semi_join(self, v: _Val, c: InSelect, where: str) -> str:
+        if where != "WHERE":
+            raise malformed(self.text, c.pos, "Semi join sub-selects are only allowed in the WHERE clause")
+        if v.cat != "id" or v.func is not None:
+            raise malformed(
+                self.text,
+                c.pos,
+                f"Semi join sub-selects can only be used with an Id or reference field, not with {v.text}",
+            )
+        sub_sql, inner = self.subquery(c.query)
+        outer_target = v.owner.name if v.field and v.field.type is FieldType.ID and v.owner else None
+        if v.field is not None and v.field.type is FieldType.REFERENCE:
+            outer_target = v.field.reference_to
+        inner_target = inner.owner.name if inner.field and inner.field.type is FieldType.ID and inner.owner else None
+        if inner.field is not None and inner.field.type is FieldType.REFERENCE:
+            inner_target = inner.field.reference_to
+        if outer_target != inner_target:
+            raise malformed(
+                self.text,
+                c.query.items[0].expr.pos if isinstance(c.query.items[0], SelectItem) else c.pos,
+                f"The selected field '{inner.text}' in the subquery and the left operand field in the where "
+                f"expression in the outer query '{v.text}' should point to the same object type",
+            )
+        if c.negated:
+            return f"({v.sql} IS NULL OR {v.sql} NOT IN ({sub_sql}))"
+        return f"{v.sql} IN ({sub_sql})"
+
+    def subquery(self, q: Select) -> tuple[str, _Val]:
+        scope = self.scope(q)
+        items = [i for i in q.items if isinstance(i, SelectItem)]
+        if len(items) != 1 or len(q.items) != 1:
+            raise malformed(self.text, q.pos, "Semi join sub-selects must select exactly one Id or reference field")
+        item = items[0]
+        if not isinstance(item.expr, FieldPath) or item.alias is not None or q.group_by or q.having:
+            raise malformed(
+                self.text, item.expr.pos, "Semi join sub-selects must select exactly one Id or reference field"
+            )
+        inner = self.resolve(scope, item.expr)
+        if inner.cat != "id":
+            raise malformed(
+                self.text,
+                item.expr.pos,
+                f"Semi join sub-selects can only select an Id or reference field, not {item.expr.text}",
+            )
+        where = f"{inner.sql} IS NOT NULL"
+        if q.where is not None:
+            where += " AND " + self.condition(scope, q.where, None, "WHERE")
+        order = self.order_by(scope, q, None)
+        sql = f"SELECT {inner.sql} FROM {self.from_clause(scope)} WHERE {where}{order}{self.limit_offset(q)}"
+        return sql, inner
+
+    # -- clauses ---------------------------------------------------------------------------------
+
+    def from_clause(self, scope: _Scope) -> str:
+        table = quote_identifier(self.catalog.tables[scope.obj.name])
+        return " ".join([f"{table} AS {quote_identifier(scope.alias)}", *scope.join_sql])
+
+    def order_by(self, scope: _Scope, q: Select, groups: Sequence[_Val] | None) -> str:
+        if not q.order_by:
+            return ""
+        parts = []
+        for item in q.order_by:
+            v = (
+                self.value(scope, item.expr, "ORDER BY")
+                if groups is None
+                else self.grouped(scope, item.expr, groups, "ORDER BY")
+            )
+            if v.cat == "longtext":
+                raise SoqlError(
+                    "INVALID_FIELD", f"field '{v.name}' can not be sorted in a query call", self.text, item.expr.pos
+                )
+            sql = v.sql + (" COLLATE NOCASE" if v.cat == "text" else "")
+            sql += " DESC" if item.descending else " ASC"
+            if item.nulls_first is not None:
+                sql += " NULLS FIRST" if item.nulls_first else " NULLS LAST"
+            parts.append(sql)
+        return " ORDER BY " + ", ".join(parts)
+
+    def limit_offset(self, q: Select) -> str:
+        if q.offset is not None and q.offset > MAX_OFFSET:
+            raise SoqlError(
+                "NUMBER_OUTSIDE_VALID_RANGE",
+                f"Maximum SOQL offset allowed is {MAX_OFFSET}",
+                self.text,
+                q.offset_pos,
+            )
+        sql = ""
+        if q.limit is not None:
+            sql += f" LIMIT {self.param(min(q.limit, 2**62))}"  # beyond SQLite's integers means no limit
+        if q.offset is not None:
+            sql += (" LIMIT -1" if q.limit is None else "") + f" OFFSET {self.param(q.offset)}"
+        return sql
+
+    # -- the whole query -------------------------------------------------------------------------
+
+    def top(self, q: Select) -> Plan:
+        scope = self.scope(q)
+        for item in q.items:
+            if isinstance(item, ChildSubquery):
+                raise SoqlError(
+                    "INVALID_TYPE",
+                    f"Didn't understand relationship '{item.query.object_name}' in FROM part of query call. If you "
+                    "are attempting to use a custom relationship, be sure to append the '__r' after the custom "
+                    "relationship name. Please reference your WSDL or the describe call for the appropriate names.",
+                    self.text,
+                    item.query.object_pos,
+                )
+        items: list[SelectItem] = list(q.items)  # type: ignore[arg-type]
+        count_items = [i for i in items if isinstance(i.expr, FuncCall) and i.expr.name == "COUNT" and not i.expr.arg]
+        if count_items:
+            if len(items) != 1:
+                raise malformed(
+                    self.text, count_items[0].expr.pos, "COUNT() must be the only element in the SELECT list"
+                )
+            return self.count_query(scope, q)
+        is_aggregate = bool(q.group_by) or q.having is not None
+        is_aggregate = is_aggregate or any(
+            isinstance(i.expr, FuncCall) and i.expr.name in AGGREGATES | DATE_FUNCTIONS for i in items
+        )
+        if is_aggregate:
+            return self.aggregate_query(scope, q, items)
+        return self.record_query(scope, q, items)
+
+    def where(self, scope: _Scope, q: Select) -> str:
+        if q.where is None:
+            return ""
+        return " WHERE " + self.condition(scope, q.where, None, "WHERE")
+
+    def groups(self, scope: _Scope, q: Select) -> list[_Val]:
+        groups = []
+        for e in q.group_by:
+            if isinstance(e, FuncCall) and e.name in AGGREGATES:
+                raise malformed(self.text, e.pos, f"Aggregate functions are not allowed in GROUP BY: {e.text}")
+            v = self.value(scope, e, "GROUP BY")
+            if v.cat == "longtext":
+                raise SoqlError(
+                    "INVALID_FIELD", f"field '{v.name}' can not be grouped in a query call", self.text, e.pos
+                )
+            groups.append(v)
+        return groups
+
+    def count_query(self, scope: _Scope, q: Select) -> Plan:
+        where = self.where(scope, q)
+        groups = self.groups(scope, q)
+        group_sql = " GROUP BY " + ", ".join(g.sql for g in groups) if groups else ""
+        having = ""
+        if q.having is not None:
+            having = " HAVING " + self.condition(scope, q.having, groups, "HAVING")
+        if q.order_by:
+            self.order_by(scope, q, groups if groups else None)  # checked, but order cannot change a count
+        limit = self.limit_offset(q)
+        inner = f"SELECT 1 FROM {self.from_clause(scope)}{where}{group_sql}{having}{limit}"
+        sql = (
+            f"SELECT COUNT(*) FROM ({inner})"
+            if (groups or limit or having)
+            else inner.replace("SELECT 1", "SELECT COUNT(*)", 1)
+        )
+        return Plan(sql, tuple(self.params), self.relative, _no_records, True, scope.obj.name)
+
+    def record_query(self, scope: _Scope, q: Select, items: list[SelectItem]) -> Plan:
+        values: list[_Val] = []
+        seen: set[str] = set()
+        for item in items:
+            if item.alias is not None:
+                raise malformed(self.text, item.alias_pos, "Only aggregate expressions use field aliasing")
+            v = self.value(scope, item.expr, "SELECT")
+            if v.sql in seen:
+                raise malformed(self.text, item.expr.pos, f"duplicate field selected: {v.text}")
+            seen.add(v.sql)
+            values.append(v)
+        where = self.where(scope, q)
+        order = self.order_by(scope, q, None)
+        limit = self.limit_offset(q)
+        columns: list[str] = [f'{quote_identifier(scope.alias)}."Id"']
+        index: dict[str, int] = {columns[0]: 0}
+
+        def col(sql: str) -> int:
+            if sql not in index:
+                index[sql] = len(columns)
+                columns.append(sql)
+            return index[sql]
+
+        # The record tree: key -> leaf (column, category) or nested node (object, id column, children).
+        root: dict[str, Any] = {}
+        for v in values:
+            node = root
+            for rel, parent, alias in v.chain:
+                entry = node.get(rel)
+                if entry is None:
+                    entry = (parent, col(f'{quote_identifier(alias)}."Id"'), {})
+                    node[rel] = entry
+                node = entry[2]
+            node[v.name] = (col(v.sql), v.cat)
+        sql = f"SELECT {', '.join(columns)} FROM {self.from_clause(scope)}{where}{order}{limit}"
+        shape = _generate_shaper(_record_source(scope.obj, 0, root))
+        return Plan(sql, tuple(self.params), self.relative, shape, False, scope.obj.name)
+
+    def aggregate_query(self, scope: _Scope, q: Select, items: list[SelectItem]) -> Plan:
+        groups = self.groups(scope, q)
+        values: list[tuple[str, _Val]] = []
+        keys: set[str] = set()
+        n_expr = 0
+        for item in items:
+            v = self.grouped(scope, item.expr, groups, "SELECT")
+            if item.alias is not None:
+                key = item.alias
+            elif isinstance(item.expr, FuncCall) and (v.aggregate or v.func):
+                key = f"expr{n_expr}"
+                n_expr += 1
+            else:
+                key = v.name
+            if key.lower() in keys:
+                raise malformed(self.text, item.alias_pos if item.alias else item.expr.pos, f"duplicate alias: {key}")
+            keys.add(key.lower())
+            values.append((key, v))
+        where = self.where(scope, q)
+        group_sql = ""
+        if groups:
+            group_sql = " GROUP BY " + ", ".join(g.sql + (" COLLATE NOCASE" if g.cat == "text" else "") for g in groups)
+        having = ""
+        if q.having is not None:
+            having = " HAVING " + self.condition(scope, q.having, groups, "HAVING")
+        order = self.order_by(scope, q, groups)
+        limit = self.limit_offset(q)
+        columns = ", ".join(v.sql for _, v in values)
+        sql = f"SELECT {columns} FROM {self.from_clause(scope)}{where}{group_sql}{having}{order}{limit}"
+        entries = ", ".join(f"{key!r}: {_convert(v.cat, f'r[{i}]')}" for i, (key, v) in enumerate(values))
+        source = "{'attributes': {'type': 'AggregateResult'}" + (", " + entries if entries else "") + "}"
+        return Plan(sql, tuple(self.params), self.relative, _generate_shaper(source), False, scope.obj.name)
+
+
+def _convert(cat: str, expr: str) -> str:
+    fn = _CONVERTER.get(cat)
+    return expr if fn is None else f"{fn}({expr})"
+
+
+def _record_source(obj: SObject, id_col: int, node: dict[str, Any]) -> str:
+    url = f"{URL_PREFIX}{obj.name}/"
+    parts = [f"'attributes': {{'type': {obj.name!r}, 'url': {url!r} + r[{id_col}]}}"]
+    for key, entry in node.items():
+        if len(entry) == 2:
+            parts.append(f"{key!r}: {_convert(entry[1], f'r[{entry[0]}]')}")
+        else:
+            parent, parent_id, children = entry
+            inner = _record_source(parent, parent_id, children)
+            parts.append(f"{key!r}: ({inner} if r[{parent_id}] is not None else None)")
+    return "{" + ", ".join(parts) + "}"
+
+
+def _f(v: Any) -> float | None:
+    return None if v is None else float(v)
+
+
+def _i(v: Any) -> int | None:
+    return None if v is None else int(v)
+
+
+def _b(v: Any) -> bool | None:
+    return None if v is None else bool(v)
+
+
+_SHAPER_GLOBALS = {"_f": _f, "_i": _i, "_b": _b, "__builtins__": {}}
+
+
+def _generate_shaper(record_source: str) -> Callable[[list[tuple[Any, ...]]], list[dict[str, Any]]]:
+    # The source holds only schema names, validated aliases and repr()'d constants.
+    namespace: dict[str, Any] = {}
+    exec(f"def shape(rows):\n    return [{record_source} for r in rows]\n", dict(_SHAPER_GLOBALS), namespace)
+    return namespace["shape"]
+
+
+def _no_records(rows: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
+    return []

@@ -1,0 +1,88 @@
+"""The SOQL grammar, for lark's LALR parser.
+
+The text lives in a Python module so that the package needs no data files. Keywords are
+case-insensitive, as in SOQL. ``AND`` and ``OR`` cannot be mixed at one level without parentheses:
+the grammar has no rule for it, so ``a AND b OR c`` fails at ``OR``, as Salesforce's parser does.
+Relative date literals (``TODAY``, ``LAST_N_DAYS:7``) parse as names with an optional ``:n`` and are
+checked later, so that an unknown one is reported by name.
+"""
+
+from __future__ import annotations
+
+SOQL_GRAMMAR = r"""
+start: select
+
+select: SELECT select_list FROM NAME [NAME] [where_clause] [group_clause] [having_clause] [order_clause] \
+        [limit_clause] [offset_clause]
+
+select_list: select_item ("," select_item)*
+select_item: expr [NAME]             -> item
+           | LPAR select RPAR        -> child_subquery
+
+?expr: field | func
+field: NAME ("." NAME)*
+func: NAME LPAR [expr] RPAR
+
+where_clause: WHERE condition
+having_clause: HAVING condition
+group_clause: GROUP BY expr ("," expr)*
+order_clause: ORDER BY order_item ("," order_item)*
+order_item: expr [ASC | DESC] [NULLS (FIRST | LAST)]
+limit_clause: LIMIT INT
+offset_clause: OFFSET INT
+
+?condition: unary | and_cond | or_cond
+and_cond: unary (AND unary)+
+or_cond: unary (OR unary)+
+?unary: not_cond | LPAR condition RPAR -> paren | predicate
+not_cond: NOT unary
+
+?predicate: expr OP literal            -> compare
+          | expr LIKE literal          -> like
+          | expr [NOT] IN LPAR in_body RPAR -> in_
+          | expr (INCLUDES | EXCLUDES) LPAR literal ("," literal)* RPAR -> includes
+
+?in_body: literal ("," literal)*       -> in_values
+        | select                       -> in_select
+
+literal: STRING | NUMBER | DATETIME | DATE | TRUE | FALSE | NULL | date_literal
+date_literal: NAME [COLON INT]
+
+SELECT: "SELECT"i
+FROM: "FROM"i
+WHERE: "WHERE"i
+HAVING: "HAVING"i
+GROUP: "GROUP"i
+ORDER: "ORDER"i
+BY: "BY"i
+ASC: "ASC"i
+DESC: "DESC"i
+NULLS: "NULLS"i
+FIRST: "FIRST"i
+LAST: "LAST"i
+LIMIT: "LIMIT"i
+OFFSET: "OFFSET"i
+AND: "AND"i
+OR: "OR"i
+NOT: "NOT"i
+IN: "IN"i
+LIKE: "LIKE"i
+INCLUDES: "INCLUDES"i
+EXCLUDES: "EXCLUDES"i
+TRUE: "TRUE"i
+FALSE: "FALSE"i
+NULL: "NULL"i
+LPAR: "("
+RPAR: ")"
+COLON: ":"
+
+OP: "=" | "!=" | "<>" | "<=" | ">=" | "<" | ">"
+NAME: /[A-Za-z_][A-Za-z0-9_]*/i
+DATETIME.4: /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})/i
+DATE.3: /\d{4}-\d{2}-\d{2}/
+NUMBER.2: /[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?/
+INT: /\d+/
+STRING: /'(?:[^'\\]|\\.)*'/s
+
+%ignore /\s+/
+"""

@@ -1,0 +1,244 @@
+"""Text to syntax tree: lark's LALR parser over :data:`SOQL_GRAMMAR`, then a walk to :mod:`._ast` nodes.
+
+Syntax errors become MALFORMED_QUERY errors worded as Salesforce's parser words them
+(``unexpected token: 'OR'``, ``unexpected token: <EOF>``), with the caret block pointing at the token.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import lark
+from lark import Token, Tree
+
+from crmarena_gym.org.soql._ast import (
+    And,
+    ChildSubquery,
+    Compare,
+    FieldPath,
+    FuncCall,
+    Includes,
+    InSelect,
+    InValues,
+    Literal,
+    Not,
+    Or,
+    OrderItem,
+    Select,
+    SelectItem,
+)
+from crmarena_gym.org.soql._dates import DateLiteralError, check_relative, parse_date, parse_datetime
+from crmarena_gym.org.soql._errors import SoqlError, malformed
+from crmarena_gym.org.soql._grammar import SOQL_GRAMMAR
+
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
+
+
+@functools.cache
+def _lark() -> lark.Lark:
+    return lark.Lark(SOQL_GRAMMAR, parser="lalr", propagate_positions=True, maybe_placeholders=True)
+
+
+def parse(text: str) -> Select:
+    """Parse one SOQL query.
+
+    Raises:
+        SoqlError: MALFORMED_QUERY for a syntax error or a malformed literal.
+
+    Example:
+        >>> parse("SELECT Id FROM Case LIMIT 5").limit
+        5
+    """
+    try:
+        tree = _lark().parse(text)
+    except lark.exceptions.UnexpectedToken as exc:
+        tok = exc.token
+        if tok.type == "$END":
+            raise malformed(text, len(text.rstrip()), "unexpected token: <EOF>") from None
+        raise malformed(text, tok.start_pos, f"unexpected token: '{tok}'") from None
+    except lark.exceptions.UnexpectedCharacters as exc:
+        pos = exc.pos_in_stream
+        rest = text[pos:]
+        if rest.startswith("'"):
+            raise malformed(text, pos, f"unterminated string literal: {rest[:40]}") from None
+        word = rest.split(None, 1)[0] if rest.strip() else rest
+        raise malformed(text, pos, f"unexpected token: '{word[:40] if word[0].isalnum() else word[0]}'") from None
+    except lark.exceptions.UnexpectedEOF:
+        raise malformed(text, len(text), "unexpected token: <EOF>") from None
+    except lark.exceptions.LarkError as exc:  # anything else lark may raise: still a syntax error
+        raise malformed(text, None, f"unexpected token: {exc}") from None
+    except RecursionError:
+        raise malformed(text, None, "query is too deeply nested") from None
+    try:
+        return _Walker(text).select(tree.children[0])
+    except RecursionError:
+        raise malformed(text, None, "query is too deeply nested") from None
+
+
+def decode_string(raw: str, text: str, pos: int, *, like: bool = False) -> str:
+    """The value of a quoted SOQL string literal (``raw`` includes the quotes).
+
+    With ``like``, ``\\%`` and ``\\_`` stay escaped (as ``\\%`` and ``\\_``, with ``\\\\`` for a
+    backslash) for an SQL ``LIKE ... ESCAPE '\\'``; otherwise they are the plain characters.
+    """
+    body = raw[1:-1]
+    out: list[str] = []
+    i = 0
+    while i < len(body):
+        ch = body[i]
+        if ch != "\\":
+            out.append(ch)
+            i += 1
+            continue
+        nxt = body[i + 1] if i + 1 < len(body) else ""
+        if nxt in ("%", "_"):
+            out.append("\\" + nxt if like else nxt)
+            i += 2
+        elif nxt.lower() in _ESCAPES:
+            value = _ESCAPES[nxt.lower()]
+            out.append("\\\\" if like and value == "\\" else value)
+            i += 2
+        elif nxt == "u" and len(body) >= i + 6 and all(c in "0123456789abcdefABCDEF" for c in body[i + 2 : i + 6]):
+            out.append(chr(int(body[i + 2 : i + 6], 16)))
+            i += 6
+        else:
+            seq = "\\" + nxt
+            raise malformed(
+                text, pos, f"Invalid string literal '{body}'. Illegal character sequence '{seq}' in string literal."
+            )
+    return "".join(out)
+
+
+class _Walker:
+    """Turns lark's parse tree into :mod:`._ast` nodes."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def select(self, t: Tree) -> Select:
+        (
+            select_kw,
+            select_list,
+            _from_kw,
+            obj,
+            obj_alias,
+            where,
+            group,
+            having,
+            order,
+            limit,
+            offset,
+        ) = t.children
+        items = tuple(self.select_item(c) for c in select_list.children)
+        limit_value, limit_pos = (None, -1) if limit is None else (int(limit.children[1]), limit.children[1].start_pos)
+        offset_value, offset_pos = (
+            (None, -1) if offset is None else (int(offset.children[1]), offset.children[1].start_pos)
+        )
+        return Select(
+            items=items,
+            object_name=str(obj),
+            object_pos=obj.start_pos,
+            object_alias=None if obj_alias is None else str(obj_alias),
+            where=None if where is None else self.condition(where.children[1]),
+            group_by=() if group is None else tuple(self.expr(c) for c in group.children[2:]),
+            having=None if having is None else self.condition(having.children[1]),
+            order_by=() if order is None else tuple(self.order_item(c) for c in order.children[2:]),
+            limit=limit_value,
+            limit_pos=limit_pos,
+            offset=offset_value,
+            offset_pos=offset_pos,
+            pos=select_kw.start_pos,
+        )
+
+    def select_item(self, t: Tree) -> SelectItem | ChildSubquery:
+        if t.data == "child_subquery":
+            return ChildSubquery(self.select(t.children[1]), t.children[0].start_pos)
+        expr, alias = t.children
+        return SelectItem(
+            self.expr(expr), None if alias is None else str(alias), -1 if alias is None else alias.start_pos
+        )
+
+    def expr(self, t: Tree) -> FieldPath | FuncCall:
+        if t.data == "field":
+            toks: list[Token] = t.children  # type: ignore[assignment]
+            return FieldPath(tuple(str(x) for x in toks), toks[0].start_pos, tuple(x.start_pos for x in toks))
+        name, _lpar, arg, rpar = t.children
+        return FuncCall(
+            str(name).upper(),
+            None if arg is None else self.expr(arg),
+            name.start_pos,
+            self.text[name.start_pos : rpar.end_pos],
+        )
+
+    def order_item(self, t: Tree) -> OrderItem:
+        expr, direction, _nulls, position = t.children
+        descending = direction is not None and direction.type == "DESC"
+        nulls_first = None if position is None else position.type == "FIRST"
+        return OrderItem(self.expr(expr), descending, nulls_first)
+
+    def condition(self, t: Tree):
+        kind = t.data
+        if kind == "and_cond":
+            return And(tuple(self.condition(c) for c in t.children if isinstance(c, Tree)))
+        if kind == "or_cond":
+            return Or(tuple(self.condition(c) for c in t.children if isinstance(c, Tree)))
+        if kind == "not_cond":
+            return Not(self.condition(t.children[1]))
+        if kind == "paren":
+            return self.condition(t.children[1])
+        if kind == "compare":
+            left, op, lit = t.children
+            opv = "!=" if str(op) == "<>" else str(op)
+            return Compare(self.expr(left), opv, self.literal(lit, like=False), op.start_pos)
+        if kind == "like":
+            left, kw, lit = t.children
+            return Compare(self.expr(left), "LIKE", self.literal(lit, like=True), kw.start_pos)
+        if kind == "in_":
+            left, not_kw, in_kw, _lpar, body, _rpar = t.children
+            negated = not_kw is not None
+            pos = (not_kw or in_kw).start_pos
+            if body.data == "in_select":
+                return InSelect(self.expr(left), negated, self.select(body.children[0]), pos)
+            return InValues(self.expr(left), negated, tuple(self.literal(c) for c in body.children), pos)
+        if kind == "includes":
+            op = t.children[1]
+            return Includes(self.expr(t.children[0]), str(op).upper(), op.start_pos)
+        raise malformed(self.text, None, f"unexpected construct {kind}")  # pragma: no cover - grammar bound
+
+    def literal(self, t: Tree, like: bool = False) -> Literal:
+        node = t.children[0]
+        if isinstance(node, Tree):  # date_literal: NAME [":" INT]
+            name_tok, _colon, n_tok = node.children
+            name = str(name_tok).upper()
+            n = None if n_tok is None else int(n_tok)
+            try:
+                check_relative(name, n)
+            except DateLiteralError as exc:
+                msg = str(exc)
+                if msg.startswith("unexpected token"):
+                    msg = f"unexpected token: '{name_tok}'"
+                raise malformed(self.text, name_tok.start_pos, msg) from None
+            raw = self.text[name_tok.start_pos : (n_tok or name_tok).end_pos]
+            return Literal("relative", (name, n), name_tok.start_pos, raw)
+        tok: Token = node
+        raw, pos, kind = str(tok), tok.start_pos, tok.type
+        try:
+            if kind == "STRING":
+                return Literal("string", decode_string(raw, self.text, pos, like=like), pos, raw)
+            if kind == "NUMBER":
+                value: int | float = int(raw) if all(c not in raw for c in ".eE") else float(raw)
+                if isinstance(value, int) and not -(2**63) <= value < 2**63:
+                    value = float(value)  # beyond SQLite's integers; Salesforce reads it as a double too
+                return Literal("number", value, pos, raw)
+            if kind == "DATE":
+                return Literal("date", parse_date(raw), pos, raw)
+            if kind == "DATETIME":
+                return Literal("datetime", parse_datetime(raw), pos, raw)
+        except DateLiteralError as exc:
+            raise malformed(self.text, pos, str(exc)) from None
+        if kind in ("TRUE", "FALSE"):
+            return Literal("boolean", kind == "TRUE", pos, raw)
+        return Literal("null", None, pos, raw)
+
+
+__all__ = ["SoqlError", "decode_string", "parse"]

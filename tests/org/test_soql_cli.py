@@ -1,0 +1,74 @@
+"""``crmarena-gym query``: tables, JSON, errors and the exit code."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from crmarena_gym.cli import _query
+
+
+def _run(*argv: str) -> tuple[int, str, str]:
+    parser = argparse.ArgumentParser()
+    _query.register(parser.add_subparsers())
+    args = parser.parse_args(["query", *argv])
+    out, err = io.StringIO(), io.StringIO()
+    code = _query.run(args, out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_table_with_flattened_parent_fields(small_org_path: Path, rows: dict) -> None:
+    code, out, err = _run("SELECT Id, Subject, Owner.Name FROM Case ORDER BY Id LIMIT 3", "--org", str(small_org_path))
+    assert code == 0 and not err
+    lines = out.splitlines()
+    assert lines[0].split() == ["Id", "Subject", "Owner.Name"]
+    first = sorted(rows["Case"], key=lambda r: r["Id"])[0]
+    assert lines[2].startswith(first["Id"])
+    assert lines[-1] == "totalSize: 3"
+
+
+def test_count_and_json(small_org_path: Path) -> None:
+    code, out, _ = _run("SELECT COUNT() FROM Case", "--org", str(small_org_path))
+    assert code == 0 and out.strip() == "totalSize: 60"
+    code, out, _ = _run("SELECT Id FROM Case LIMIT 2", "--org", str(small_org_path), "--json")
+    result = json.loads(out)
+    assert result["totalSize"] == 2 and result["records"][0]["attributes"]["type"] == "Case"
+
+
+def test_today_option_moves_relative_literals(small_org_path: Path, rows: dict) -> None:
+    _, out, _ = _run(
+        "SELECT COUNT() FROM Case WHERE CreatedDate = THIS_YEAR", "--org", str(small_org_path), "--today", "2022-05-01"
+    )
+    assert out.strip() == f"totalSize: {sum(r['CreatedDate'].startswith('2022') for r in rows['Case'])}"
+
+
+@pytest.mark.parametrize(
+    ("argv", "prefix"),
+    [
+        (["SELECT Foo FROM Case"], "INVALID_FIELD: "),
+        (["SELECT * FROM Case"], "MALFORMED_QUERY: "),
+        (["SELECT Id FROM Case", "--today", "2023-99-01"], "error: today must be an ISO date"),
+    ],
+)
+def test_errors_print_code_and_message(small_org_path: Path, argv: list[str], prefix: str) -> None:
+    code, out, err = _run(*argv, "--org", str(small_org_path))
+    assert code == 1 and not out and err.startswith(prefix)
+
+
+def test_missing_org_file(tmp_path: Path) -> None:
+    code, _, err = _run("SELECT Id FROM Case", "--org", str(tmp_path / "none.db"))
+    assert code == 1 and "none.db" in err
+
+
+def test_sosl_text_goes_to_search(small_org_path: Path) -> None:
+    try:
+        import crmarena_gym.org._sosl  # noqa: F401
+    except ImportError:
+        pytest.skip("the SOSL engine is not in this tree yet")
+    code, out, err = _run("  FIND {delay} IN ALL FIELDS RETURNING Case(Id, Subject)", "--org", str(small_org_path))
+    assert not err, err
+    assert code == 0 and out.splitlines()[0].split()[0] == "sObject"
