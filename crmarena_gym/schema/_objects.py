@@ -12,8 +12,8 @@ from crmarena_gym.schema._types import Field, FieldType, SObject
 
 T = FieldType
 
-# Salesforce's person Name: first and last name with one space; either part may be missing.
-_PERSON_NAME = "TRIM(COALESCE(\"FirstName\", '') || ' ' || COALESCE(\"LastName\", ''))"
+# Salesforce's person Name: first and last name with one space (either may be missing); null without a record.
+_PERSON_NAME = "NULLIF(TRIM(IFNULL(\"FirstName\", '') || ' ' || IFNULL(\"LastName\", '')), '')"
 
 CASE_STATUSES = ("New", "Working", "Escalated", "Waiting on Customer", "Closed")
 CASE_PRIORITIES = ("Low", "Medium", "High", "Critical")

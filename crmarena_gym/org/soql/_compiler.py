@@ -67,7 +67,10 @@ for _name in ("YEAR", "MONTH", "QUARTER"):
     _DATE_FUNCS[f"FISCAL_{_name}"] = _DATE_FUNCS[f"CALENDAR_{_name}"]
 DATE_FUNCTIONS = frozenset(_DATE_FUNCS)
 #: The SQL functions compiled queries call (the authorizer allows exactly these).
-SQL_FUNCTIONS = frozenset({"substr", "strftime", "count", "sum", "avg", "min", "max", "ifnull", "like"})
+# trim, ifnull and nullif also serve the schema's formula fields (a person's Name).
+SQL_FUNCTIONS = frozenset(
+    {"substr", "strftime", "count", "sum", "avg", "min", "max", "ifnull", "like", "trim", "nullif"}
+)
 
 _CATEGORY = {
     FieldType.ID: "id",
