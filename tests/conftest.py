@@ -6,6 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from crmarena_gym.datagen import generate_org
+from crmarena_gym.tasks import TaskInstance
+from crmarena_gym.tasks._generate import generate_tasks
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DIR = REPO_ROOT.parent / "shared" / "crmarena"
 
@@ -16,3 +20,17 @@ def shared_dir() -> Path:
     if not SHARED_DIR.is_dir():
         pytest.fail(f"the original benchmark's data is missing: expected {SHARED_DIR}")
     return SHARED_DIR
+
+
+@pytest.fixture(scope="session")
+def env_org(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A generated org (seed 3, half the original's size) for environment and wrapper tests."""
+    path = tmp_path_factory.mktemp("envs") / "org.sqlite"
+    generate_org(path, seed=3, scale=0.5)
+    return path
+
+
+@pytest.fixture(scope="session")
+def env_tasks(env_org: Path) -> list[TaskInstance]:
+    """Six generated instances of each of HTU, TCU, TII, MTA and BRI on :func:`env_org`."""
+    return generate_tasks(env_org, seed=1, per_task=6, tasks=["HTU", "TCU", "TII", "MTA", "BRI"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import sqlite3
 from collections import Counter
 from pathlib import Path
@@ -55,3 +56,36 @@ class OrgBuilder:
         """Commit and close (the file stays)."""
         self.conn.commit()
         self.conn.close()
+
+
+def build_original_layout(shared_dir: Path, path: Path) -> dict[str, dict[str, dict[str, Any]]]:
+    """Write a database in the original dump's layout from ``org_rows_sample.json``.
+
+    The sample holds rows harvested from agents' query outputs; keys that are not stored schema
+    fields (query aliases) are left out and rows of one record are merged by Id.
+
+    Returns:
+        The rows written: object name -> Id -> column -> value.
+    """
+    sample = json.loads((shared_dir / "org_rows_sample.json").read_text())["objects"]
+    merged: dict[str, dict[str, dict[str, Any]]] = {}
+    for name, records in sample.items():
+        obj = get_object(name)
+        assert obj is not None, name
+        by_id = merged.setdefault(obj.name, {})
+        for rec in records:
+            kept = {}
+            for key, value in rec.items():
+                f = obj.get_field(key)
+                if f is not None and f.stored:
+                    kept[f.column_name] = value
+            by_id.setdefault(kept["Id"], {}).update(kept)
+    conn = sqlite3.connect(path)
+    create_tables(conn)
+    for name, by_id in merged.items():
+        for row in by_id.values():
+            cols = ", ".join(f'"{c}"' for c in row)
+            conn.execute(f'INSERT INTO "{name}" ({cols}) VALUES ({", ".join("?" for _ in row)})', tuple(row.values()))
+    conn.commit()
+    conn.close()
+    return merged

@@ -1,8 +1,17 @@
-"""The Gymnasium environments: actions, observations and (next) the POMDP itself."""
+"""The Gymnasium environments: every CRMArena task as a text POMDP.
+
+Example:
+    >>> import gymnasium as gym
+    >>> import crmarena_gym  # registers the environments
+    >>> "CRMArena-NCR-v0" in gym.registry and "CRMArena-v0" in gym.registry
+    True
+"""
 
 from __future__ import annotations
 
 from crmarena_gym.envs._actions import Action, parse_action, unwrap_code
+from crmarena_gym.envs._env import FALLBACK_TODAY, CRMArenaEnv
+from crmarena_gym.envs._registration import MAX_TURNS, env_ids, register_envs
 from crmarena_gym.envs._render import (
     QUERY_OUTPUT_PREFIX,
     render_error,
@@ -10,11 +19,19 @@ from crmarena_gym.envs._render import (
     render_value,
     result_rows,
 )
+from crmarena_gym.envs._spaces import ActionText, UnicodeText
 
 __all__ = [
+    "FALLBACK_TODAY",
+    "MAX_TURNS",
     "QUERY_OUTPUT_PREFIX",
     "Action",
+    "ActionText",
+    "CRMArenaEnv",
+    "UnicodeText",
+    "env_ids",
     "parse_action",
+    "register_envs",
     "render_error",
     "render_query_result",
     "render_value",

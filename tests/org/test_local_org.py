@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 import pickle
 import sqlite3
 import threading
@@ -16,7 +15,7 @@ import pytest
 from crmarena_gym.org import LocalOrg, Org, OrgError
 from crmarena_gym.schema import create_tables, get_object, table_ddl
 from tests.org.conftest import SMALL_TODAY, file_sha256
-from tests.org_builder import OrgBuilder, ts
+from tests.org_builder import OrgBuilder, build_original_layout, ts
 
 # -- opening ---------------------------------------------------------------------------------------
 
@@ -257,36 +256,10 @@ def test_search_delegates_to_the_sosl_module(small_org: LocalOrg) -> None:
 # -- the original dump layout ----------------------------------------------------------------------
 
 
-def _sample_rows(shared_dir: Path) -> dict[str, dict[str, dict[str, Any]]]:
-    """The sample's rows merged by Id, keeping only keys that are stored schema fields."""
-    sample = json.loads((shared_dir / "org_rows_sample.json").read_text())["objects"]
-    merged: dict[str, dict[str, dict[str, Any]]] = {}
-    for name, records in sample.items():
-        obj = get_object(name)
-        assert obj is not None, name
-        by_id = merged.setdefault(obj.name, {})
-        for rec in records:
-            kept = {}
-            for key, value in rec.items():
-                f = obj.get_field(key)
-                if f is not None and f.stored:
-                    kept[f.column_name] = value
-            by_id.setdefault(kept["Id"], {}).update(kept)
-    return merged
-
-
 @pytest.fixture(scope="module")
 def original_layout(tmp_path_factory: pytest.TempPathFactory, shared_dir: Path) -> tuple[Path, dict[str, Any]]:
-    rows = _sample_rows(shared_dir)
     path = tmp_path_factory.mktemp("original") / "crmarena_data.db"
-    conn = sqlite3.connect(path)
-    create_tables(conn)
-    for name, by_id in rows.items():
-        for row in by_id.values():
-            cols = ", ".join(f'"{c}"' for c in row)
-            conn.execute(f'INSERT INTO "{name}" ({cols}) VALUES ({", ".join("?" for _ in row)})', tuple(row.values()))
-    conn.commit()
-    conn.close()
+    rows = build_original_layout(shared_dir, path)
     return path, rows
 
 

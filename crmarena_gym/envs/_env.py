@@ -1,0 +1,383 @@
+"""``CRMArenaEnv``: one CRMArena task instance per episode, as a text POMDP.
+
+The agent sees the question and its context, acts by text (``execute <query>``, a function call, or
+``submit <answer>``), sees query and function results, and gets a terminal reward when it submits:
+1 or 0 by exact match, the token F1 for knowledge questions.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
+from typing import Any, Literal
+
+import gymnasium as gym
+
+from crmarena_gym.envs._actions import Action, parse_action
+from crmarena_gym.envs._render import QUERY_OUTPUT_PREFIX, ObservationFormat, render_value
+from crmarena_gym.envs._spaces import ActionText, UnicodeText
+from crmarena_gym.org import LocalOrg, Org
+from crmarena_gym.schema import schema_text
+from crmarena_gym.tasks import TaskInstance, get_task_spec, load_tasks, score_answer
+from crmarena_gym.tools import Toolset, toolset
+
+ToolsetName = Literal["soql", "functions", "flex"]
+MatchMode = Literal["strict", "lenient"]
+
+#: The date relative date literals resolve against when an instance names none (deterministic).
+FALLBACK_TODAY = dt.date(2024, 12, 31)
+_TODAY_RE = re.compile(r"Today's date:\s*(\d{4}-\d{2}-\d{2})")
+_TRUNCATED = "\n[observation truncated: {n} more characters]"
+
+_QUERY_EXAMPLES = (
+    "execute SELECT Id, Subject, Status FROM Case LIMIT 5",
+    "execute SELECT COUNT(Id) FROM Case WHERE Status = 'Closed'",
+    "execute SELECT Owner.Name, COUNT(Id) n FROM Case GROUP BY Owner.Name ORDER BY COUNT(Id) DESC LIMIT 3",
+    "<execute>SELECT Id, Name FROM Issue__c</execute>",
+    "execute FIND {warranty} IN ALL FIELDS RETURNING Knowledge__kav(Id, Title)",
+)
+# (function, a well-formed call of it)
+_CALL_EXAMPLES = (
+    ("get_issues", "execute get_issues()"),
+    ("get_period", 'execute get_period({"period_name": "Q1", "year": 2022})'),
+    (
+        "get_start_date",
+        '{"name": "get_start_date", "arguments": {"end_date": "2023-01-01T00:00:00Z", "period": "month", '
+        '"interval_count": 3}}',
+    ),
+    ("find_id_with_max_value", 'execute find_id_with_max_value({"values_by_id": {"a": 2, "b": 1}})'),
+)
+_SUBMIT_EXAMPLES = ("submit None", "<submit>None</submit>")
+
+
+def _action_format(tools: Toolset) -> str:
+    lines = ["Reply with exactly one action per turn:"]
+    if "issue_soql_query" in tools or "issue_sosl_query" in tools:
+        lines.append(
+            "- execute <SOQL or SOSL query>: run a query on the org and see its rows "
+            "(a query starting with FIND is SOSL). The tags <execute>...</execute> work too."
+        )
+    functions = [t.name for t in tools if not t.general and not t.terminal]
+    if functions:
+        lines.append(
+            '- execute <function>({"argument": value, ...}): call one of the functions (arguments as one JSON '
+            'object), or send a JSON tool call {"name": ..., "arguments": {...}}.'
+        )
+    lines.append(
+        "- submit <answer>: give your final answer and end the episode; submit only the answer itself, "
+        "or None when the question has no answer. The tags <submit>...</submit> work too."
+    )
+    return "\n".join(lines)
+
+
+def _resolve_today(instance: TaskInstance) -> dt.date:
+    today = instance.params.get("today")
+    if today is None:
+        match = _TODAY_RE.search(instance.metadata.required)
+        today = match.group(1) if match else None
+    return dt.date.fromisoformat(today) if today else FALLBACK_TODAY
+
+
+class CRMArenaEnv(gym.Env[str, str]):
+    """A CRMArena task as a Gymnasium environment.
+
+    Args:
+        task: A task abbreviation or name (``"NCR"``, ``"case_routing"``) or None for all nine.
+        org: The org: None for the embedded default, a database path, or an :class:`~crmarena_gym.org.Org`
+            (a live :class:`~crmarena_gym.org.SalesforceOrg` works).
+        tasks: The task source: None for the default test set, a task file (the original's
+            ``tasks_original.json`` among them), a sequence of instances or records, or a mapping
+            ``{"split": "train", "seed": S, "per_task": N}`` for freshly drawn training instances.
+        toolset: ``"soql"`` (SOQL and SOSL, as in Act/ReAct), ``"functions"`` (the task-specific
+            functions, as in function calling) or ``"flex"`` (both).
+        match: ``"strict"`` (the paper's exact string equality) or ``"lenient"`` (a deterministic
+            extraction of the answer from a verbose reply first).
+        observation_format: ``"python"`` (the paper's ``str()`` of the rows) or ``"json"``.
+        aided: Show the domain details (quarters, seasons, periods) with the question, as the paper's
+            published runs do.
+        privileged: Put the gold answer and the hidden parameters in ``info`` (for oracles and debugging).
+        max_observation_chars: Longer observations are cut there, with a note saying how much was cut.
+        max_action_chars: The longest action accepted.
+        render_mode: None or ``"ansi"`` (the last observation as text).
+
+    Example:
+        >>> import gymnasium as gym
+        >>> env = gym.make("CRMArena-BRI-v0", tasks=[{"idx": 0, "task": "BRI", "query": "Which state?",
+        ...     "answer": "OR", "metadata": {"required": "- Today's date: 2021-03-01"}}], org=getfixture("tiny_org"))
+        >>> obs, info = env.reset(seed=0)
+        >>> obs.splitlines()[0], info["task"]
+        ('Which state?', 'best_region_identification')
+        >>> env.step("submit OR")[1:3]
+        (1.0, True)
+    """
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 1}  # noqa: RUF012 - gymnasium's convention
+
+    def __init__(
+        self,
+        task: str | None = None,
+        *,
+        org: Org | str | os.PathLike[str] | None = None,
+        tasks: str | os.PathLike[str] | Sequence[TaskInstance | Mapping[str, Any]] | Mapping[str, Any] | None = None,
+        toolset: ToolsetName = "soql",
+        match: MatchMode = "strict",
+        observation_format: ObservationFormat = "python",
+        aided: bool = True,
+        privileged: bool = False,
+        max_observation_chars: int = 100_000,
+        max_action_chars: int = 20_000,
+        render_mode: str | None = None,
+    ) -> None:
+        if toolset not in ("soql", "functions", "flex"):
+            raise ValueError(f"toolset must be 'soql', 'functions' or 'flex', got {toolset!r}")
+        if match not in ("strict", "lenient"):
+            raise ValueError(f"match must be 'strict' or 'lenient', got {match!r}")
+        if observation_format not in ("python", "json"):
+            raise ValueError(f"observation_format must be 'python' or 'json', got {observation_format!r}")
+        if render_mode not in (None, "ansi"):
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        if max_observation_chars < 1000:
+            raise ValueError(f"max_observation_chars must be at least 1000, got {max_observation_chars!r}")
+        self.task_spec = get_task_spec(task) if task is not None else None
+        self.org = _open_org(org)
+        self.instances = _load_instances(tasks, self.org, self.task_spec.name if self.task_spec else None)
+        self._by_idx = {inst.idx: inst for inst in self.instances}
+        self.toolset_name = toolset
+        self.tools = _make_toolset(toolset)
+        self.match = match
+        self.observation_format = observation_format
+        self.aided = aided
+        self.privileged = privileged
+        self.max_observation_chars = max_observation_chars
+        self.render_mode = render_mode
+        self.observation_space = UnicodeText(max_observation_chars + 200)
+        self.action_space = ActionText(max_action_chars, examples=self._examples())
+        self._schema_text = schema_text()
+        self.instance: TaskInstance | None = None
+        self._view: Org = self.org
+        self._turn = 0
+        self._done = True
+        self._last_observation = ""
+
+    # -- the episode ---------------------------------------------------------------------------
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        """Start an episode on one instance.
+
+        Args:
+            seed: Seeds the environment's generator (which instance is drawn, and any wrapper's noise).
+            options: ``{"task_id": idx}`` picks the instance with that ``idx``.
+
+        Returns:
+            The question with its context, and the ``info`` a policy needs to build its prompt.
+        """
+        super().reset(seed=seed)
+        options = dict(options or {})
+        task_id = options.pop("task_id", None)
+        if options:
+            raise ValueError(f"unknown reset option(s) {sorted(options)}; the only option is 'task_id'")
+        if task_id is None:
+            self.instance = self.instances[int(self.np_random.integers(len(self.instances)))]
+        else:
+            if task_id not in self._by_idx:
+                shown = ", ".join(str(i) for i in sorted(self._by_idx)[:10])
+                raise ValueError(f"no instance with task_id {task_id!r} in this task set (idx such as {shown}, ...)")
+            self.instance = self._by_idx[task_id]
+        self._view = _view_for(self.org, _resolve_today(self.instance))
+        self._turn = 0
+        self._done = False
+        observation = self._bound(self._first_observation(self.instance))
+        self._last_observation = observation
+        return observation, self._reset_info(self.instance)
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Carry out one action.
+
+        An unreadable action or a failing query gives an observation saying what went wrong (and uses
+        the turn); only ``submit`` ends the episode.
+        """
+        if self.instance is None or self._done:
+            raise RuntimeError("the episode is over (or has not started): call reset() before step()")
+        self._turn += 1
+        parsed = parse_action(action, functions=True)
+        info: dict[str, Any] = {"turn": self._turn, "action_kind": parsed.kind}
+        if parsed.kind == "call" and parsed.name == "submit":
+            content = parsed.arguments.get("content")
+            if not isinstance(content, str):
+                return self._observe(
+                    "Error: submit() needs the argument 'content' as text", info, error="INVALID_ARGUMENT"
+                )
+            parsed = Action("submit", text=content)
+        if parsed.kind == "submit":
+            return self._submit(parsed.text, info)
+        if parsed.kind == "invalid":
+            return self._observe(f"FORMAT_ERROR: {parsed.error}", info, error="FORMAT_ERROR")
+        if parsed.kind == "query":
+            tool = "issue_sosl_query" if parsed.language == "sosl" else "issue_soql_query"
+            if tool not in self.tools:
+                message = (
+                    f"UNAVAILABLE: this toolset ({self.toolset_name}) has no direct {parsed.language.upper()} "  # type: ignore[union-attr]
+                    "access; call one of the functions instead"
+                )
+                return self._observe(message, info, error="UNAVAILABLE")
+            info["query"] = parsed.text
+            result = self.tools.call(tool, {"query": parsed.text}, self._view)
+            if isinstance(result, str):  # "CODE: message" from the org
+                return self._observe(result, info, error=result.split(":", 1)[0])
+            info["result"] = result
+            return self._observe(self.render_result(result, query=True), info)
+        info["function"] = parsed.name
+        result = self.tools.call(parsed.name or "", parsed.arguments, self._view)
+        if isinstance(result, str) and result.startswith("Error:"):
+            return self._observe(result, info, error="FUNCTION_ERROR")
+        info["result"] = result
+        return self._observe(self.render_result(result, query=False), info)
+
+    def render_result(self, result: Any, *, query: bool) -> str:
+        """The observation text of a query's rows (``query=True``) or a function's result."""
+        text = render_value(result, self.observation_format)
+        return QUERY_OUTPUT_PREFIX + text if query else text
+
+    def restrict_tools(self, names: Sequence[str] = (), groups: Sequence[str] = ()) -> None:
+        """Take tools out of this environment's toolset (by name or by ablation group).
+
+        Removed tools vanish from ``info["tools"]`` at the next reset and answer as unknown functions.
+        """
+        self.tools = self.tools.without(names=names, groups=groups)
+        self.action_space = ActionText(self.action_space.max_length, examples=self._examples())
+
+    def render(self) -> str | None:
+        """The last observation, in ``ansi`` mode."""
+        return self._last_observation if self.render_mode == "ansi" else None
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def _examples(self) -> list[str]:
+        examples = [*(_QUERY_EXAMPLES if "issue_soql_query" in self.tools else ()), *_SUBMIT_EXAMPLES]
+        examples += [text for name, text in _CALL_EXAMPLES if name in self.tools]
+        return examples
+
+    def _observe(
+        self, text: str, info: dict[str, Any], *, error: str | None = None
+    ) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        if error is not None:
+            info["error"] = error
+        observation = self._bound(text)
+        self._last_observation = observation
+        return observation, 0.0, False, False, info
+
+    def _submit(self, answer: str, info: dict[str, Any]) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        assert self.instance is not None
+        spec = self.instance.spec
+        score = score_answer(
+            answer, self.instance.answer, metric=spec.reward_metric, kind=spec.answer_kind, mode=self.match
+        )
+        self._done = True
+        info["submitted"] = answer
+        info["reward_breakdown"] = asdict(score)
+        if not self.privileged:
+            info["reward_breakdown"].pop("gold")
+        observation = "Answer submitted. The episode is over."
+        self._last_observation = observation
+        return observation, float(score.reward), True, False, info
+
+    def _bound(self, text: str) -> str:
+        limit = self.max_observation_chars
+        if len(text) <= limit:
+            return text
+        return text[:limit] + _TRUNCATED.format(n=len(text) - limit)
+
+    def _first_observation(self, instance: TaskInstance) -> str:
+        parts = [instance.query.strip()]
+        if instance.metadata.required.strip():
+            parts.append("# Context\n" + instance.metadata.required.strip())
+        if self.aided and instance.metadata.optional.strip():
+            parts.append(instance.metadata.optional.strip())
+        return "\n\n".join(parts)
+
+    def _reset_info(self, instance: TaskInstance) -> dict[str, Any]:
+        info: dict[str, Any] = {
+            "task": instance.task,
+            "abbrev": instance.abbrev,
+            "persona": instance.persona,
+            "idx": instance.idx,
+            "toolset": self.toolset_name,
+            "tools": self.tools.schemas(),
+            "schema": self._schema_text,
+            "action_format": _action_format(self.tools),
+            "context": {"required": instance.metadata.required, "optional": instance.metadata.optional},
+            "reward_metric": instance.reward_metric,
+            "today": _resolve_today(instance).isoformat(),
+        }
+        if self.privileged:
+            info["gold"] = instance.answer
+            info["params"] = dict(instance.params)
+        return info
+
+
+def _open_org(org: Org | str | os.PathLike[str] | None) -> Org:
+    if isinstance(org, Org):
+        return org
+    if org is None:
+        from crmarena_gym.org import default_org_path
+
+        return LocalOrg(default_org_path())
+    if isinstance(org, str | os.PathLike):
+        return LocalOrg(org)
+    raise TypeError(f"org must be an Org, a database path or None, got {type(org).__name__}")
+
+
+def _load_instances(source: Any, org: Org, task_name: str | None) -> list[TaskInstance]:
+    if source is None:
+        from crmarena_gym.tasks import default_tasks
+
+        path = getattr(org, "path", None)
+        if path is None:
+            raise ValueError(
+                "the default task set is generated from the embedded org; with a live org, pass tasks= "
+                "(a task file such as the original's tasks_original.json)"
+            )
+        instances = default_tasks(path)
+        where = "the default task set"
+    elif isinstance(source, Mapping):
+        from crmarena_gym.tasks import training_tasks
+
+        options = dict(source)
+        split = options.pop("split", "train")
+        if split != "train":
+            raise ValueError(f"a task mapping draws training instances: split must be 'train', got {split!r}")
+        tasks = [task_name] if task_name else None
+        instances = training_tasks(org, tasks=tasks, **options)
+        where = f"training instances {options}"
+    elif isinstance(source, str | os.PathLike):
+        instances = load_tasks(source)
+        where = str(source)
+    else:
+        instances = [i if isinstance(i, TaskInstance) else TaskInstance.model_validate(i) for i in source]
+        where = "the given instances"
+    if task_name is not None:
+        instances = [i for i in instances if i.task == task_name]
+    if not instances:
+        raise ValueError(f"{where} holds no instance" + (f" of task {task_name!r}" if task_name else ""))
+    return instances
+
+
+def _make_toolset(name: str) -> Toolset:
+    return toolset(name)
+
+
+def _view_for(org: Org, today: dt.date) -> Org:
+    try:
+        return org.with_today(today)
+    except NotImplementedError:
+        warnings.warn(
+            f"{type(org).__name__} resolves relative dates against its own clock, not the task's date {today}; "
+            "answers that depend on TODAY or LAST_N_DAYS may differ from the gold",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        return org
