@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from crmarena_gym.org._base import ERROR_CODES, Org, OrgError
-from crmarena_gym.org._cache import default_org_path as default_org_path
+from crmarena_gym.org._cache import default_org_path
 from crmarena_gym.org._local import LocalOrg
 from crmarena_gym.org._salesforce import SalesforceOrg
 
-__all__ = ["ERROR_CODES", "LocalOrg", "Org", "OrgError", "SalesforceOrg"]
+__all__ = ["ERROR_CODES", "LocalOrg", "Org", "OrgError", "SalesforceOrg", "default_org_path"]

@@ -1,0 +1,81 @@
+"""``default_org_path``: the cached default org, reused, repaired and safe under concurrency."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from crmarena_gym.datagen import GENERATOR_VERSION, read_manifest
+from crmarena_gym.org import default_org_path
+from crmarena_gym.org._cache import cache_dir
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("CRMARENA_GYM_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def test_generated_once_then_reused(cache: Path) -> None:
+    path = default_org_path(seed=4, scale=0.05)
+    assert path.parent == cache
+    assert path.name == f"org-v{GENERATOR_VERSION}-seed4-scale0.05.sqlite"
+    m = read_manifest(path)
+    assert (m.seed, m.scale, m.latent) == (4, 0.05, True)
+    inode = path.stat().st_ino
+    assert default_org_path(seed=4, scale=0.05) == path
+    assert path.stat().st_ino == inode  # not rewritten
+
+
+def test_a_corrupt_cached_file_is_regenerated(cache: Path) -> None:
+    path = default_org_path(seed=4, scale=0.05)
+    good = read_manifest(path).content_hash
+    path.write_bytes(path.read_bytes()[:50_000])  # a truncated copy
+    again = default_org_path(seed=4, scale=0.05)
+    assert read_manifest(again).content_hash == good
+    path.write_text("garbage")
+    assert read_manifest(default_org_path(seed=4, scale=0.05)).content_hash == good
+
+
+def test_cache_dir_follows_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CRMARENA_GYM_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_dir() == tmp_path / "xdg" / "crmarena-gym"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache_dir() == tmp_path / "home" / ".cache" / "crmarena-gym"
+    monkeypatch.setenv("CRMARENA_GYM_CACHE", str(tmp_path / "explicit"))
+    assert cache_dir() == tmp_path / "explicit"
+
+
+def test_bad_arguments_are_refused(cache: Path) -> None:
+    with pytest.raises(ValueError, match="-3"):
+        default_org_path(seed=-3)
+    with pytest.raises(ValueError, match=re.escape("0.001")):
+        default_org_path(scale=0.001)
+
+
+def test_two_processes_at_once_share_one_file(cache: Path) -> None:
+    code = (
+        "import os; from crmarena_gym.org import default_org_path; "
+        "p = default_org_path(seed=8, scale=0.3); print(p, os.stat(p).st_ino)"
+    )
+    env = dict(os.environ, CRMARENA_GYM_CACHE=str(cache))
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True
+        )
+        for _ in range(2)
+    ]
+    outputs = [p.communicate(timeout=300) for p in procs]
+    assert all(p.returncode == 0 for p in procs), outputs
+    reported = {out.strip() for out, _err in outputs}
+    assert len(reported) == 1, reported  # same path and same inode: generated once, not replaced
+    files = sorted(p.name for p in cache.iterdir())
+    assert files == ["org-v1-seed8-scale0.3.sqlite", "org-v1-seed8-scale0.3.sqlite.lock"]
+    assert all(err == "" for _out, err in outputs)  # no progress bar when stderr is not a terminal
