@@ -35,7 +35,7 @@ from crmarena_gym.datagen._text import (
     spread_times,
 )
 from crmarena_gym.schema import get_object, quote_identifier
-from crmarena_gym.schema._sql import create_tables
+from crmarena_gym.schema._sql import create_indexes, create_tables
 
 #: Row counts of the original org (ORIGINAL.md section 4): what scale 1.0 reproduces.
 ORIGINAL_ROW_COUNTS: dict[str, int] = {
@@ -1054,8 +1054,13 @@ def generate_org(
             )
             write_meta(conn, manifest, latents)
             conn.execute("COMMIT")
+            create_indexes(conn)
         finally:
             conn.close()
+        # mkstemp creates the file private (0600); an org file is ordinary data, readable per the umask.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, target)
     except BaseException:
         tmp.unlink(missing_ok=True)

@@ -22,7 +22,7 @@ from crmarena_gym.schema._objects import (
     get_object,
     object_for_id,
 )
-from crmarena_gym.schema._sql import create_tables, quote_identifier, table_ddl
+from crmarena_gym.schema._sql import create_indexes, create_tables, index_ddl, quote_identifier, table_ddl
 from crmarena_gym.schema._text import schema_text
 from crmarena_gym.schema._types import Field, FieldType, SObject
 
@@ -37,9 +37,11 @@ __all__ = [
     "Field",
     "FieldType",
     "SObject",
+    "create_indexes",
     "create_tables",
     "get_object",
     "id_checksum",
+    "index_ddl",
     "is_valid_id",
     "make_id",
     "object_for_id",
