@@ -1,0 +1,64 @@
+"""The layers import only downward: schema -> datagen -> org -> tools -> tasks -> envs -> wrappers ->
+policies -> eval (and rl), with cli on top."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "crmarena_gym"
+# Rank of each subpackage; a module may import only subpackages of lower or equal rank (its own peers
+# of equal rank excepted: eval and rl are independent of each other).
+RANK = {
+    "schema": 0,
+    "datagen": 1,
+    "org": 2,
+    "tools": 3,
+    "tasks": 4,
+    "envs": 5,
+    "wrappers": 6,
+    "policies": 7,
+    "eval": 8,
+    "rl": 8,
+    "cli": 9,
+}
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: set[str] = set()
+    for node in ast.walk(tree):  # lazy imports inside functions count too
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+    return found
+
+
+def _modules() -> list[tuple[str, Path]]:
+    return [
+        (path.relative_to(PACKAGE).parts[0], path)
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if len(path.relative_to(PACKAGE).parts) > 1
+    ]
+
+
+def test_every_subpackage_has_a_rank() -> None:
+    subpackages = {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert subpackages <= set(RANK), subpackages - set(RANK)
+
+
+@pytest.mark.parametrize(
+    ("layer", "path"), _modules(), ids=lambda v: str(v.relative_to(PACKAGE)) if isinstance(v, Path) else v
+)
+def test_no_upward_imports(layer: str, path: Path) -> None:
+    for module in _imports(path):
+        parts = module.split(".")
+        if parts[0] != "crmarena_gym" or len(parts) < 2 or parts[1] not in RANK:
+            continue
+        target = parts[1]
+        if target == layer:
+            continue
+        assert RANK[target] < RANK[layer], f"{path.relative_to(PACKAGE)} ({layer}) imports {module} ({target})"
