@@ -9,7 +9,11 @@ from collections.abc import Sequence
 from crmarena_gym import __version__
 
 # Each module defines ``register(subparsers)`` which adds its subcommand and sets ``func``.
-_COMMAND_MODULES = ("crmarena_gym.cli._generate", "crmarena_gym.cli._query")
+_COMMAND_MODULES = (
+    "crmarena_gym.cli._generate",
+    "crmarena_gym.cli._query",
+    "crmarena_gym.cli._tasks",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -17,8 +17,23 @@ from crmarena_gym.tasks._context import (
     TRANSFER_POLICY,
     todays_date_line,
 )
+from crmarena_gym.tasks._default import (
+    DEFAULT_PER_TASK,
+    DEFAULT_TASK_SEED,
+    default_tasks,
+    task_cache_path,
+    training_tasks,
+)
+from crmarena_gym.tasks._generate import (
+    DRAWERS,
+    TASK_GENERATOR_VERSION,
+    TaskGenerationError,
+    generate_tasks,
+    instance_key,
+)
 from crmarena_gym.tasks._instance import TaskInstance, TaskMetadata
 from crmarena_gym.tasks._loader import TaskFileError, load_tasks, save_tasks
+from crmarena_gym.tasks._oracle import ORACLES, OracleError, OracleTrace, ToolCall, oracle_trace, solve
 from crmarena_gym.tasks._periods import (
     MONTH_NAMES,
     SEASONS,
@@ -40,34 +55,50 @@ from crmarena_gym.tasks._scoring import (
 from crmarena_gym.tasks._spec import TASK_ABBREVS, TASK_NAMES, TASK_SPECS, TaskSpec, get_task_spec
 
 __all__ = [
+    "DEFAULT_PER_TASK",
+    "DEFAULT_TASK_SEED",
     "DOMAIN_DETAILS",
+    "DRAWERS",
     "HANDLE_TIME_POLICY",
     "KNOWLEDGE_GUIDANCE",
     "MONTH_NAMES",
     "NONE_ANSWER",
+    "ORACLES",
     "ROUTING_POLICY",
     "SEASONS",
     "TASK_ABBREVS",
+    "TASK_GENERATOR_VERSION",
     "TASK_NAMES",
     "TASK_SPECS",
     "TRANSFER_POLICY",
+    "OracleError",
+    "OracleTrace",
     "Score",
     "TaskFileError",
+    "TaskGenerationError",
     "TaskInstance",
     "TaskMetadata",
     "TaskSpec",
+    "ToolCall",
     "Window",
     "add_months",
+    "default_tasks",
     "extract_answer",
+    "generate_tasks",
     "get_task_spec",
+    "instance_key",
     "load_tasks",
     "month_window",
     "normalize_answer",
+    "oracle_trace",
     "past_window",
     "quarter_window",
     "save_tasks",
     "score_answer",
     "season_window",
+    "solve",
+    "task_cache_path",
     "todays_date_line",
     "token_f1",
+    "training_tasks",
 ]

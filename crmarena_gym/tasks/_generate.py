@@ -4,6 +4,22 @@ Each task has a drawing function that picks hidden parameters (a date, a window,
 computes the gold with :mod:`crmarena_gym.tasks._gold` and phrases the query. A draw whose gold is a
 tie is thrown away; so is a draw whose kind (answerable or not) has filled its quota, which keeps the
 unanswerable share at ``null_share`` for the tasks that can be unanswerable.
+
+The four tasks that are not aggregates draw as follows:
+
+- NCR: an issue and a product; the new case's subject and description come from the generator's case
+  text templates (:func:`crmarena_gym.datagen.case_text`), so that they read like the org's cases.
+- NED: a purchase (contact, day, product) of an activated order; the customer describes the product
+  by its type and a detail or two its record supports, and asks relative to today. About a third of
+  the draws misremember the day or describe another product, which makes them unanswerable. A draw
+  is kept only if at most one product bought that day fits the description in either reading (same
+  type, or a name holding every word of the type), and that product is the one described.
+- PVI: a case with a chat or emails, from the generator's latent violations (gold: the violated
+  article, kept only when the offending words are in the conversation) or its clean cases (gold None).
+- KQA: a fact (question, short answer, article) the generator stored; its answer is in the article.
+
+PVI and KQA need the latent variables of an org written by :mod:`crmarena_gym.datagen`; NED uses the
+products' latent attributes when present and otherwise describes products from their names.
 """
 
 from __future__ import annotations
@@ -11,24 +27,34 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 import sqlite3
-from collections.abc import Callable, Collection, Iterable
+from collections import defaultdict
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
+from crmarena_gym.datagen import ISSUES, case_text
 from crmarena_gym.tasks import _gold as gold
 from crmarena_gym.tasks._context import (
     DOMAIN_DETAILS,
     HANDLE_TIME_POLICY,
+    KNOWLEDGE_GUIDANCE,
+    ROUTING_POLICY,
     TRANSFER_POLICY,
     todays_date_line,
 )
 from crmarena_gym.tasks._instance import TaskInstance
+from crmarena_gym.tasks._periods import MONTH_NAMES
 from crmarena_gym.tasks._phrasing import PhrasedWindow, capitalize_first, pick, random_window, say_number
 from crmarena_gym.tasks._spec import TASK_SPECS, TaskSpec, get_task_spec
+
+#: Bump whenever the instances generated for some org and seed change (it keys the task-set cache).
+TASK_GENERATOR_VERSION = 1
+T = TypeVar("T")
 
 
 class TaskGenerationError(RuntimeError):
@@ -61,12 +87,146 @@ class OrgFacts:
     last_day: dt.date
     products: list[tuple[str, str]]  # (Id, Name) of products that have cases
     latent: dict[str, Any] = field(default_factory=dict)
+    _memo: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def draw_today(self, rng: np.random.Generator, *, min_history_days: int = 60) -> dt.date:
         """A date for an instance: after some history has built up, up to a month past the last case."""
         low = self.first_day + dt.timedelta(days=min_history_days)
         span = (self.last_day - low).days + 30
         return low + dt.timedelta(days=int(rng.integers(max(span, 1))))
+
+    @property
+    def after_last_day(self) -> dt.date:
+        """The ``today`` of tasks without a time window: the day after the last case."""
+        return self.last_day + dt.timedelta(days=1)
+
+    def _once(self, key: str, build: Callable[[], T]) -> T:
+        if key not in self._memo:
+            self._memo[key] = build()
+        return self._memo[key]  # type: ignore[no-any-return]
+
+    def issues(self) -> list[tuple[str, int]]:
+        """``(Issue__c Id, index into datagen's ISSUES)`` of the issues whose name the text templates know."""
+
+        def build() -> list[tuple[str, int]]:
+            names = [name for name, _ in ISSUES]
+            rows = self.conn.execute('SELECT "Id", "Name" FROM "Issue__c" ORDER BY "Id"').fetchall()
+            return [(issue_id, names.index(name)) for issue_id, name in rows if name in names]
+
+        return self._once("issues", build)
+
+    def product_names(self) -> dict[str, str]:
+        """Every product's name by Id."""
+        return self._once(
+            "product_names", lambda: dict(self.conn.execute('SELECT "Id", "Name" FROM "Product2" ORDER BY "Id"'))
+        )
+
+    def product_profiles(self) -> dict[str, ProductProfile]:
+        """What a customer could say about each product (from the latent attributes, else from the name)."""
+
+        def build() -> dict[str, ProductProfile]:
+            attributes = self.latent.get("product_attributes") or {}
+            return {
+                pid: ProductProfile.of(pid, name, attributes.get(pid)) for pid, name in self.product_names().items()
+            }
+
+        return self._once("product_profiles", build)
+
+    def products_by_type(self) -> dict[str, set[str]]:
+        """Product ids per product type (lower case)."""
+
+        def build() -> dict[str, set[str]]:
+            out: dict[str, set[str]] = defaultdict(set)
+            for profile in self.product_profiles().values():
+                out[profile.type.lower()].add(profile.product_id)
+            return dict(out)
+
+        return self._once("products_by_type", build)
+
+    def purchase_lines(self) -> list[tuple[str, str, str]]:
+        """``(contact Id, EffectiveDate, Product2 Id)`` of every product bought in an activated order."""
+        sql = (
+            'SELECT DISTINCT ct."Id", o."EffectiveDate", oi."Product2Id" FROM "OrderItem" oi '
+            'JOIN "Order" o ON o."Id" = oi."OrderId" JOIN "Contact" ct ON ct."AccountId" = o."AccountId" '
+            'WHERE o."Status" = \'Activated\' AND o."EffectiveDate" IS NOT NULL AND oi."Product2Id" IS NOT NULL '
+            "ORDER BY 1, 2, 3"
+        )
+        return self._once("purchase_lines", lambda: [tuple(r) for r in self.conn.execute(sql)])  # type: ignore[misc]
+
+    def article_titles(self) -> dict[str, str]:
+        """Every knowledge article's title by Id."""
+        return self._once(
+            "article_titles",
+            lambda: dict(self.conn.execute('SELECT "Id", "Title" FROM "Knowledge__kav" ORDER BY "Id"')),
+        )
+
+    def require_latent(self, name: str, task: str) -> Any:
+        """A latent variable a task cannot be generated without."""
+        if name not in self.latent:
+            raise TaskGenerationError(
+                f"task {task} needs the latent variable {name!r} of an org made by crmarena_gym.datagen; "
+                "this org has none (generate the other tasks with tasks=[...])"
+            )
+        return self.latent[name]
+
+
+_WORD = re.compile(r"[^\W_]+")
+
+
+def name_words(text: str) -> frozenset[str]:
+    """The lower-case words of a text, split at every character that is not a letter or digit (as SOSL does).
+
+    Example:
+        >>> sorted(name_words("Women's High-Top Sneakers"))
+        ['high', 's', 'sneakers', 'top', 'women']
+    """
+    return frozenset(_WORD.findall(text.lower()))
+
+
+_AUDIENCE_WORDS = {"men": "men's", "women": "women's", "kids": "kids'"}
+
+
+@dataclass(frozen=True)
+class ProductProfile:
+    """What a customer could say about a product without knowing its exact name.
+
+    Attributes:
+        product_id: The Product2 Id.
+        name: The product's name.
+        type: The kind of product ("Trail Running Shoes"); every word of it is in the name.
+        audience: "men's", "women's", "kids'", or None when the product is for anyone.
+        details: Optional descriptive words the product's record supports (colour, adjective, use ...),
+            by kind.
+    """
+
+    product_id: str
+    name: str
+    type: str
+    audience: str | None
+    details: dict[str, str]
+
+    @classmethod
+    def of(cls, product_id: str, name: str, attributes: dict[str, Any] | None) -> ProductProfile:
+        """The profile from the generator's product attributes, or from the name alone (the last two words
+        are taken as the type) when the org has no latent variables."""
+        words = name.split()
+        if attributes and attributes.get("type") and name_words(attributes["type"]) <= name_words(name):
+            details = {
+                k: str(attributes[k]).lower()
+                for k in ("colour", "material", "use")
+                if isinstance(attributes.get(k), str) and attributes[k]
+            }
+            adjective = attributes.get("adjective")
+            if isinstance(adjective, str) and adjective and name_words(adjective) <= name_words(name):
+                details["adjective"] = adjective.lower()
+            return cls(
+                product_id, name, attributes["type"], _AUDIENCE_WORDS.get(attributes.get("audience") or ""), details
+            )
+        audience = next((label for label in _AUDIENCE_WORDS.values() if name.lower().startswith(label)), None)
+        kind = " ".join(words[-2:]) if len(words) >= 2 else name
+        if audience is not None and name_words(kind) & name_words(audience):
+            kind = words[-1]
+        return cls(product_id, name, kind, audience, {})
 
 
 def _window_params(pw: PhrasedWindow) -> dict[str, Any]:
@@ -220,6 +380,230 @@ def _draw_best_region(facts: OrgFacts, rng: np.random.Generator) -> Draw | None:
     return Draw(answers, query, todays_date_line(today.isoformat()), params)
 
 
+class _TextRand:
+    """The draws datagen's text functions make (``choice``, ``chance``), fed by a numpy generator."""
+
+    def __init__(self, rng: np.random.Generator) -> None:
+        self._rng = rng
+
+    def random(self) -> float:
+        return float(self._rng.random())
+
+    def integers(self, low: int, high: int) -> int:
+        return int(self._rng.integers(low, high))
+
+    def choice(self, items: Sequence[T]) -> T:
+        return items[int(self._rng.integers(len(items)))]
+
+    def chance(self, p: float) -> bool:
+        return bool(self._rng.random() < p)
+
+
+_NCR_TEMPLATES = (
+    "Following the case routing policy, which agent should this new case be assigned to?",
+    "A new case just came in. Who is the best agent to take it, according to our routing policy?",
+    "Apply the case routing policy to the case below and tell me which agent should handle it.",
+    "Which agent does the routing policy pick for the following new case?",
+    "Route this incoming case: using the case routing policy, find the most suitable agent.",
+)
+
+
+def _draw_case_routing(facts: OrgFacts, rng: np.random.Generator) -> Draw | None:
+    issues = facts.issues()
+    if not issues:
+        raise TaskGenerationError("task NCR needs issues named like the ten CRMArena issues; this org has none")
+    issue_id, issue_index = issues[int(rng.integers(len(issues)))]
+    product_id, name = _product(facts, rng)
+    answers = gold.gold_case_routing(facts.conn, issue_id, product_id)
+    subject, description = case_text(_TextRand(rng), issue_index, name)  # type: ignore[arg-type]
+    query = (
+        pick(rng, _NCR_TEMPLATES)
+        + " Return only the Id of the agent."
+        + f"\n## New case\n- Subject: {subject}\n- Description: {description}"
+    )
+    params = {
+        "today": facts.after_last_day.isoformat(),
+        "issue_id": issue_id,
+        "product_id": product_id,
+        "case_subject": subject,
+        "case_description": description,
+    }
+    return Draw(answers, query, ROUTING_POLICY, params)
+
+
+# Days between the purchase and today, and how a customer says it; weighted toward the recent past.
+_DAYS_AGO: dict[int, tuple[str, ...]] = {
+    1: ("yesterday",),
+    2: ("two days ago", "the day before yesterday", "2 days ago"),
+    7: ("a week ago", "one week ago", "exactly a week ago", "seven days ago"),
+    14: ("a fortnight ago", "two weeks ago", "fourteen days ago", "14 days ago"),
+    21: ("three weeks ago", "21 days ago"),
+    28: ("four weeks ago", "28 days ago"),
+}
+_NED_OFFSETS = (1, 2, 3, 4, 5, 6, 7, 7, 8, 9, 10, 12, 14, 14, 21, 28)
+
+
+def _days_ago(rng: np.random.Generator, days: int, day: dt.date) -> str:
+    if rng.random() < 0.15:
+        return pick(rng, (f"on {MONTH_NAMES[day.month - 1]} {day.day}, {day.year}", f"on {day.isoformat()}"))
+    if days in _DAYS_AGO:
+        return pick(rng, _DAYS_AGO[days])
+    amount = say_number(rng, days)
+    return pick(rng, (f"{amount} days ago", f"{amount} days back"))
+
+
+def _describe(rng: np.random.Generator, profile: ProductProfile) -> str:
+    """A vague description: the product's type plus at most two things the record supports."""
+    kind = profile.type.lower()
+    extras: list[str] = []
+    if profile.audience and rng.random() < 0.6:
+        extras.append(profile.audience)
+    choices = [k for k in ("colour", "adjective") if k in profile.details]
+    if choices and rng.random() < 0.5:
+        extras.append(profile.details[pick(rng, choices)])
+    text = " ".join([*extras, kind])
+    if "use" in profile.details and rng.random() < 0.3:
+        text += f" for {profile.details['use']}"
+    elif "material" in profile.details and rng.random() < 0.15:
+        text += f" made of {profile.details['material']}"
+    return text
+
+
+def loose_matches(facts: OrgFacts, profile: ProductProfile) -> set[str]:
+    """Every product a description of ``profile`` could be read as: the same type, or a name holding every
+    word of the type (the search term)."""
+    words = name_words(profile.type)
+    by_name = {pid for pid, name in facts.product_names().items() if words <= name_words(name)}
+    return by_name | facts.products_by_type().get(profile.type.lower(), set())
+
+
+_NED_TEMPLATES = (
+    "Can you pull up the {desc} I bought {when}?",
+    "I'm looking for the {desc} I purchased {when}. Which product was that?",
+    "Could you show me the {desc} I ordered {when}?",
+    "Please find the {desc} I bought {when}.",
+    "I need the details of the {desc} I purchased {when}.",
+)
+
+
+def _draw_named_entity(facts: OrgFacts, rng: np.random.Generator) -> Draw | None:
+    lines = facts.purchase_lines()
+    if not lines:
+        raise TaskGenerationError("task NED needs purchases (activated orders); this org has none")
+    contact_id, bought_on, bought = lines[int(rng.integers(len(lines)))]
+    day = dt.date.fromisoformat(bought_on[:10])
+    described = bought
+    mode = rng.random()
+    if mode < 0.2:  # the customer misremembers the day
+        day += dt.timedelta(days=int(rng.choice([-1, 1])) * int(rng.integers(1, 7)))
+    elif mode < 0.35:  # or describes something bought elsewhere, another day or never
+        pool = list(facts.product_names())
+        described = pool[int(rng.integers(len(pool)))]
+    profile = facts.product_profiles()[described]
+    candidates = loose_matches(facts, profile)
+    hits = sorted(gold.purchased_products(facts.conn, contact_id, day) & candidates)
+    if hits and hits != [described]:
+        return None  # another product fits the words; the description would not single it out
+    offset = int(rng.choice(_NED_OFFSETS))
+    today = day + dt.timedelta(days=offset)
+    description = _describe(rng, profile)
+    query = pick(rng, _NED_TEMPLATES).format(desc=description, when=_days_ago(rng, offset, day))
+    query += " Return only the Id of the product."
+    required = _context(
+        f"- Contact Id of the customer you are assisting: {contact_id}", todays_date_line(today.isoformat())
+    )
+    params = {
+        "today": today.isoformat(),
+        "contact_id": contact_id,
+        "purchase_date": day.isoformat(),
+        "product_id": hits[0] if hits else None,
+        "described_product_id": described,
+        "description": description,
+        "search_term": profile.type,
+    }
+    return Draw(hits, query, required, params)
+
+
+_PVI_TEMPLATES = (
+    "Did the agent break any of our policies in this case? If so, which knowledge article did they go against?",
+    "Review the agent's chat and emails on this case. Was a policy violated, and if so, which knowledge article "
+    "states it?",
+    "Check whether the agent handling this case acted against company policy. Which knowledge article was "
+    "violated, if any?",
+    "Has the agent on this case violated a policy? If yes, name the knowledge article that was broken.",
+    "Look at how the agent handled this case: did they breach a policy written in a knowledge article, and which one?",
+)
+
+
+def _case_texts(conn: sqlite3.Connection, case_id: str) -> list[str]:
+    rows = conn.execute('SELECT "Body" FROM "LiveChatTranscript" WHERE "CaseId" = ?', (case_id,)).fetchall()
+    rows += conn.execute('SELECT "TextBody" FROM "EmailMessage" WHERE "ParentId" = ?', (case_id,)).fetchall()
+    return [text for (text,) in rows if text]
+
+
+def _draw_policy_violation(facts: OrgFacts, rng: np.random.Generator) -> Draw | None:
+    violations: dict[str, dict[str, Any]] = facts.require_latent("violations", "PVI")
+    clean: list[str] = facts.require_latent("clean_cases", "PVI")
+    policies: dict[str, str] = facts.require_latent("policy_articles", "PVI")
+    pool = sorted(violations) if rng.random() < 0.5 else clean
+    if not pool:
+        return None
+    case_id = pool[int(rng.integers(len(pool)))]
+    row = facts.conn.execute('SELECT "IssueId__c" FROM "Case" WHERE "Id" = ?', (case_id,)).fetchone()
+    texts = _case_texts(facts.conn, case_id)
+    if row is None or not texts:
+        return None  # the case (or its conversation) is not in the org: nothing to ask about
+    violation = violations.get(case_id)
+    if violation is not None:
+        article_id = violation["article_id"]
+        if not any(violation["evidence"] in text for text in texts):
+            return None  # the offending words must be readable in the chat or emails
+        answers = [article_id]
+    else:
+        article_id = policies.get(row[0])
+        answers = []
+    title = facts.article_titles().get(article_id or "")
+    if title is None:
+        return None
+    query = pick(rng, _PVI_TEMPLATES) + " Return only the Id of the knowledge article, or None if no policy was broken."
+    params = {
+        "today": facts.after_last_day.isoformat(),
+        "case_id": case_id,
+        "article_id": answers[0] if answers else None,
+        "evidence": violation["evidence"] if violation else None,
+        "search_term": title,
+    }
+    return Draw(answers, query, f"- Id of the case to review: {case_id}", params)
+
+
+_KQA_TEMPLATES = (
+    "{question}",
+    "{question}",
+    "A customer asks: {question}",
+    "Quick question from a shopper: {question}",
+    "{question} Please keep the answer short.",
+    "Can you check the knowledge base? {question}",
+)
+
+
+def _draw_knowledge(facts: OrgFacts, rng: np.random.Generator) -> Draw | None:
+    kqa: list[dict[str, str]] = facts.require_latent("kqa_facts", "KQA")
+    if not kqa:
+        return None
+    fact = kqa[int(rng.integers(len(kqa)))]
+    title = facts.article_titles().get(fact["article_id"])
+    if title is None:
+        return None
+    query = pick(rng, _KQA_TEMPLATES).format(question=fact["question"])
+    params = {
+        "today": facts.after_last_day.isoformat(),
+        "article_id": fact["article_id"],
+        "question": fact["question"],
+        "search_term": title,
+    }
+    return Draw([fact["answer"]], query, KNOWLEDGE_GUIDANCE, params)
+
+
 DrawFunction = Callable[[OrgFacts, np.random.Generator], "Draw | None"]
 
 #: The drawing function of each task, by task name.
@@ -229,13 +613,47 @@ DRAWERS: dict[str, DrawFunction] = {
     "top_issue_identification": _draw_top_issue,
     "monthly_trend_analysis": _draw_monthly_trend,
     "best_region_identification": _draw_best_region,
+    "case_routing": _draw_case_routing,
+    "named_entity_disambiguation": _draw_named_entity,
+    "policy_violation_identification": _draw_policy_violation,
+    "knowledge_qa": _draw_knowledge,
+}
+
+
+# The hidden parameters that make a question what it is; wording, today's date where a window already
+# pins the period, and search hints are left out, so that a reworded question is still the same one.
+_KEY_FIELDS: dict[str, tuple[str, ...]] = {
+    "handle_time": ("start", "end", "n_cases", "direction"),
+    "transfer_count": ("start", "end", "n_cases", "direction"),
+    "top_issue_identification": ("product_id", "start", "end"),
+    "monthly_trend_analysis": ("product_id", "start", "end"),
+    "best_region_identification": ("start", "end"),
+    "case_routing": ("issue_id", "product_id"),
+    "named_entity_disambiguation": ("contact_id", "purchase_date", "search_term"),
+    "policy_violation_identification": ("case_id",),
+    "knowledge_qa": ("article_id", "question"),
 }
 
 
 def instance_key(task: str, params: dict[str, Any]) -> str:
-    """A key that identifies an instance by its task and hidden parameters (wording aside)."""
-    core = {k: v for k, v in params.items() if k != "window"}
-    return task + ":" + json.dumps(core, sort_keys=True, default=str)
+    """A key that identifies an instance by its task and the hidden parameters that define the question.
+
+    Two instances with the same key ask the same question, however worded: a routing case on the same
+    issue and product, the same case to review, the same window and threshold. Training sets exclude
+    the test set's keys.
+
+    Args:
+        task: The task's name or abbreviation.
+        params: The instance's hidden parameters.
+
+    Example:
+        >>> instance_key("PVI", {"case_id": "500Ws000001i9uKIAQ", "search_term": "Returns"})
+        'policy_violation_identification:{"case_id": "500Ws000001i9uKIAQ"}'
+    """
+    name = get_task_spec(task).name
+    fields = _KEY_FIELDS.get(name)
+    core = {k: params.get(k) for k in fields} if fields else {k: v for k, v in params.items() if k != "window"}
+    return name + ":" + json.dumps(core, sort_keys=True, default=str)
 
 
 def _org_path(org: Any) -> Path:
@@ -286,6 +704,7 @@ def generate_tasks(
     exclude: Collection[str] = (),
     null_share: float = 0.3,
     max_draws_per_instance: int = 300,
+    allow_fewer: bool = False,
 ) -> list[TaskInstance]:
     """Generate task instances with verified gold answers.
 
@@ -299,9 +718,17 @@ def generate_tasks(
         null_share: The share of unanswerable instances for the tasks that have them.
         max_draws_per_instance: Give up (with :class:`TaskGenerationError`) after this many draws
             per requested instance.
+        allow_fewer: Instead of raising, return fewer instances for a task whose pool of distinct
+            questions runs out (the 144 knowledge facts of a generated org, once a test set has
+            taken most of them); such a task stops after 5,000 draws in a row yield nothing new.
 
     Returns:
-        The instances, task by task, numbered from 0 in blocks of ``per_task``.
+        The instances, task by task, numbered from 0 in blocks of ``per_task`` (with gaps at the end of
+        a block when ``allow_fewer`` let a task come short).
+
+    Raises:
+        TaskGenerationError: The org cannot yield the instances (too small, or without the latent
+            variables that PVI and KQA need).
     """
     if per_task < 1:
         raise ValueError(f"per_task must be at least 1, got {per_task!r}")
@@ -320,7 +747,9 @@ def generate_tasks(
         for spec in wanted:
             task_index = [s.name for s in TASK_SPECS].index(spec.name)
             rng = np.random.default_rng([seed, task_index])
-            draws = _draw_task(spec, facts, rng, per_task, null_share, set(exclude), max_draws_per_instance)
+            draws = _draw_task(
+                spec, facts, rng, per_task, null_share, set(exclude), max_draws_per_instance, allow_fewer
+            )
             base = task_index * per_task
             for i, d in enumerate(draws):
                 instances.append(
@@ -347,6 +776,10 @@ def _read_latent(path: Path) -> dict[str, Any]:
         return {}
 
 
+# Draws in a row without a new instance after which ``allow_fewer`` deems a task's pool exhausted.
+_STALL_LIMIT = 5000
+
+
 def _draw_task(
     spec: TaskSpec,
     facts: OrgFacts,
@@ -355,15 +788,20 @@ def _draw_task(
     null_share: float,
     exclude: set[str],
     max_draws_per_instance: int,
+    allow_fewer: bool = False,
 ) -> list[Draw]:
     want_answered, want_null = _task_quota(spec, per_task, null_share)
     answered: list[Draw] = []
     nulls: list[Draw] = []
     seen = set(exclude)
     drawer = DRAWERS[spec.name]
+    stalled = 0
     for _ in range(per_task * max_draws_per_instance):
         if len(answered) >= want_answered and len(nulls) >= want_null:
             break
+        if allow_fewer and stalled >= _STALL_LIMIT:
+            break
+        stalled += 1
         d = drawer(facts, rng)
         if d is None or len(d.answers) > 1:
             continue  # no fit, or a tie: ties are never emitted
@@ -375,7 +813,8 @@ def _draw_task(
             continue
         seen.add(key)
         bucket.append(d)
-    if len(answered) < want_answered or len(nulls) < want_null:
+        stalled = 0
+    if not allow_fewer and (len(answered) < want_answered or len(nulls) < want_null):
         raise TaskGenerationError(
             f"could not draw {want_answered} answerable and {want_null} unanswerable {spec.abbrev} instances "
             f"from this org (got {len(answered)} and {len(nulls)}); the org may be too small"

@@ -1,0 +1,171 @@
+"""``crmarena-gym tasks``: list a task set, or show one instance with its gold and hidden parameters.
+
+The default source is the default task set (130 instances per task for the embedded org, generated
+and cached on first use); ``--org PATH`` takes the default set of another org, ``--source FILE`` a
+task file (JSON list or JSON Lines, the original's ``tasks_original.json`` among them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:  # the task package (numpy, the org) loads only when a task command runs
+    from crmarena_gym.tasks import TaskInstance
+
+_QUERY_WIDTH = 70
+_HIDDEN_MARKER = "=== HIDDEN FROM AGENTS: the gold answer and the hidden parameters ==="
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the ``tasks`` subcommand with its ``list`` and ``show`` actions."""
+    parser = subparsers.add_parser(
+        "tasks",
+        help="list task instances or show one",
+        description="List the instances of a task set, or show one instance in full.",
+    )
+    actions = parser.add_subparsers(dest="tasks_action", metavar="ACTION")
+
+    def add_source(p: argparse.ArgumentParser) -> None:
+        group = p.add_mutually_exclusive_group()
+        group.add_argument("--source", metavar="FILE", help="a task file: JSON list or JSON Lines")
+        group.add_argument("--org", metavar="PATH", help="use the default task set of this org database")
+        p.add_argument("--seed", type=int, default=None, help="task seed of the generated set (default 0)")
+        p.add_argument("--per-task", type=int, default=None, help="instances per task of the generated set (130)")
+
+    listing = actions.add_parser("list", help="one line per instance", description="List the instances.")
+    add_source(listing)
+    listing.add_argument("--task", metavar="ABBR", help="only this task (abbreviation such as NCR, or its name)")
+    listing.set_defaults(func=run_list)
+
+    show = actions.add_parser("show", help="one instance in full", description="Show one instance in full.")
+    show.add_argument("idx", type=int, help="the instance's idx")
+    add_source(show)
+    show.add_argument("--json", action="store_true", help="print the instance as JSON")
+    show.set_defaults(func=run_show)
+
+    parser.set_defaults(func=lambda args: _usage(parser))
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
+    return 2
+
+
+class _SourceError(Exception):
+    """The task set cannot be read or generated; the message says why."""
+
+
+def _load(args: argparse.Namespace) -> tuple[list[TaskInstance], str]:
+    from crmarena_gym.tasks import (
+        DEFAULT_PER_TASK,
+        DEFAULT_TASK_SEED,
+        TaskFileError,
+        TaskGenerationError,
+        default_tasks,
+        load_tasks,
+    )
+
+    if args.source is not None and (args.seed is not None or args.per_task is not None):
+        raise _SourceError("--seed and --per-task choose a generated set; they do not apply to --source")
+    try:
+        if args.source is not None:
+            return load_tasks(args.source), args.source
+        seed = DEFAULT_TASK_SEED if args.seed is None else args.seed
+        per_task = DEFAULT_PER_TASK if args.per_task is None else args.per_task
+        if per_task < 1:
+            raise _SourceError(f"--per-task must be at least 1, got {per_task}")
+        label = f"the default task set of {args.org or 'the embedded org'} (seed {seed}, {per_task} per task)"
+        return default_tasks(args.org, seed=seed, per_task=per_task), label
+    except (FileNotFoundError, TaskFileError, TaskGenerationError, ValueError) as exc:
+        raise _SourceError(str(exc)) from None
+
+
+def _excerpt(text: str, width: int = _QUERY_WIDTH) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def format_listing(instances: list[TaskInstance]) -> str:
+    """The instances as an aligned table: idx, task, answer (``None`` when unanswerable), query excerpt."""
+    rows = [
+        (str(i.idx), i.abbrev, "None" if i.answer is None else _excerpt(i.answer, 40), _excerpt(i.query))
+        for i in instances
+    ]
+    header = ("idx", "task", "answer", "query")
+    widths = [max(len(h), *(len(r[k]) for r in rows)) if rows else len(h) for k, h in enumerate(header)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip()]
+    lines.append("  ".join("-" * w for w in widths))
+    lines.extend("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows)
+    return "\n".join(lines)
+
+
+def format_instance(inst: TaskInstance) -> str:
+    """Every field of an instance; the gold answer and ``params`` come last, under a marker saying that
+    agents never see them."""
+    parts = [
+        f"idx: {inst.idx}",
+        f"task: {inst.task} ({inst.abbrev}), persona: {inst.persona}, reward metric: {inst.reward_metric}",
+        "",
+        "--- query (shown to the agent) ---",
+        inst.query,
+        "",
+        "--- metadata.required (shown to the agent) ---",
+        inst.metadata.required.rstrip("\n") or "(empty)",
+        "",
+        "--- metadata.optional (shown in the aided mode) ---",
+        inst.metadata.optional.rstrip("\n") or "(empty)",
+        "",
+        _HIDDEN_MARKER,
+        f"answer: {'None (unanswerable)' if inst.answer is None else inst.answer}",
+        "params: " + (json.dumps(inst.params, indent=2, ensure_ascii=False) if inst.params else "(none)"),
+    ]
+    return "\n".join(parts)
+
+
+def run_list(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """``tasks list``: 0 on success, 1 when the source cannot be read, 2 for an unknown task."""
+    from crmarena_gym.tasks import get_task_spec
+
+    out, err = out or sys.stdout, err or sys.stderr
+    spec = None
+    if args.task is not None:
+        try:
+            spec = get_task_spec(args.task)
+        except KeyError as exc:
+            print(f"error: {exc.args[0]}", file=err)
+            return 2
+    try:
+        instances, label = _load(args)
+    except _SourceError as exc:
+        print(f"error: {exc}", file=err)
+        return 1
+    if spec is not None:
+        instances = [i for i in instances if i.task == spec.name]
+    print(format_listing(instances), file=out)
+    unanswerable = sum(i.answer is None for i in instances)
+    print(f"{len(instances)} instances ({unanswerable} unanswerable) from {label}", file=out)
+    return 0
+
+
+def run_show(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """``tasks show IDX``: 0 on success, 1 when the source cannot be read or has no such idx."""
+    out, err = out or sys.stdout, err or sys.stderr
+    try:
+        instances, label = _load(args)
+    except _SourceError as exc:
+        print(f"error: {exc}", file=err)
+        return 1
+    found = [i for i in instances if i.idx == args.idx]
+    if not found:
+        span = f"idx runs from {min(i.idx for i in instances)} to {max(i.idx for i in instances)}" if instances else ""
+        print(f"error: no instance has idx {args.idx} in {label}; {span}".rstrip("; "), file=err)
+        return 1
+    inst = found[0]
+    if args.json:
+        print(json.dumps(inst.model_dump(), indent=2, ensure_ascii=False), file=out)
+    else:
+        print(format_instance(inst), file=out)
+    return 0

@@ -1,0 +1,304 @@
+"""Oracle solvers: reach each instance's answer through the agent-facing tools, as a perfect agent would.
+
+An oracle knows the instance's hidden ``params`` (the window, the product, the contact, the case ...)
+but nothing of its gold answer: it calls the task-specific tools by name with JSON arguments, exactly
+as a function-calling model does through :meth:`~crmarena_gym.tools.Toolset.call`, so every answer it
+gives has gone through the tools and the SOQL/SOSL engine. The gold answers come from plain SQL
+(:mod:`crmarena_gym.tasks._gold`), so an oracle that scores 1 on every instance shows that the two
+paths agree.
+
+Each solver records its calls; :attr:`OracleTrace.actions` replays them, ``submit`` last, so that
+environments and scripted policies can use them as actions. For the judgement tasks (policy
+violations, knowledge questions) the oracle takes the verdict from ``params`` and checks it against
+what the tools return: the offending words are in the chat or emails, the article is found by the
+search and states the answer.
+
+Example:
+    >>> import tempfile, pathlib
+    >>> from crmarena_gym.datagen import generate_org
+    >>> from crmarena_gym.org import LocalOrg
+    >>> from crmarena_gym.tasks import generate_tasks
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "org.sqlite"
+    >>> _ = generate_org(path, seed=0, scale=1.0)
+    >>> inst = generate_tasks(path, seed=0, per_task=2, tasks=["BRI"])[0]
+    >>> trace = oracle_trace(inst, LocalOrg(path))
+    >>> trace.answer == inst.answer, [c.name for c in trace.actions][-3:]
+    (True, ['calculate_region_average_closure_times', 'find_id_with_min_value', 'submit'])
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from crmarena_gym.org import Org
+from crmarena_gym.schema import CASE_STATUSES
+from crmarena_gym.tasks._instance import TaskInstance
+from crmarena_gym.tasks._scoring import NONE_ANSWER
+from crmarena_gym.tools import DATETIME_FORMAT, Toolset, toolset
+
+__all__ = ["ORACLES", "OracleError", "OracleTrace", "ToolCall", "oracle_trace", "solve"]
+
+
+class OracleError(RuntimeError):
+    """The tools contradict the instance's hidden parameters, or a tool answered with an error."""
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call of an oracle.
+
+    Attributes:
+        name: The tool's name.
+        arguments: The JSON arguments, as a model would send them.
+        result: What the tool returned (not compared, not shown in ``repr``).
+    """
+
+    name: str
+    arguments: dict[str, Any]
+    result: Any = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class OracleTrace:
+    """How an oracle solved an instance.
+
+    Attributes:
+        calls: The tool calls, in order (``submit`` not included).
+        answer: The answer the tools lead to: an id, a month, a state, a short text, or ``"None"``.
+    """
+
+    calls: tuple[ToolCall, ...]
+    answer: str
+
+    @property
+    def actions(self) -> tuple[ToolCall, ...]:
+        """The calls followed by ``submit(content=answer)``: a full episode's actions."""
+        return (*self.calls, ToolCall("submit", {"content": self.answer}, self.answer))
+
+
+class _Caller:
+    """Calls tools by name through a toolset, records each call, and fails loudly on ``Error:``."""
+
+    def __init__(self, org: Org, tools: Toolset) -> None:
+        self.org = org
+        self.tools = tools
+        self.calls: list[ToolCall] = []
+
+    def __call__(self, name: str, **arguments: Any) -> Any:
+        result = self.tools.call(name, arguments, self.org)
+        self.calls.append(ToolCall(name, arguments, result))
+        if isinstance(result, str) and result.startswith("Error:"):
+            raise OracleError(f"{name}({_short(arguments)}) answered {result!r}")
+        return result
+
+
+def _short(arguments: dict[str, Any]) -> str:
+    text = ", ".join(f"{k}={v!r}" for k, v in arguments.items())
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def _argument_datetime(stored: str) -> str:
+    """A stored datetime (``2021-03-01T00:00:00.000+0000``) in the tools' format (``2021-03-01T00:00:00Z``)."""
+    return dt.datetime.strptime(stored[:19], "%Y-%m-%dT%H:%M:%S").strftime(DATETIME_FORMAT)
+
+
+def _param(params: dict[str, Any], name: str) -> Any:
+    if name not in params:
+        raise OracleError(f"the instance's hidden params lack {name!r} (has {sorted(params)})")
+    return params[name]
+
+
+def _window(call: _Caller, params: dict[str, Any]) -> tuple[str, str]:
+    """The window's start and end, worked out with the date tools the way the query states it."""
+    start = _argument_datetime(_param(params, "start"))
+    end = _argument_datetime(_param(params, "end"))
+    spec = params.get("window") or {}
+    if "unit" in spec:
+        today = dt.date.fromisoformat(_param(params, "today"))
+        computed_end = dt.datetime(today.year, today.month, today.day).strftime(DATETIME_FORMAT)
+        computed_start = call(
+            "get_start_date", end_date=computed_end, period=f"{spec['unit']}s", interval_count=spec["count"]
+        )
+    elif "year" in spec:
+        name = spec.get("month") or spec.get("season") or f"Q{spec.get('quarter')}"
+        period = call("get_period", period_name=name, year=spec["year"])
+        computed_start, computed_end = period["start_date"], period["end_date"]
+    else:
+        return start, end  # no description of the window: use the stored one
+    if (computed_start, computed_end) != (start, end):
+        raise OracleError(
+            f"the date tools give the window {computed_start} to {computed_end} for {spec}, "
+            f"but the instance was computed over {start} to {end}"
+        )
+    return start, end
+
+
+def _single(found: list[str], what: str) -> str:
+    if not found:
+        return NONE_ANSWER
+    if len(found) > 1:
+        raise OracleError(f"the tools give a tie for the {what}: {found}")
+    return found[0]
+
+
+def _handle_time(call: _Caller, params: dict[str, Any], instance: TaskInstance) -> str:
+    start, end = _window(call, params)
+    handled = call("get_agent_handled_cases_by_period", start_date=start, end_date=end)
+    qualified = call("get_qualified_agent_ids_by_case_count", agent_handled_cases=handled, n_cases=params["n_cases"])
+    single = call("get_non_transferred_case_ids", start_date=start, end_date=end)
+    cases = call("get_cases", start_date=start, end_date=end, agent_ids=qualified, case_ids=single)
+    averages = call("calculate_average_handle_time", cases=cases)
+    best = "find_id_with_min_value" if params["direction"] == "min" else "find_id_with_max_value"
+    return _single(call(best, values_by_id=averages), "agent")
+
+
+def _transfer_count(call: _Caller, params: dict[str, Any], instance: TaskInstance) -> str:
+    start, end = _window(call, params)
+    handled = call("get_agent_handled_cases_by_period", start_date=start, end_date=end)
+    qualified = call("get_qualified_agent_ids_by_case_count", agent_handled_cases=handled, n_cases=params["n_cases"])
+    transfers = call(
+        "get_agent_transferred_cases_by_period", start_date=start, end_date=end, qualified_agent_ids=qualified
+    )
+    best = "find_id_with_min_value" if params["direction"] == "min" else "find_id_with_max_value"
+    return _single(call(best, values_by_id=transfers), "agent")
+
+
+def _top_issue(call: _Caller, params: dict[str, Any], instance: TaskInstance) -> str:
+    start, end = _window(call, params)
+    items = call("get_order_item_ids_by_product", product_id=_param(params, "product_id"))
+    counts = call("get_issue_counts", start_date=start, end_date=end, order_item_ids=items)
+    return _single(call("find_id_with_max_value", values_by_id=counts), "issue")
+
+
+def _monthly_trend(call: _Caller, params: dict[str, Any], instance: TaskInstance) -> str:
+    start, end = _window(call, params)
+    items = call("get_order_item_ids_by_product", product_id=_param(params, "product_id"))
+    cases = call("get_cases", start_date=start, end_date=end, order_item_ids=items)
+    months = call("get_month_to_case_count", cases=cases)
+    return _single(call("find_id_with_max_value", values_by_id=months), "month")
+
+
+def _best_region(call: _Caller, params: dict[str, Any], instance: TaskInstance) -> str:
+    start, end = _window(call, params)
+    cases = call("get_cases", start_date=start, end_date=end)
+    with_states = call("get_shipping_state", cases=cases)
+    averages = call("calculate_region_average_closure_times", cases=with_states)
+    return _single(call("find_id_with_min_value", values_by_id=averages), "state")
+
+
+_OPEN_STATUSES = [s for s in CASE_STATUSES if s != "Closed"]
+
+
+def _case_routing(call: _Caller, params: dict[str, Any], instance: TaskInstance) -> str:
+    issue_id = _param(params, "issue_id")
+    issues = call("get_issues")
+    if not any(i["Id"] == issue_id for i in issues):
+        raise OracleError(f"get_issues does not list the case's issue {issue_id!r}")
+    closed_on_issue = call("get_cases", issue_ids=[issue_id], statuses=["Closed"])
+    tied = call("get_agents_with_max_cases", subset_cases=closed_on_issue)
+    if len(tied) > 1:
+        items = call("get_order_item_ids_by_product", product_id=_param(params, "product_id"))
+        closed_on_product = call("get_cases", order_item_ids=items, statuses=["Closed"], agent_ids=tied)
+        best = call("get_agents_with_max_cases", subset_cases=closed_on_product)
+        tied = best or tied  # no tied agent closed a case on the product: all stay tied
+    if len(tied) > 1:
+        open_cases = call("get_cases", agent_ids=tied, statuses=_OPEN_STATUSES)
+        # get_agents_with_min_cases only sees agents with at least one open case; a perfect agent
+        # knows the tied agents missing from the list have none.
+        counts = Counter({agent: 0 for agent in tied})
+        counts.update(c["OwnerId"] for c in open_cases)
+        fewest = min(counts.values())
+        tied = [agent for agent in tied if counts[agent] == fewest]
+    return _single(tied, "agent")
+
+
+def _named_entity(call: _Caller, params: dict[str, Any], instance: TaskInstance) -> str:
+    account_id = call("get_account_id_by_contact_id", contact_id=_param(params, "contact_id"))
+    if account_id is None:
+        return NONE_ANSWER
+    candidates = call("search_products", search_term=_param(params, "search_term"))
+    day = dt.date.fromisoformat(_param(params, "purchase_date"))
+    bought = call(
+        "get_purchase_history",
+        account_id=account_id,
+        purchase_date=dt.datetime(day.year, day.month, day.day).strftime(DATETIME_FORMAT),
+        related_product_ids=candidates,
+    )
+    return _single(bought, "product")
+
+
+def _policy_violation(call: _Caller, params: dict[str, Any], instance: TaskInstance) -> str:
+    case_id = _param(params, "case_id")
+    chats = call("get_livechat_transcript_by_case_id", case_id=case_id)
+    emails = call("get_email_messages_by_case_id", case_id=case_id)
+    texts = [c.get("Body") or "" for c in chats] + [e.get("TextBody") or "" for e in emails]
+    if not any(texts):
+        raise OracleError(f"case {case_id!r} has no chat or email to review")
+    articles = call("search_knowledge_articles", search_term=_param(params, "search_term"))
+    article_id = params.get("article_id")
+    if article_id is None:
+        return NONE_ANSWER
+    if not any(a["Id"] == article_id for a in articles):
+        raise OracleError(f"searching {params['search_term']!r} does not find the violated article {article_id!r}")
+    evidence = params.get("evidence")
+    if evidence and not any(evidence in text for text in texts):
+        raise OracleError(f"the offending words {evidence!r} are in neither the chat nor the emails of {case_id!r}")
+    return str(article_id)
+
+
+def _knowledge(call: _Caller, params: dict[str, Any], instance: TaskInstance) -> str:
+    article_id = _param(params, "article_id")
+    articles = call("search_knowledge_articles", search_term=_param(params, "search_term"))
+    found = [a for a in articles if a["Id"] == article_id]
+    if not found:
+        raise OracleError(f"searching {params['search_term']!r} does not find article {article_id!r}")
+    if instance.answer is None or instance.answer not in (found[0]["Content"] or ""):
+        raise OracleError(f"article {article_id!r} does not state the answer {instance.answer!r}")
+    return instance.answer
+
+
+Solver = Callable[[_Caller, dict[str, Any], TaskInstance], str]
+
+#: The solver of each task, by task name.
+ORACLES: dict[str, Solver] = {
+    "handle_time": _handle_time,
+    "transfer_count": _transfer_count,
+    "top_issue_identification": _top_issue,
+    "monthly_trend_analysis": _monthly_trend,
+    "best_region_identification": _best_region,
+    "case_routing": _case_routing,
+    "named_entity_disambiguation": _named_entity,
+    "policy_violation_identification": _policy_violation,
+    "knowledge_qa": _knowledge,
+}
+
+
+def oracle_trace(instance: TaskInstance, org: Org, *, tools: Toolset | None = None) -> OracleTrace:
+    """Solve an instance through the tools and record the calls.
+
+    Args:
+        instance: A generated instance (its ``params`` hold the hidden parameters).
+        org: The org the instance was generated from.
+        tools: The toolset to call through (default: the 25 task-specific functions).
+
+    Returns:
+        The calls and the answer (``"None"`` when the tools show there is none).
+
+    Raises:
+        OracleError: The instance has no hidden parameters (the original's published instances), a
+            tool answered ``Error: ...``, or the tools contradict the parameters.
+    """
+    if not instance.params:
+        raise OracleError(f"instance {instance.idx} has no hidden params; only generated instances can be solved")
+    caller = _Caller(org, tools or toolset("functions"))
+    answer = ORACLES[instance.task](caller, instance.params, instance)
+    return OracleTrace(tuple(caller.calls), answer)
+
+
+def solve(instance: TaskInstance, org: Org) -> str:
+    """The answer the oracle reaches through the tools (see :func:`oracle_trace`)."""
+    return oracle_trace(instance, org).answer

@@ -1,0 +1,169 @@
+"""Oracle solvers on a small hand-made org: the calls they make, their answers, and how they fail loudly."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from crmarena_gym.org import LocalOrg
+from crmarena_gym.tasks import ORACLES, TASK_NAMES, OracleError, TaskInstance, oracle_trace, solve
+from tests.org_builder import OrgBuilder, ts
+
+
+@pytest.fixture(scope="module")
+def org(tmp_path_factory: pytest.TempPathFactory) -> tuple[LocalOrg, dict[str, str]]:
+    path = tmp_path_factory.mktemp("oracle") / "org.sqlite"
+    b = OrgBuilder(path)
+    ids: dict[str, str] = {}
+    ids["A"] = b.add("User", FirstName="Ada", LastName="Agent")
+    ids["acc"] = b.add("Account", FirstName="Cy", LastName="Customer", ShippingState="NY")
+    ids["ct"] = b.add("Contact", AccountId=ids["acc"], FirstName="Cy", LastName="Customer")
+    ids["orphan"] = b.add("Contact", FirstName="No", LastName="Account")
+    ids["P"] = b.add("Product2", Name="Summit Rain Jacket")
+    ids["Q"] = b.add("Product2", Name="Lotus Yoga Mat")
+    order = b.add("Order", AccountId=ids["acc"], Status="Activated", EffectiveDate="2022-03-04")
+    item = b.add("OrderItem", OrderId=order, Product2Id=ids["P"], Quantity=1.0, UnitPrice=50.0)
+    ids["defect"] = b.add("Issue__c", Name="Product Defect")
+    ids["delay"] = b.add("Issue__c", Name="Shipping Delay")
+    # Q2 2022: two defect cases and one delay case about the jacket; a defect case on July 1 is outside.
+    cases = [("2022-04-02", "defect"), ("2022-05-09", "defect"), ("2022-06-30", "delay"), ("2022-07-01", "delay")]
+    for day, issue in cases:
+        case = b.add(
+            "Case",
+            OwnerId=ids["A"],
+            CreatedDate=ts(f"{day} 09:00"),
+            Status="New",
+            AccountId=ids["acc"],
+            OrderItemId__c=item,
+            IssueId__c=ids[issue],
+        )
+        ids[f"case-{issue}"] = case  # the last case of each issue
+    ids["K"] = b.add(
+        "Knowledge__kav",
+        Title="Rain Jackets Explained",
+        FAQ_Answer__c="A jacket rated 10,000 mm keeps out steady rain.",
+        PublishStatus="Online",
+        Language="en_US",
+    )
+    b.add("EmailMessage", ParentId=ids["case-delay"], Subject="Late", TextBody="We never compensate delays.")
+    b.close()
+    return LocalOrg(path), ids
+
+
+def _instance(task: str, params: dict[str, Any], answer: str | None = None) -> TaskInstance:
+    return TaskInstance(idx=0, task=task, query="A question?", answer=answer, params=params)
+
+
+Q2 = {"start": "2022-04-01T00:00:00.000+0000", "end": "2022-07-01T00:00:00.000+0000"}
+
+
+def test_every_task_has_an_oracle() -> None:
+    assert set(ORACLES) == set(TASK_NAMES)
+
+
+def test_top_issue_trace_names_each_call_and_its_arguments(org: tuple[LocalOrg, dict[str, str]]) -> None:
+    local, ids = org
+    params = {
+        "today": "2022-09-01",
+        **Q2,
+        "window": {"kind": "named", "quarter": 2, "year": 2022},
+        "product_id": ids["P"],
+    }
+    trace = oracle_trace(_instance("TII", params), local)
+    assert [c.name for c in trace.calls] == [
+        "get_period",
+        "get_order_item_ids_by_product",
+        "get_issue_counts",
+        "find_id_with_max_value",
+    ]
+    assert trace.calls[0].arguments == {"period_name": "Q2", "year": 2022}
+    # Issue counts include the window's end (July 1, 00:00), so the 09:00 cases of July 1 stay out.
+    assert trace.calls[2].arguments["start_date"] == "2022-04-01T00:00:00Z"
+    assert trace.calls[2].result == {ids["defect"]: 2, ids["delay"]: 1}
+    assert trace.answer == ids["defect"]
+    assert [c.name for c in trace.actions][-1] == "submit"
+
+
+def test_a_relative_window_is_worked_out_with_get_start_date(org: tuple[LocalOrg, dict[str, str]]) -> None:
+    local, ids = org
+    window = {"kind": "relative", "unit": "quarter", "count": 1}
+    params = {"today": "2022-07-01", **Q2, "window": window, "product_id": ids["P"]}
+    trace = oracle_trace(_instance("TII", params), local)
+    assert trace.calls[0].name == "get_start_date"
+    assert trace.calls[0].arguments == {"end_date": "2022-07-01T00:00:00Z", "period": "quarters", "interval_count": 1}
+    assert trace.answer == ids["defect"]
+
+
+def test_a_tie_is_an_error_not_an_answer(org: tuple[LocalOrg, dict[str, str]]) -> None:
+    local, ids = org
+    params = {"today": "2022-09-01", **Q2, "product_id": ids["P"]}
+    # One case in each of April, May and June (the July 1 case is past the exclusive end).
+    with pytest.raises(OracleError, match=r"a tie for the month: \['April', 'May', 'June'\]"):
+        solve(_instance("MTA", params), local)
+
+
+def test_a_window_that_does_not_match_the_stored_one_is_an_error(org: tuple[LocalOrg, dict[str, str]]) -> None:
+    local, _ = org
+    params = {"today": "2022-07-02", **Q2, "window": {"kind": "relative", "unit": "quarter", "count": 1}}
+    with pytest.raises(OracleError, match="the date tools give the window 2022-04-02T00:00:00Z"):
+        solve(_instance("BRI", params), local)
+
+
+def test_a_tool_error_is_raised_with_the_tool_and_its_message(org: tuple[LocalOrg, dict[str, str]]) -> None:
+    local, _ = org
+    params = {"today": "2022-09-01", **Q2, "product_id": "not-an-id"}
+    expected = "get_order_item_ids_by_product(product_id='not-an-id') answered \"Error: product_id must be"
+    with pytest.raises(OracleError, match=re.escape(expected)):
+        solve(_instance("TII", params), local)
+
+
+def test_instances_without_params_cannot_be_solved(org: tuple[LocalOrg, dict[str, str]]) -> None:
+    with pytest.raises(OracleError, match="has no hidden params"):
+        solve(_instance("HTU", {}), org[0])
+    with pytest.raises(OracleError, match="lack 'product_id'"):
+        solve(_instance("TII", {"today": "2022-09-01", **Q2}), org[0])
+
+
+def test_named_entity_through_search_and_purchase_history(org: tuple[LocalOrg, dict[str, str]]) -> None:
+    local, ids = org
+    base = {"today": "2022-03-06", "contact_id": ids["ct"], "search_term": "Rain Jacket"}
+    trace = oracle_trace(_instance("NED", {**base, "purchase_date": "2022-03-04"}), local)
+    assert [c.name for c in trace.calls] == ["get_account_id_by_contact_id", "search_products", "get_purchase_history"]
+    assert trace.calls[2].arguments["purchase_date"] == "2022-03-04T00:00:00Z"
+    assert trace.answer == ids["P"]
+    assert solve(_instance("NED", {**base, "purchase_date": "2022-03-05"}), local) == "None"
+    assert solve(_instance("NED", {**base, "search_term": "Yoga Mat", "purchase_date": "2022-03-04"}), local) == "None"
+    assert (
+        solve(_instance("NED", {**base, "contact_id": ids["orphan"], "purchase_date": "2022-03-04"}), local) == "None"
+    )
+
+
+def test_knowledge_answer_must_be_stated_by_the_article_found(org: tuple[LocalOrg, dict[str, str]]) -> None:
+    local, ids = org
+    params = {"today": "2023-01-01", "article_id": ids["K"], "search_term": "Rain Jackets Explained"}
+    assert solve(_instance("KQA", params, answer="10,000 mm"), local) == "10,000 mm"
+    with pytest.raises(OracleError, match="does not state the answer"):
+        solve(_instance("KQA", params, answer="20,000 mm"), local)
+    with pytest.raises(OracleError, match="does not find article"):
+        solve(_instance("KQA", {**params, "search_term": "yoga"}, answer="10,000 mm"), local)
+
+
+def test_policy_violation_checks_the_conversation_and_the_article(org: tuple[LocalOrg, dict[str, str]]) -> None:
+    local, ids = org
+    case = ids["case-delay"]
+    params = {"today": "2023-01-01", "case_id": case, "search_term": "Rain Jackets Explained"}
+    clean = oracle_trace(_instance("PVI", {**params, "article_id": None, "evidence": None}), local)
+    assert clean.answer == "None"
+    assert [c.name for c in clean.calls] == [
+        "get_livechat_transcript_by_case_id",
+        "get_email_messages_by_case_id",
+        "search_knowledge_articles",
+    ]
+    broken = {**params, "article_id": ids["K"], "evidence": "We never compensate delays."}
+    assert solve(_instance("PVI", broken), local) == ids["K"]
+    with pytest.raises(OracleError, match="are in neither the chat nor the emails"):
+        solve(_instance("PVI", {**broken, "evidence": "Something else."}), local)
+    with pytest.raises(OracleError, match="has no chat or email"):
+        solve(_instance("PVI", {**broken, "case_id": ids["case-defect"]}), local)
