@@ -29,6 +29,7 @@ Example:
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -60,6 +61,15 @@ class ToolCall:
     name: str
     arguments: dict[str, Any]
     result: Any = field(default=None, compare=False, repr=False)
+
+    def to_action(self) -> str:
+        """The call as an environment action: a JSON tool call.
+
+        Example:
+            >>> ToolCall("get_issues", {}).to_action()
+            '{"name": "get_issues", "arguments": {}}'
+        """
+        return json.dumps({"name": self.name, "arguments": self.arguments}, ensure_ascii=False)
 
 
 @dataclass(frozen=True)
