@@ -148,6 +148,7 @@ class CRMArenaEnv(gym.Env[str, str]):
         self._by_idx = {inst.idx: inst for inst in self.instances}
         self.toolset_name = toolset
         self.tools = _make_toolset(toolset)
+        self._tool_schemas = self.tools.schemas()
         self.match = match
         self.observation_format = observation_format
         self.aided = aided
@@ -248,6 +249,7 @@ class CRMArenaEnv(gym.Env[str, str]):
         Removed tools vanish from ``info["tools"]`` at the next reset and answer as unknown functions.
         """
         self.tools = self.tools.without(names=names, groups=groups)
+        self._tool_schemas = self.tools.schemas()
         self.action_space = ActionText(self.action_space.max_length, examples=self._examples())
 
     def render(self) -> str | None:
@@ -306,7 +308,8 @@ class CRMArenaEnv(gym.Env[str, str]):
             "persona": instance.persona,
             "idx": instance.idx,
             "toolset": self.toolset_name,
-            "tools": self.tools.schemas(),
+            # One list per toolset, shared by every episode's info (computed once: treat it as read-only).
+            "tools": self._tool_schemas,
             "schema": self._schema_text,
             "action_format": _action_format(self.tools),
             "context": {"required": instance.metadata.required, "optional": instance.metadata.optional},
