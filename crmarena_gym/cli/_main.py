@@ -13,6 +13,8 @@ _COMMAND_MODULES = (
     "crmarena_gym.cli._generate",
     "crmarena_gym.cli._query",
     "crmarena_gym.cli._tasks",
+    "crmarena_gym.cli._eval",
+    "crmarena_gym.cli._report",
 )
 
 

@@ -1,7 +1,48 @@
-"""Evaluation: metrics over episodes (and, next, the runner and reports)."""
+"""Evaluation: the runner (resumable runs of a policy over a task set), metrics and reports.
+
+Example:
+    >>> from crmarena_gym.eval import pass_k_curve
+    >>> pass_k_curve({"a": [True, True], "b": [True, False]})
+    {1: 0.75, 2: 0.5}
+"""
 
 from __future__ import annotations
 
 from crmarena_gym.eval._metrics import bootstrap_ci, pass_hat_k, pass_k_curve
+from crmarena_gym.eval._progress import ProgressBar
+from crmarena_gym.eval._report import RunSummary, build_report, load_summaries, write_report
+from crmarena_gym.eval._results import (
+    METADATA_FILE,
+    RESULTS_FILE,
+    ResultsWriter,
+    load_run,
+    read_results,
+    write_metadata,
+)
+from crmarena_gym.eval._runner import EvalRun, PolicyFactory, episode_seed, evaluate, run_episode
+from crmarena_gym.eval._summary import ERROR_END_REASONS, format_table, summarize
 
-__all__ = ["bootstrap_ci", "pass_hat_k", "pass_k_curve"]
+__all__ = [
+    "ERROR_END_REASONS",
+    "METADATA_FILE",
+    "RESULTS_FILE",
+    "EvalRun",
+    "PolicyFactory",
+    "ProgressBar",
+    "ResultsWriter",
+    "RunSummary",
+    "bootstrap_ci",
+    "build_report",
+    "episode_seed",
+    "evaluate",
+    "format_table",
+    "load_run",
+    "load_summaries",
+    "pass_hat_k",
+    "pass_k_curve",
+    "read_results",
+    "run_episode",
+    "summarize",
+    "write_metadata",
+    "write_report",
+]

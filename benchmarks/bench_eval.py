@@ -1,0 +1,68 @@
+"""Evaluation benchmark: episodes per second of the oracle over the default instances, serially and with
+concurrency.
+
+The baseline, measured in the same run, is the oracle's solver alone (``oracle_trace`` on each
+instance, no environment, no runner): the tool calls every episode must make. The runner replays
+those calls through the environment, so an episode costs about twice the baseline plus the env's
+and the runner's own work; the ratio shows that overhead. Threads share one org whose connection is
+guarded by a lock, so concurrency helps only where work happens outside it.
+
+Usage:
+    python benchmarks/bench_eval.py [--limit N] [--concurrency 2] [--org PATH] [--tasks FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+from crmarena_gym.eval import evaluate
+from crmarena_gym.org import LocalOrg, default_org_path
+from crmarena_gym.tasks import default_tasks, load_tasks, oracle_trace
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--org", default=None, help="an org database (default: the embedded org)")
+    parser.add_argument("--tasks", default=None, help="a task file (default: the 1,170 default instances)")
+    parser.add_argument("--limit", type=int, default=None, help="only the first N instances")
+    parser.add_argument("--concurrency", type=int, default=2, help="threads of the concurrent run")
+    args = parser.parse_args()
+
+    org_path = Path(args.org) if args.org else default_org_path()
+    started = time.perf_counter()
+    instances = load_tasks(args.tasks) if args.tasks else default_tasks(org_path)
+    print(f"task set: {len(instances)} instances, loaded in {time.perf_counter() - started:.1f}s")
+    if args.limit:
+        instances = instances[: args.limit]
+    n = len(instances)
+
+    org = LocalOrg(org_path)
+    started = time.perf_counter()
+    for instance in instances:
+        oracle_trace(instance, org)
+    baseline = time.perf_counter() - started
+    print(f"baseline (solver alone):     {n / baseline:8.1f} instances/s  ({baseline:.2f}s)")
+
+    figures = {}
+    for label, concurrency in (("serial", 1), (f"concurrency {args.concurrency}", args.concurrency)):
+        with tempfile.TemporaryDirectory() as out:
+            started = time.perf_counter()
+            run = evaluate(
+                "oracle", tasks=instances, org=org, concurrency=concurrency, out=Path(out) / "run", progress=False
+            )
+            seconds = time.perf_counter() - started
+        accuracy = run.summary["all"]["accuracy"]
+        figures[label] = n / seconds
+        print(
+            f"runner, {label + ':':<19} {n / seconds:8.1f} episodes/s   ({seconds:.2f}s, accuracy {accuracy:.3f}, "
+            f"{baseline / seconds:.2f}x the baseline's rate)"
+        )
+    serial, concurrent = figures.values()
+    print(f"concurrency speed-up: {concurrent / serial:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,125 @@
+"""``crmarena-gym eval``: run a policy over a task set and print the accuracy, pass^k and cost table."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+_EXAMPLES = """examples:
+  crmarena-gym eval --env CRMArena-v0 --policy oracle --out runs/oracle
+  crmarena-gym eval --env CRMArena-HTU-v0 --policy litellm:gpt-4o --framework react --trials 3 \\
+      --concurrency 4 --out runs/gpt-4o-react
+  crmarena-gym eval --tasks tasks_original.json --org crmarena_data.db --policy litellm:gpt-4o --framework fc \\
+      --out runs/original
+  crmarena-gym eval --env CRMArena-v0 --policy random --limit 20 --out runs/random --resume
+"""
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``eval`` subcommand."""
+    parser = subparsers.add_parser(
+        "eval",
+        help="evaluate a policy (oracle, random, an LLM through litellm) on a task set",
+        description="Run a policy on every instance of a task set, --trials times each; write results.jsonl "
+        "(one line per episode, as each ends) and metadata.json to --out, and print a table per task.",
+        epilog=_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    source = parser.add_argument_group("what to run")
+    source.add_argument("--env", default=None, metavar="ID", help="a registered env id (default: CRMArena-v0)")
+    source.add_argument("--tasks", default=None, metavar="FILE", help="a task file (default: the generated test set)")
+    source.add_argument("--org", default=None, metavar="PATH", help="an org database (default: the embedded org)")
+    source.add_argument("--limit", type=int, default=None, metavar="N", help="only the first N instances")
+    source.add_argument(
+        "--toolset", choices=("soql", "functions", "flex"), default=None, help="default: what the policy needs"
+    )
+    source.add_argument("--match", choices=("strict", "lenient"), default="strict", help="answer matching")
+    source.add_argument("--not-aided", action="store_true", help="hide the domain details (quarters, seasons ...)")
+    policy = parser.add_argument_group("the policy")
+    policy.add_argument(
+        "--policy", required=True, metavar="SPEC", help="oracle, random, litellm:MODEL or python:MODULE:CLASS"
+    )
+    policy.add_argument("--framework", choices=("act", "react", "fc"), default=None, help="litellm: the framework")
+    policy.add_argument("--temperature", type=float, default=None, help="litellm: sampling temperature")
+    policy.add_argument("--max-tokens", type=int, default=None, help="litellm: the longest reply")
+    policy.add_argument("--timeout", type=float, default=None, help="litellm: seconds per request")
+    policy.add_argument("--max-retries", type=int, default=None, help="litellm: retries per call (backoff)")
+    policy.add_argument("--api-base", default=None, help="litellm: an OpenAI-compatible server's URL")
+    policy.add_argument(
+        "--api-key-env", default=None, metavar="VAR", help="litellm: read the API key from this environment variable"
+    )
+    run = parser.add_argument_group("the run")
+    run.add_argument("--trials", type=int, default=1, metavar="K", help="episodes per instance (pass^1..K)")
+    run.add_argument("--concurrency", type=int, default=1, metavar="N", help="episodes at once (threads)")
+    run.add_argument("--out", default=None, metavar="DIR", help="the run directory (results.jsonl, metadata.json)")
+    run.add_argument("--resume", action="store_true", help="finish the run in --out (played episodes are kept)")
+    run.add_argument("--seed", type=int, default=0, help="the run's seed")
+    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.add_argument("--ray", action="store_true", help="spread episodes over a Ray cluster")
+    run.add_argument("--ray-address", default=None, metavar="ADDR", help="the Ray cluster (default: a local one)")
+    parser.set_defaults(func=run_eval)
+
+
+def _policy_options(args: argparse.Namespace) -> dict[str, Any]:
+    llm = {
+        "framework": args.framework,
+        "temperature": args.temperature,
+        "max_tokens": args.max_tokens,
+        "timeout": args.timeout,
+        "max_retries": args.max_retries,
+        "api_base": args.api_base,
+    }
+    given = {k: v for k, v in llm.items() if v is not None}
+    kind = args.policy.partition(":")[0].lower()
+    if args.api_key_env:
+        if args.api_key_env not in os.environ:
+            raise ValueError(f"--api-key-env names {args.api_key_env!r}, which is not set in the environment")
+        given["api_key"] = os.environ[args.api_key_env]
+    if kind != "litellm" and given:
+        flags = ", ".join("--" + k.replace("_", "-") for k in given)
+        raise ValueError(f"{flags} apply to litellm policies only, not to {args.policy!r}")
+    if kind == "random":
+        given["seed"] = args.seed
+    return given
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    """Run the evaluation; print the table; return the exit code."""
+    from crmarena_gym.eval import evaluate, format_table
+
+    if args.env is None and args.tasks is None:
+        print("crmarena-gym eval: give --env ID or --tasks FILE", file=sys.stderr)
+        return 2
+    env_kwargs: dict[str, Any] = {"match": args.match}
+    if args.toolset:
+        env_kwargs["toolset"] = args.toolset
+    if args.not_aided:
+        env_kwargs["aided"] = False
+    try:
+        run = evaluate(
+            args.policy,
+            env_id=args.env or "CRMArena-v0",
+            tasks=args.tasks,
+            org=args.org,
+            policy_options=_policy_options(args),
+            env_kwargs=env_kwargs,
+            trials=args.trials,
+            concurrency=args.concurrency,
+            out=args.out,
+            resume=args.resume,
+            limit=args.limit,
+            seed=args.seed,
+            progress=False if args.no_progress else None,
+            ray=args.ray,
+            ray_address=args.ray_address,
+            command=["crmarena-gym", *sys.argv[1:]] if sys.argv else None,
+        )
+    except (ValueError, TypeError, ImportError, FileNotFoundError, KeyError) as err:
+        print(f"crmarena-gym eval: {err}", file=sys.stderr)
+        return 2
+    print(format_table(run.summary))
+    if run.out is not None:
+        print(f"\n{len(run.results)} episodes ({run.new_episodes} new) in {run.out}", file=sys.stderr)
+    return 0

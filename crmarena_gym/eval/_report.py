@@ -1,0 +1,248 @@
+"""Reports over one or more run directories: tables and SVG plots, as Markdown or a single HTML page.
+
+The report shows the runs side by side: accuracy per task (a table and a bar chart), pass^k against k
+(a table and a line chart), cost per episode against accuracy (a table and a scatter plot), then each
+run's full table and what produced it. Markdown reports reference the plots as ``.svg`` files written
+beside the report; HTML reports embed them. Nothing is fetched from the network.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from html import escape
+from pathlib import Path
+from typing import Any, Literal
+
+from crmarena_gym.eval._results import load_run
+from crmarena_gym.eval._summary import format_table, markdown_table, summarize
+from crmarena_gym.eval._svg import bar_chart, line_chart, scatter_chart
+
+__all__ = ["RunSummary", "build_report", "load_summaries", "write_report"]
+
+ReportFormat = Literal["md", "html"]
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """A run as the report shows it.
+
+    Attributes:
+        name: The run's label (its directory name, made unique).
+        directory: The run directory.
+        metadata: Its ``metadata.json``.
+        rows: Its summary (see :func:`~crmarena_gym.eval.summarize`).
+    """
+
+    name: str
+    directory: Path
+    metadata: dict[str, Any]
+    rows: dict[str, dict[str, Any]]
+
+
+def load_summaries(directories: Sequence[str | os.PathLike[str]]) -> list[RunSummary]:
+    """Read and summarize run directories.
+
+    Raises:
+        ValueError: No directory given, or a run without episodes.
+        FileNotFoundError: A directory without ``results.jsonl``.
+    """
+    if not directories:
+        raise ValueError("a report needs at least one run directory")
+    runs: list[RunSummary] = []
+    names: set[str] = set()
+    for directory in directories:
+        path = Path(directory)
+        metadata, results = load_run(path)
+        if not results:
+            raise ValueError(f"{str(path)!r} holds no episode yet")
+        name = path.resolve().name or str(path)
+        unique, n = name, 2
+        while unique in names:
+            unique, n = f"{name} ({n})", n + 1
+        names.add(unique)
+        runs.append(RunSummary(unique, path, metadata, summarize(results)))
+    return runs
+
+
+def _f(value: float | None, kind: str = "float") -> str:
+    if value is None:
+        return "unpriced" if kind == "cost" else "-"
+    return f"${value:.4f}" if kind == "cost" else f"{value:.3f}"
+
+
+def _blocks(runs: Sequence[RunSummary]) -> list[tuple[str, Any]]:
+    """The report as blocks: ("h2", text), ("p", text), ("table", (header, rows)), ("svg", (name, svg))."""
+    names = [r.name for r in runs]
+    tasks = [t for t in dict.fromkeys(t for r in runs for t in r.rows) if t != "all"] + ["all"]
+    blocks: list[tuple[str, Any]] = [("h1", "CRMArena evaluation report")]
+    blocks.append(
+        (
+            "p",
+            "Accuracy is the mean reward per episode (exact match; token F1 for KQA). pass^k is the tau-bench "
+            "estimator averaged over instances (success: reward 1). Cost and tokens are per episode; "
+            "'unpriced' means some model call had no known price.",
+        )
+    )
+    runs_rows = []
+    for r in runs:
+        run = r.metadata.get("run", {})
+        runs_rows.append(
+            [
+                r.name,
+                str(run.get("policy", "?")),
+                str(run.get("policy_options", {}).get("framework", "")),
+                str(run.get("env_id", "?")),
+                str(r.metadata.get("trials", "?")),
+                str(r.rows["all"]["episodes"]),
+            ]
+        )
+    blocks += [("h2", "Runs"), ("table", (["run", "policy", "framework", "env", "trials", "episodes"], runs_rows))]
+
+    blocks.append(("h2", "Accuracy per task"))
+    acc_rows = [[t, *(_f(r.rows[t]["accuracy"]) if t in r.rows else "-" for r in runs)] for t in tasks]
+    blocks.append(("table", (["task", *names], acc_rows)))
+    series = {r.name: [r.rows[t]["accuracy"] if t in r.rows else None for t in tasks] for r in runs}
+    blocks.append(("svg", ("accuracy", bar_chart("Accuracy per task", tasks, series, "accuracy"))))
+
+    blocks.append(("h2", "pass^k"))
+    max_k = max(len(r.rows["all"]["pass_k"]) for r in runs)
+    ks = list(range(1, max_k + 1))
+    pk_rows = [[r.name, *(_f(r.rows["all"]["pass_k"].get(str(k))) for k in ks)] for r in runs]
+    blocks.append(("table", (["run", *[f"pass^{k}" for k in ks]], pk_rows)))
+    lines = {r.name: [r.rows["all"]["pass_k"][str(k)] for k in ks if str(k) in r.rows["all"]["pass_k"]] for r in runs}
+    blocks.append(("svg", ("pass_k", line_chart("pass^k against k (all tasks)", ks, lines, "pass^k", "k"))))
+
+    blocks.append(("h2", "Cost and accuracy"))
+    cost_rows = [
+        [
+            r.name,
+            _f(r.rows["all"]["accuracy"]),
+            _f(r.rows["all"]["cost"], "cost"),
+            f"{r.rows['all']['tokens']:,.0f}",
+            f"{r.rows['all']['turns']:.1f}",
+            str(r.rows["all"]["errors"]),
+        ]
+        for r in runs
+    ]
+    blocks.append(("table", (["run", "accuracy", "cost/episode", "tokens/episode", "turns", "errors"], cost_rows)))
+    priced = {r.name: (r.rows["all"]["cost"], r.rows["all"]["accuracy"]) for r in runs if r.rows["all"]["cost"]}
+    if priced:
+        chart = scatter_chart("Cost per episode and accuracy", priced, "cost per episode (USD)", "accuracy")
+        blocks.append(("svg", ("cost_accuracy", chart)))
+    else:
+        blocks.append(("p", "No run has a known, non-zero cost, so there is no cost plot."))
+
+    for r in runs:
+        blocks.append(("h2", f"Run {r.name}"))
+        blocks.append(("md_table", format_table(r.rows, markdown=True)))
+        versions = r.metadata.get("versions", {})
+        command = " ".join(r.metadata.get("command", []))
+        facts = [f"directory: {r.directory}"]
+        if command:
+            facts.append(f"command: {command}")
+        if versions:
+            facts.append("versions: " + ", ".join(f"{k} {v}" for k, v in versions.items() if v))
+        manifest = (r.metadata.get("org") or {}).get("manifest") or {}
+        if manifest:
+            facts.append(f"org: seed {manifest.get('seed')}, scale {manifest.get('scale')}")
+        blocks.append(("list", facts))
+    return blocks
+
+
+def _html_table(header: list[str], rows: list[list[str]]) -> str:
+    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _md_to_rows(markdown: str) -> tuple[list[str], list[list[str]]]:
+    lines = [[c.strip() for c in line.strip().strip("|").split("|")] for line in markdown.splitlines()]
+    return lines[0], lines[2:]
+
+
+def build_report(
+    runs: Sequence[RunSummary], fmt: ReportFormat = "md", *, svg_prefix: str | None = None
+) -> tuple[str, dict[str, str]]:
+    """The report text and its SVG files (Markdown: ``{file name: svg}`` to write beside it; HTML: none).
+
+    Args:
+        runs: The runs (see :func:`load_summaries`).
+        fmt: ``md`` or ``html``.
+        svg_prefix: Markdown only: the plots are referenced as ``{svg_prefix}{name}.svg``; None leaves
+            the plots out (a report printed to the terminal).
+    """
+    if fmt not in ("md", "html"):
+        raise ValueError(f"the report format must be 'md' or 'html', got {fmt!r}")
+    svgs: dict[str, str] = {}
+    out: list[str] = []
+    for kind, value in _blocks(runs):
+        if fmt == "md":
+            if kind in ("h1", "h2"):
+                out.append(("# " if kind == "h1" else "## ") + value)
+            elif kind == "p":
+                out.append(value)
+            elif kind == "table":
+                out.append(markdown_table(*value))
+            elif kind == "md_table":
+                out.append(value)
+            elif kind == "list":
+                out.append("\n".join(f"- {item}" for item in value))
+            elif kind == "svg" and svg_prefix is not None:
+                name, svg = value
+                svgs[f"{svg_prefix}{name}.svg"] = svg
+                out.append(f"![{name}]({svg_prefix}{name}.svg)")
+        else:
+            if kind in ("h1", "h2"):
+                out.append(f"<{kind}>{escape(value)}</{kind}>")
+            elif kind == "p":
+                out.append(f"<p>{escape(value)}</p>")
+            elif kind == "table":
+                out.append(_html_table(*value))
+            elif kind == "md_table":
+                out.append(_html_table(*_md_to_rows(value)))
+            elif kind == "list":
+                out.append("<ul>" + "".join(f"<li>{escape(item)}</li>" for item in value) + "</ul>")
+            elif kind == "svg":
+                out.append(f"<figure>{value[1]}</figure>")
+    if fmt == "md":
+        return "\n\n".join(out) + "\n", svgs
+    style = (
+        "body{font-family:sans-serif;max-width:1000px;margin:2em auto;padding:0 1em}"
+        "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"
+        "td:first-child,th:first-child{text-align:left}figure{margin:1em 0}"
+    )
+    page = (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>CRMArena evaluation report</title>'
+        f"<style>{style}</style></head><body>\n" + "\n".join(out) + "\n</body></html>\n"
+    )
+    return page, svgs
+
+
+def write_report(
+    directories: Sequence[str | os.PathLike[str]],
+    out: str | os.PathLike[str] | None = None,
+    fmt: ReportFormat | None = None,
+) -> str:
+    """Write the report of one or more runs; return its text.
+
+    Args:
+        directories: Run directories.
+        out: The report file (``.md`` or ``.html``); the SVG plots of a Markdown report go beside it
+            as ``{stem}-{plot}.svg``. None: only return the text (Markdown without plots).
+        fmt: ``md`` or ``html`` (default: from ``out``'s suffix, else ``md``).
+    """
+    if fmt is None:
+        fmt = "html" if out is not None and Path(out).suffix.lower() in (".html", ".htm") else "md"
+    runs = load_summaries(directories)
+    if out is None:
+        text, _ = build_report(runs, fmt)
+        return text
+    path = Path(out)
+    text, svgs = build_report(runs, fmt, svg_prefix=f"{path.stem}-")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for name, svg in svgs.items():
+        (path.parent / name).write_text(svg + "\n", encoding="utf-8")
+    path.write_text(text, encoding="utf-8")
+    return text

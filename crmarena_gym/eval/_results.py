@@ -1,0 +1,124 @@
+"""The run directory: ``results.jsonl`` (one line per episode, appended and synced as each ends) and
+``metadata.json``.
+
+A run killed at any moment leaves at most one torn line at the end of ``results.jsonl``; reading the
+file drops it (and :class:`ResultsWriter` cuts it off before appending), so a resumed run writes every
+episode exactly once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+__all__ = ["METADATA_FILE", "RESULTS_FILE", "ResultsWriter", "load_run", "read_results", "write_metadata"]
+
+RESULTS_FILE = "results.jsonl"
+METADATA_FILE = "metadata.json"
+
+
+def _complete_lines(data: bytes) -> tuple[list[bytes], int]:
+    """The complete lines of ``data`` and the offset where a torn last line starts."""
+    end = data.rfind(b"\n") + 1
+    return [line for line in data[:end].split(b"\n") if line.strip()], end
+
+
+def read_results(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The episodes in a results file, a torn last line left out.
+
+    Each episode appears once: should a line repeat an earlier ``(idx, trial)``, the first one counts.
+
+    Raises:
+        FileNotFoundError: No file at ``path``.
+        ValueError: A complete line is not a JSON object (the file is damaged, not just cut short).
+
+    Example:
+        >>> import pathlib, tempfile
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "results.jsonl"
+        >>> _ = path.write_text('{"idx": 1, "trial": 0, "reward": 1.0}\\n{"idx": 2, "tri')
+        >>> [r["idx"] for r in read_results(path)]
+        [1]
+    """
+    path = Path(path)
+    lines, _ = _complete_lines(path.read_bytes())
+    results: list[dict[str, Any]] = []
+    seen: set[tuple[int, int]] = set()
+    for number, line in enumerate(lines, 1):
+        try:
+            record = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError) as err:
+            raise ValueError(f"{str(path)!r} line {number} is not JSON ({err}): {line[:80]!r}") from err
+        if not isinstance(record, dict) or "idx" not in record or "trial" not in record:
+            raise ValueError(f"{str(path)!r} line {number} is not an episode record: {line[:80]!r}")
+        key = (record["idx"], record["trial"])
+        if key in seen:
+            warnings.warn(f"{str(path)!r} repeats episode {key} at line {number}; the first counts", stacklevel=2)
+            continue
+        seen.add(key)
+        results.append(record)
+    return results
+
+
+class ResultsWriter:
+    """Appends episode records to ``results.jsonl``, each line flushed and fsynced before the next.
+
+    Opening it cuts off a torn last line left by a killed run.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        if self.path.exists():
+            _, end = _complete_lines(self.path.read_bytes())
+            if end != self.path.stat().st_size:
+                with open(self.path, "r+b") as handle:
+                    handle.truncate(end)
+        self._file = open(self.path, "ab")
+
+    def write(self, record: dict[str, Any]) -> None:
+        """Append one episode, durably."""
+        self._file.write(json.dumps(record, ensure_ascii=False, default=str).encode() + b"\n")
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        """Close the file."""
+        self._file.close()
+
+    def __enter__(self) -> ResultsWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def write_metadata(directory: str | os.PathLike[str], metadata: dict[str, Any]) -> Path:
+    """Write ``metadata.json`` atomically (a temporary file renamed over the old one)."""
+    path = Path(directory) / METADATA_FILE
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(metadata, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def load_run(directory: str | os.PathLike[str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The metadata and episodes of a run directory.
+
+    Raises:
+        FileNotFoundError: The directory has no ``results.jsonl``.
+    """
+    directory = Path(directory)
+    results_path = directory / RESULTS_FILE
+    if not results_path.is_file():
+        raise FileNotFoundError(f"{str(directory)!r} is not a run directory: it has no {RESULTS_FILE}")
+    metadata_path = directory / METADATA_FILE
+    metadata = json.loads(metadata_path.read_text(encoding="utf-8")) if metadata_path.is_file() else {}
+    return metadata, read_results(results_path)
+
+
+def episode_keys(results: Iterable[dict[str, Any]]) -> set[tuple[int, int]]:
+    """The ``(idx, trial)`` of each episode."""
+    return {(r["idx"], r["trial"]) for r in results}

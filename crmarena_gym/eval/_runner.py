@@ -1,0 +1,496 @@
+"""The evaluation runner: every (instance, trial) episode of a task set, resumable, in threads or on Ray.
+
+Each episode gets its own seed, derived from the run's seed, the instance and the trial, so a result does
+not depend on which worker ran it or in what order. Each worker (thread or Ray task process) owns its
+environment and its policy; the threads share one org (it is thread-safe). The main thread alone
+writes ``results.jsonl``, one line per finished episode, flushed and fsynced.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from importlib import metadata as importlib_metadata
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+import crmarena_gym
+from crmarena_gym.eval._progress import ProgressBar
+from crmarena_gym.eval._results import (
+    RESULTS_FILE,
+    ResultsWriter,
+    episode_keys,
+    read_results,
+    write_metadata,
+)
+from crmarena_gym.eval._summary import summarize
+from crmarena_gym.org import LocalOrg, Org
+from crmarena_gym.policies import Policy, PolicyError, make_policy
+from crmarena_gym.tasks import TaskInstance
+
+__all__ = ["EvalRun", "PolicyFactory", "episode_seed", "evaluate", "run_episode"]
+
+_DEPENDENCIES = ("gymnasium", "numpy", "pydantic", "lark", "litellm", "ray", "simple-salesforce")
+_SECRET_OPTIONS = ("api_key",)
+_STEP_INFO_KEYS = ("action_kind", "error", "query", "function")
+
+
+def episode_seed(seed: int, idx: int, trial: int) -> int:
+    """The seed of one episode: a hash of the run's seed, the instance and the trial.
+
+    Example:
+        >>> episode_seed(0, 650, 1) == episode_seed(0, 650, 1) != episode_seed(0, 650, 0)
+        True
+    """
+    return int(np.random.SeedSequence([seed, idx, trial]).generate_state(1)[0])
+
+
+def run_episode(env: gym.Env, policy: Policy, idx: int, trial: int = 0, *, seed: int = 0) -> dict[str, Any]:
+    """Play one episode and return its record (a line of ``results.jsonl``).
+
+    A policy that gives up (:class:`~crmarena_gym.policies.PolicyError`, such as a model failing past
+    its retry budget) or an unexpected exception does not stop the run: the episode ends with reward 0
+    and the end reason ``llm_error``, ``policy_error`` or ``env_error``, with the message in ``error``.
+
+    Args:
+        env: The environment (made with ``gym.make``, so the turn limit applies).
+        policy: The policy, already attached to ``env``.
+        idx: The instance.
+        trial: The trial number (recorded; it changes the seed).
+        seed: The run's seed.
+
+    Returns:
+        task, abbrev, idx, trial, seed, reward, f1 (KQA), success, turns, end_reason, error, submitted,
+        reward_breakdown, usage and the trajectory (the first observation, then one entry per step).
+    """
+    ep_seed = episode_seed(seed, idx, trial)
+    observation, info = env.reset(seed=ep_seed, options={"task_id": idx})
+    record: dict[str, Any] = {
+        "task": info["task"],
+        "abbrev": info["abbrev"],
+        "idx": idx,
+        "trial": trial,
+        "seed": ep_seed,
+        "reward": 0.0,
+        "f1": None,
+        "success": False,
+        "turns": 0,
+        "end_reason": None,
+        "error": None,
+        "submitted": None,
+        "reward_breakdown": None,
+    }
+    trajectory: list[dict[str, Any]] = [{"observation": observation}]
+    try:
+        policy.reset(observation, info, seed=ep_seed)
+        while True:
+            action = policy.act(observation)
+            observation, reward, terminated, truncated, step_info = env.step(action)
+            record["turns"] += 1
+            step: dict[str, Any] = {"turn": record["turns"], "action": action, "observation": observation}
+            step.update({k: step_info[k] for k in _STEP_INFO_KEYS if k in step_info})
+            details = policy.step_details()
+            if details:
+                step["policy"] = details
+            trajectory.append(step)
+            if terminated:
+                record["reward"] = float(reward)
+                record["submitted"] = step_info.get("submitted")
+                record["reward_breakdown"] = step_info.get("reward_breakdown")
+                record["end_reason"] = "submitted"
+                break
+            if truncated:
+                record["end_reason"] = "max_turns"
+                break
+    except PolicyError as err:
+        record["end_reason"] = err.end_reason
+        record["error"] = str(err)
+    except Exception as err:  # an episode must never take the run down; keep what went wrong
+        record["end_reason"] = "env_error"
+        record["error"] = f"{type(err).__name__}: {err}"
+    if info.get("reward_metric") == "fuzzy_match":
+        record["f1"] = record["reward"]
+    record["success"] = record["reward"] >= 1.0
+    record["usage"] = policy.usage().to_dict()
+    record["trajectory"] = trajectory
+    return record
+
+
+@dataclass(frozen=True)
+class PolicyFactory:
+    """Builds a fresh policy from a spec (picklable, for Ray workers).
+
+    Attributes:
+        spec: A policy spec (see :func:`~crmarena_gym.policies.make_policy`).
+        options: The policy's constructor arguments.
+    """
+
+    spec: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    def __call__(self) -> Policy:
+        return make_policy(self.spec, **dict(self.options))
+
+
+class _Worker:
+    """One worker's environment and policy, built on first use."""
+
+    def __init__(
+        self,
+        env_id: str,
+        org: Org | str,
+        instances: Sequence[TaskInstance],
+        factory: Callable[[], Policy],
+        env_kwargs: Mapping[str, Any],
+        seed: int,
+    ) -> None:
+        self.policy = factory()
+        kwargs = dict(env_kwargs)
+        if self.policy.toolset is not None:
+            kwargs.setdefault("toolset", self.policy.toolset)
+        if self.policy.privileged:
+            kwargs["privileged"] = True
+        self.env = gym.make(env_id, org=org, tasks=list(instances), **kwargs)
+        self.policy.attach(self.env)
+        self.seed = seed
+
+    def run(self, idx: int, trial: int) -> dict[str, Any]:
+        return run_episode(self.env, self.policy, idx, trial, seed=self.seed)
+
+    def close(self) -> None:
+        self.policy.close()
+        self.env.close()
+
+
+@dataclass
+class EvalRun:
+    """What :func:`evaluate` returns.
+
+    Attributes:
+        results: Every episode of the run (resumed ones included), sorted by instance and trial.
+        summary: Per-task and overall rows (see :func:`~crmarena_gym.eval.summarize`).
+        metadata: What was written to ``metadata.json``.
+        out: The run directory, or None when nothing was written.
+        new_episodes: Episodes played by this call (the others were read back when resuming).
+    """
+
+    results: list[dict[str, Any]]
+    summary: dict[str, dict[str, Any]]
+    metadata: dict[str, Any]
+    out: Path | None
+    new_episodes: int
+
+
+def _open_org(org: Org | str | os.PathLike[str] | None) -> Org:
+    if isinstance(org, Org):
+        return org
+    if org is None:
+        from crmarena_gym.org import default_org_path
+
+        return LocalOrg(default_org_path())
+    path = Path(org)
+    if not path.is_file():
+        raise FileNotFoundError(f"no org database at {str(path)!r}")
+    return LocalOrg(path)
+
+
+def _org_metadata(org: Org) -> dict[str, Any]:
+    path = getattr(org, "path", None)
+    data: dict[str, Any] = {"type": type(org).__name__, "path": str(path) if path else None, "manifest": None}
+    if path is not None:
+        from crmarena_gym.datagen import read_manifest
+
+        try:
+            data["manifest"] = read_manifest(path).model_dump(mode="json")
+        except (ValueError, OSError):
+            pass  # not an org written by our generator (the original's dump, say)
+    return data
+
+
+def _versions() -> dict[str, str | None]:
+    versions: dict[str, str | None] = {"crmarena-gym": crmarena_gym.__version__, "python": platform.python_version()}
+    for name in _DEPENDENCIES:
+        try:
+            versions[name] = importlib_metadata.version(name)
+        except importlib_metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+def _redact(options: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: ("<redacted>" if k in _SECRET_OPTIONS and v else v) for k, v in options.items()}
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    return repr(value)
+
+
+def _task_source(tasks: Any) -> Any:
+    if tasks is None:
+        return "default"
+    if isinstance(tasks, str | os.PathLike):
+        return str(Path(tasks).resolve())
+    if isinstance(tasks, Mapping):
+        return _jsonable(tasks)
+    return f"{len(tasks)} given instances"
+
+
+def _check_resumable(previous: Mapping[str, Any], run: Mapping[str, Any], directory: Path) -> None:
+    old = previous.get("run") or {}
+    differ = sorted(k for k in set(old) | set(run) if old.get(k) != run.get(k))
+    if differ:
+        details = "; ".join(f"{k}: was {old.get(k)!r}, now {run.get(k)!r}" for k in differ)
+        raise ValueError(f"cannot resume {str(directory)!r}: the run differs ({details})")
+
+
+def evaluate(
+    policy: str | Callable[[], Policy] = "oracle",
+    *,
+    env_id: str = "CRMArena-v0",
+    tasks: Any = None,
+    org: Org | str | os.PathLike[str] | None = None,
+    policy_options: Mapping[str, Any] | None = None,
+    env_kwargs: Mapping[str, Any] | None = None,
+    trials: int = 1,
+    concurrency: int = 1,
+    out: str | os.PathLike[str] | None = None,
+    resume: bool = False,
+    limit: int | None = None,
+    seed: int = 0,
+    progress: bool | None = None,
+    ray: bool = False,
+    ray_address: str | None = None,
+    command: Sequence[str] | None = None,
+) -> EvalRun:
+    """Run a policy on every instance of a task set, ``trials`` times each.
+
+    Args:
+        policy: A policy spec (``"oracle"``, ``"random"``, ``"litellm:MODEL"``, ``"python:MODULE:CLASS"``)
+            or a function that builds a fresh :class:`~crmarena_gym.policies.Policy` (one per worker).
+        env_id: A registered id (``CRMArena-HTU-v0`` ...; ``CRMArena-v0`` for all nine tasks).
+        tasks: The task source (see :class:`~crmarena_gym.envs.CRMArenaEnv`): None for the default
+            test set, a task file, a list of instances.
+        org: The org: None for the embedded default, a database path, or an Org.
+        policy_options: Constructor arguments of a spec's policy (``framework``, ``api_base`` ...).
+        env_kwargs: More ``gym.make`` arguments (``toolset``, ``match``, ``observation_format`` ...);
+            by default the toolset is the one the policy asks for.
+        trials: Episodes per instance (pass^k is reported for k = 1 .. trials).
+        concurrency: Episodes played at once (threads; or Ray tasks in flight with ``ray``).
+        out: The run directory (``results.jsonl``, ``metadata.json``); None keeps results in memory.
+        resume: Continue the run in ``out``: episodes already there are not played again.
+        limit: Play only the first ``limit`` instances of the task set.
+        seed: The run's seed (each episode's seed derives from it, the instance and the trial).
+        progress: Draw a progress bar on stderr (default: when stderr is a terminal).
+        ray: Spread the episodes over a Ray cluster (``pip install 'crmarena-gym[rl]'``).
+        ray_address: The cluster's address (default: a local cluster).
+        command: The command line to record in the metadata.
+
+    Returns:
+        The run's episodes, summary and metadata.
+
+    Raises:
+        ValueError: Bad arguments, a run directory that already holds results without ``resume``, or
+            a resume of a different run.
+
+    Example:
+        >>> import pathlib, tempfile
+        >>> from crmarena_gym.datagen import generate_org
+        >>> from crmarena_gym.tasks import generate_tasks
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "org.sqlite"
+        >>> _ = generate_org(path, seed=0, scale=0.2)
+        >>> tasks = generate_tasks(path, seed=0, per_task=2, tasks=["BRI", "TCU"])
+        >>> run = evaluate("oracle", tasks=tasks, org=path, trials=2, progress=False)
+        >>> run.summary["all"]["accuracy"], run.summary["all"]["pass_k"], len(run.results)
+        (1.0, {'1': 1.0, '2': 1.0}, 8)
+    """
+    if trials < 1:
+        raise ValueError(f"trials must be at least 1, got {trials!r}")
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, got {concurrency!r}")
+    if limit is not None and limit < 1:
+        raise ValueError(f"limit must be at least 1, got {limit!r}")
+    if env_id not in gym.registry or not env_id.startswith("CRMArena"):
+        from crmarena_gym.envs import env_ids
+
+        raise ValueError(f"unknown environment {env_id!r}; expected one of {', '.join(env_ids())}")
+    if resume and out is None:
+        raise ValueError("resume needs the run directory (out)")
+    if isinstance(policy, Policy):
+        raise TypeError("pass a policy spec or a function that builds a policy: each worker needs its own")
+    options = dict(policy_options or {})
+    factory: Callable[[], Policy] = PolicyFactory(policy, options) if isinstance(policy, str) else policy
+    factory().close()  # fail here, once, on a bad spec or bad options, rather than in every worker
+    env_kwargs = dict(env_kwargs or {})
+    for reserved in ("org", "tasks", "task"):
+        if reserved in env_kwargs:
+            raise ValueError(f"pass {reserved!r} as an argument of evaluate, not in env_kwargs")
+
+    org_obj = _open_org(org)
+    probe = gym.make(env_id, org=org_obj, tasks=tasks)
+    instances: list[TaskInstance] = list(probe.unwrapped.instances)  # type: ignore[attr-defined]
+    probe.close()
+    if limit is not None:
+        instances = instances[:limit]
+    episodes = [(inst.idx, trial) for inst in instances for trial in range(trials)]
+
+    run_key = {
+        "env_id": env_id,
+        "tasks": _task_source(tasks),
+        "org": str(getattr(org_obj, "path", None) or type(org_obj).__name__),
+        "policy": policy if isinstance(policy, str) else getattr(policy, "__qualname__", repr(policy)),
+        "policy_options": _jsonable(_redact(options)),
+        "env_kwargs": _jsonable(env_kwargs),
+        "seed": seed,
+    }
+    spec = gym.spec(env_id)
+    metadata: dict[str, Any] = {
+        "run": run_key,
+        "trials": trials,
+        "limit": limit,
+        "instances": len(instances),
+        "episodes": len(episodes),
+        "concurrency": concurrency,
+        "ray": {"enabled": ray, "address": ray_address} if ray else None,
+        "versions": _versions(),
+        "env_spec": {
+            "id": spec.id,
+            "entry_point": str(spec.entry_point),
+            "max_episode_steps": spec.max_episode_steps,
+            "kwargs": _jsonable(spec.kwargs),
+        },
+        "org": _org_metadata(org_obj),
+        "command": list(command) if command is not None else list(sys.argv),
+    }
+
+    done: list[dict[str, Any]] = []
+    directory = Path(out) if out is not None else None
+    writer: ResultsWriter | None = None
+    if directory is not None:
+        directory.mkdir(parents=True, exist_ok=True)
+        results_path = directory / RESULTS_FILE
+        if results_path.exists() and results_path.stat().st_size > 0:
+            if not resume:
+                raise ValueError(
+                    f"{str(results_path)!r} already holds results: pass resume=True (--resume) to finish that run, "
+                    "or choose another directory"
+                )
+            previous_path = directory / "metadata.json"
+            if previous_path.is_file():
+                previous = json.loads(previous_path.read_text(encoding="utf-8"))
+                _check_resumable(previous, run_key, directory)
+                metadata["resumed_from"] = previous.get("command")
+            done = read_results(results_path)
+        write_metadata(directory, metadata)
+        writer = ResultsWriter(results_path)
+
+    wanted = set(episodes)
+    finished = episode_keys(done)
+    pending = [e for e in episodes if e not in finished]
+    bar = ProgressBar(len(episodes), done=len(finished & wanted), enabled=progress)
+    new: list[dict[str, Any]] = []
+
+    def record(result: dict[str, Any]) -> None:
+        if writer is not None:
+            writer.write(result)
+        new.append(result)
+        bar.update(float(result["reward"]))
+
+    try:
+        if pending:
+            if ray:
+                from crmarena_gym.eval._ray import run_on_ray
+
+                org_path = getattr(org_obj, "path", None)
+                if org_path is None:
+                    raise ValueError("Ray workers open the org from a file: pass an org database path")
+                records = [inst.model_dump(mode="json") for inst in instances]
+                for result in run_on_ray(
+                    pending,
+                    env_id=env_id,
+                    org_path=str(org_path),
+                    instances=records,
+                    factory=factory,
+                    env_kwargs=env_kwargs,
+                    seed=seed,
+                    max_in_flight=concurrency,
+                    address=ray_address,
+                ):
+                    record(result)
+            else:
+                for result in _run_threads(pending, env_id, org_obj, instances, factory, env_kwargs, seed, concurrency):
+                    record(result)
+    finally:
+        bar.close()
+        if writer is not None:
+            writer.close()
+
+    results = sorted([r for r in done if (r["idx"], r["trial"]) in wanted] + new, key=lambda r: (r["idx"], r["trial"]))
+    return EvalRun(results, summarize(results), metadata, directory, len(new))
+
+
+def _run_threads(
+    pending: Sequence[tuple[int, int]],
+    env_id: str,
+    org: Org,
+    instances: Sequence[TaskInstance],
+    factory: Callable[[], Policy],
+    env_kwargs: Mapping[str, Any],
+    seed: int,
+    concurrency: int,
+) -> Iterator[dict[str, Any]]:
+    """Play the episodes on ``concurrency`` threads; yield each result as it ends."""
+    if concurrency == 1:
+        worker = _Worker(env_id, org, instances, factory, env_kwargs, seed)
+        try:
+            for idx, trial in pending:
+                yield worker.run(idx, trial)
+        finally:
+            worker.close()
+        return
+    local = threading.local()
+    workers: list[_Worker] = []
+    lock = threading.Lock()
+
+    def play(idx: int, trial: int) -> dict[str, Any]:
+        worker = getattr(local, "worker", None)
+        if worker is None:
+            worker = local.worker = _Worker(env_id, org, instances, factory, env_kwargs, seed)
+            with lock:
+                workers.append(worker)
+        return worker.run(idx, trial)
+
+    queue = list(pending)
+    queue.reverse()
+    executor = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="crmarena-eval")
+    running: set[Future[dict[str, Any]]] = set()
+    try:
+        # Keep only a few episodes queued, so that an interrupted run has little in flight.
+        while queue or running:
+            while queue and len(running) < 2 * concurrency:
+                running.add(executor.submit(play, *queue.pop()))
+            finished, running = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                yield future.result()
+    finally:
+        for future in running:
+            future.cancel()
+        executor.shutdown(wait=True, cancel_futures=True)
+        for worker in workers:
+            worker.close()

@@ -1,0 +1,126 @@
+"""Summaries of a run's episodes: accuracy (KQA: mean F1), pass^k, turns, tokens and cost, per task and overall.
+
+Definitions:
+
+- accuracy: the mean reward over episodes (1 or 0 by exact match; the token F1 for KQA, as the paper
+  reports it). "all" is the mean over every episode.
+- pass^k: tau-bench's estimator (:func:`~crmarena_gym.eval.pass_hat_k`) per instance, averaged over
+  instances; an episode succeeds when its reward is 1 (for KQA: an F1 of 1). k runs up to the fewest
+  trials any instance has.
+- turns, tokens, cost: means per episode (one attempt at one instance). The cost is None ("unpriced")
+  when any model call of the group had no known price.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from crmarena_gym.eval._metrics import pass_k_curve
+from crmarena_gym.tasks import TASK_ABBREVS
+
+__all__ = ["ERROR_END_REASONS", "format_table", "summarize"]
+
+#: End reasons that mean the episode failed for a reason other than the agent's answer.
+ERROR_END_REASONS = ("llm_error", "policy_error", "env_error")
+
+
+def _is_success(record: dict[str, Any]) -> bool:
+    return float(record.get("reward") or 0.0) >= 1.0
+
+
+def _group(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    by_instance: dict[int, list[bool]] = defaultdict(list)
+    for r in sorted(records, key=lambda r: (r["idx"], r["trial"])):
+        by_instance[r["idx"]].append(_is_success(r))
+    n = len(records)
+    usages = [r.get("usage") or {} for r in records]
+    unpriced = any(u.get("unpriced_calls") or (u.get("calls") and u.get("cost") is None) for u in usages)
+    return {
+        "instances": len(by_instance),
+        "episodes": n,
+        "accuracy": sum(float(r.get("reward") or 0.0) for r in records) / n,
+        "pass_k": {str(k): v for k, v in pass_k_curve(by_instance).items()},
+        "turns": sum(int(r.get("turns") or 0) for r in records) / n,
+        "tokens": sum(int(u.get("total_tokens") or 0) for u in usages) / n,
+        "cost": None if unpriced else sum(float(u.get("cost") or 0.0) for u in usages) / n,
+        "errors": sum(r.get("end_reason") in ERROR_END_REASONS for r in records),
+    }
+
+
+def summarize(results: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per-task rows (in the paper's task order) and an ``"all"`` row.
+
+    Example:
+        >>> rows = summarize([
+        ...     {"abbrev": "HTU", "idx": 1, "trial": 0, "reward": 1.0, "turns": 3},
+        ...     {"abbrev": "HTU", "idx": 1, "trial": 1, "reward": 0.0, "turns": 5},
+        ...     {"abbrev": "HTU", "idx": 2, "trial": 0, "reward": 1.0, "turns": 2},
+        ...     {"abbrev": "HTU", "idx": 2, "trial": 1, "reward": 1.0, "turns": 2},
+        ... ])
+        >>> rows["HTU"]["accuracy"], rows["HTU"]["pass_k"], rows["all"]["turns"]
+        (0.75, {'1': 0.75, '2': 0.5}, 3.0)
+    """
+    records = list(results)
+    if not records:
+        return {}
+    by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in records:
+        by_task[r["abbrev"]].append(r)
+    order = [t for t in TASK_ABBREVS if t in by_task] + sorted(set(by_task) - set(TASK_ABBREVS))
+    rows = {task: _group(by_task[task]) for task in order}
+    rows["all"] = _group(records)
+    return rows
+
+
+def _fmt(value: Any, kind: str) -> str:
+    if value is None:
+        return "unpriced" if kind == "cost" else "-"
+    if kind == "cost":
+        return f"${value:.4f}"
+    if kind == "float":
+        return f"{value:.3f}"
+    if kind == "mean":
+        return f"{value:.1f}"
+    if kind == "tokens":
+        return f"{value:,.0f}"
+    return str(value)
+
+
+def markdown_table(header: list[str], rows: list[list[str]]) -> str:
+    """A Markdown table: the first column left-aligned, the others right-aligned (numbers)."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|"]
+    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows])
+
+
+def format_table(rows: dict[str, dict[str, Any]], *, markdown: bool = False) -> str:
+    """The summary as a text table (aligned columns) or a Markdown table.
+
+    Example:
+        >>> rows = summarize([{"abbrev": "BRI", "idx": 0, "trial": 0, "reward": 1.0, "turns": 4}])
+        >>> print(format_table(rows))
+        task  instances  episodes  accuracy  pass^1  turns  tokens  cost/episode  errors
+        BRI           1         1     1.000   1.000    4.0       0       $0.0000       0
+        all           1         1     1.000   1.000    4.0       0       $0.0000       0
+    """
+    if not rows:
+        return "(no episodes)"
+    ks = sorted({int(k) for row in rows.values() for k in row["pass_k"]})
+    header = ["task", "instances", "episodes", "accuracy", *[f"pass^{k}" for k in ks]]
+    header += ["turns", "tokens", "cost/episode", "errors"]
+    table = []
+    for task, row in rows.items():
+        cells = [task, _fmt(row["instances"], "int"), _fmt(row["episodes"], "int"), _fmt(row["accuracy"], "float")]
+        cells += [_fmt(row["pass_k"].get(str(k)), "float") for k in ks]
+        cells += [_fmt(row["turns"], "mean"), _fmt(row["tokens"], "tokens"), _fmt(row["cost"], "cost")]
+        cells.append(_fmt(row["errors"], "int"))
+        table.append(cells)
+    if markdown:
+        return markdown_table(header, table)
+    widths = [max(len(str(c)) for c in column) for column in zip(header, *table, strict=True)]
+    out = []
+    for cells in [header, *table]:
+        first = cells[0].ljust(widths[0])
+        out.append("  ".join([first, *(c.rjust(w) for c, w in zip(cells[1:], widths[1:], strict=True))]).rstrip())
+    return "\n".join(out)

@@ -1,0 +1,31 @@
+"""Policies that play the environments: the oracle, random actions, and LLM agents through litellm.
+
+Example:
+    >>> from crmarena_gym.policies import make_policy
+    >>> policy = make_policy("oracle")
+    >>> policy.toolset, policy.privileged
+    ('functions', True)
+"""
+
+from __future__ import annotations
+
+from crmarena_gym.policies._base import CallUsage, EpisodeUsage, Policy, PolicyError
+from crmarena_gym.policies._litellm import FRAMEWORKS, LiteLLMPolicy, LLMError, import_litellm, system_prompt
+from crmarena_gym.policies._simple import OraclePolicy, RandomPolicy
+from crmarena_gym.policies._spec import make_policy, parse_policy_spec
+
+__all__ = [
+    "FRAMEWORKS",
+    "CallUsage",
+    "EpisodeUsage",
+    "LLMError",
+    "LiteLLMPolicy",
+    "OraclePolicy",
+    "Policy",
+    "PolicyError",
+    "RandomPolicy",
+    "import_litellm",
+    "make_policy",
+    "parse_policy_spec",
+    "system_prompt",
+]

@@ -1,0 +1,151 @@
+"""The policy interface: what an agent must do to be run by the evaluation runner.
+
+A policy plays one episode at a time: :meth:`Policy.reset` with the first observation and the reset
+``info`` (task, persona, schema, tools, action format ...), then :meth:`Policy.act` on every
+observation, the first one included, until the episode ends. :meth:`Policy.usage` reports what the
+episode cost in model calls.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar
+
+__all__ = ["CallUsage", "EpisodeUsage", "Policy", "PolicyError"]
+
+
+class PolicyError(RuntimeError):
+    """The policy cannot go on with the episode (the runner records the episode as an error).
+
+    Attributes:
+        end_reason: How the runner records the episode's end (``"llm_error"``, ``"policy_error"``).
+    """
+
+    end_reason: str = "policy_error"
+
+
+@dataclass(frozen=True)
+class CallUsage:
+    """The tokens and cost of one model call.
+
+    Attributes:
+        prompt_tokens: Input tokens (None when the provider does not say).
+        completion_tokens: Output tokens (None when the provider does not say).
+        total_tokens: Both (None when the provider does not say).
+        cost: The cost in US dollars; None when neither the provider nor litellm's price table knows
+            the model ("unpriced"), never a made-up 0.
+        cost_source: ``"provider"`` (the provider's own figure), ``"litellm"`` (litellm's price
+            table) or None (unpriced).
+        attempts: How many requests the call took (1 plus its retries).
+    """
+
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    total_tokens: int | None = None
+    cost: float | None = None
+    cost_source: str | None = None
+    attempts: int = 1
+
+
+@dataclass
+class EpisodeUsage:
+    """Model calls of one episode, summed.
+
+    Attributes:
+        calls: Model calls that returned a reply.
+        prompt_tokens: Input tokens over the calls.
+        completion_tokens: Output tokens over the calls.
+        total_tokens: All tokens over the calls.
+        cost: The summed cost of the priced calls; None when some call was made and none was priced.
+        unpriced_calls: Calls whose cost is unknown (their cost is not in ``cost``).
+        retries: Requests retried after a rate limit, a timeout or a server error.
+    """
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    cost: float | None = 0.0
+    unpriced_calls: int = 0
+    retries: int = 0
+    per_call: list[CallUsage] = field(default_factory=list, repr=False)
+
+    def add(self, call: CallUsage) -> None:
+        """Count one call."""
+        self.calls += 1
+        self.prompt_tokens += call.prompt_tokens or 0
+        self.completion_tokens += call.completion_tokens or 0
+        self.total_tokens += call.total_tokens or 0
+        self.retries += call.attempts - 1
+        self.per_call.append(call)
+        if call.cost is None:
+            self.unpriced_calls += 1
+        priced = [c.cost for c in self.per_call if c.cost is not None]
+        self.cost = sum(priced) if priced else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-able summary (without the per-call list)."""
+        data = asdict(self)
+        data.pop("per_call")
+        return data
+
+
+class Policy(ABC):
+    """An agent that plays CRMArena episodes.
+
+    Subclasses implement :meth:`act`, and usually :meth:`reset`. Class attributes tell the runner how to
+    build the environment: ``toolset`` (None: the environment's default) and ``privileged`` (the policy
+    needs the hidden parameters in ``info``, as the oracle does).
+
+    Example:
+        >>> class AlwaysNone(Policy):
+        ...     def act(self, observation):
+        ...         return "submit None"
+        >>> policy = AlwaysNone()
+        >>> policy.reset("Which agent ...?", {"task": "handle_time"})
+        >>> policy.act("Which agent ...?"), policy.usage().calls
+        ('submit None', 0)
+    """
+
+    #: The toolset the policy is written for (``"soql"``, ``"functions"``, ``"flex"``), or None.
+    toolset: ClassVar[str | None] = None
+    #: Whether the policy needs ``privileged=True`` (the gold and hidden parameters in ``info``).
+    privileged: ClassVar[bool] = False
+
+    def __init__(self) -> None:
+        self._usage = EpisodeUsage()
+        self.info: dict[str, Any] = {}
+
+    def attach(self, env: Any) -> None:  # noqa: B027 - optional hook, a no-op by default
+        """Called once with the environment the policy will play in, before the first episode."""
+
+    def reset(self, observation: str, info: dict[str, Any], *, seed: int | None = None) -> None:
+        """Start an episode.
+
+        Args:
+            observation: The first observation (the question and its context).
+            info: The environment's reset ``info``.
+            seed: A seed for the policy's own randomness in this episode.
+        """
+        self._usage = EpisodeUsage()
+        self.info = info
+
+    @abstractmethod
+    def act(self, observation: str) -> str:
+        """The next action for the latest observation (the first observation on the first call).
+
+        Raises:
+            PolicyError: The policy cannot go on (a model that keeps failing, say).
+        """
+
+    def usage(self) -> EpisodeUsage:
+        """The model usage of the current episode so far."""
+        return self._usage
+
+    def step_details(self) -> dict[str, Any]:
+        """Extra details of the last :meth:`act` worth keeping in the trajectory (the model's reply)."""
+        return {}
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release resources (connections ...)."""

@@ -1,0 +1,366 @@
+"""LLM agents through litellm: Act, ReAct and native function calling.
+
+The prompts are our own. The system prompt gives the role (the task's persona), the org's objects and
+fields with their descriptions (``info["schema"]``), how to act and the rule to submit only the answer
+or ``None``; the first user message is the environment's first observation (the question and its
+context). Act and ReAct reply in text (``<execute>``/``<submit>``); function calling passes the
+environment's tool schemas through litellm's ``tools=`` and feeds each result back as a ``tool``
+message.
+
+litellm is imported lazily (``pip install crmarena-gym[llm]``), with ``LITELLM_LOCAL_MODEL_COST_MAP``
+set first so that importing it never reaches for the network. Retries are ours: litellm gets
+``max_retries=0`` and a timeout, and :class:`LiteLLMPolicy` backs off exponentially (seeded jitter) on
+rate limits, timeouts, connection failures and 5xx answers, up to ``max_retries`` retries; past that
+(or on any other error) :meth:`~LiteLLMPolicy.act` raises :class:`LLMError` and the runner records the
+episode with the end reason ``llm_error``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import time
+from collections.abc import Callable
+from typing import Any, Literal
+
+from crmarena_gym.policies._base import CallUsage, Policy, PolicyError
+from crmarena_gym.tasks import get_task_spec
+
+__all__ = ["FRAMEWORKS", "LLMError", "LiteLLMPolicy", "import_litellm", "system_prompt"]
+
+Framework = Literal["act", "react", "fc"]
+#: The agent frameworks of the paper: Act, ReAct and function calling.
+FRAMEWORKS: tuple[str, ...] = ("act", "react", "fc")
+
+_ANSWER_KINDS = {
+    "text": "a short text taken from the knowledge articles",
+    "month": "the English name of a month (for example March)",
+    "issue_id": "the Id of an Issue__c record",
+    "user_id": "the Id of a User (an agent)",
+    "product_id": "the Id of a Product2 record",
+    "article_id": "the Id of a Knowledge__kav article",
+    "state": "a two-letter US state code",
+}
+
+_FRAMEWORK_RULES = {
+    "act": "Reply with the action alone: no explanation before or after it.",
+    "react": (
+        "Write every reply as two parts: first one line starting with 'Thought:' that says what you will do "
+        "and why, then the action in tags, <execute>...</execute> or <submit>...</submit>."
+    ),
+    "fc": (
+        "Work by calling the functions you are given, one call per reply; each result comes back to you. "
+        "When you know the answer, call submit with it; that ends the task."
+    ),
+}
+
+_TAGGED = re.compile(r"<(execute|submit|respond)>", re.IGNORECASE)
+_THOUGHT_LINE = re.compile(r"^\s*thought\s*:.*$", re.IGNORECASE | re.MULTILINE)
+_ACTION_PREFIX = re.compile(r"^\s*action\s*:\s*", re.IGNORECASE)
+
+
+class LLMError(PolicyError):
+    """The model could not be reached (past the retry budget) or refused the request."""
+
+    end_reason = "llm_error"
+
+
+def import_litellm() -> Any:
+    """Import litellm with its price table read from the package (no network at import).
+
+    Raises:
+        ImportError: litellm is not installed; the message says how to install it.
+    """
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    try:
+        import litellm
+    except ImportError as err:
+        raise ImportError(
+            "LiteLLMPolicy needs litellm: pip install 'crmarena-gym[llm]' (or pip install 'litellm==1.100.5')"
+        ) from err
+    litellm.suppress_debug_info = True  # no "Give Feedback" banners on stdout for every failed request
+    return litellm
+
+
+def system_prompt(info: dict[str, Any], framework: Framework) -> str:
+    """The system prompt for an episode, built from the environment's reset ``info``.
+
+    Example:
+        >>> info = {"persona": "service manager", "abbrev": "HTU", "schema": "Case: a customer case",
+        ...         "action_format": "Reply with exactly one action per turn: ..."}
+        >>> text = system_prompt(info, "react")
+        >>> text.splitlines()[0]
+        "You are a service manager at a sportswear retailer, and you work in the company's Salesforce org."
+        >>> "Case: a customer case" in text and "Thought:" in text and "None" in text
+        True
+    """
+    persona = info.get("persona") or "customer service employee"
+    kind = ""
+    if info.get("abbrev"):
+        kind = _ANSWER_KINDS.get(get_task_spec(info["abbrev"]).answer_kind, "")
+    parts = [
+        f"You are a {persona} at a sportswear retailer, and you work in the company's Salesforce org.",
+        "A colleague asks you a question about the org's data. Look the facts up in the org, work out the "
+        "answer, and submit it.",
+        "# The org's objects\nEvery object below is listed with its fields and what each field holds.\n\n"
+        + str(info.get("schema", "")).strip(),
+        "# How to act\n"
+        + ("" if framework == "fc" else str(info.get("action_format", "")).strip() + "\n")
+        + _FRAMEWORK_RULES[framework],
+        "# Rules\n"
+        "- One action per reply; you see its result before your next reply.\n"
+        "- Queries are Salesforce SOQL or SOSL, not SQL: no SELECT *, no joins, no date arithmetic.\n"
+        + (f"- The answer is {kind}.\n" if kind else "")
+        + "- Submit only the answer itself, with no words around it. When the question has no answer (it "
+        "rests on a false premise, or nothing in the data fits), submit None.\n"
+        "- Your turns are limited: submit as soon as you know the answer.",
+    ]
+    return "\n\n".join(parts)
+
+
+def _react_action(text: str) -> str:
+    """A ReAct reply without tags: drop the thought line and an ``Action:`` prefix, keep the action."""
+    if _TAGGED.search(text):
+        return text
+    return _ACTION_PREFIX.sub("", _THOUGHT_LINE.sub("", text).strip(), count=1)
+
+
+class LiteLLMPolicy(Policy):
+    """An LLM agent through litellm, in the Act, ReAct or function-calling framework.
+
+    Args:
+        model: A litellm model name (``"gpt-4o"``, ``"anthropic/claude-haiku-4-5"``, ``"openai/NAME"``
+            for any OpenAI-compatible server with ``api_base``).
+        framework: ``"act"``, ``"react"`` or ``"fc"`` (native tool calls; play it with
+            ``toolset="functions"`` or ``"flex"``).
+        temperature: Sampling temperature.
+        max_tokens: The longest reply.
+        timeout: Seconds before a request counts as timed out (and is retried).
+        max_retries: Retries per call after a rate limit, a timeout, a connection failure or a 5xx answer.
+        backoff: The first retry's delay in seconds; each retry doubles it (up to ``max_backoff``), times
+            a jitter factor in [0.5, 1) drawn from a generator seeded per episode.
+        max_backoff: The longest delay between two attempts.
+        api_base: Passed to litellm (an OpenAI-compatible server's URL, say).
+        api_key: Passed to litellm (default: litellm reads the provider's environment variable).
+        seed: Seed of the retry jitter (and, when ``send_seed``, sent to the provider).
+        send_seed: Send ``seed`` to the provider (some honour it for reproducible sampling).
+        sleep: The function that waits between attempts (tests pass a recorder).
+        completion_kwargs: More keyword arguments for ``litellm.completion`` (``mock_response`` ...).
+
+    Example:
+        >>> policy = LiteLLMPolicy("gpt-4o", framework="act", completion_kwargs={"mock_response": "submit None"})
+        >>> policy.reset("Which agent ...?", {"persona": "service manager", "abbrev": "HTU", "schema": "",
+        ...     "action_format": "", "tools": []})
+        >>> policy.act("Which agent ...?")
+        'submit None'
+        >>> usage = policy.usage()
+        >>> usage.calls, usage.total_tokens > 0, usage.cost > 0
+        (1, True, True)
+    """
+
+    def __init__(
+        self,
+        model: str,
+        framework: Framework = "react",
+        *,
+        temperature: float = 0.0,
+        max_tokens: int = 2000,
+        timeout: float = 120.0,
+        max_retries: int = 6,
+        backoff: float = 2.0,
+        max_backoff: float = 60.0,
+        api_base: str | None = None,
+        api_key: str | None = None,
+        seed: int = 0,
+        send_seed: bool = False,
+        sleep: Callable[[float], None] = time.sleep,
+        completion_kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__()
+        if not isinstance(model, str) or not model.strip():
+            raise ValueError(f"model must be a litellm model name, got {model!r}")
+        if framework not in FRAMEWORKS:
+            raise ValueError(f"framework must be one of {', '.join(FRAMEWORKS)}, got {framework!r}")
+        if max_retries < 0:
+            raise ValueError(f"max_retries must be 0 or more, got {max_retries!r}")
+        if timeout <= 0:
+            raise ValueError(f"timeout must be positive, got {timeout!r}")
+        self.model = model
+        self.framework = framework
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self.api_base = api_base
+        self.api_key = api_key
+        self.seed = seed
+        self.send_seed = send_seed
+        self.sleep = sleep
+        self.completion_kwargs = dict(completion_kwargs or {})
+        self.messages: list[dict[str, Any]] = []
+        self._pending_calls: list[str] = []
+        self._rng = random.Random(seed)
+        self._last: dict[str, Any] = {}
+        self._litellm = import_litellm()
+
+    @property
+    def toolset(self) -> str:  # type: ignore[override]
+        """``functions`` for function calling, else ``soql``."""
+        return "functions" if self.framework == "fc" else "soql"
+
+    def reset(self, observation: str, info: dict[str, Any], *, seed: int | None = None) -> None:
+        """Start a conversation with the system prompt for this episode."""
+        super().reset(observation, info, seed=seed)
+        self._rng = random.Random(self.seed if seed is None else seed)
+        self.messages = [{"role": "system", "content": system_prompt(info, self.framework)}]
+        self._pending_calls = []
+        self._last = {}
+
+    def act(self, observation: str) -> str:
+        """Show the model the observation and turn its reply into an action.
+
+        Raises:
+            LLMError: The model failed past the retry budget, or refused the request.
+        """
+        if not self.messages:
+            raise PolicyError("call reset() before act()")
+        self._add_observation(observation)
+        tools = self.info.get("tools") if self.framework == "fc" else None
+        if self.framework == "fc" and not tools:
+            raise PolicyError("function calling needs tools: make the environment with toolset='functions'")
+        message, call = self._complete(tools)
+        self.usage().add(call)
+        content = message.get("content") or ""
+        tool_calls = message.get("tool_calls") or []
+        self._last = {"reply": content, "usage": call.__dict__.copy()}
+        entry: dict[str, Any] = {"role": "assistant", "content": content or None}
+        if tool_calls:
+            entry["tool_calls"] = tool_calls
+            self._pending_calls = [c["id"] for c in tool_calls]
+            first = tool_calls[0]["function"]
+            self._last["tool_calls"] = [c["function"] for c in tool_calls]
+            self.messages.append(entry)
+            return json.dumps({"name": first["name"], "arguments": first.get("arguments") or "{}"})
+        self.messages.append(entry)
+        return _react_action(content) if self.framework == "react" else content.strip()
+
+    def step_details(self) -> dict[str, Any]:
+        """The model's last reply, its tool calls and the call's usage."""
+        return dict(self._last)
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def _add_observation(self, observation: str) -> None:
+        if not self._pending_calls:
+            self.messages.append({"role": "user", "content": observation})
+            return
+        first, *others = self._pending_calls
+        self.messages.append({"role": "tool", "tool_call_id": first, "content": observation})
+        for call_id in others:  # every tool call needs an answer; only the first one is carried out
+            self.messages.append(
+                {"role": "tool", "tool_call_id": call_id, "content": "Not run: make one function call per reply."}
+            )
+        self._pending_calls = []
+
+    def _request(self, tools: list[dict[str, Any]] | None) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": self.messages,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "timeout": self.timeout,
+            "max_retries": 0,
+            "num_retries": 0,
+        }
+        if tools:
+            kwargs["tools"] = tools
+        if self.api_base is not None:
+            kwargs["api_base"] = self.api_base
+        if self.api_key is not None:
+            kwargs["api_key"] = self.api_key
+        if self.send_seed:
+            kwargs["seed"] = self.seed
+        kwargs.update(self.completion_kwargs)
+        return kwargs
+
+    def _retryable(self, err: Exception) -> bool:
+        lm = self._litellm
+        if isinstance(err, lm.RateLimitError | lm.Timeout | lm.APIConnectionError):
+            return True
+        if isinstance(err, lm.InternalServerError | lm.ServiceUnavailableError):
+            return True
+        status = getattr(err, "status_code", None)
+        return isinstance(status, int) and (status == 429 or status >= 500)
+
+    def delay(self, retry: int) -> float:
+        """Seconds to wait before retry number ``retry`` (1-based): exponential, capped, with jitter."""
+        return min(self.max_backoff, self.backoff * 2 ** (retry - 1)) * (0.5 + 0.5 * self._rng.random())
+
+    def _complete(self, tools: list[dict[str, Any]] | None) -> tuple[dict[str, Any], CallUsage]:
+        kwargs = self._request(tools)
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                response = self._litellm.completion(**kwargs)
+            except Exception as err:  # litellm maps every provider failure to an exception
+                what = f"{type(err).__name__}: {str(err)[:500]}"
+                if not self._retryable(err):
+                    raise LLMError(f"{self.model} refused the request ({what})") from err
+                if attempt > self.max_retries:
+                    raise LLMError(f"{self.model} failed {attempt} times in a row; last error {what}") from err
+                self.sleep(self.delay(attempt))
+                continue
+            try:
+                message = response.choices[0].message
+            except (AttributeError, IndexError) as err:
+                raise LLMError(f"{self.model} sent a reply without a message: {str(response)[:300]}") from err
+            return _message_dict(message), self._usage_of(response, attempt)
+
+    def _usage_of(self, response: Any, attempts: int) -> CallUsage:
+        usage = getattr(response, "usage", None)
+        tokens = [_int_or_none(getattr(usage, key, None)) for key in ("prompt_tokens", "completion_tokens")]
+        total = _int_or_none(getattr(usage, "total_tokens", None))
+        if total is None and None not in tokens:
+            total = tokens[0] + tokens[1]  # type: ignore[operator]
+        cost, source = self._cost(response, usage)
+        return CallUsage(tokens[0], tokens[1], total, cost, source, attempts)
+
+    def _cost(self, response: Any, usage: Any) -> tuple[float | None, str | None]:
+        provider = getattr(usage, "cost", None)  # OpenRouter and some proxies report the charge
+        if isinstance(provider, int | float) and not isinstance(provider, bool) and provider >= 0:
+            return float(provider), "provider"
+        hidden = getattr(response, "_hidden_params", None) or {}
+        computed = hidden.get("response_cost")
+        if isinstance(computed, int | float) and computed > 0:
+            return float(computed), "litellm"
+        try:
+            computed = self._litellm.completion_cost(completion_response=response, model=self.model)
+        except Exception:  # the model is not in litellm's price table
+            return None, None
+        if isinstance(computed, int | float) and computed > 0:
+            return float(computed), "litellm"
+        return None, None  # a zero from an unknown model is not a price
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _message_dict(message: Any) -> dict[str, Any]:
+    """The reply as a plain chat message: content and tool calls (each with an id)."""
+    calls = []
+    for n, call in enumerate(getattr(message, "tool_calls", None) or []):
+        function = call.function if hasattr(call, "function") else call["function"]
+        name = function.name if hasattr(function, "name") else function["name"]
+        arguments = function.arguments if hasattr(function, "arguments") else function.get("arguments")
+        if not isinstance(arguments, str):
+            arguments = json.dumps(arguments or {})
+        call_id = (getattr(call, "id", None) if not isinstance(call, dict) else call.get("id")) or f"call_{n}"
+        calls.append({"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}})
+    content = getattr(message, "content", None)
+    return {"content": content if isinstance(content, str) else None, "tool_calls": calls}

@@ -1,0 +1,133 @@
+"""Policies without a model: the oracle (the task's solver replayed through the env) and random actions."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from crmarena_gym.org import Org
+from crmarena_gym.policies._base import Policy, PolicyError
+from crmarena_gym.tasks import OracleError, TaskInstance, oracle_trace
+
+__all__ = ["OraclePolicy", "RandomPolicy"]
+
+
+class OraclePolicy(Policy):
+    """Replays the task's oracle solver (:func:`crmarena_gym.tasks.oracle_trace`) as JSON tool calls.
+
+    The solver needs the instance's hidden parameters, so the environment must be privileged
+    (``gym.make(..., privileged=True)``; the runner does it because :attr:`privileged` is set) and have
+    the task-specific functions (``toolset="functions"`` or ``"flex"``). The solver runs against the
+    environment's org, which :meth:`attach` takes from the environment, or the ``org`` given here.
+    Only generated instances can be solved: the original's published instances have no parameters.
+
+    Args:
+        org: The org to solve against (default: the attached environment's org).
+
+    Example:
+        >>> import pathlib, tempfile
+        >>> import gymnasium as gym
+        >>> from crmarena_gym.datagen import generate_org
+        >>> from crmarena_gym.tasks import generate_tasks
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "org.sqlite"
+        >>> _ = generate_org(path, seed=0, scale=0.2)
+        >>> tasks = generate_tasks(path, seed=0, per_task=1, tasks=["HTU"])
+        >>> env = gym.make("CRMArena-HTU-v0", org=path, tasks=tasks, toolset="functions", privileged=True)
+        >>> policy = OraclePolicy()
+        >>> policy.attach(env)
+        >>> obs, info = env.reset(seed=0)
+        >>> policy.reset(obs, info)
+        >>> done = False
+        >>> while not done:
+        ...     obs, reward, done, truncated, _ = env.step(policy.act(obs))
+        >>> reward
+        1.0
+    """
+
+    toolset = "functions"
+    privileged = True
+
+    def __init__(self, org: Org | None = None) -> None:
+        super().__init__()
+        self.org = org
+        self._actions: list[str] = []
+
+    def attach(self, env: Any) -> None:
+        """Take the environment's org (unless one was given)."""
+        if self.org is None:
+            self.org = env.unwrapped.org
+
+    def reset(self, observation: str, info: dict[str, Any], *, seed: int | None = None) -> None:
+        """Solve the instance now; :meth:`act` then hands out the calls one by one, ``submit`` last."""
+        super().reset(observation, info, seed=seed)
+        if "params" not in info:
+            raise PolicyError("the oracle needs the hidden parameters: make the environment with privileged=True")
+        if self.org is None:
+            raise PolicyError("the oracle has no org: pass OraclePolicy(org=...) or call attach(env) first")
+        instance = TaskInstance.model_validate(
+            {
+                "idx": info["idx"],
+                "task": info["task"],
+                "query": observation,
+                "answer": info.get("gold"),
+                "metadata": dict(info.get("context") or {}),
+                "params": info["params"],
+            }
+        )
+        org = self.org
+        if info.get("today"):
+            try:
+                org = org.with_today(dt.date.fromisoformat(info["today"]))
+            except NotImplementedError:
+                pass  # a live org resolves relative dates itself; the oracle's tools take explicit dates
+        try:
+            trace = oracle_trace(instance, org)
+        except OracleError as err:
+            raise PolicyError(f"the oracle cannot solve instance {info['idx']}: {err}") from err
+        self._actions = [c.to_action() for c in trace.actions]
+        self._actions.reverse()
+
+    def act(self, observation: str) -> str:
+        """The next recorded call (after the last, submit again: the episode should be over)."""
+        if not self._actions:
+            raise PolicyError("the oracle has no action left: the environment did not end the episode at submit")
+        return self._actions.pop()
+
+
+class RandomPolicy(Policy):
+    """Samples the environment's action space (well-formed queries, calls and submissions).
+
+    Args:
+        seed: The base seed; each episode reseeds from the runner's episode seed when given.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> env = gym.make("CRMArena-BRI-v0", org=getfixture("tiny_org"), tasks=[{"idx": 0, "task": "BRI",
+        ...     "query": "Which state?", "answer": "OR", "metadata": {"required": "- Today's date: 2021-03-01"}}])
+        >>> policy = RandomPolicy(seed=0)
+        >>> policy.attach(env)
+        >>> obs, info = env.reset(seed=0)
+        >>> policy.reset(obs, info, seed=1)
+        >>> policy.act(obs) in env.action_space.examples
+        True
+    """
+
+    def __init__(self, seed: int = 0) -> None:
+        super().__init__()
+        self.seed = seed
+        self._space: Any = None
+
+    def attach(self, env: Any) -> None:
+        """Remember the environment's action space."""
+        self._space = env.action_space
+
+    def reset(self, observation: str, info: dict[str, Any], *, seed: int | None = None) -> None:
+        """Reseed the sampler for the episode."""
+        super().reset(observation, info, seed=seed)
+        if self._space is None:
+            raise PolicyError("RandomPolicy samples the environment's action space: call attach(env) first")
+        self._space.seed(self.seed if seed is None else seed)
+
+    def act(self, observation: str) -> str:
+        """A sample of the action space."""
+        return self._space.sample()

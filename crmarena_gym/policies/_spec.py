@@ -1,0 +1,81 @@
+"""Policy specs: the text that names a policy on the command line and in run metadata."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from crmarena_gym.policies._base import Policy
+from crmarena_gym.policies._simple import OraclePolicy, RandomPolicy
+
+__all__ = ["make_policy", "parse_policy_spec"]
+
+_FORMS = "'oracle', 'random', 'litellm:MODEL' or 'python:MODULE:CLASS'"
+
+
+def parse_policy_spec(spec: str) -> tuple[str, str | None]:
+    """Split a spec into its kind and argument.
+
+    Example:
+        >>> parse_policy_spec("litellm:anthropic/claude-haiku-4-5")
+        ('litellm', 'anthropic/claude-haiku-4-5')
+        >>> parse_policy_spec("oracle")
+        ('oracle', None)
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"a policy spec must be {_FORMS}; got {spec!r}")
+    kind, _, argument = spec.strip().partition(":")
+    kind = kind.lower()
+    if kind in ("oracle", "random") and not argument:
+        return kind, None
+    if kind in ("litellm", "python") and argument:
+        return kind, argument
+    raise ValueError(f"unknown policy spec {spec!r}; expected {_FORMS}")
+
+
+def make_policy(spec: str, **options: Any) -> Policy:
+    """Build a policy from its spec.
+
+    Args:
+        spec: ``oracle``, ``random``, ``litellm:MODEL`` (a litellm model name) or
+            ``python:MODULE:CLASS`` (any :class:`Policy` subclass, built with ``options``).
+        **options: Constructor arguments: ``seed`` for random; ``framework``, ``temperature``,
+            ``max_tokens``, ``timeout``, ``max_retries``, ``api_base``, ``api_key`` ... for litellm.
+
+    Example:
+        >>> type(make_policy("random", seed=3)).__name__
+        'RandomPolicy'
+        >>> make_policy("llm:gpt-4o")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: unknown policy spec 'llm:gpt-4o'; expected 'oracle', 'random', ...
+    """
+    kind, argument = parse_policy_spec(spec)
+    if kind == "oracle":
+        _no_options(spec, options)
+        return OraclePolicy()
+    if kind == "random":
+        extra = set(options) - {"seed"}
+        if extra:
+            raise ValueError(f"the random policy takes only a seed, got {sorted(extra)}")
+        return RandomPolicy(**options)
+    if kind == "litellm":
+        from crmarena_gym.policies._litellm import LiteLLMPolicy
+
+        return LiteLLMPolicy(str(argument), **options)
+    module_name, _, attr = str(argument).rpartition(":")
+    if not module_name or not attr:
+        raise ValueError(f"a python policy spec is python:MODULE:CLASS, got {spec!r}")
+    try:
+        factory = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as err:
+        raise ValueError(f"cannot load the policy {argument!r}: {err}") from err
+    policy = factory(**options)
+    if not isinstance(policy, Policy):
+        raise TypeError(f"{argument!r} built a {type(policy).__name__}, not a crmarena_gym.policies.Policy")
+    return policy
+
+
+def _no_options(spec: str, options: dict[str, Any]) -> None:
+    if options:
+        raise ValueError(f"the {spec} policy takes no options, got {sorted(options)}")

@@ -1,0 +1,144 @@
+"""``crmarena-gym eval`` and ``crmarena-gym report``: tables, errors, and a run killed by SIGKILL then resumed."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from crmarena_gym.cli._main import main
+from crmarena_gym.eval import read_results
+from crmarena_gym.tasks import TaskInstance, save_tasks
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def tasks_file(tmp_path_factory: pytest.TempPathFactory, env_tasks: list[TaskInstance]) -> Path:
+    path = tmp_path_factory.mktemp("eval-cli") / "tasks.jsonl"
+    save_tasks(env_tasks, path)
+    return path
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_eval_prints_the_table_and_writes_the_run(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, tasks_file: Path, env_org: Path, env_tasks: list[TaskInstance]
+) -> None:
+    out = tmp_path / "run"
+    code, stdout, _ = _run(
+        capsys,
+        "eval",
+        "--env",
+        "CRMArena-TCU-v0",
+        "--tasks",
+        str(tasks_file),
+        "--org",
+        str(env_org),
+        "--policy",
+        "oracle",
+        "--trials",
+        "2",
+        "--out",
+        str(out),
+        "--no-progress",
+    )
+    assert code == 0
+    n = sum(i.abbrev == "TCU" for i in env_tasks)
+    lines = stdout.splitlines()
+    assert lines[0].split() == [
+        "task",
+        "instances",
+        "episodes",
+        "accuracy",
+        "pass^1",
+        "pass^2",
+        "turns",
+        "tokens",
+        "cost/episode",
+        "errors",
+    ]
+    assert lines[1].split()[:6] == ["TCU", str(n), str(2 * n), "1.000", "1.000", "1.000"]
+    assert len(read_results(out / "results.jsonl")) == 2 * n
+    code, report, _ = _run(capsys, "report", str(out))
+    assert code == 0 and "| TCU | 1.000 |" in report
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--policy", "oracle"], "give --env ID or --tasks FILE"),
+        (["--env", "CRMArena-v0", "--policy", "gpt-4o"], "unknown policy spec 'gpt-4o'"),
+        (["--env", "CRMArena-v0", "--policy", "oracle", "--framework", "react"], "--framework apply to litellm"),
+        (["--env", "CRMArena-Nope-v0", "--policy", "oracle"], "unknown environment 'CRMArena-Nope-v0'"),
+        (["--env", "CRMArena-v0", "--policy", "litellm:x", "--api-key-env", "NO_SUCH_VAR_42"], "'NO_SUCH_VAR_42'"),
+    ],
+)
+def test_eval_errors_are_one_clear_line(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
+    code, _, err = _run(capsys, "eval", *argv)
+    assert code == 2 and message in err and "Traceback" not in err
+
+
+def test_report_of_a_missing_run(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = _run(capsys, "report", str(tmp_path / "nothing"))
+    assert code == 2 and "no results.jsonl" in err
+
+
+def test_a_killed_run_resumes_with_every_episode_once(tmp_path: Path, tasks_file: Path, env_org: Path) -> None:
+    out = tmp_path / "run"
+    argv = [
+        "eval",
+        "--env",
+        "CRMArena-v0",
+        "--tasks",
+        str(tasks_file),
+        "--org",
+        str(env_org),
+        "--policy",
+        "python:tests.eval.slow_policy:SlowOracle",
+        "--limit",
+        "6",
+        "--trials",
+        "2",
+        "--concurrency",
+        "2",
+        "--out",
+        str(out),
+        "--no-progress",
+    ]
+    code = "from crmarena_gym.cli import main; raise SystemExit(main())"
+    process = subprocess.Popen(
+        [sys.executable, "-c", code, *argv], cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    results = out / "results.jsonl"
+    deadline = time.monotonic() + 120
+    try:
+        while time.monotonic() < deadline and process.poll() is None:
+            if results.exists() and results.read_bytes().count(b"\n") >= 3:
+                break
+            time.sleep(0.02)
+        assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
+        os.kill(process.pid, signal.SIGKILL)
+    finally:
+        process.wait()
+    assert process.returncode == -signal.SIGKILL
+    killed_at = read_results(results)
+    assert 3 <= len(killed_at) < 12
+
+    assert main([*argv, "--resume"]) == 0
+    episodes = read_results(results)
+    keys = [(r["idx"], r["trial"]) for r in episodes]
+    assert len(keys) == len(set(keys)) == 12
+    assert len(results.read_bytes().splitlines()) == 12  # no duplicate or torn line left in the file
+    assert {k for k in keys} == {(idx, trial) for idx in {k[0] for k in keys} for trial in (0, 1)}
+    assert all(r["reward"] == 1.0 for r in episodes)
+    assert keys[: len(killed_at)] == [(r["idx"], r["trial"]) for r in killed_at]  # kept, not played again

@@ -1,0 +1,232 @@
+"""LiteLLMPolicy end to end, with no network: litellm over HTTP to a scripted server on 127.0.0.1, and
+litellm's ``mock_response``; every framework through ``gym.make``; retries and the error budget."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import pytest
+
+from crmarena_gym.policies import LiteLLMPolicy, LLMError, system_prompt
+from crmarena_gym.schema import schema_text
+from crmarena_gym.tasks import TaskInstance
+from tests.policies.scripted_server import COMPLETION_TOKENS, ScriptedServer, prompt_tokens
+
+litellm = pytest.importorskip("litellm")
+
+
+def _play(env: gym.Env, policy: LiteLLMPolicy, idx: int) -> tuple[float, list[str], dict[str, Any]]:
+    observation, info = env.reset(seed=0, options={"task_id": idx})
+    policy.attach(env)
+    policy.reset(observation, info, seed=0)
+    actions, done, truncated, reward, step_info = [], False, False, 0.0, {}
+    while not (done or truncated):
+        action = policy.act(observation)
+        actions.append(action)
+        observation, reward, done, truncated, step_info = env.step(action)
+    return float(reward), actions, step_info
+
+
+def _policy(server: ScriptedServer, framework: str, **kwargs: Any) -> LiteLLMPolicy:
+    return LiteLLMPolicy("openai/scripted", framework, api_base=server.url, api_key="test-key", timeout=5.0, **kwargs)  # type: ignore[arg-type]
+
+
+def _expected_usage(server: ScriptedServer) -> tuple[int, int]:
+    prompt = sum(prompt_tokens(r["messages"]) for r in server.requests)
+    return prompt, COMPLETION_TOKENS * len(server.requests)
+
+
+# -- the prompt ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("framework", ["act", "react", "fc"])
+def test_system_prompt_carries_role_schema_format_and_none_rule(framework: str, env_org: Path, bri_instance) -> None:
+    env = gym.make("CRMArena-BRI-v0", org=env_org, tasks=[bri_instance])
+    _, info = env.reset(seed=0)
+    text = system_prompt(info, framework)  # type: ignore[arg-type]
+    assert f"You are a {info['persona']}" in text
+    assert schema_text().strip() in text  # every object and field with its description
+    assert "submit None" in text and "two-letter US state code" in text
+    assert ("<execute>...</execute>" in text) == (framework != "fc")  # the env's action format, in text modes
+    assert ("Thought:" in text) == (framework == "react")
+
+
+# -- the scripted server ------------------------------------------------------------------------
+
+
+def test_act_over_http_solves_an_instance(server: ScriptedServer, env_org: Path, bri_instance: TaskInstance) -> None:
+    env = gym.make("CRMArena-BRI-v0", org=env_org, tasks=[bri_instance])
+    server.add({"content": "execute SELECT COUNT(Id) FROM Case"}, {"content": f"submit {bri_instance.answer}"})
+    policy = _policy(server, "act")
+    reward, actions, _ = _play(env, policy, bri_instance.idx)
+    assert reward == 1.0
+    assert actions == ["execute SELECT COUNT(Id) FROM Case", f"submit {bri_instance.answer}"]
+    first, second = server.requests
+    assert first["messages"][0]["role"] == "system" and first["messages"][1]["content"].startswith(bri_instance.query)
+    assert "tools" not in first
+    # the query's rows come back as the next user message, exactly as the env rendered them
+    assert second["messages"][-1]["role"] == "user"
+    assert second["messages"][-1]["content"].startswith("Salesforce instance output: [{'expr0': ")
+    usage = policy.usage()
+    assert (usage.prompt_tokens, usage.completion_tokens) == _expected_usage(server)
+    assert usage.total_tokens == usage.prompt_tokens + usage.completion_tokens
+    assert usage.calls == 2 and usage.cost is None and usage.unpriced_calls == 2  # unknown model: unpriced, not 0
+
+
+def test_react_keeps_the_thought_out_of_the_action(
+    server: ScriptedServer, env_org: Path, bri_instance: TaskInstance
+) -> None:
+    env = gym.make("CRMArena-BRI-v0", org=env_org, tasks=[bri_instance])
+    server.add(
+        {"content": "Thought: list the states first.\n<execute>SELECT Id FROM Account LIMIT 2</execute>"},
+        {"content": f"Thought: I have it.\nAction: submit {bri_instance.answer}"},
+    )
+    reward, actions, info = _play(env, _policy(server, "react"), bri_instance.idx)
+    assert reward == 1.0 and info["submitted"] == bri_instance.answer
+    assert actions[0].startswith("Thought: list the states first.")  # the env reads the tag itself
+    assert actions[1] == f"submit {bri_instance.answer}"
+
+
+def test_function_calling_over_http_feeds_results_back_as_tool_messages(
+    server: ScriptedServer, env_org: Path, bri_instance: TaskInstance
+) -> None:
+    env = gym.make("CRMArena-BRI-v0", org=env_org, tasks=[bri_instance], toolset="functions")
+    server.add(
+        {"tool_calls": [{"name": "get_period", "arguments": {"period_name": "Q1", "year": 2022}}], "cost": 0.25},
+        {"tool_calls": [{"name": "submit", "arguments": {"content": bri_instance.answer}}], "cost": 0.5},
+    )
+    policy = _policy(server, "fc")
+    reward, actions, _ = _play(env, policy, bri_instance.idx)
+    assert reward == 1.0
+    assert json.loads(actions[0]) == {"name": "get_period", "arguments": '{"period_name": "Q1", "year": 2022}'}
+    first, second = server.requests
+    assert {t["function"]["name"] for t in first["tools"]} >= {"get_period", "get_cases", "submit"}
+    assistant, tool = second["messages"][-2:]
+    assert assistant["tool_calls"][0]["id"] == "call_0" and tool["role"] == "tool" and tool["tool_call_id"] == "call_0"
+    assert ast.literal_eval(tool["content"]) == {
+        "start_date": "2022-01-01T00:00:00Z",
+        "end_date": "2022-04-01T00:00:00Z",
+    }
+    usage = policy.usage()
+    assert usage.cost == pytest.approx(0.75) and [c.cost_source for c in usage.per_call] == ["provider", "provider"]
+
+
+def test_function_calling_answers_every_tool_call_id(server: ScriptedServer, env_org: Path, bri_instance) -> None:
+    env = gym.make("CRMArena-BRI-v0", org=env_org, tasks=[bri_instance], toolset="functions")
+    server.add(
+        {"tool_calls": [{"name": "get_issues"}, {"name": "get_issues"}]},
+        {"content": "submit None"},
+    )
+    _play(env, _policy(server, "fc"), bri_instance.idx)
+    tool_messages = [m for m in server.requests[1]["messages"] if m["role"] == "tool"]
+    assert [m["tool_call_id"] for m in tool_messages] == ["call_0", "call_1"]
+    assert tool_messages[1]["content"].startswith("Not run")
+
+
+# -- mock_response ------------------------------------------------------------------------------
+
+
+def _mocked(framework: str, reply: str, tool_calls: list[dict[str, Any]] | None = None) -> LiteLLMPolicy:
+    extra: dict[str, Any] = {"mock_response": reply}
+    if tool_calls:
+        extra["mock_tool_calls"] = tool_calls
+    return LiteLLMPolicy("gpt-4o", framework, completion_kwargs=extra)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("framework", ["act", "react", "fc"])
+def test_mock_response_each_framework_through_gym_make(
+    framework: str, env_org: Path, bri_instance: TaskInstance
+) -> None:
+    answer = bri_instance.answer
+    if framework == "fc":
+        call = {
+            "id": "c1",
+            "type": "function",
+            "function": {"name": "submit", "arguments": json.dumps({"content": answer})},
+        }
+        policy = _mocked("fc", "", [call])
+    elif framework == "react":
+        policy = _mocked("react", f"Thought: done.\n<submit>{answer}</submit>")
+    else:
+        policy = _mocked("act", f"submit {answer}")
+    env = gym.make(
+        "CRMArena-BRI-v0", org=env_org, tasks=[bri_instance], toolset="functions" if framework == "fc" else "soql"
+    )
+    reward, actions, _ = _play(env, policy, bri_instance.idx)
+    assert reward == 1.0 and len(actions) == 1
+    usage = policy.usage()
+    # litellm's price table for gpt-4o, read independently of the policy
+    price = litellm.model_cost["gpt-4o"]
+    expected = (
+        usage.prompt_tokens * price["input_cost_per_token"] + usage.completion_tokens * price["output_cost_per_token"]
+    )
+    assert usage.prompt_tokens > 0 and usage.cost == pytest.approx(expected)
+    assert usage.per_call[0].cost_source == "litellm"
+
+
+# -- retries ------------------------------------------------------------------------------------
+
+
+def test_429_500_and_timeout_are_retried_with_exponential_backoff(
+    server: ScriptedServer, env_org: Path, bri_instance: TaskInstance
+) -> None:
+    env = gym.make("CRMArena-BRI-v0", org=env_org, tasks=[bri_instance])
+    server.add({"status": 429}, {"status": 500}, {"status": 503}, {"sleep": 1.0}, {"content": "submit None"})
+    waits: list[float] = []
+    policy = LiteLLMPolicy(
+        "openai/scripted",
+        "act",
+        api_base=server.url,
+        api_key="k",
+        timeout=0.3,
+        max_retries=4,
+        backoff=1.0,
+        sleep=waits.append,
+    )
+    _, actions, _ = _play(env, policy, bri_instance.idx)
+    assert actions == ["submit None"]
+    assert len(server.requests) == 5  # litellm itself retried nothing (max_retries=0)
+    assert len(waits) == 4
+    for n, wait in enumerate(waits):  # base * 2^n, times a jitter factor in [0.5, 1)
+        assert 0.5 * 2**n <= wait < 2**n
+    assert policy.usage().retries == 4 and policy.usage().per_call[0].attempts == 5
+
+
+def test_jitter_is_seeded() -> None:
+    a = LiteLLMPolicy("gpt-4o", "act", seed=5)
+    b = LiteLLMPolicy("gpt-4o", "act", seed=5)
+    assert [a.delay(n) for n in range(1, 5)] == [b.delay(n) for n in range(1, 5)]
+    assert a.delay(20) <= a.max_backoff
+
+
+def test_past_the_budget_the_call_fails_with_llm_error(server: ScriptedServer) -> None:
+    server.add({"status": 500}, {"status": 429}, {"status": 500})
+    waits: list[float] = []
+    policy = LiteLLMPolicy(
+        "openai/scripted", "act", api_base=server.url, api_key="k", max_retries=2, sleep=waits.append
+    )
+    policy.reset("q", {"persona": "service agent", "schema": "", "action_format": ""})
+    with pytest.raises(LLMError, match="failed 3 times in a row") as err:
+        policy.act("q")
+    assert err.value.end_reason == "llm_error"
+    assert len(server.requests) == 3 and len(waits) == 2
+
+
+def test_a_refused_request_is_not_retried(server: ScriptedServer) -> None:
+    server.add({"status": 400, "message": "bad request"}, {"content": "submit None"})
+    policy = LiteLLMPolicy("openai/scripted", "act", api_base=server.url, api_key="k", sleep=lambda s: None)
+    policy.reset("q", {"persona": "service agent", "schema": "", "action_format": ""})
+    with pytest.raises(LLMError, match="refused"):
+        policy.act("q")
+    assert len(server.requests) == 1
+
+
+def test_bad_arguments_are_refused_with_the_value() -> None:
+    with pytest.raises(ValueError, match="'cot'"):
+        LiteLLMPolicy("gpt-4o", "cot")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="-1"):
+        LiteLLMPolicy("gpt-4o", max_retries=-1)
