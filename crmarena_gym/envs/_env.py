@@ -51,7 +51,8 @@ _CALL_EXAMPLES = (
     ),
     ("find_id_with_max_value", 'execute find_id_with_max_value({"values_by_id": {"a": 2, "b": 1}})'),
 )
-_SUBMIT_EXAMPLES = ("submit None", "<submit>None</submit>")
+# A random policy submits "None" only a third of the time, so it scores near zero, not the null share.
+_SUBMIT_EXAMPLES = ("submit None", "submit unknown", "<submit>unknown</submit>")
 
 
 def _action_format(tools: Toolset) -> str:
