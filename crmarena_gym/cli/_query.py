@@ -7,6 +7,8 @@ import json
 import sys
 from typing import Any, TextIO
 
+from crmarena_gym._console import text_table
+
 _MAX_CELL = 60
 
 
@@ -62,12 +64,7 @@ def format_table(records: list[dict[str, Any]], *, with_type: bool = False) -> s
     columns = [c for c in columns if not any(o.startswith(c + ".") for o in columns)]
     if not columns:
         return ""
-    cells = [[_cell(row.get(c)) for c in columns] for row in rows]
-    widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip()]
-    lines.append("  ".join("-" * w for w in widths))
-    lines.extend("  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip() for r in cells)
-    return "\n".join(lines)
+    return text_table(columns, [[_cell(row.get(c)) for c in columns] for row in rows])
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:

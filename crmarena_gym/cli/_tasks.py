@@ -12,6 +12,8 @@ import json
 import sys
 from typing import TYPE_CHECKING, TextIO
 
+from crmarena_gym._console import text_table
+
 if TYPE_CHECKING:  # the task package (numpy, the org) loads only when a task command runs
     from crmarena_gym.tasks import TaskInstance
 
@@ -94,12 +96,7 @@ def format_listing(instances: list[TaskInstance]) -> str:
         (str(i.idx), i.abbrev, "None" if i.answer is None else _excerpt(i.answer, 40), _excerpt(i.query))
         for i in instances
     ]
-    header = ("idx", "task", "answer", "query")
-    widths = [max(len(h), *(len(r[k]) for r in rows)) if rows else len(h) for k, h in enumerate(header)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip()]
-    lines.append("  ".join("-" * w for w in widths))
-    lines.extend("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows)
-    return "\n".join(lines)
+    return text_table(("idx", "task", "answer", "query"), rows)
 
 
 def format_instance(inst: TaskInstance) -> str:

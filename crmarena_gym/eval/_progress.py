@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from typing import TextIO
+
+from crmarena_gym._console import ProgressLine
 
 __all__ = ["ProgressBar"]
 
@@ -31,34 +32,33 @@ class ProgressBar:
     def __init__(
         self, total: int, *, done: int = 0, stream: TextIO | None = None, enabled: bool | None = None, width: int = 30
     ) -> None:
-        self.stream = stream if stream is not None else sys.stderr
-        self.enabled = bool(self.stream.isatty()) if enabled is None else enabled
-        self.total, self.done, self.width = total, done, width
+        self.line = ProgressLine("eval", stream=stream, enabled=enabled, width=width)
+        self.total, self.done = total, done
         self._start_done = done
         self._reward = 0.0
         self._counted = 0
         self._start = time.monotonic()
+
+    @property
+    def enabled(self) -> bool:
+        """Whether the bar is drawn."""
+        return self.line.enabled
 
     def update(self, reward: float) -> None:
         """Count one finished episode with its reward, and redraw."""
         self.done += 1
         self._counted += 1
         self._reward += reward
-        if not self.enabled:
+        if not self.line.enabled:
             return
-        fraction = self.done / self.total if self.total else 1.0
-        filled = int(self.width * fraction)
         elapsed = time.monotonic() - self._start
         rate = (self.done - self._start_done) / elapsed if elapsed > 0 else 0.0
         left = (self.total - self.done) / rate if rate > 0 else 0.0
-        self.stream.write(
-            f"\reval [{'#' * filled}{'-' * (self.width - filled)}] {self.done}/{self.total} "
-            f"{rate:5.2f} ep/s  eta {left:6.0f}s  reward {self._reward / self._counted:.3f} "
+        self.line.draw(
+            self.done / self.total if self.total else 1.0,
+            f"{self.done}/{self.total} {rate:5.2f} ep/s  eta {left:6.0f}s  reward {self._reward / self._counted:.3f}",
         )
-        self.stream.flush()
 
     def close(self) -> None:
         """End the line."""
-        if self.enabled and self._counted:
-            self.stream.write("\n")
-            self.stream.flush()
+        self.line.close()

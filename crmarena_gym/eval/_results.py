@@ -15,6 +15,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from crmarena_gym._files import atomic_write_text
+
 __all__ = ["METADATA_FILE", "RESULTS_FILE", "ResultsWriter", "load_run", "read_results", "write_metadata"]
 
 RESULTS_FILE = "results.jsonl"
@@ -97,11 +99,8 @@ class ResultsWriter:
 
 def write_metadata(directory: str | os.PathLike[str], metadata: dict[str, Any]) -> Path:
     """Write ``metadata.json`` atomically (a temporary file renamed over the old one)."""
-    path = Path(directory) / METADATA_FILE
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(metadata, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    text = json.dumps(metadata, indent=2, sort_keys=True, default=str) + "\n"
+    return atomic_write_text(Path(directory) / METADATA_FILE, text)
 
 
 def load_run(directory: str | os.PathLike[str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:

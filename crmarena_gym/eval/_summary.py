@@ -17,6 +17,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from crmarena_gym._console import text_table
 from crmarena_gym.eval._metrics import pass_k_curve
 from crmarena_gym.tasks import TASK_ABBREVS
 
@@ -118,9 +119,4 @@ def format_table(rows: dict[str, dict[str, Any]], *, markdown: bool = False) -> 
         table.append(cells)
     if markdown:
         return markdown_table(header, table)
-    widths = [max(len(str(c)) for c in column) for column in zip(header, *table, strict=True)]
-    out = []
-    for cells in [header, *table]:
-        first = cells[0].ljust(widths[0])
-        out.append("  ".join([first, *(c.rjust(w) for c, w in zip(cells[1:], widths[1:], strict=True))]).rstrip())
-    return "\n".join(out)
+    return text_table(header, table, align=["<"] + [">"] * (len(header) - 1), rule=False)

@@ -8,14 +8,14 @@ an exclusive file lock while the others wait, and the org appears by an atomic r
 
 from __future__ import annotations
 
-import fcntl
 import os
 import sqlite3
 import sys
 import time
 from pathlib import Path
-from typing import TextIO
 
+from crmarena_gym._console import ProgressLine
+from crmarena_gym._files import exclusive_lock
 from crmarena_gym.datagen import GENERATOR_VERSION, generate_org, read_manifest, validate_seed_scale
 from crmarena_gym.schema import quote_identifier
 
@@ -65,21 +65,18 @@ def _is_valid(path: Path, seed: int, scale: float) -> bool:
     return True
 
 
-class _ProgressBar:
-    """A one-line progress bar on a terminal stream."""
+class _GenerationProgress:
+    """Draws the generator's progress (stage and fraction) as a one-line bar on stderr."""
 
-    def __init__(self, stream: TextIO, label: str, width: int = 30) -> None:
-        self.stream, self.label, self.width = stream, label, width
+    def __init__(self, label: str) -> None:
+        self.line = ProgressLine(label)
         self.start = time.monotonic()
 
     def __call__(self, stage: str, fraction: float) -> None:
-        filled = int(self.width * min(max(fraction, 0.0), 1.0))
-        bar = "#" * filled + "-" * (self.width - filled)
         elapsed = time.monotonic() - self.start
-        self.stream.write(f"\r{self.label} [{bar}] {fraction:4.0%} {stage:<14} {elapsed:5.1f}s")
+        self.line.draw(fraction, f"{fraction:4.0%} {stage:<14} {elapsed:5.1f}s")
         if fraction >= 1.0:
-            self.stream.write("\n")
-        self.stream.flush()
+            self.line.close()
 
 
 def default_org_path(*, seed: int = 0, scale: float = 1.0) -> Path:
@@ -109,15 +106,11 @@ def default_org_path(*, seed: int = 0, scale: float = 1.0) -> Path:
         return path
     directory.mkdir(parents=True, exist_ok=True)
     lock_path = path.with_name(path.name + ".lock")
-    with open(lock_path, "a+") as lock:
-        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
-        try:
-            # Another process may have finished the org while this one waited for the lock.
-            if not _is_valid(path, seed, scale):
-                progress = None
-                if sys.stderr is not None and sys.stderr.isatty():
-                    progress = _ProgressBar(sys.stderr, f"generating org (seed {seed}, scale {scale:g})")
-                generate_org(path, seed=seed, scale=scale, latent=True, progress=progress)
-        finally:
-            fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+    with exclusive_lock(lock_path):
+        # Another process may have finished the org while this one waited for the lock.
+        if not _is_valid(path, seed, scale):
+            progress = None
+            if sys.stderr is not None and sys.stderr.isatty():
+                progress = _GenerationProgress(f"generating org (seed {seed}, scale {scale:g})")
+            generate_org(path, seed=seed, scale=scale, latent=True, progress=progress)
     return path

@@ -16,13 +16,14 @@ set, however reworded, appears in training).
 
 from __future__ import annotations
 
-import fcntl
+import contextlib
 import os
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from crmarena_gym._files import exclusive_lock
 from crmarena_gym.datagen import GENERATOR_VERSION, content_hash, read_manifest
 from crmarena_gym.tasks._generate import TASK_GENERATOR_VERSION, generate_tasks, instance_key
 from crmarena_gym.tasks._instance import TaskInstance
@@ -122,22 +123,18 @@ def default_tasks(
     cached = _read_cached(cache, per_task)
     if cached is not None:
         return cached
-    try:
-        lock = open(cache.with_name(cache.name + ".lock"), "a+")
-    except OSError:
-        return generate_tasks(path, seed=seed, per_task=per_task)  # read-only directory: no cache
-    with lock:
-        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+    with contextlib.ExitStack() as stack:
         try:
-            # Another process may have written the set while this one waited for the lock.
-            cached = _read_cached(cache, per_task)
-            if cached is not None:
-                return cached
-            instances = generate_tasks(path, seed=seed, per_task=per_task)
-            save_tasks(instances, cache)
-            return instances
-        finally:
-            fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+            stack.enter_context(exclusive_lock(cache.with_name(cache.name + ".lock")))
+        except OSError:
+            return generate_tasks(path, seed=seed, per_task=per_task)  # read-only directory: no cache
+        # Another process may have written the set while this one waited for the lock.
+        cached = _read_cached(cache, per_task)
+        if cached is not None:
+            return cached
+        instances = generate_tasks(path, seed=seed, per_task=per_task)
+        save_tasks(instances, cache)
+        return instances
 
 
 def training_tasks(

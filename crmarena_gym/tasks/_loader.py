@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from crmarena_gym._files import atomic_write_text
 from crmarena_gym.tasks._instance import TaskInstance
 
 
@@ -111,7 +112,4 @@ def save_tasks(instances: Iterable[TaskInstance], path: str | os.PathLike[str], 
         text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
     else:
         text = json.dumps(rows, ensure_ascii=False, indent=1) + "\n"
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    return atomic_write_text(path, text)

@@ -1,0 +1,58 @@
+from __future__ import annotations
+
+import io
+import multiprocessing
+import time
+from pathlib import Path
+
+import pytest
+
+from crmarena_gym._console import ProgressLine, text_table
+from crmarena_gym._files import atomic_write_text, exclusive_lock
+
+
+def test_text_table_aligns_and_refuses_ragged_rows() -> None:
+    table = text_table(["name", "count"], [["a", "1"], ["longer", "22"]], align=["<", ">"], rule=False)
+    assert table.splitlines() == ["name    count", "a           1", "longer     22"]
+    with pytest.raises(ValueError, match=r"\['x'\]"):
+        text_table(["a", "b"], [["x"]])
+    with pytest.raises(ValueError, match="align has 1"):
+        text_table(["a", "b"], [], align=["<"])
+
+
+def test_progress_line_draws_only_when_enabled() -> None:
+    quiet = io.StringIO()
+    ProgressLine("x", stream=quiet).draw(0.5)  # StringIO is not a terminal
+    assert quiet.getvalue() == ""
+    loud = io.StringIO()
+    line = ProgressLine("gen", stream=loud, enabled=True, width=10)
+    line.draw(2.0, "done")  # clamped
+    line.close()
+    assert loud.getvalue() == "\rgen [##########] done\n"
+
+
+def _hold(lock: str, log: str, tag: str) -> None:
+    with exclusive_lock(lock):
+        with open(log, "a") as handle:
+            handle.write(f"{tag}+")
+        time.sleep(0.2)
+        with open(log, "a") as handle:
+            handle.write(f"{tag}-")
+
+
+def test_exclusive_lock_serialises_processes(tmp_path: Path) -> None:
+    lock, log = str(tmp_path / "l.lock"), str(tmp_path / "log")
+    procs = [multiprocessing.Process(target=_hold, args=(lock, log, tag)) for tag in "ab"]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(10)
+    text = Path(log).read_text()
+    assert text in ("a+a-b+b-", "b+b-a+a-")  # never interleaved
+
+
+def test_atomic_write_leaves_no_temporary_file(tmp_path: Path) -> None:
+    target = atomic_write_text(tmp_path / "f.txt", "hello")
+    assert target.read_text() == "hello" and [p.name for p in tmp_path.iterdir()] == ["f.txt"]
+    with pytest.raises(FileNotFoundError):
+        atomic_write_text(tmp_path / "missing" / "f.txt", "x")
