@@ -1,0 +1,87 @@
+"""Reinforcement learning on CRMArena: discrete candidate actions, numeric observations, RLlib glue.
+
+:class:`CandidateActionWrapper` turns a text environment into ``Discrete(K)`` actions over generated
+candidate actions and ``Dict({"observations": Box, "action_mask": Box})`` observations, which RLlib,
+and any library that reads Gymnasium spaces, can train on. The RLlib functions import Ray only when
+called (``pip install 'crmarena-gym[rl]'``).
+
+Example:
+    >>> import gymnasium as gym
+    >>> import crmarena_gym.rl  # registers CRMArena-Discrete-v0
+    >>> "CRMArena-Discrete-v0" in gym.registry
+    True
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+
+from crmarena_gym.rl._candidates import (
+    DEFAULT_TEMPLATES,
+    MISSING,
+    Binding,
+    CallTemplate,
+    CandidateGenerator,
+    CandidateState,
+    Fact,
+    ResultOf,
+    StepRecord,
+    ToolPipelineCandidates,
+    ValuesById,
+    call_text,
+    observed_values,
+)
+from crmarena_gym.rl._encoding import Encoder, HashingEncoder, stable_hash
+from crmarena_gym.rl._facts import QUESTION_PARAMS, QuestionFacts, question_facts
+from crmarena_gym.rl._rllib import (
+    RLLIB_ENV_NAME,
+    action_masking_module_class,
+    greedy_policy,
+    masked_ppo_config,
+    register_rllib_env,
+    rllib_env_creator,
+)
+from crmarena_gym.rl._rollout import EvaluationResult, RandomCandidatePolicy, evaluate_policy
+from crmarena_gym.rl._wrapper import EMPTY_SLOT_ACTION, INFO_KEYS, CandidateActionWrapper, make_discrete_env
+
+#: The Gymnasium id of :func:`make_discrete_env`.
+DISCRETE_ENV_ID = "CRMArena-Discrete-v0"
+
+if DISCRETE_ENV_ID not in gym.registry:
+    gym.register(id=DISCRETE_ENV_ID, entry_point="crmarena_gym.rl._wrapper:make_discrete_env")
+
+__all__ = [
+    "DEFAULT_TEMPLATES",
+    "DISCRETE_ENV_ID",
+    "EMPTY_SLOT_ACTION",
+    "INFO_KEYS",
+    "MISSING",
+    "QUESTION_PARAMS",
+    "RLLIB_ENV_NAME",
+    "Binding",
+    "CallTemplate",
+    "CandidateActionWrapper",
+    "CandidateGenerator",
+    "CandidateState",
+    "Encoder",
+    "EvaluationResult",
+    "Fact",
+    "HashingEncoder",
+    "QuestionFacts",
+    "RandomCandidatePolicy",
+    "ResultOf",
+    "StepRecord",
+    "ToolPipelineCandidates",
+    "ValuesById",
+    "action_masking_module_class",
+    "call_text",
+    "evaluate_policy",
+    "greedy_policy",
+    "make_discrete_env",
+    "masked_ppo_config",
+    "observed_values",
+    "question_facts",
+    "register_rllib_env",
+    "rllib_env_creator",
+    "stable_hash",
+]

@@ -1,0 +1,422 @@
+"""Candidate actions: the few well-formed text actions a discrete policy chooses among at each step.
+
+A candidate generator sees a :class:`CandidateState` (the question's facts and the tool results seen so
+far) and fills a fixed number of *slots*. Each slot has one meaning across steps and instances (the
+slot ``issue_counts`` is always "count the issues of the order items just fetched, over the window"),
+so that a policy can learn a task's tool pipeline as a short sequence of slot numbers. An empty slot
+(None) is masked out.
+
+Any object with ``num_slots``, ``slot_names``, ``slots(state)`` and ``candidates(state)`` is a
+generator (see :class:`CandidateGenerator`); :class:`ToolPipelineCandidates` is the default.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from crmarena_gym.rl._facts import QuestionFacts
+
+__all__ = [
+    "DEFAULT_TEMPLATES",
+    "MISSING",
+    "Binding",
+    "CallTemplate",
+    "CandidateGenerator",
+    "CandidateState",
+    "Fact",
+    "ResultOf",
+    "StepRecord",
+    "ToolPipelineCandidates",
+    "ValuesById",
+    "call_text",
+    "observed_values",
+]
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+#: What a binding returns when it cannot fill its argument.
+MISSING: Any = _Missing()
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """One step of the episode, as the generator and encoder see it.
+
+    Attributes:
+        action: The text action sent to the environment.
+        function: The function called (None for a submission, a query or an unreadable action).
+        result: The structured result (the environment's ``info["result"]``), or None.
+        ok: Whether the step was a function call that gave a result (no error).
+        observation: The observation text the environment answered with.
+    """
+
+    action: str
+    function: str | None
+    result: Any
+    ok: bool
+    observation: str
+
+
+@dataclass
+class CandidateState:
+    """The state of an episode: what the question states and what the tools returned.
+
+    Attributes:
+        facts: The question's facts (:func:`~crmarena_gym.rl.question_facts`).
+        history: The steps so far, oldest first.
+        turn: The number of actions taken.
+        max_turns: The turn budget of the episode.
+        observation: The last observation text.
+    """
+
+    facts: QuestionFacts
+    history: list[StepRecord] = field(default_factory=list)
+    turn: int = 0
+    max_turns: int = 20
+    observation: str = ""
+
+    def latest(self, function: str) -> Any:
+        """The result of the latest successful call of ``function``, or :data:`MISSING`."""
+        for step in reversed(self.history):
+            if step.ok and step.function == function:
+                return step.result
+        return MISSING
+
+    def latest_values_by_id(self) -> Any:
+        """The latest successful result that maps ids to numbers (what ``find_id_with_*`` compare)."""
+        for step in reversed(self.history):
+            if step.ok and _is_values_by_id(step.result):
+                return step.result
+        return MISSING
+
+    @property
+    def actions_taken(self) -> set[str]:
+        """The text of every action sent so far."""
+        return {step.action for step in self.history}
+
+
+def _is_values_by_id(value: Any) -> bool:
+    return isinstance(value, dict) and all(
+        isinstance(v, int | float) and not isinstance(v, bool) for v in value.values()
+    )
+
+
+@runtime_checkable
+class CandidateGenerator(Protocol):
+    """The interface of a candidate generator.
+
+    Attributes:
+        num_slots: K, the number of slots (the size of the discrete action space).
+        slot_names: A short name per slot, for reading policies and logs.
+    """
+
+    num_slots: int
+    slot_names: tuple[str, ...]
+
+    def slots(self, state: CandidateState) -> list[str | None]:
+        """``num_slots`` entries: a well-formed text action, or None for an empty slot."""
+        ...
+
+    def candidates(self, state: CandidateState) -> list[str]:
+        """The non-empty slots' actions, in slot order."""
+        ...
+
+
+class Binding(Protocol):
+    """How one argument of a call is filled: from the question's facts or from an earlier result."""
+
+    def resolve(self, state: CandidateState) -> Any:
+        """The argument's value, or :data:`MISSING`."""
+        ...
+
+    def fed_by(self, step: StepRecord) -> bool:
+        """Whether ``step``'s result is what this argument takes (always False for facts)."""
+        ...
+
+
+@dataclass(frozen=True)
+class Fact:
+    """An argument filled with a question fact (the :class:`~crmarena_gym.rl.QuestionFacts` field ``name``)."""
+
+    name: str
+
+    def resolve(self, state: CandidateState) -> Any:
+        value = getattr(state.facts, self.name)
+        return MISSING if value is None else value
+
+    def fed_by(self, step: StepRecord) -> bool:
+        return False
+
+
+@dataclass(frozen=True)
+class ResultOf:
+    """An argument filled with the latest successful result of ``function``, pasted back by value."""
+
+    function: str
+
+    def resolve(self, state: CandidateState) -> Any:
+        return state.latest(self.function)
+
+    def fed_by(self, step: StepRecord) -> bool:
+        return step.ok and step.function == self.function
+
+
+@dataclass(frozen=True)
+class ValuesById:
+    """An argument filled with the latest result that maps ids to numbers (what ``find_id_with_*`` compare)."""
+
+    def resolve(self, state: CandidateState) -> Any:
+        return state.latest_values_by_id()
+
+    def fed_by(self, step: StepRecord) -> bool:
+        return step.ok and _is_values_by_id(step.result)
+
+
+@dataclass(frozen=True)
+class CallTemplate:
+    """A function call whose arguments are filled from the question's facts and earlier results.
+
+    Attributes:
+        name: The slot's name (``issue_counts``).
+        function: The function to call.
+        arguments: Argument name to binding; the call is offered only when every binding resolves.
+    """
+
+    name: str
+    function: str
+    arguments: tuple[tuple[str, Binding], ...] = ()
+
+    def render(self, state: CandidateState, *, chain: bool = True) -> str | None:
+        """The call as a text action, or None when an argument is missing.
+
+        With ``chain``, a call that takes earlier results is offered only right after a step whose
+        result one of its arguments takes: each result is pasted into the next call, as an agent
+        chains functions, and stale results are not offered again.
+        """
+        if chain and any(not isinstance(bind, Fact) for _, bind in self.arguments):
+            last = state.history[-1] if state.history else None
+            if last is None or not any(bind.fed_by(last) for _, bind in self.arguments):
+                return None
+        values: dict[str, Any] = {}
+        for argument, bind in self.arguments:
+            value = bind.resolve(state)
+            if value is MISSING:
+                return None
+            values[argument] = value
+        return call_text(self.function, values)
+
+
+def call_text(function: str, arguments: dict[str, Any]) -> str:
+    """The text action that calls ``function`` with ``arguments``.
+
+    Example:
+        >>> call_text("get_order_item_ids_by_product", {"product_id": "01tWs000001nXIWIA2"})
+        'execute get_order_item_ids_by_product({"product_id": "01tWs000001nXIWIA2"})'
+        >>> call_text("get_issues", {})
+        'execute get_issues()'
+    """
+    body = json.dumps(arguments, ensure_ascii=False, separators=(", ", ": ")) if arguments else ""
+    return f"execute {function}({body})"
+
+
+_WINDOW: tuple[tuple[str, Binding], ...] = (("start_date", Fact("start")), ("end_date", Fact("end")))
+
+#: The default call slots: every step of the tool pipelines of HTU, TCU, TII, MTA, BRI and NED, plus the
+#: lookups of a case's conversation (PVI) and of the issues (NCR). Slot order is the action numbering.
+DEFAULT_TEMPLATES: tuple[CallTemplate, ...] = (
+    CallTemplate("handled_cases", "get_agent_handled_cases_by_period", _WINDOW),
+    CallTemplate(
+        "qualified_agents",
+        "get_qualified_agent_ids_by_case_count",
+        (("agent_handled_cases", ResultOf("get_agent_handled_cases_by_period")), ("n_cases", Fact("n_cases"))),
+    ),
+    CallTemplate("untransferred_cases", "get_non_transferred_case_ids", _WINDOW),
+    CallTemplate(
+        "cases_of_qualified_untransferred",
+        "get_cases",
+        (
+            *_WINDOW,
+            ("agent_ids", ResultOf("get_qualified_agent_ids_by_case_count")),
+            ("case_ids", ResultOf("get_non_transferred_case_ids")),
+        ),
+    ),
+    CallTemplate(
+        "cases_of_order_items",
+        "get_cases",
+        (*_WINDOW, ("order_item_ids", ResultOf("get_order_item_ids_by_product"))),
+    ),
+    CallTemplate("cases_of_window", "get_cases", _WINDOW),
+    CallTemplate(
+        "transfers",
+        "get_agent_transferred_cases_by_period",
+        (*_WINDOW, ("qualified_agent_ids", ResultOf("get_qualified_agent_ids_by_case_count"))),
+    ),
+    CallTemplate("average_handle_time", "calculate_average_handle_time", (("cases", ResultOf("get_cases")),)),
+    CallTemplate("order_items", "get_order_item_ids_by_product", (("product_id", Fact("product_id")),)),
+    CallTemplate(
+        "issue_counts",
+        "get_issue_counts",
+        (*_WINDOW, ("order_item_ids", ResultOf("get_order_item_ids_by_product"))),
+    ),
+    CallTemplate("month_counts", "get_month_to_case_count", (("cases", ResultOf("get_cases")),)),
+    CallTemplate("shipping_states", "get_shipping_state", (("cases", ResultOf("get_cases")),)),
+    CallTemplate(
+        "region_closure_times",
+        "calculate_region_average_closure_times",
+        (("cases", ResultOf("get_shipping_state")),),
+    ),
+    CallTemplate("max_value_ids", "find_id_with_max_value", (("values_by_id", ValuesById()),)),
+    CallTemplate("min_value_ids", "find_id_with_min_value", (("values_by_id", ValuesById()),)),
+    CallTemplate("contact_account", "get_account_id_by_contact_id", (("contact_id", Fact("contact_id")),)),
+    CallTemplate("matching_products", "search_products", (("search_term", Fact("search_term")),)),
+    CallTemplate(
+        "purchases",
+        "get_purchase_history",
+        (
+            ("account_id", ResultOf("get_account_id_by_contact_id")),
+            ("purchase_date", Fact("purchase_date")),
+            ("related_product_ids", ResultOf("search_products")),
+        ),
+    ),
+    CallTemplate("issues", "get_issues"),
+    CallTemplate("chat_transcripts", "get_livechat_transcript_by_case_id", (("case_id", Fact("case_id")),)),
+    CallTemplate("emails", "get_email_messages_by_case_id", (("case_id", Fact("case_id")),)),
+)
+
+
+def observed_values(history: Sequence[StepRecord], limit: int) -> list[tuple[str, str]]:
+    """Answer candidates: the ids and values of the short results seen so far, newest result first.
+
+    An answer is one id or value, and the functions that single one out (``find_id_with_max_value``,
+    ``get_purchase_history``, ``get_account_id_by_contact_id`` ...) return a short list or a single
+    string; so a result that is a list of at most ``limit`` strings gives its items, a string gives
+    itself, and longer lists, mappings and records give nothing. Each value appears once, at its
+    newest position.
+
+    Returns:
+        Up to ``limit`` pairs ``(value, function that returned it)``.
+
+    Example:
+        >>> steps = [StepRecord("a", "get_issue_counts", {"a1M1": 3, "a1M2": 5}, True, ""),
+        ...          StepRecord("b", "find_id_with_max_value", ["a1M2"], True, "")]
+        >>> observed_values(steps, 3)
+        [('a1M2', 'find_id_with_max_value')]
+    """
+    seen: set[str] = set()
+    found: list[tuple[str, str]] = []
+    for step in reversed(history):
+        if not step.ok or step.function is None:
+            continue
+        result = step.result
+        if isinstance(result, str):
+            values = [result]
+        elif isinstance(result, list) and len(result) <= limit and all(isinstance(v, str) for v in result):
+            values = result
+        else:
+            continue
+        for value in values:
+            if not value.strip() or len(value) > 80 or "\n" in value or value in seen:
+                continue
+            seen.add(value)
+            found.append((value, step.function))
+            if len(found) >= limit:
+                return found
+    return found
+
+
+class ToolPipelineCandidates:
+    """The default candidate generator: tool calls with their arguments filled in, then submissions.
+
+    Slots, in order:
+
+    1. one slot per :class:`CallTemplate` (default :data:`DEFAULT_TEMPLATES`): the call with its
+       arguments taken from the question's facts (window dates, threshold, quoted ids; see
+       :func:`~crmarena_gym.rl.question_facts`) and from results pasted back by value. With ``chain``
+       (the default), a call that takes a result is offered right after the step that produced it
+       (its other result arguments take the latest result of their function), as an agent pastes
+       one function's output into the next; calls that take only facts are offered at any step. A
+       slot is also empty once exactly its call has been made (repeating it would tell nothing new);
+    2. ``submit None``;
+    3. ``num_values`` slots ``submit <value>`` for the ids and values of the short results seen so
+       far, newest first (:func:`observed_values`): after ``find_id_with_max_value`` answers
+       ``["a1M..."]``, the first value slot submits that id.
+
+    Each slot means the same thing at every step of every instance, so a task's pipeline is a fixed
+    sequence of slot numbers (TII: ``order_items``, ``issue_counts``, ``max_value_ids``,
+    ``submit_value_0``) that a policy can learn.
+
+    Args:
+        templates: The call slots.
+        num_values: How many submission slots for observed values (also the longest result whose
+            items become answer candidates).
+        chain: Offer a result-taking call only right after the step that produced its input.
+
+    Example:
+        >>> from crmarena_gym.rl import QuestionFacts
+        >>> gen = ToolPipelineCandidates()
+        >>> state = CandidateState(QuestionFacts("TII", "...", product_id="01tWs000001nXIWIA2"))
+        >>> gen.candidates(state)
+        ['execute get_order_item_ids_by_product({"product_id": "01tWs000001nXIWIA2"})', 'execute get_issues()', \
+'submit None']
+        >>> gen.num_slots, gen.slot_names[8], gen.slot_names[-1]
+        (26, 'order_items', 'submit_value_3')
+    """
+
+    def __init__(
+        self, templates: Sequence[CallTemplate] = DEFAULT_TEMPLATES, *, num_values: int = 4, chain: bool = True
+    ) -> None:
+        if not templates:
+            raise ValueError("ToolPipelineCandidates needs at least one call template")
+        names = [t.name for t in templates]
+        if len(set(names)) != len(names):
+            raise ValueError(f"call template names must be unique, got {names}")
+        if not isinstance(num_values, int) or isinstance(num_values, bool) or num_values < 1:
+            raise ValueError(f"num_values must be a positive integer, got {num_values!r}")
+        self.templates = tuple(templates)
+        self.num_values = num_values
+        self.chain = chain
+        self.slot_names: tuple[str, ...] = (
+            *names,
+            "submit_none",
+            *(f"submit_value_{i}" for i in range(num_values)),
+        )
+        self.num_slots = len(self.slot_names)
+        self.submit_none_slot = len(self.templates)
+        self.first_value_slot = self.submit_none_slot + 1
+
+    def slots(self, state: CandidateState) -> list[str | None]:
+        """The actions of every slot (None where empty)."""
+        taken = state.actions_taken
+        out: list[str | None] = []
+        for template in self.templates:
+            text = template.render(state, chain=self.chain)
+            out.append(None if text is None or text in taken else text)
+        out.append("submit None")
+        values = observed_values(state.history, self.num_values)
+        out += [f"submit {value}" for value, _ in values]
+        out += [None] * (self.num_values - len(values))
+        return out
+
+    def slot_sources(self, state: CandidateState) -> list[str | None]:
+        """For each slot, the function it calls (call slots) or whose result its value came from."""
+        values = observed_values(state.history, self.num_values)
+        sources: list[str | None] = [t.function for t in self.templates]
+        sources.append("submit")
+        sources += [function for _, function in values]
+        sources += [None] * (self.num_values - len(values))
+        return sources
+
+    def candidates(self, state: CandidateState) -> list[str]:
+        """The non-empty slots' actions, in slot order."""
+        return [text for text in self.slots(state) if text is not None]
+
+    def __repr__(self) -> str:
+        slots = len(self.templates)
+        return f"ToolPipelineCandidates({slots} call slots, num_values={self.num_values}, chain={self.chain})"

@@ -1,0 +1,394 @@
+"""The candidate-action adapter alone: spaces, masks, candidates, determinism, and what it may read."""
+
+from __future__ import annotations
+
+import re
+import warnings
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import crmarena_gym.rl as rl
+from crmarena_gym.envs import CRMArenaEnv, parse_action
+from crmarena_gym.rl import (
+    EMPTY_SLOT_ACTION,
+    CandidateActionWrapper,
+    CandidateState,
+    HashingEncoder,
+    RandomCandidatePolicy,
+    evaluate_policy,
+    make_discrete_env,
+    question_facts,
+)
+from crmarena_gym.tasks import TaskInstance
+from crmarena_gym.tools import get_period, get_start_date, toolset
+
+FAMILIES = ["HTU", "TCU", "TII", "MTA", "BRI"]
+FUNCTIONS = set(toolset("functions").names)
+
+
+@pytest.fixture(scope="module")
+def env(env_org: Path, env_tasks: list[TaskInstance]) -> CandidateActionWrapper:
+    return make_discrete_env(org=env_org, tasks=env_tasks)
+
+
+def _random_rollout(env: CandidateActionWrapper, seed: int, episodes: int) -> list[Any]:
+    """Episodes of the random-candidate policy, recording every observation, candidate list and info."""
+    policy = RandomCandidatePolicy(seed)
+    trace: list[Any] = []
+    obs, info = env.reset(seed=seed)
+    for _ in range(episodes):
+        done = False
+        trace.append((obs["observations"].copy(), obs["action_mask"].copy(), info["candidates"], info["idx"]))
+        while not done:
+            action = policy(obs)
+            obs, reward, terminated, truncated, info = env.step(action)
+            done = terminated or truncated
+            trace.append((action, obs["observations"].copy(), obs["action_mask"].copy(), info["candidates"], reward))
+        obs, info = env.reset()
+    return trace
+
+
+def test_spaces_are_discrete_actions_and_a_masked_box(env: CandidateActionWrapper) -> None:
+    k = env.generator.num_slots
+    assert env.action_space == gym.spaces.Discrete(k)
+    assert set(env.observation_space.spaces) == {"observations", "action_mask"}
+    assert env.observation_space["action_mask"].shape == (k,)
+    assert env.observation_space["observations"].shape == (env.encoder.size,)
+
+
+def test_masks_match_candidates_and_candidates_are_valid_calls(env: CandidateActionWrapper) -> None:
+    policy = RandomCandidatePolicy(3)
+    for task_id in [inst.idx for inst in env.unwrapped.instances]:
+        obs, info = env.reset(options={"task_id": task_id})
+        done = False
+        while not done:
+            mask, candidates = obs["action_mask"], info["candidates"]
+            assert len(candidates) == env.action_space.n
+            assert [bool(m) for m in mask] == [c != "" for c in candidates]
+            assert mask[env.generator.submit_none_slot] == 1.0  # submitting None is always possible
+            for text in filter(None, candidates):
+                parsed = parse_action(text, functions=True)
+                assert parsed.kind in ("call", "submit"), text
+                if parsed.kind == "call":
+                    assert parsed.name in FUNCTIONS
+            action = policy(obs)
+            sent = candidates[action]
+            obs, _reward, terminated, truncated, info = env.step(action)
+            assert info["action_text"] == sent
+            # A candidate call is well-formed and valid: the tools never answer it with an error.
+            assert "error" not in info, (sent[:200], info.get("error"))
+            done = terminated or truncated
+
+
+def test_encodings_have_a_fixed_shape_and_stay_in_their_space(env: CandidateActionWrapper) -> None:
+    trace = _random_rollout(env, seed=1, episodes=25)
+    vectors = [t[1] if len(t) == 5 else t[0] for t in trace]
+    assert {v.shape for v in vectors} == {(env.encoder.size,)}
+    assert {v.dtype for v in vectors} == {np.dtype(np.float32)}
+    obs, _ = env.reset(seed=4)
+    assert env.observation_space.contains(obs)
+    for _ in range(10):
+        obs, *_rest = env.step(RandomCandidatePolicy(4)(obs))
+        assert env.observation_space.contains(obs)
+        if _rest[1] or _rest[2]:
+            obs, _ = env.reset()
+    assert all(0.0 <= v.min() and v.max() <= 1.0 for v in vectors)
+    assert len({v.tobytes() for v in vectors}) > 10  # the encoding does tell states apart
+
+
+def test_same_seed_same_candidates(env_org: Path, env_tasks: list[TaskInstance]) -> None:
+    one = _random_rollout(make_discrete_env(org=env_org, tasks=env_tasks), seed=7, episodes=12)
+    two = _random_rollout(make_discrete_env(org=env_org, tasks=env_tasks), seed=7, episodes=12)
+    other = _random_rollout(make_discrete_env(org=env_org, tasks=env_tasks), seed=8, episodes=12)
+
+    def comparable(trace: list[Any]) -> list[Any]:
+        return [tuple(x.tobytes() if isinstance(x, np.ndarray) else x for x in step) for step in trace]
+
+    assert comparable(one) == comparable(two)
+    assert comparable(one) != comparable(other)
+
+
+def test_check_env_passes_on_the_wrapped_env(env_org: Path, env_tasks: list[TaskInstance]) -> None:
+    env = make_discrete_env("TII", org=env_org, tasks=env_tasks)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        # The checker notes that a wrapped env is not its unwrapped self: the wrapper is what is checked.
+        warnings.filterwarnings("ignore", message=".*different from the unwrapped version")
+        check_env(env)
+
+
+def _window_by_tools(params: dict[str, Any]) -> tuple[str, str]:
+    """The window's dates as the date tools compute them from the question's phrase and today's date."""
+    spec = params["window"]
+    if "unit" in spec:
+        end = f"{params['today']}T00:00:00Z"
+        return get_start_date(end, f"{spec['unit']}s", spec["count"]), end
+    name = spec.get("month") or spec.get("season") or f"Q{spec['quarter']}"
+    period = get_period(name, spec["year"])
+    return period["start_date"], period["end_date"]
+
+
+def test_candidate_arguments_come_from_the_question(env: CandidateActionWrapper, env_tasks: list[TaskInstance]) -> None:
+    names = env.generator.slot_names
+    for inst in env_tasks:
+        _obs, info = env.reset(options={"task_id": inst.idx})
+        start, end = _window_by_tools(inst.params)
+        window = f'"start_date": "{start}", "end_date": "{end}"'
+        assert info["candidates"][names.index("handled_cases")] == (
+            f"execute get_agent_handled_cases_by_period({{{window}}})"
+        )
+        quoted = re.findall(r"\b01t[A-Za-z0-9]{15}\b", inst.query)
+        order_items = info["candidates"][names.index("order_items")]
+        if inst.abbrev in ("TII", "MTA"):
+            assert quoted and order_items == f'execute get_order_item_ids_by_product({{"product_id": "{quoted[0]}"}})'
+        else:
+            assert not quoted and order_items == ""
+        # Chained calls need a result first: none is offered before the first call.
+        for chained in ("qualified_agents", "issue_counts", "max_value_ids", "shipping_states", "purchases"):
+            assert info["candidates"][names.index(chained)] == ""
+        assert [c for c in info["candidates"] if c.startswith("submit")] == ["submit None"]
+
+
+PIPELINES = {
+    "HTU": [
+        "handled_cases",
+        "qualified_agents",
+        "untransferred_cases",
+        "cases_of_qualified_untransferred",
+        "average_handle_time",
+        "DIRECTION",
+    ],
+    "TCU": ["handled_cases", "qualified_agents", "transfers", "DIRECTION"],
+    "TII": ["order_items", "issue_counts", "max_value_ids"],
+    "MTA": ["order_items", "cases_of_order_items", "month_counts", "max_value_ids"],
+    "BRI": ["cases_of_window", "shipping_states", "region_closure_times", "min_value_ids"],
+    "NED": ["contact_account", "matching_products", "purchases"],
+}
+
+
+def _play_pipeline(env: CandidateActionWrapper, inst: TaskInstance) -> tuple[float, list[str], dict[str, Any]]:
+    names = env.generator.slot_names
+    obs, info = env.reset(options={"task_id": inst.idx})
+    sent = []
+    for name in PIPELINES[inst.abbrev]:
+        if name == "DIRECTION":
+            name = "min_value_ids" if inst.params["direction"] == "min" else "max_value_ids"
+        slot = names.index(name)
+        assert obs["action_mask"][slot] == 1.0, (inst.abbrev, name, info["candidates"])
+        obs, reward, terminated, _truncated, info = env.step(slot)
+        sent.append(info["action_text"])
+        assert not terminated and "error" not in info
+    found = env.state.history[-1].result
+    slot = names.index("submit_value_0") if found else env.generator.submit_none_slot
+    _obs, reward, terminated, _truncated, info = env.step(slot)
+    assert terminated
+    return float(reward), sent, info
+
+
+def test_each_family_is_solved_by_a_fixed_sequence_of_slots(
+    env: CandidateActionWrapper, env_tasks: list[TaskInstance]
+) -> None:
+    for inst in env_tasks:
+        reward, _sent, info = _play_pipeline(env, inst)
+        expected = "None" if inst.answer is None else inst.answer
+        assert info["submitted"] == expected  # the gold comes from plain SQL, not from these tools
+        assert reward == 1.0
+
+
+def test_named_entity_disambiguation_is_solved_through_the_stated_contact_and_description(env_org: Path) -> None:
+    from crmarena_gym.tasks import generate_tasks
+
+    instances = generate_tasks(env_org, seed=4, per_task=6, tasks=["NED"])
+    env = make_discrete_env(org=env_org, tasks=instances)
+    for inst in instances:
+        reward, sent, info = _play_pipeline(env, inst)
+        assert info["submitted"] == ("None" if inst.answer is None else inst.answer)
+        assert reward == 1.0
+        assert inst.params["contact_id"] in sent[0]
+        if inst.answer is not None:  # the gold id is never pasted into a call: it comes out of the last one
+            assert all(inst.answer not in text for text in sent[:2])
+
+
+def test_value_slots_submit_the_latest_short_result(env_org: Path, env_tasks: list[TaskInstance]) -> None:
+    env = make_discrete_env("TII", org=env_org, tasks=env_tasks, full_info=True)
+    names = env.generator.slot_names
+    inst = next(i for i in env_tasks if i.abbrev == "TII" and i.answer is not None)
+    obs, info = env.reset(options={"task_id": inst.idx})
+    obs, _, _, _, info = env.step(names.index("order_items"))
+    assert len(info["result"]) > env.generator.num_values  # a long list: no answer candidates from it
+    assert [c for c in info["candidates"] if c.startswith("submit")] == ["submit None"]
+    obs, _, _, _, info = env.step(names.index("issue_counts"))
+    assert isinstance(info["result"], dict)  # a mapping: no answer candidates either
+    assert obs["action_mask"][env.generator.first_value_slot] == 0.0
+    obs, _, _, _, info = env.step(names.index("max_value_ids"))
+    assert info["result"] == [inst.answer]
+    assert info["candidates"][names.index("submit_value_0")] == f"submit {inst.answer}"
+    # The call just made, with the same arguments, is not offered again.
+    assert info["candidates"][names.index("max_value_ids")] == ""
+
+
+def test_an_empty_slot_is_a_wasted_turn_and_a_bad_action_is_refused(env: CandidateActionWrapper) -> None:
+    obs, info = env.reset(seed=0)
+    empty = int(np.flatnonzero(obs["action_mask"] == 0)[0])
+    obs, reward, terminated, truncated, info = env.step(empty)
+    assert info["action_text"] == EMPTY_SLOT_ACTION and info["error"] == "FORMAT_ERROR"
+    assert (reward, terminated, truncated, info["turn"]) == (0.0, False, False, 1)
+    for bad in (env.action_space.n, -1, "3", 1.5, True):
+        with pytest.raises(ValueError, match="slot number"):
+            env.step(bad)
+    env.step(np.int64(env.generator.submit_none_slot))  # numpy integers are fine
+
+
+def test_turn_limit_truncates(env_org: Path, env_tasks: list[TaskInstance]) -> None:
+    env = make_discrete_env("BRI", org=env_org, tasks=env_tasks, max_turns=3)
+    obs, _ = env.reset(seed=0)
+    empty = int(np.flatnonzero(obs["action_mask"] == 0)[0])
+    flags = [env.step(empty)[2:4] for _ in range(3)]
+    assert flags == [(False, False), (False, False), (False, True)]
+
+
+def test_the_wrapper_needs_functions_and_a_crmarena_env(env_org: Path, env_tasks: list[TaskInstance]) -> None:
+    with pytest.raises(ValueError, match="toolset='functions'"):
+        CandidateActionWrapper(CRMArenaEnv("TII", org=env_org, tasks=env_tasks, toolset="soql"))
+    with pytest.raises(TypeError, match="CRMArenaEnv"):
+        CandidateActionWrapper(gym.make("CartPole-v1"))  # type: ignore[arg-type]
+    flex = CandidateActionWrapper(CRMArenaEnv("TII", org=env_org, tasks=env_tasks, toolset="flex"))
+    assert flex.reset(seed=0)[0]["action_mask"].sum() >= 2
+
+
+def _with(inst: TaskInstance, **changes: Any) -> TaskInstance:
+    data = inst.model_dump()
+    data.update(changes)
+    return TaskInstance.model_validate(data)
+
+
+def test_the_gold_answer_and_gold_only_params_change_nothing(env_org: Path, env_tasks: list[TaskInstance]) -> None:
+    """Candidates and encodings along the same actions are identical when the gold (and anything only
+    the gold knows) is replaced."""
+    originals = [i for i in env_tasks if i.abbrev in ("TII", "HTU")]
+    altered = [
+        _with(i, answer="005XXXXXXXXXXXXXXX", params={**i.params, "article_id": "ka0X", "evidence": "x", "answer": "y"})
+        for i in originals
+    ]
+    traces = []
+    for instances in (originals, altered):
+        env = make_discrete_env(org=env_org, tasks=instances)
+        traces.append(_random_rollout(env, seed=5, episodes=10))
+    strip = [[tuple(x.tobytes() if isinstance(x, np.ndarray) else x for x in s if not isinstance(x, float)) for s in t]
+             for t in traces]  # fmt: skip
+    assert strip[0] == strip[1]
+
+
+def test_question_facts_keep_only_what_the_question_states() -> None:
+    ned = TaskInstance(
+        idx=1,
+        task="NED",
+        query="Can you pull up the trail jacket I bought a fortnight ago? Return only the Id of the product.",
+        answer="01tAAAAAAAAAAAAAAA",
+        metadata={"required": "- Contact Id of the customer you are assisting: 003BBBBBBBBBBBBBBB"},
+        params={
+            "today": "2021-03-15",
+            "contact_id": "003BBBBBBBBBBBBBBB",
+            "purchase_date": "2021-03-01",
+            "product_id": "01tAAAAAAAAAAAAAAA",  # the gold: the question does not quote it
+            "search_term": "Jacket",
+        },
+    )
+    text = ned.query + "\n" + ned.metadata.required
+    facts = question_facts(ned, text)
+    assert facts.product_id is None
+    assert (facts.contact_id, facts.search_term, facts.purchase_date) == (
+        "003BBBBBBBBBBBBBBB",
+        "Jacket",
+        "2021-03-01T00:00:00Z",
+    )
+    assert facts.today == "2021-03-15"
+    pvi = TaskInstance(
+        idx=2,
+        task="PVI",
+        query="Did the agent break a policy? Return only the Id of the knowledge article, or None.",
+        answer="ka0CCCCCCCCCCCCCCC",
+        metadata={"required": "- Id of the case to review: 500DDDDDDDDDDDDDDD"},
+        params={"case_id": "500DDDDDDDDDDDDDDD", "article_id": "ka0CCCCCCCCCCCCCCC", "search_term": "Refund Rules"},
+    )
+    facts = question_facts(pvi, pvi.query + "\n" + pvi.metadata.required)
+    assert facts.case_id == "500DDDDDDDDDDDDDDD"
+    assert facts.search_term is None  # an article title the question never states
+    assert "ka0CCCCCCCCCCCCCCC" not in repr(facts)
+
+
+def test_published_instances_without_params_give_today_and_quoted_ids(shared_dir: Path) -> None:
+    import json
+
+    records = json.loads((shared_dir / "tasks_original.json").read_text())
+    tii = next(r for r in records if r["task"] == "top_issue_identification")
+    inst = TaskInstance.model_validate(tii)
+    facts = question_facts(inst, inst.query + "\n" + inst.metadata.required)
+    expected_id = re.search(r"Id is (01t\w{15})", tii["query"]).group(1)  # type: ignore[union-attr]
+    expected_today = re.search(r"(\d{4}-\d{2}-\d{2})", tii["metadata"]["required"]).group(1)  # type: ignore[union-attr]
+    assert (facts.product_id, facts.today, facts.start) == (expected_id, expected_today, None)
+
+
+class _IssuesOnly:
+    """A three-slot generator: list the issues, submit None, or submit the first issue listed."""
+
+    num_slots = 3
+    slot_names = ("issues", "submit_none", "submit_first_issue")
+
+    def slots(self, state: CandidateState) -> list[str | None]:
+        listed = state.latest("get_issues")
+        first = f"submit {listed[0]['Id']}" if isinstance(listed, list) and listed else None
+        return [None if listed is not rl.MISSING else "execute get_issues()", "submit None", first]
+
+    def candidates(self, state: CandidateState) -> list[str]:
+        return [s for s in self.slots(state) if s]
+
+
+def test_generator_and_encoder_are_swappable(env_org: Path, env_tasks: list[TaskInstance]) -> None:
+    text_env = gym.make("CRMArena-TII-v0", org=env_org, tasks=env_tasks, toolset="functions")
+    encoder = HashingEncoder(3, text_buckets=8, result_buckets=8, slot_buckets=2)
+    env = CandidateActionWrapper(text_env, _IssuesOnly(), encoder)
+    assert env.action_space.n == 3 and env.observation_space["observations"].shape == (encoder.size,)
+    obs, info = env.reset(seed=0)
+    assert info["candidates"] == ["execute get_issues()", "submit None", ""]
+    obs, _, _, _, info = env.step(0)
+    assert info["candidates"][0] == "" and info["candidates"][2].startswith("submit a1M")
+    assert env.observation_space.contains(obs)
+    with pytest.raises(TypeError, match="generator"):
+        CandidateActionWrapper(text_env, object())  # type: ignore[arg-type]
+
+
+def test_random_baseline_is_low_and_the_pipeline_is_perfect(env: CandidateActionWrapper) -> None:
+    ids = [inst.idx for inst in env.unwrapped.instances]
+    random = evaluate_policy(env, RandomCandidatePolicy(0), ids, repeats=3)
+    assert set(random.success()) == set(FAMILIES)
+    assert random.overall() < 0.4  # mostly the unanswerable instances, by submitting None
+    assert sum(len(r) for r in random.rewards.values()) == 3 * len(ids)
+
+
+def test_the_rllib_parts_need_ray_only_when_called(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    for name in [m for m in sys.modules if m == "ray" or m.startswith("ray.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray now fails
+    with pytest.raises(ImportError, match=r"pip install 'crmarena-gym\[rl\]'"):
+        rl.register_rllib_env()
+    with pytest.raises(ImportError, match=r"pip install 'crmarena-gym\[rl\]'"):
+        rl.action_masking_module_class()
+
+
+def test_text_can_stay_out_of_info(env_org: Path, env_tasks: list[TaskInstance]) -> None:
+    env = make_discrete_env("BRI", org=env_org, tasks=env_tasks, text_in_info=False)
+    obs, info = env.reset(seed=0)
+    assert "candidates" not in info
+    assert [s is not None for s in env.slots] == [bool(m) for m in obs["action_mask"]]
+    slot = env.generator.slot_names.index("cases_of_window")
+    _obs, _r, _t, _u, info = env.step(slot)
+    assert "action_text" not in info and "candidates" not in info
+    assert env.state.history[-1].action.startswith("execute get_cases(")
