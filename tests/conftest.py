@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,3 +37,27 @@ def env_org(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def env_tasks(env_org: Path) -> list[TaskInstance]:
     """Six generated instances of each of HTU, TCU, TII, MTA and BRI on :func:`env_org`."""
     return generate_tasks(env_org, seed=1, per_task=6, tasks=["HTU", "TCU", "TII", "MTA", "BRI"])
+
+
+@pytest.fixture(scope="session")
+def ray_session() -> Iterator[Any]:
+    """Ray, started once for the whole test session (2 CPUs, no dashboard, no auth) and shut down at its end.
+
+    One fixture for every test that needs Ray: a second ``ray.init`` in the same process fails.
+    """
+    import ray
+
+    previous = os.environ.get("RAY_AUTH_MODE")
+    os.environ["RAY_AUTH_MODE"] = "disabled"
+    started = not ray.is_initialized()
+    if started:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        yield ray
+    finally:
+        if started:
+            ray.shutdown()
+        if previous is None:
+            os.environ.pop("RAY_AUTH_MODE", None)
+        else:
+            os.environ["RAY_AUTH_MODE"] = previous

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,20 +12,8 @@ from crmarena_gym.tasks import TaskInstance
 ray = pytest.importorskip("ray")
 
 
-@pytest.fixture(scope="session")
-def local_ray() -> Iterator[None]:
-    """A small local cluster for the session (no dashboard, no auth)."""
-    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
-    started = not ray.is_initialized()
-    if started:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    if started:
-        ray.shutdown()
-
-
 def test_ray_matches_the_serial_run(
-    local_ray: None, tmp_path: Path, env_org: Path, nine_tasks: list[TaskInstance]
+    ray_session: object, tmp_path: Path, env_org: Path, nine_tasks: list[TaskInstance]
 ) -> None:
     def view(results: list[dict]) -> list[tuple]:
         return [
