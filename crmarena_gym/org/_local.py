@@ -171,9 +171,10 @@ class LocalOrg(Org):
         ValueError: ``today`` is not a date, or the file is not a SQLite database.
 
     Example:
-        >>> org = LocalOrg("org.db", today="2023-04-01")  # doctest: +SKIP
-        >>> org.query("SELECT COUNT() FROM Case WHERE CreatedDate = LAST_N_DAYS:30")["totalSize"]  # doctest: +SKIP
-        42
+        >>> org = LocalOrg(getfixture("tiny_org"), today="2021-02-20")  # two cases, opened on 2021-02-01
+        >>> recent = "SELECT COUNT() FROM Case WHERE CreatedDate = LAST_N_DAYS:30"
+        >>> org.query(recent)["totalSize"], org.with_today("2021-04-01").query(recent)["totalSize"]
+        (2, 0)
     """
 
     def __init__(self, path: str | os.PathLike[str], *, today: dt.date | str | None = None, timeout: float = 10.0):
@@ -227,8 +228,9 @@ class LocalOrg(Org):
         """Run a SOQL query; see :meth:`Org.query`.
 
         Example:
-            >>> org.query("SELECT Id, Owner.Name FROM Case LIMIT 1")["records"][0]["Owner"]  # doctest: +SKIP
-            {'attributes': {'type': 'User', 'url': '/services/data/v60.0/sobjects/User/005...'}, 'Name': '...'}
+            >>> org = LocalOrg(getfixture("tiny_org"))
+            >>> org.query("SELECT Id, Owner.Name FROM Case LIMIT 1")["records"][0]["Owner"]["Name"]
+            'Ada Byrne'
         """
         if not isinstance(soql, str):
             raise OrgError("MALFORMED_QUERY", f"a query is text, got {type(soql).__name__}: {soql!r}")

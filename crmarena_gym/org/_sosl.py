@@ -36,10 +36,11 @@ Semantics, following Salesforce's SOSL reference:
   the object has an ``ORDER BY``.
 
 Example:
-    >>> from crmarena_gym.org import LocalOrg  # doctest: +SKIP
-    >>> org = LocalOrg("org.db")  # doctest: +SKIP
-    >>> run_search(org, "FIND {trail shoe*} IN NAME FIELDS RETURNING Product2(Id, Name)")  # doctest: +SKIP
-    {'searchRecords': [{'attributes': {'type': 'Product2', 'url': '...'}, 'Id': '01t...', 'Name': '...'}]}
+    >>> from crmarena_gym.org import LocalOrg
+    >>> org = LocalOrg(getfixture("tiny_org"))  # one issue: "Shipping Delay"
+    >>> found = run_search(org, "FIND {ship*} IN NAME FIELDS RETURNING Issue__c(Id, Name)")
+    >>> [r["Name"] for r in found["searchRecords"]]
+    ['Shipping Delay']
 """
 
 from __future__ import annotations
