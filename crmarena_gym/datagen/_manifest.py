@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 from crmarena_gym.schema import OBJECTS, quote_identifier
 
 #: Bump whenever the generator's output for some seed and scale changes.
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 
 MANIFEST_TABLE = "crmarena_manifest"
 LATENT_TABLE = "crmarena_latent"

@@ -245,7 +245,7 @@ _REACTIONS = (
 _CLOSINGS = (
     "Is there anything else I can help you with today?",
     "You'll get an email confirmation shortly. Anything else I can do for you?",
-    "Thanks for your patience, {cfirst}. Have a great day!",
+    "Thanks for your patience, {cfirst}. Is there anything else before you go?",
 )
 _BYES = ("No, that's all. Thanks!", "That's everything, bye.", "Nope, thanks again.")
 _NEUTRAL_ASK = (

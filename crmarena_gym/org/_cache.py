@@ -94,10 +94,11 @@ def default_org_path(*, seed: int = 0, scale: float = 1.0) -> Path:
         ValueError: ``seed`` or ``scale`` is invalid.
 
     Example:
-        >>> import os, tempfile
-        >>> os.environ["CRMARENA_GYM_CACHE"] = tempfile.mkdtemp()
-        >>> default_org_path(seed=3, scale=0.05).name
-        'org-v1-seed3-scale0.05.sqlite'
+        >>> import tempfile
+        >>> getfixture("monkeypatch").setenv("CRMARENA_GYM_CACHE", tempfile.mkdtemp())
+        >>> path = default_org_path(seed=3, scale=0.05)
+        >>> path.name == f"org-v{GENERATOR_VERSION}-seed3-scale0.05.sqlite", path.parent == cache_dir()
+        (True, True)
     """
     seed, scale = validate_seed_scale(seed, scale)
     directory = cache_dir()

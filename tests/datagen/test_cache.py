@@ -77,5 +77,6 @@ def test_two_processes_at_once_share_one_file(cache: Path) -> None:
     reported = {out.strip() for out, _err in outputs}
     assert len(reported) == 1, reported  # same path and same inode: generated once, not replaced
     files = sorted(p.name for p in cache.iterdir())
-    assert files == ["org-v1-seed8-scale0.3.sqlite", "org-v1-seed8-scale0.3.sqlite.lock"]
+    name = f"org-v{GENERATOR_VERSION}-seed8-scale0.3.sqlite"
+    assert files == [name, name + ".lock"]
     assert all(err == "" for _out, err in outputs)  # no progress bar when stderr is not a terminal
