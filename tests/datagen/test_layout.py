@@ -11,40 +11,11 @@ import pytest
 
 from crmarena_gym.datagen import generate_org, read_manifest
 from crmarena_gym.schema import OBJECTS, FieldType, is_valid_id
+from tests.original_facts import ORIGINAL_PREFIXES, original_row_counts
 
-ORIGINAL = {
-    "User": 152,
-    "Account": 201,
-    "Contact": 208,
-    "Case": 977,
-    "CaseHistory__c": 2983,
-    "EmailMessage": 3241,
-    "LiveChatTranscript": 774,
-    "Order": 2069,
-    "OrderItem": 7100,
-    "Pricebook2": 46,
-    "PricebookEntry": 22000,
-    "Product2": 501,
-    "ProductCategory": 12,
-    "ProductCategoryProduct": 762,
-    "Issue__c": 10,
-    "Knowledge__kav": 45,
-}
+ORIGINAL = original_row_counts()
 SCALED = {"Account", "Contact", "Case", "CaseHistory__c", "EmailMessage", "LiveChatTranscript", "Order", "OrderItem"}
-PREFIXES = {
-    "User": "005",
-    "Account": "001",
-    "Contact": "003",
-    "Case": "500",
-    "Order": "801",
-    "OrderItem": "802",
-    "Product2": "01t",
-    "Knowledge__kav": "ka0",
-    "Issue__c": "a1M",
-    "CaseHistory__c": "a1N",
-    "LiveChatTranscript": "570",
-    "EmailMessage": "02s",
-}
+PREFIXES = ORIGINAL_PREFIXES
 # Keys of org_rows_sample.json that are aliases or joined columns in the recorded queries, not columns.
 SAMPLE_ALIASES = {
     "Case": {"FirstAgent", "agent", "cnt", "num_assignments", "oa_count", "owner_assigns", "Product2Id"},

@@ -7,22 +7,9 @@ import sqlite3
 from pathlib import Path
 
 from crmarena_gym.schema import OBJECTS, FieldType, create_tables, get_object, quote_identifier, schema_text
+from tests.original_facts import ORIGINAL_PREFIXES
 
-# ORIGINAL.md section 4.
-PREFIXES = {
-    "User": "005",
-    "Account": "001",
-    "Contact": "003",
-    "Case": "500",
-    "Order": "801",
-    "OrderItem": "802",
-    "Product2": "01t",
-    "Knowledge__kav": "ka0",
-    "Issue__c": "a1M",
-    "CaseHistory__c": "a1N",
-    "LiveChatTranscript": "570",
-    "EmailMessage": "02s",
-}
+PREFIXES = ORIGINAL_PREFIXES
 # Fields the tools use beyond schema.json (ORIGINAL.md section 4).
 TOOL_FIELDS = [("Knowledge__kav", "PublishStatus"), ("Knowledge__kav", "Language"), ("EmailMessage", "ToAddress")]
 
