@@ -38,7 +38,7 @@ HANDLE_TIME_POLICY = """\
   naming that agent as the new owner within the period, whether the case was first assigned to them or
   transferred to them.
 - Average handle time over an agent's cases leaves out cases that were transferred: a case counts only if
-  it has a single 'Owner Assignment' entry.
+  it has a single 'Owner Assignment' entry within the period.
 """
 
 TRANSFER_POLICY = """\
@@ -46,6 +46,8 @@ TRANSFER_POLICY = """\
 - A transfer is an 'Owner Assignment' history entry that moves a case from one agent to another; it counts
   for the agent the case was taken from (the entry's OldValue__c).
 - The first assignment of a new case (no previous owner) is not a transfer.
+- Only agents who made at least one transfer in the period are compared; when none of the qualifying agents
+  made one, the question has no answer (None).
 - "Agents who handled more than N cases" counts, for each agent, the 'Owner Assignment' history entries
   naming that agent as the new owner within the period, whether the case was first assigned to them or
   transferred to them.

@@ -53,7 +53,7 @@ from crmarena_gym.tasks._phrasing import PhrasedWindow, capitalize_first, pick, 
 from crmarena_gym.tasks._spec import TASK_SPECS, TaskSpec, get_task_spec
 
 #: Bump whenever the instances generated for some org and seed change (it keys the task-set cache).
-TASK_GENERATOR_VERSION = 1
+TASK_GENERATOR_VERSION = 2
 T = TypeVar("T")
 
 

@@ -68,7 +68,8 @@ def relative_window(rng: np.random.Generator, today: dt.date, unit: Unit, count:
     if unit == "week" and count == 2 and rng.random() < 0.4:
         phrase = pick(rng, ("over the past fortnight", "in the last fortnight"))
     elif count == 1:
-        phrase = pick(rng, (f"in the past {unit}", f"over the last {unit}", f"during the previous {unit}"))
+        # Not "the previous quarter": that names the last calendar quarter, not the span before today.
+        phrase = pick(rng, (f"in the past {unit}", f"over the past {unit}", f"over the last {unit}"))
     else:
         amount = say_number(rng, count)
         lead = pick(rng, ("in the past", "over the past", "in the last", "over the last", "during the past"))

@@ -56,16 +56,21 @@ def token_f1(prediction: str, gold: str) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
+# Two-letter state codes that are also English words ("OK", "OR", "IN" ...): weaker evidence of an answer.
+_WORDLIKE_STATES = frozenset({"OK", "OR", "IN", "ME", "HI", "OH", "AS", "DE", "LA", "MA", "PA", "AL", "ID", "CO"})
+
+
 def _candidates(text: str, kind: AnswerKind) -> set[str]:
     found: set[str] = set()
-    if re.search(r"\bNone\b", text):
-        found.add(NONE_ANSWER)
     if kind in _ID_PREFIX:
         found |= set(re.findall(rf"\b{_ID_PREFIX[kind]}[A-Za-z0-9]{{12}}(?:[A-Za-z0-9]{{3}})?\b", text))
     elif kind == "month":
-        found |= {m for m in _MONTHS if re.search(rf"\b{m}\b", text, flags=re.IGNORECASE)}
+        # Title case or capitals only, so that the verb "may" is not read as May.
+        found |= {m for m in _MONTHS if re.search(rf"\b({m}|{m.upper()})\b", text)}
     elif kind == "state":
         found |= {s for s in re.findall(r"\b[A-Z]{2}\b", text) if s in _STATES}
+        if len(found) > 1:
+            found = found - _WORDLIKE_STATES or found
     return found
 
 
@@ -73,14 +78,17 @@ def extract_answer(text: str, kind: AnswerKind) -> str:
     """The answer a verbose reply gives, by deterministic rules (no LLM).
 
     Surrounding whitespace and quotes are stripped. For answers of a known shape (ids, months,
-    states), a reply that contains exactly one candidate of that shape (``None`` counts as one)
-    gives that candidate; otherwise the stripped text is returned unchanged.
+    states), a reply that contains exactly one candidate of that shape gives that candidate (state codes
+    that are also words, such as OK or IN, give way to other codes); a reply with no candidate but the
+    word ``None`` gives ``None``; otherwise the stripped text is returned unchanged.
 
     Example:
         >>> extract_answer("The agent is 005Ws000001xSR9IAM.", "user_id")
         '005Ws000001xSR9IAM'
-        >>> extract_answer(" 'march' ", "month")
+        >>> extract_answer(" 'MARCH' ", "month")
         'March'
+        >>> extract_answer("None of them qualifies, so: None", "user_id")
+        'None'
     """
     stripped = text.strip().strip(_QUOTES).strip()
     if kind == "text":
@@ -88,6 +96,8 @@ def extract_answer(text: str, kind: AnswerKind) -> str:
     candidates = _candidates(stripped, kind)
     if len(candidates) == 1:
         return candidates.pop()
+    if not candidates and re.search(r"\bNone\b", stripped):
+        return NONE_ANSWER
     return stripped
 
 

@@ -339,11 +339,15 @@ def get_purchase_history(org: Org, account_id: str, purchase_date: str, related_
     return sorted({r["Product2Id"] for r in _records(org, soql) if r.get("Product2Id") is not None})
 
 
+_SOSL_OPERATORS = frozenset({"and", "or", "not"})
+
+
 def _search_term(term: str) -> str:
     text = " ".join(term.split())
     if not text:
         raise ToolInputError(f"search_term must contain words to search for, got {term!r}")
-    return sosl_escape(text)
+    # SOSL reads AND, OR and NOT (any case) as operators; quoted, they are searched as plain words.
+    return " ".join(f'"{word}"' if word.lower() in _SOSL_OPERATORS else word for word in sosl_escape(text).split(" "))
 
 
 def _search_records(org: Org, sosl: str) -> list[dict[str, Any]]:

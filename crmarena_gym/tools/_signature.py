@@ -26,6 +26,7 @@ Example:
 from __future__ import annotations
 
 import inspect
+import math
 import re
 import types
 import typing
@@ -302,6 +303,9 @@ def _check(value: Any, hint: Any, where: str) -> Any:
             return int(value)
     elif inner is float:
         if isinstance(value, int | float) and not isinstance(value, bool):
+            # JSON parsers accept NaN and Infinity; no comparison or average means anything with them.
+            if isinstance(value, float) and not math.isfinite(value):
+                raise _BadValue(f"{where} must be a finite number, got {value!r}")
             return value
     elif inner is str:
         if isinstance(value, str):

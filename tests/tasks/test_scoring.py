@@ -33,6 +33,10 @@ def test_token_f1_by_hand() -> None:
         ("'ka0Ws000000QriDIAS'", "article_id", "ka0Ws000000QriDIAS"),
         ("No violation: None", "article_id", "None"),
         ("It peaked in MARCH.", "month", "March"),
+        ("Cases peaked in March; I may be wrong.", "month", "March"),
+        ("OK, the state is CA.", "state", "CA"),
+        ("005Ws000001iZTSIA2 (None of the others qualify)", "user_id", "005Ws000001iZTSIA2"),
+        ("march", "month", "march"),  # lower case is not read as a month
         ("Oregon (OR) closes fastest", "state", "OR"),
         ("  free text answer ", "text", "free text answer"),
         ("product 01tWs000002wRgDIAU", "user_id", "product 01tWs000002wRgDIAU"),

@@ -268,6 +268,13 @@ def test_calculate_region_average_closure_times_errors(cases: Any, fragments: tu
 # --- max / min over a mapping ----------------------------------------------------------------------
 
 
+def test_non_finite_numbers_are_refused() -> None:
+    for fn in (find_id_with_max_value, find_id_with_min_value):
+        result = fn(values_by_id={"a": float("nan"), "b": 2.0})
+        assert result.startswith("Error:") and "finite" in result and "nan" in result
+        assert fn(values_by_id={"a": float("inf")}).startswith("Error:")
+
+
 def test_find_id_with_max_and_min_value() -> None:
     values = {"a": 2, "b": 5.5, "c": 5.5, "d": -1, "e": -1.0}
     assert find_id_with_max_value(values) == ["b", "c"]

@@ -513,6 +513,10 @@ def test_search_products(org: Recording) -> None:
     # "*" is not a wildcard here: "runn*" looks for the word "runn", which no product has.
     assert search_products(org, "runn*") == []
     assert issue_sosl_query(org, "FIND {runn*} IN NAME FIELDS RETURNING Product2(Id)") != []
+    # AND, OR and NOT are words here, not operators: "zzz OR yoga" finds nothing, not the yoga product.
+    assert search_products(org, "zzz OR yoga") == []
+    assert search_products(org, "running and not trail") == []
+    assert '"and" "not"' in org.sent[-1]
 
 
 def test_search_knowledge_articles_only_online_english(org: Recording) -> None:
