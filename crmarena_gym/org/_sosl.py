@@ -55,7 +55,7 @@ from typing import Any, Protocol
 from urllib.parse import quote
 
 from crmarena_gym.org._base import OrgError
-from crmarena_gym.org.soql import positioned_message
+from crmarena_gym.org.soql import MAX_OFFSET, positioned_message
 from crmarena_gym.schema import OBJECTS, Field, FieldType, SObject, get_object, quote_identifier
 
 __all__ = ["MAX_RESULTS", "SearchIndex", "parse_search", "run_search"]
@@ -399,9 +399,9 @@ class _StatementParser:
 
     def integer(self, clause: str) -> int:
         tok = self.next(f"a number after {clause}")
-        if tok.kind != "word" or not tok.text.isdigit():
+        if tok.kind != "word" or not (tok.text.isascii() and tok.text.isdigit()):
             raise self.error(f"{clause} needs a non-negative integer, got {tok.text!r}", tok)
-        return int(tok.text)
+        return int(tok.text) if len(tok.text) <= 19 else 2**63  # past 19 digits: beyond any limit
 
     def refuse_unsupported(self, tok: _Tok) -> None:
         if tok.is_word("with", "update", "using"):
@@ -494,7 +494,14 @@ class _StatementParser:
         tok = self.peek()
         if tok is not None and tok.is_word("offset"):
             self.pos += 1
+            number = self.peek()
             offset = self.integer("OFFSET")
+            if offset > MAX_OFFSET and number is not None:
+                # Refused here, whether or not the item has an ORDER BY (and so whether SOQL sees it).
+                raise OrgError(
+                    "NUMBER_OUTSIDE_VALID_RANGE",
+                    positioned_message(self.text, number.start, f"Maximum SOSL offset allowed is {MAX_OFFSET}"),
+                )
         close = self.next("')'")
         if close.kind != "punct" or close.text != ")":
             raise self.error(f"unexpected token: {close.text!r}, expecting ')'", close)

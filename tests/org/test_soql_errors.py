@@ -190,3 +190,225 @@ def test_non_text_query_is_refused(small_org: LocalOrg) -> None:
     with pytest.raises(OrgError) as info:
         small_org.query(None)  # type: ignore[arg-type]
     assert info.value.code == "MALFORMED_QUERY"
+
+
+# -- refusals that must point at one token -----------------------------------------------------------
+
+_HISTORY = "SELECT CaseId__c FROM CaseHistory__c"
+_HUGE = "9" * 5000  # int() refuses to read this many digits; the engine must still answer cleanly
+
+POINTED_REFUSALS = [
+    # (query, code, a fragment the message must contain, the text the caret must point at: its last occurrence)
+    # Semi- and anti-joins only as terms of the top-level AND.
+    (
+        f"SELECT Id FROM Case WHERE Status = 'New' OR Id IN ({_HISTORY})",
+        "MALFORMED_QUERY",
+        "Semi join sub-selects are not allowed with the 'OR' operator",
+        "IN (",
+    ),
+    (
+        f"SELECT Id FROM Case WHERE (Status = 'New' OR Id NOT IN ({_HISTORY})) AND Priority = 'High'",
+        "MALFORMED_QUERY",
+        "'OR' operator",
+        "NOT IN (",
+    ),
+    (f"SELECT Id FROM Case WHERE NOT Id IN ({_HISTORY})", "MALFORMED_QUERY", "'NOT' operator", "IN ("),
+    (
+        f"SELECT Id FROM Case WHERE Status = 'New' AND NOT (Id IN ({_HISTORY}))",
+        "MALFORMED_QUERY",
+        "'NOT' operator",
+        "IN (",
+    ),
+    (
+        f"SELECT Id FROM Account WHERE Id IN (SELECT AccountId FROM Case WHERE Id IN ({_HISTORY}))",
+        "MALFORMED_QUERY",
+        "Nesting of semi join sub-selects is not supported",
+        "IN (",
+    ),
+    (
+        f"SELECT Id FROM Account WHERE Id IN (SELECT AccountId FROM Case WHERE Id NOT IN ({_HISTORY}))",
+        "MALFORMED_QUERY",
+        "Nesting of semi join sub-selects",
+        "NOT IN (",
+    ),
+    (
+        f"SELECT Id FROM Case WHERE Id IN ({_HISTORY} ORDER BY CreatedDate)",
+        "MALFORMED_QUERY",
+        "ORDER BY is not allowed in a semi join sub-select",
+        "ORDER BY",
+    ),
+    (f"SELECT Id FROM Case WHERE Id IN ({_HISTORY} LIMIT 5)", "MALFORMED_QUERY", "LIMIT is not allowed", "LIMIT"),
+    (
+        f"SELECT Id FROM Case WHERE Id NOT IN ({_HISTORY} OFFSET 1)",
+        "MALFORMED_QUERY",
+        "OFFSET is not allowed",
+        "OFFSET",
+    ),
+    (
+        f"SELECT Id FROM Case WHERE Id IN ({_HISTORY}) AND AccountId IN (SELECT Id FROM Account) "
+        "AND ContactId NOT IN (SELECT Id FROM Contact)",
+        "MALFORMED_QUERY",
+        "Maximum 2 semi join sub-selects",
+        "NOT IN (",
+    ),
+    (
+        "SELECT Id FROM Case WHERE Account.Id IN (SELECT AccountId FROM Contact)",
+        "MALFORMED_QUERY",
+        "cannot use a relationship: 'Account.Id'",
+        "Account.Id",
+    ),
+    (
+        "SELECT Id FROM Case WHERE Id IN (SELECT CaseId__r.Id FROM CaseHistory__c)",
+        "MALFORMED_QUERY",
+        "through a relationship: 'CaseId__r.Id'",
+        "CaseId__r.Id",
+    ),
+    (
+        "SELECT Id FROM Account WHERE Id IN (SELECT Contact.AccountId FROM Case)",
+        "MALFORMED_QUERY",
+        "'Contact.AccountId'",
+        "Contact.AccountId",
+    ),
+    (
+        "SELECT Id FROM Case WHERE Id IN (SELECT Id FROM Case WHERE Status = 'New')",
+        "MALFORMED_QUERY",
+        "The inner and outer selects should not be on the same object type: 'Case'",
+        "Case WHERE",
+    ),
+    # Grouping on a number with decimals.
+    (
+        "SELECT UnitPrice, COUNT(Id) FROM OrderItem GROUP BY UnitPrice",
+        "INVALID_FIELD",
+        "field 'UnitPrice' can not be grouped in a query call",
+        "UnitPrice",
+    ),
+    (
+        "SELECT Quantity, COUNT(Id) FROM OrderItem GROUP BY Quantity",
+        "INVALID_FIELD",
+        "field 'Quantity' can not be grouped in a query call",
+        "Quantity",
+    ),
+    (
+        "SELECT UnitPrice FROM PricebookEntry GROUP BY UnitPrice",
+        "INVALID_FIELD",
+        "field 'UnitPrice' can not be grouped",
+        "UnitPrice",
+    ),
+    # An aggregate query without GROUP BY has one row: LIMIT is refused.
+    ("SELECT MAX(CreatedDate) FROM Case LIMIT 1", "MALFORMED_QUERY", "LIMIT is not allowed", "LIMIT"),
+    ("SELECT COUNT(Id) FROM Case LIMIT 1", "MALFORMED_QUERY", "without GROUP BY", "LIMIT"),
+    ("SELECT COUNT(Id) n FROM Case WHERE Status = 'New' LIMIT 5", "MALFORMED_QUERY", "without GROUP BY", "LIMIT"),
+    # Booleans cannot be aggregated.
+    ("SELECT COUNT(IsActive) FROM Product2", "MALFORMED_QUERY", "field IsActive does not support", "IsActive"),
+    ("SELECT MAX(IsActive) FROM Product2", "MALFORMED_QUERY", "aggregate operator MAX", "IsActive"),
+    ("SELECT COUNT_DISTINCT(IsActive) FROM Pricebook2", "MALFORMED_QUERY", "COUNT_DISTINCT", "IsActive"),
+    # Relative date literals reaching beyond every date.
+    (
+        "SELECT Id FROM Case WHERE CreatedDate = LAST_N_DAYS:99999999999",
+        "MALFORMED_QUERY",
+        "Invalid date literal: LAST_N_DAYS:99999999999",
+        "LAST_N_DAYS",
+    ),
+    (
+        "SELECT Id FROM Case WHERE CreatedDate = LAST_N_YEARS:99999999",
+        "MALFORMED_QUERY",
+        "Invalid date literal: LAST_N_YEARS:99999999",
+        "LAST_N_YEARS",
+    ),
+    (
+        "SELECT Id FROM Case WHERE CreatedDate > NEXT_N_MONTHS:999999999",
+        "MALFORMED_QUERY",
+        "Invalid date literal: NEXT_N_MONTHS:999999999",
+        "NEXT_N_MONTHS",
+    ),
+    (
+        "SELECT Id FROM Case WHERE ClosedDate != N_WEEKS_AGO:521801",
+        "MALFORMED_QUERY",
+        "N_WEEKS_AGO:521801",
+        "N_WEEKS_AGO",
+    ),
+    (
+        f"SELECT Id FROM Case WHERE CreatedDate = LAST_N_DAYS:{_HUGE}",
+        "MALFORMED_QUERY",
+        "Invalid date literal: LAST_N_DAYS:999",
+        "LAST_N_DAYS",
+    ),
+    # Lone UTF-16 surrogates are no characters, escaped or raw.
+    (
+        "SELECT Id FROM Case WHERE Subject = '\\ud800'",
+        "MALFORMED_QUERY",
+        "Invalid string literal '\\ud800'",
+        "'\\ud800'",
+    ),
+    ("SELECT Id FROM Case WHERE Subject LIKE 'a\\uDC00%'", "MALFORMED_QUERY", "Invalid string literal", "'a\\uDC00"),
+    ("SELECT Id FROM Case WHERE Subject = 'x\ud800'", "MALFORMED_QUERY", "Invalid string literal 'x\\ud800'", "'x"),
+    ("SELECT Id FROM Case WHERE Subject IN ('a', '\\ude00\\ud83d')", "MALFORMED_QUERY", "Invalid string", "'\\ude00"),
+    # OFFSET past 2000, however many digits.
+    (f"SELECT Id FROM Case OFFSET {_HUGE}", "NUMBER_OUTSIDE_VALID_RANGE", "Maximum SOQL offset", _HUGE),
+]
+
+
+def _caret_column(message: str) -> int:
+    marker = "ERROR at Row:1:Column:"
+    assert marker in message, message
+    return int(message.split(marker, 1)[1].split("\n", 1)[0])
+
+
+@pytest.mark.parametrize(("soql", "code", "fragment", "token"), POINTED_REFUSALS)
+def test_refusals_point_at_the_offending_token(
+    small_org: LocalOrg, soql: str, code: str, fragment: str, token: str
+) -> None:
+    with pytest.raises(OrgError) as info:
+        small_org.query(soql)
+    message = info.value.message
+    assert info.value.code == code, message
+    assert fragment in message
+    assert _caret_column(message) == soql.rindex(token) + 1
+    message.encode("utf-8")  # a raw lone surrogate never reaches the message: it must stay encodable
+
+
+def _count(raw_conn, sql: str, params: tuple = ()) -> int:
+    return raw_conn.execute(sql, params).fetchone()[0]
+
+
+def test_what_the_refusals_leave_allowed(small_org: LocalOrg, raw_conn) -> None:
+    # Two semi/anti-joins as terms of the top-level AND, next to an OR of plain comparisons.
+    got = small_org.query(
+        f"SELECT COUNT() FROM Case WHERE Id IN ({_HISTORY} WHERE Field__c = 'Case Closed') "
+        "AND AccountId NOT IN (SELECT AccountId FROM Contact WHERE OwnerId = null) "
+        "AND (Priority = 'High' OR Priority = 'Low')"
+    )["totalSize"]
+    expected = _count(
+        raw_conn,
+        'SELECT COUNT(*) FROM "Case" WHERE Id IN (SELECT CaseId__c FROM CaseHistory__c '
+        "WHERE Field__c = 'Case Closed' AND CaseId__c IS NOT NULL) AND (AccountId IS NULL OR AccountId NOT IN "
+        "(SELECT AccountId FROM Contact WHERE OwnerId IS NULL AND AccountId IS NOT NULL)) "
+        "AND Priority IN ('High', 'Low')",
+    )
+    assert got == expected > 0
+    # A field of the queried object named through its own name or alias is no relationship path.
+    aliased = small_org.query(f"SELECT COUNT() FROM Case c WHERE c.Id IN ({_HISTORY})")["totalSize"]
+    assert aliased == _count(raw_conn, 'SELECT COUNT(*) FROM "Case" WHERE Id IN (SELECT CaseId__c FROM CaseHistory__c)')
+    # COUNT() with LIMIT, and aggregates with GROUP BY and LIMIT, stay allowed.
+    assert small_org.query("SELECT COUNT() FROM Case LIMIT 1")["totalSize"] == 1
+    grouped = small_org.query("SELECT Status, COUNT(Id) FROM Case GROUP BY Status LIMIT 2")["records"]
+    assert len(grouped) == min(2, _count(raw_conn, 'SELECT COUNT(DISTINCT Status) FROM "Case"'))
+    # Booleans may still be grouped; currency may still be summed.
+    by_active = small_org.query("SELECT IsActive, COUNT(Id) n FROM Product2 GROUP BY IsActive")["records"]
+    assert {r["IsActive"]: r["n"] for r in by_active} == dict(
+        (bool(a), n) for a, n in raw_conn.execute('SELECT IsActive, COUNT(*) FROM "Product2" GROUP BY IsActive')
+    )
+    # An escaped surrogate pair spells one character, as in Java.
+    pair = small_org.query("SELECT COUNT() FROM Case WHERE Subject != '\\ud83d\\ude00'")["totalSize"]
+    assert pair == _count(raw_conn, 'SELECT COUNT(*) FROM "Case"')
+
+
+def test_relative_literal_at_its_largest_reaches_the_first_date(small_org: LocalOrg, raw_conn) -> None:
+    # SMALL_TODAY is 2023-06-15: LAST_N_YEARS:10000 starts before year 1, so it covers every date before 2023.
+    got = small_org.query("SELECT COUNT() FROM Case WHERE CreatedDate = LAST_N_YEARS:10000")["totalSize"]
+    assert got == _count(raw_conn, "SELECT COUNT(*) FROM \"Case\" WHERE CreatedDate < '2023-01-01'") > 0
+    later = small_org.query("SELECT COUNT() FROM Case WHERE CreatedDate < NEXT_N_DAYS:3652500")["totalSize"]
+    assert later == _count(raw_conn, "SELECT COUNT(*) FROM \"Case\" WHERE CreatedDate < '2023-06-16'")
+    assert small_org.query(f"SELECT COUNT() FROM Case LIMIT {_HUGE}")["totalSize"] == _count(
+        raw_conn, 'SELECT COUNT(*) FROM "Case"'
+    )

@@ -459,6 +459,54 @@ def test_engine_errors_point_into_the_users_statement(org: LocalOrg) -> None:
     assert f"ERROR at Row:1:Column:{col}" in message
 
 
+@pytest.mark.parametrize(
+    ("sosl", "code", "fragment", "token"),
+    [
+        (
+            "FIND {jacket} RETURNING Product2(Name WHERE Name = '\\ud800')",
+            "MALFORMED_SEARCH",
+            "Invalid string literal '\\ud800'",
+            "'\\ud800'",
+        ),
+        (
+            "FIND {jacket} RETURNING Product2(Name WHERE Name = 'a\ud800')",
+            "MALFORMED_SEARCH",
+            "Invalid string literal 'a\\ud800'",
+            "'a",
+        ),
+        ("FIND {jacket} RETURNING Product2(Name OFFSET 2001)", "NUMBER_OUTSIDE_VALID_RANGE", "2000", "2001"),
+        (
+            "FIND {jacket} RETURNING Product2(Name ORDER BY Name OFFSET 2001)",
+            "NUMBER_OUTSIDE_VALID_RANGE",
+            "Maximum SOSL offset allowed is 2000",
+            "2001",
+        ),
+        (
+            "FIND {jacket} RETURNING Product2(Name LIMIT 2 OFFSET 99999999999999999999999)",
+            "NUMBER_OUTSIDE_VALID_RANGE",
+            "Maximum SOSL offset allowed is 2000",
+            "999",
+        ),
+    ],
+)
+def test_refusals_point_at_the_offending_token(org: LocalOrg, sosl: str, code: str, fragment: str, token: str) -> None:
+    with pytest.raises(OrgError) as info:
+        org.search(sosl)
+    message = info.value.message
+    assert info.value.code == code, message
+    assert fragment in message
+    assert f"ERROR at Row:1:Column:{sosl.index(token) + 1}\n" in message
+    message.encode("utf-8")  # no raw lone surrogate in the message
+
+
+def test_offset_of_2000_is_allowed_with_or_without_order_by(org: LocalOrg) -> None:
+    for sosl in (
+        "FIND {jacket} RETURNING Product2(Name OFFSET 2000)",
+        "FIND {jacket} RETURNING Product2(Name ORDER BY Name OFFSET 2000)",
+    ):
+        assert org.search(sosl)["searchRecords"] == []  # the org holds far fewer than 2000 jackets
+
+
 def test_non_string_is_refused(org: LocalOrg) -> None:
     with pytest.raises(OrgError) as info:
         run_search(org, 42)  # type: ignore[arg-type]

@@ -144,3 +144,7 @@ class Select:
     offset: int | None
     offset_pos: int
     pos: int
+    # Where the ORDER, LIMIT and OFFSET keywords start (-1: absent), for refusals of the whole clause.
+    order_kw_pos: int = -1
+    limit_kw_pos: int = -1
+    offset_kw_pos: int = -1

@@ -355,7 +355,9 @@ class _Compiler:
         if isinstance(e.arg, FuncCall) and e.arg.name in AGGREGATES:
             raise malformed(self.text, e.arg.pos, f"Aggregate functions cannot be nested: {e.text}")
         inner = self.value(scope, e.arg, "SELECT")
-        if inner.cat == "longtext" or (e.name in ("SUM", "AVG") and inner.cat not in ("double", "currency", "int")):
+        if inner.cat in ("longtext", "boolean") or (
+            e.name in ("SUM", "AVG") and inner.cat not in ("double", "currency", "int")
+        ):
             raise malformed(self.text, e.arg.pos, f"field {e.arg.text} does not support aggregate operator {e.name}")
         if e.name == "COUNT":
             sql, cat = f"COUNT({inner.sql})", "int"
@@ -399,7 +401,7 @@ class _Compiler:
         if isinstance(c, InValues):
             return self.in_values(left, c)
         if isinstance(c, InSelect):
-            return self.semi_join(left, c, where)
+            return self.semi_join(scope, left, c, where)
         raise malformed(self.text, None, "unsupported condition")  # pragma: no cover - parser bound
 
     def operand(self, scope: _Scope, e: FieldPath | FuncCall, groups: Sequence[_Val] | None, where: str) -> _Val:
@@ -521,7 +523,7 @@ class _Compiler:
             return f"({v.sql} IS NOT NULL AND {v.sql}{collate} NOT IN ({placeholders}))"
         return f"({v.sql} IS NULL OR {v.sql}{collate} NOT IN ({placeholders}))"
 
-    def semi_join(self, v: _Val, c: InSelect, where: str) -> str:
+    def semi_join(self, scope: _Scope, v: _Val, c: InSelect, where: str) -> str:
         if where != "WHERE":
             raise malformed(self.text, c.pos, "Semi join sub-selects are only allowed in the WHERE clause")
         if v.cat != "id" or v.func is not None:
@@ -529,6 +531,13 @@ class _Compiler:
                 self.text,
                 c.pos,
                 f"Semi join sub-selects can only be used with an Id or reference field, not with {v.text}",
+            )
+        if v.chain:
+            raise malformed(
+                self.text,
+                c.left.pos,
+                f"The left operand of a semi join sub-select cannot use a relationship: '{v.text}'; name a field "
+                f"of {scope.obj.name} itself",
             )
         sub_sql, inner = self.subquery(c.query)
         outer_target = v.owner.name if v.field and v.field.type is FieldType.ID and v.owner else None
@@ -543,6 +552,12 @@ class _Compiler:
                 c.query.items[0].expr.pos if isinstance(c.query.items[0], SelectItem) else c.pos,
                 f"The selected field '{inner.text}' in the subquery and the left operand field in the where "
                 f"expression in the outer query '{v.text}' should point to the same object type",
+            )
+        if get_object(c.query.object_name) is scope.obj:
+            raise malformed(
+                self.text,
+                c.query.object_pos,
+                f"The inner and outer selects should not be on the same object type: '{c.query.object_name}'",
             )
         if c.negated:
             return f"({v.sql} IS NULL OR {v.sql} NOT IN ({sub_sql}))"
@@ -565,11 +580,20 @@ class _Compiler:
                 item.expr.pos,
                 f"Semi join sub-selects can only select an Id or reference field, not {item.expr.text}",
             )
+        if inner.chain:
+            raise malformed(
+                self.text,
+                item.expr.pos,
+                f"Semi join sub-selects cannot select a field through a relationship: '{item.expr.text}'",
+            )
+        for keyword, pos in (("ORDER BY", q.order_kw_pos), ("LIMIT", q.limit_kw_pos), ("OFFSET", q.offset_kw_pos)):
+            if pos >= 0:
+                raise malformed(self.text, pos, f"{keyword} is not allowed in a semi join sub-select")
         where = f"{inner.sql} IS NOT NULL"
         if q.where is not None:
+            self.check_semi_joins(q.where, nested=True)
             where += " AND " + self.condition(scope, q.where, None, "WHERE")
-        order = self.order_by(scope, q, None)
-        sql = f"SELECT {inner.sql} FROM {self.from_clause(scope)} WHERE {where}{order}{self.limit_offset(q)}"
+        sql = f"SELECT {inner.sql} FROM {self.from_clause(scope)} WHERE {where}"
         return sql, inner
 
     # -- clauses ---------------------------------------------------------------------------------
@@ -647,7 +671,45 @@ class _Compiler:
     def where(self, scope: _Scope, q: Select) -> str:
         if q.where is None:
             return ""
+        self.check_semi_joins(q.where)
         return " WHERE " + self.condition(scope, q.where, None, "WHERE")
+
+    def check_semi_joins(self, c: Any, nested: bool = False) -> None:
+        """Salesforce's placement rules for semi- and anti-joins in a WHERE clause.
+
+        They may stand only as terms of the top-level AND (never under OR or NOT), at most two of
+        them, and never inside another one's sub-select (``nested``).
+        """
+        found: list[InSelect] = []
+
+        def walk(node: Any, under: str | None) -> None:
+            if isinstance(node, And):
+                for item in node.items:
+                    walk(item, under)
+            elif isinstance(node, Or):
+                for item in node.items:
+                    walk(item, under or "OR")
+            elif isinstance(node, Not):
+                walk(node.item, under or "NOT")
+            elif isinstance(node, InSelect):
+                if nested:
+                    raise malformed(self.text, node.pos, "Nesting of semi join sub-selects is not supported")
+                if under == "OR":
+                    raise malformed(self.text, node.pos, "Semi join sub-selects are not allowed with the 'OR' operator")
+                if under == "NOT":
+                    raise malformed(
+                        self.text,
+                        node.pos,
+                        "Semi join sub-selects are not allowed with the 'NOT' operator; write an anti-join as "
+                        "'NOT IN (SELECT ...)' instead",
+                    )
+                found.append(node)
+                if len(found) > 2:
+                    raise malformed(
+                        self.text, node.pos, "Maximum 2 semi join sub-selects are allowed in a WHERE clause"
+                    )
+
+        walk(c, None)
 
     def groups(self, scope: _Scope, q: Select) -> list[_Val]:
         groups = []
@@ -655,7 +717,7 @@ class _Compiler:
             if isinstance(e, FuncCall) and e.name in AGGREGATES:
                 raise malformed(self.text, e.pos, f"Aggregate functions are not allowed in GROUP BY: {e.text}")
             v = self.value(scope, e, "GROUP BY")
-            if v.cat == "longtext":
+            if v.cat in ("longtext", "double", "currency"):
                 raise SoqlError(
                     "INVALID_FIELD", f"field '{v.name}' can not be grouped in a query call", self.text, e.pos
                 )
@@ -736,6 +798,9 @@ class _Compiler:
                 raise malformed(self.text, item.alias_pos if item.alias else item.expr.pos, f"duplicate alias: {key}")
             keys.add(key.lower())
             values.append((key, v))
+        if not q.group_by and q.limit is not None and any(v.aggregate for _, v in values):
+            # One row at most: Salesforce refuses the LIMIT rather than ignore it (COUNT() is another matter).
+            raise malformed(self.text, q.limit_kw_pos, "LIMIT is not allowed in an aggregate query without GROUP BY")
         where = self.where(scope, q)
         group_sql = ""
         if groups:

@@ -48,6 +48,9 @@ for _unit, _plural in (
     _WITH_N[f"NEXT_N_{_plural}"] = (_unit, "next_n")
     _WITH_N[f"N_{_plural}_AGO"] = (_unit, "ago")
 
+#: The largest ``n`` of a relative date literal, by unit: about ten thousand years, the span of dates.
+MAX_RELATIVE_N = {"day": 3_652_500, "week": 521_800, "month": 120_000, "quarter": 40_000, "year": 10_000}
+
 #: Every relative date literal name, without and with ``:n``.
 RELATIVE_LITERALS = frozenset(_FIXED)
 RELATIVE_LITERALS_WITH_N = frozenset(_WITH_N)
@@ -107,14 +110,29 @@ def format_day_start(day: dt.date) -> str:
     return f"{day.isoformat()}T00:00:00.000+0000"
 
 
-def check_relative(name: str, n: int | None) -> None:
-    """Raise DateLiteralError unless ``name`` (upper case) with ``n`` is a relative date literal."""
+def check_relative(name: str, n: int | None, raw: str | None = None) -> None:
+    """Raise DateLiteralError unless ``name`` (upper case) with ``n`` is a relative date literal.
+
+    ``raw`` is the literal as written, quoted in the message. ``n`` may span at most about ten thousand
+    years (:data:`MAX_RELATIVE_N`): a larger one names no date at all.
+
+    Example:
+        >>> try:
+        ...     check_relative("LAST_N_YEARS", 99999999, "LAST_N_YEARS:99999999")
+        ... except DateLiteralError as exc:
+        ...     print(exc)
+        Invalid date literal: LAST_N_YEARS:99999999 (n must be at most 10000)
+    """
+    shown = raw if raw is not None else name if n is None else f"{name}:{n}"
     if name in _FIXED:
         if n is not None:
-            raise DateLiteralError(f"Invalid date literal: {name}:{n}")
+            raise DateLiteralError(f"Invalid date literal: {shown}")
     elif name in _WITH_N:
         if n is None:
             raise DateLiteralError(f"Invalid date literal: {name} needs a number, as in {name}:3")
+        most = MAX_RELATIVE_N[_WITH_N[name][0]]
+        if n > most:
+            raise DateLiteralError(f"Invalid date literal: {shown} (n must be at most {most})")
     else:
         raise DateLiteralError(f"unexpected token: '{name}'")
 
@@ -132,12 +150,18 @@ def _period_start(day: dt.date, unit: str) -> dt.date:
 
 
 def _shift(start: dt.date, unit: str, k: int) -> dt.date:
-    if unit == "day":
-        return start + dt.timedelta(days=k)
-    if unit == "week":
-        return start + dt.timedelta(weeks=k)
+    # A range reaching past year 1 or 9999 stops there: every stored date is inside it.
+    if unit in ("day", "week"):
+        try:
+            return start + dt.timedelta(days=k * (7 if unit == "week" else 1))
+        except OverflowError:
+            return dt.date.max if k > 0 else dt.date.min
     months = {"month": 1, "quarter": 3, "year": 12}[unit] * k
     index = start.year * 12 + start.month - 1 + months
+    if index < dt.MINYEAR * 12:
+        return dt.date.min
+    if index > dt.MAXYEAR * 12 + 11:
+        return dt.date.max
     return dt.date(index // 12, index % 12 + 1, 1)
 
 

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import re
+
 from crmarena_gym.org._base import OrgError
 
 # Salesforce shows a window of the offending line around the error, not the whole query.
 _WINDOW = 40
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def printable(text: str) -> str:
+    """``text`` with lone surrogates (which no encoder accepts) shown as U+FFFD, one for one."""
+    return _SURROGATE.sub("\ufffd", text)
 
 
 def locate(text: str, pos: int) -> tuple[int, int]:
@@ -33,7 +41,7 @@ def positioned_message(text: str, pos: int | None, message: str) -> str:
     line = text.splitlines()[row - 1] if text.strip() else ""
     start = max(0, col - 1 - _WINDOW)
     end = min(len(line), col - 1 + _WINDOW)
-    excerpt = line[start:end]
+    excerpt = printable(line[start:end])
     caret = " " * (col - 1 - start) + "^"
     return f"\n{excerpt}\n{caret}\nERROR at Row:{row}:Column:{col}\n{message}"
 
@@ -42,6 +50,7 @@ class SoqlError(OrgError):
     """An :class:`OrgError` raised while reading a query, with its position in the text."""
 
     def __init__(self, code: str, message: str, text: str | None = None, pos: int | None = None) -> None:
+        message = printable(message)
         full = positioned_message(text, pos, message) if text is not None else message
         super().__init__(code, full)
         self.pos = pos

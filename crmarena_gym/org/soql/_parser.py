@@ -7,6 +7,7 @@ Syntax errors become MALFORMED_QUERY errors worded as Salesforce's parser words 
 from __future__ import annotations
 
 import functools
+import re
 
 import lark
 from lark import Token, Tree
@@ -31,6 +32,7 @@ from crmarena_gym.org.soql._dates import DateLiteralError, check_relative, parse
 from crmarena_gym.org.soql._errors import SoqlError, malformed
 from crmarena_gym.org.soql._grammar import SOQL_GRAMMAR
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
 
 
@@ -106,7 +108,22 @@ def decode_string(raw: str, text: str, pos: int, *, like: bool = False) -> str:
             raise malformed(
                 text, pos, f"Invalid string literal '{body}'. Illegal character sequence '{seq}' in string literal."
             )
-    return "".join(out)
+    value = "".join(out)
+    if _SURROGATE.search(value):
+        # A \uXXXX pair spells one character (as in Java); a lone half is no character at all.
+        try:
+            value = value.encode("utf-16-le", "surrogatepass").decode("utf-16-le")
+        except UnicodeDecodeError:
+            shown = body.encode("utf-8", "backslashreplace").decode("utf-8")
+            raise malformed(
+                text, pos, f"Invalid string literal '{shown}'. A lone surrogate (U+D800..U+DFFF) is not a character."
+            ) from None
+    return value
+
+
+def _count(tok: Token) -> int:
+    """The value of an INT token; past 19 digits, 2**63 (beyond any limit, and cheap to compute)."""
+    return int(tok) if len(tok) <= 19 else 2**63
 
 
 class _Walker:
@@ -130,9 +147,11 @@ class _Walker:
             offset,
         ) = t.children
         items = tuple(self.select_item(c) for c in select_list.children)
-        limit_value, limit_pos = (None, -1) if limit is None else (int(limit.children[1]), limit.children[1].start_pos)
+        limit_value, limit_pos = (
+            (None, -1) if limit is None else (_count(limit.children[1]), limit.children[1].start_pos)
+        )
         offset_value, offset_pos = (
-            (None, -1) if offset is None else (int(offset.children[1]), offset.children[1].start_pos)
+            (None, -1) if offset is None else (_count(offset.children[1]), offset.children[1].start_pos)
         )
         return Select(
             items=items,
@@ -148,6 +167,9 @@ class _Walker:
             offset=offset_value,
             offset_pos=offset_pos,
             pos=select_kw.start_pos,
+            order_kw_pos=-1 if order is None else order.children[0].start_pos,
+            limit_kw_pos=-1 if limit is None else limit.children[0].start_pos,
+            offset_kw_pos=-1 if offset is None else offset.children[0].start_pos,
         )
 
     def select_item(self, t: Tree) -> SelectItem | ChildSubquery:
@@ -210,15 +232,15 @@ class _Walker:
         if isinstance(node, Tree):  # date_literal: NAME [":" INT]
             name_tok, _colon, n_tok = node.children
             name = str(name_tok).upper()
-            n = None if n_tok is None else int(n_tok)
+            n = None if n_tok is None else _count(n_tok)
+            raw = self.text[name_tok.start_pos : (n_tok or name_tok).end_pos]
             try:
-                check_relative(name, n)
+                check_relative(name, n, raw)
             except DateLiteralError as exc:
                 msg = str(exc)
                 if msg.startswith("unexpected token"):
                     msg = f"unexpected token: '{name_tok}'"
                 raise malformed(self.text, name_tok.start_pos, msg) from None
-            raw = self.text[name_tok.start_pos : (n_tok or name_tok).end_pos]
             return Literal("relative", (name, n), name_tok.start_pos, raw)
         tok: Token = node
         raw, pos, kind = str(tok), tok.start_pos, tok.type
@@ -226,7 +248,9 @@ class _Walker:
             if kind == "STRING":
                 return Literal("string", decode_string(raw, self.text, pos, like=like), pos, raw)
             if kind == "NUMBER":
-                value: int | float = int(raw) if all(c not in raw for c in ".eE") else float(raw)
+                # Past 19 digits it cannot be a 64-bit integer anyway (and int() refuses thousands of them).
+                exact = all(c not in raw for c in ".eE") and len(raw.lstrip("+-")) <= 19
+                value: int | float = int(raw) if exact else float(raw)
                 if isinstance(value, int) and not -(2**63) <= value < 2**63:
                     value = float(value)  # beyond SQLite's integers; Salesforce reads it as a double too
                 return Literal("number", value, pos, raw)
