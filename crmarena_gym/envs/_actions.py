@@ -23,7 +23,8 @@ _TAG_RE = {
     for tag in ("execute", "submit", "respond")
 }
 _PLAIN_RE = re.compile(r"^\s*(execute|submit|respond)\b[ \t]*:?[ \t]*(.*)$", re.DOTALL | re.IGNORECASE)
-_FENCE_RE = re.compile(r"^\s*```[A-Za-z0-9_+-]*[ \t]*\n?(.*?)\n?```\s*$", re.DOTALL)
+# A language tag counts only when a newline follows it: in ```005Ws...``` the word is the content.
+_FENCE_RE = re.compile(r"^\s*```(?:[A-Za-z0-9_+-]*[ \t]*\n)?(.*?)\n?```\s*$", re.DOTALL)
 _CALL_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*\((.*)\)\s*;?\s*$", re.DOTALL)
 _SOQL_START = re.compile(r"^\s*(SELECT|FIND)\b", re.IGNORECASE)
 

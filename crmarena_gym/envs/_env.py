@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 import gymnasium as gym
 
-from crmarena_gym.envs._actions import Action, parse_action
+from crmarena_gym.envs._actions import Action, parse_action, unwrap_code
 from crmarena_gym.envs._render import QUERY_OUTPUT_PREFIX, ObservationFormat, render_value
 from crmarena_gym.envs._spaces import ActionText, UnicodeText
 from crmarena_gym.org import LocalOrg, Org
@@ -30,6 +30,8 @@ MatchMode = Literal["strict", "lenient"]
 
 #: The date relative date literals resolve against when an instance names none (deterministic).
 FALLBACK_TODAY = dt.date(2024, 12, 31)
+_QUERY_TOOL_BY_LANGUAGE = {"soql": "issue_soql_query", "sosl": "issue_sosl_query"}
+_LANGUAGE_BY_QUERY_TOOL: dict[str, Literal["soql", "sosl"]] = {"issue_soql_query": "soql", "issue_sosl_query": "sosl"}
 _TODAY_RE = re.compile(r"Today's date:\s*(\d{4}-\d{2}-\d{2})")
 _TRUNCATED = "\n[observation truncated: {n} more characters]"
 
@@ -207,6 +209,14 @@ class CRMArenaEnv(gym.Env[str, str]):
         self._turn += 1
         parsed = parse_action(action, functions=True)
         info: dict[str, Any] = {"turn": self._turn, "action_kind": parsed.kind}
+        if parsed.kind == "call" and parsed.name in _LANGUAGE_BY_QUERY_TOOL:
+            # A general query tool called as a function is the same action as ``execute <query>``.
+            query = parsed.arguments.get("query")
+            if not isinstance(query, str) or set(parsed.arguments) != {"query"}:
+                message = f"Error: {parsed.name}() takes one argument 'query' with the query text"
+                return self._observe(message, info, error="FUNCTION_ERROR")
+            parsed = Action("query", text=unwrap_code(query), language=_LANGUAGE_BY_QUERY_TOOL[parsed.name])
+            info["action_kind"] = "query"
         if parsed.kind == "call" and parsed.name == "submit":
             content = parsed.arguments.get("content")
             if not isinstance(content, str):
@@ -219,7 +229,7 @@ class CRMArenaEnv(gym.Env[str, str]):
         if parsed.kind == "invalid":
             return self._observe(f"FORMAT_ERROR: {parsed.error}", info, error="FORMAT_ERROR")
         if parsed.kind == "query":
-            tool = "issue_sosl_query" if parsed.language == "sosl" else "issue_soql_query"
+            tool = _QUERY_TOOL_BY_LANGUAGE[parsed.language or "soql"]
             if tool not in self.tools:
                 message = (
                     f"UNAVAILABLE: this toolset ({self.toolset_name}) has no direct {parsed.language.upper()} "  # type: ignore[union-attr]
@@ -249,9 +259,13 @@ class CRMArenaEnv(gym.Env[str, str]):
 
         Removed tools vanish from ``info["tools"]`` at the next reset and answer as unknown functions.
         """
+        if "submit" in names:
+            raise ValueError("submit cannot be removed: it is the only way to end an episode with an answer")
         self.tools = self.tools.without(names=names, groups=groups)
         self._tool_schemas = self.tools.schemas()
-        self.action_space = ActionText(self.action_space.max_length, examples=self._examples())
+        # The new space keeps drawing from the old one's generator, so a seed already set still holds.
+        rng = self.action_space.np_random
+        self.action_space = ActionText(self.action_space.max_length, examples=self._examples(), seed=rng)
 
     def render(self) -> str | None:
         """The last observation, in ``ansi`` mode."""

@@ -30,6 +30,16 @@ def _crm_env(env: gym.Env[Any, Any]) -> CRMArenaEnv:
     return base
 
 
+def _time_limit(env: gym.Env[Any, Any]) -> int | None:
+    """The tightest ``TimeLimit`` already in the wrapper stack, if any."""
+    limits = []
+    while isinstance(env, gym.Wrapper):
+        if isinstance(env, gym.wrappers.TimeLimit):
+            limits.append(env._max_episode_steps)
+        env = env.env
+    return min(limits) if limits else None
+
+
 class TurnLimit(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
     """End an episode after ``max_turns`` actions with ``truncated=True`` and reward 0.
 
@@ -50,6 +60,12 @@ class TurnLimit(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
     def __init__(self, env: gym.Env[str, str], max_turns: int, *, warn_last_turn: bool = False) -> None:
         if not isinstance(max_turns, int) or max_turns < 1:
             raise ValueError(f"max_turns must be a positive integer, got {max_turns!r}")
+        inner_limit = _time_limit(env)
+        if inner_limit is not None and inner_limit < max_turns:
+            raise ValueError(
+                f"max_turns={max_turns} exceeds the {inner_limit}-step limit already on this environment (gym.make "
+                f"adds the registered one); create it with gym.make(..., max_episode_steps={max_turns}) instead"
+            )
         RecordConstructorArgs.__init__(self, max_turns=max_turns, warn_last_turn=warn_last_turn)
         gym.Wrapper.__init__(self, env)
         self.max_turns = max_turns

@@ -27,6 +27,11 @@ from crmarena_gym.envs import parse_action
         ("I am done. <respond> OR </respond>", "submit", "OR", None),
         ("<submit>X</submit> wait <execute>SELECT Id FROM User</execute>", "query", "SELECT Id FROM User", "soql"),
         ("<execute>SELECT Id FROM Case", "query", "SELECT Id FROM Case", "soql"),  # unclosed tag at the end
+        # A fence on one line has no language tag: its first word is content.
+        ("<submit>```005Ws000001iZUFIA2```</submit>", "submit", "005Ws000001iZUFIA2", None),
+        ("execute ```SELECT Id FROM Case```", "query", "SELECT Id FROM Case", "soql"),
+        ("<execute>```FIND {x} RETURNING Case```</execute>", "query", "FIND {x} RETURNING Case", "sosl"),
+        ("<execute>```soql\nSELECT Id FROM Case\n```</execute>", "query", "SELECT Id FROM Case", "soql"),
     ],
 )
 def test_text_forms(reply: str, kind: str, text: str, language: str | None) -> None:

@@ -231,3 +231,16 @@ def test_original_task_file_on_an_org_in_its_layout(shared_dir: Path, tmp_path: 
     shown = ast.literal_eval(obs.removeprefix("Salesforce instance output: "))
     assert sorted((r["Id"], r["Name"]) for r in shown) == sorted((i, r["Name"]) for i, r in rows["Issue__c"].items())
     assert env.step(f"submit {inst.answer}")[1] == 1.0
+
+
+def test_general_query_tools_called_as_functions_act_like_execute(env_org: Path, env_tasks: list) -> None:
+    env = _make("HTU", env_org, env_tasks, toolset="flex")
+    env.reset(seed=0)
+    as_text = env.step("execute SELECT COUNT(Id) FROM Case")
+    as_call = env.step('{"name": "issue_soql_query", "arguments": {"query": "SELECT COUNT(Id) FROM Case"}}')
+    assert as_call[0] == as_text[0] and as_call[0].startswith("Salesforce instance output: ")
+    assert as_call[4]["action_kind"] == "query"
+    obs, *_, info = env.step('{"name": "issue_soql_query", "arguments": {"query": "SELECT Idd FROM Case"}}')
+    assert obs.startswith("INVALID_FIELD:") and info["error"] == "INVALID_FIELD" and "result" not in info
+    obs, *_, info = env.step('{"name": "issue_sosl_query", "arguments": {"q": "FIND {x}"}}')
+    assert obs.startswith("Error: issue_sosl_query() takes one argument 'query'") and info["error"] == "FUNCTION_ERROR"

@@ -54,6 +54,15 @@ def test_turn_limit_lets_a_last_turn_submission_count(env_org: Path, env_tasks: 
         TurnLimit(_base(env_org, env_tasks), max_turns=0)
 
 
+def test_turn_limit_above_the_registered_limit_says_how(env_org: Path, env_tasks: list) -> None:
+    with pytest.raises(ValueError, match="max_episode_steps=30"):
+        TurnLimit(gym.make("CRMArena-TII-v0", org=env_org, tasks=env_tasks), max_turns=30)
+    env = TurnLimit(gym.make("CRMArena-TII-v0", org=env_org, tasks=env_tasks, max_episode_steps=30), max_turns=30)
+    env.reset(seed=0)
+    steps = [env.step("not an action") for _ in range(30)]
+    assert [s[3] for s in steps] == [False] * 29 + [True] and steps[-1][4]["end_reason"] == "turn_limit"
+
+
 def test_registered_limit_is_twenty_turns(env_org: Path, env_tasks: list) -> None:
     env = gym.make("CRMArena-TII-v0", org=env_org, tasks=env_tasks)
     env.reset(seed=0)
@@ -128,6 +137,18 @@ def test_function_removal_by_name_and_by_group(env_org: Path, env_tasks: list) -
     names = {t["function"]["name"] for t in info["tools"]}
     assert "find_id_with_max_value" not in names and "calculate_average_handle_time" not in names
     assert {"get_cases", "issue_soql_query", "submit"} <= names  # other groups, general tools and submit stay
+    with pytest.raises(ValueError, match="submit cannot be removed"):
+        FunctionRemoval(_base(env_org, env_tasks), functions=["submit"])
+
+    def draws_after_removal(seed: int) -> list[str]:
+        base = _base(env_org, env_tasks, toolset="flex")
+        base.action_space.seed(seed)  # seeded before the removal: the seed must survive it
+        env = FunctionRemoval(base, functions=["get_issues"])
+        return [env.action_space.sample() for _ in range(12)]
+
+    first = draws_after_removal(5)
+    assert first == draws_after_removal(5) != draws_after_removal(6)
+    assert all("get_issues" not in d for d in first)
     with pytest.raises(TypeError, match="lists of names"):
         FunctionRemoval(_base(env_org, env_tasks), functions="get_cases")  # type: ignore[arg-type]
 
