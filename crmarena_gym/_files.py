@@ -12,23 +12,37 @@ from contextlib import contextmanager
 from pathlib import Path
 
 
+class LockHeldError(OSError):
+    """Another process holds the lock asked for without waiting (``exclusive_lock(..., blocking=False)``)."""
+
+
 @contextmanager
-def exclusive_lock(path: str | os.PathLike[str]) -> Iterator[None]:
+def exclusive_lock(path: str | os.PathLike[str], *, blocking: bool = True) -> Iterator[None]:
     """Hold an exclusive advisory lock on ``path`` (created if missing) while the block runs.
 
     Processes that ask for the same lock wait their turn, so one of them builds a cached file while
-    the others wait and then read it.
+    the others wait and then read it. With ``blocking=False`` the lock is taken only if it is free;
+    otherwise :class:`LockHeldError` is raised at once.
 
     Raises:
         OSError: The lock file cannot be created (for example, a read-only directory).
+        LockHeldError: ``blocking=False`` and another process (or another open of the file) holds it.
 
     Example:
         >>> import tempfile
-        >>> with exclusive_lock(Path(tempfile.mkdtemp()) / "x.lock"):
-        ...     pass
+        >>> lock = Path(tempfile.mkdtemp()) / "x.lock"
+        >>> with exclusive_lock(lock):  # doctest: +ELLIPSIS
+        ...     with exclusive_lock(lock, blocking=False):
+        ...         pass
+        Traceback (most recent call last):
+        ...
+        crmarena_gym._files.LockHeldError: ... is locked by another process
     """
     with open(path, "a+") as handle:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX if blocking else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise LockHeldError(f"{os.fspath(path)!r} is locked by another process") from None
         try:
             yield
         finally:

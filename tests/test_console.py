@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from crmarena_gym._console import ProgressLine, text_table
-from crmarena_gym._files import atomic_write_text, exclusive_lock
+from crmarena_gym._files import LockHeldError, atomic_write_text, exclusive_lock
 
 
 def test_text_table_aligns_and_refuses_ragged_rows() -> None:
@@ -49,6 +49,39 @@ def test_exclusive_lock_serialises_processes(tmp_path: Path) -> None:
         p.join(10)
     text = Path(log).read_text()
     assert text in ("a+a-b+b-", "b+b-a+a-")  # never interleaved
+
+
+def _hold_until(lock: str, ready: str, release: str) -> None:
+    with exclusive_lock(lock):
+        Path(ready).touch()
+        deadline = time.monotonic() + 10
+        while not Path(release).exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+
+def test_a_non_blocking_lock_fails_at_once_while_another_process_holds_it(tmp_path: Path) -> None:
+    lock, ready, release = str(tmp_path / "l.lock"), tmp_path / "ready", tmp_path / "release"
+    holder = multiprocessing.Process(target=_hold_until, args=(lock, str(ready), str(release)))
+    holder.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not ready.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert ready.exists()
+        started = time.monotonic()
+        with pytest.raises(LockHeldError, match=r"l\.lock' is locked by another process"):
+            with exclusive_lock(lock, blocking=False):
+                pass
+        assert time.monotonic() - started < 1.0  # it did not wait for the holder
+        assert isinstance(LockHeldError("x"), OSError)
+    finally:
+        release.touch()
+        holder.join(10)
+    assert holder.exitcode == 0
+    entered = []
+    with exclusive_lock(lock, blocking=False):  # free again once the holder has let go
+        entered.append(True)
+    assert entered == [True]
 
 
 def test_atomic_write_leaves_no_temporary_file(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ _EXAMPLES = """examples:
   crmarena-gym eval --tasks tasks_original.json --org crmarena_data.db --policy litellm:gpt-4o --framework fc \\
       --out runs/original
   crmarena-gym eval --env CRMArena-v0 --policy random --limit 20 --out runs/random --resume
+  crmarena-gym eval --env CRMArena-HTU-v0 --policy litellm:gpt-4o --out runs/gpt-4o --resume --retry-errors
 """
 
 
@@ -55,6 +56,11 @@ def register(subparsers: Any) -> None:
     run.add_argument("--concurrency", type=int, default=1, metavar="N", help="episodes at once (threads)")
     run.add_argument("--out", default=None, metavar="DIR", help="the run directory (results.jsonl, metadata.json)")
     run.add_argument("--resume", action="store_true", help="finish the run in --out (played episodes are kept)")
+    run.add_argument(
+        "--retry-errors",
+        action="store_true",
+        help="with --resume: play again the episodes that ended in llm_error, policy_error or env_error",
+    )
     run.add_argument("--seed", type=int, default=0, help="the run's seed")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--ray", action="store_true", help="spread episodes over a Ray cluster")
@@ -87,7 +93,7 @@ def _policy_options(args: argparse.Namespace) -> dict[str, Any]:
 
 def run_eval(args: argparse.Namespace) -> int:
     """Run the evaluation; print the table; return the exit code."""
-    from crmarena_gym.eval import evaluate, format_table
+    from crmarena_gym.eval import RunStoppedError, evaluate, format_table
 
     if args.env is None and args.tasks is None:
         print("crmarena-gym eval: give --env ID or --tasks FILE", file=sys.stderr)
@@ -109,6 +115,7 @@ def run_eval(args: argparse.Namespace) -> int:
             concurrency=args.concurrency,
             out=args.out,
             resume=args.resume,
+            retry_errors=args.retry_errors,
             limit=args.limit,
             seed=args.seed,
             progress=False if args.no_progress else None,
@@ -116,10 +123,20 @@ def run_eval(args: argparse.Namespace) -> int:
             ray_address=args.ray_address,
             command=["crmarena-gym", *sys.argv[1:]] if sys.argv else None,
         )
-    except (ValueError, TypeError, ImportError, FileNotFoundError, KeyError) as err:
+    except (ValueError, TypeError, ImportError, KeyError, RunStoppedError) as err:
         print(f"crmarena-gym eval: {err}", file=sys.stderr)
+        return 2
+    except OSError as err:  # a missing file, an unwritable --out, a directory another run holds ...
+        print(f"crmarena-gym eval: {_os_error(err)}", file=sys.stderr)
         return 2
     print(format_table(run.summary))
     if run.out is not None:
         print(f"\n{len(run.results)} episodes ({run.new_episodes} new) in {run.out}", file=sys.stderr)
     return 0
+
+
+def _os_error(err: OSError) -> str:
+    """One line for an OSError: the file it concerns and what went wrong."""
+    if err.filename is None or not err.strerror:
+        return str(err)  # our own messages (a held lock) already say it all
+    return f"cannot use {os.fsdecode(err.filename)!r}: {err.strerror}"

@@ -8,28 +8,34 @@ Example:
 
 from __future__ import annotations
 
+from crmarena_gym._files import LockHeldError
 from crmarena_gym.eval._metrics import bootstrap_ci, pass_hat_k, pass_k_curve
 from crmarena_gym.eval._progress import ProgressBar
 from crmarena_gym.eval._report import RunSummary, build_report, load_summaries, write_report
 from crmarena_gym.eval._results import (
+    LOCK_FILE,
     METADATA_FILE,
     RESULTS_FILE,
     ResultsWriter,
     load_run,
     read_results,
+    rewrite_results,
     write_metadata,
 )
-from crmarena_gym.eval._runner import EvalRun, PolicyFactory, episode_seed, evaluate, run_episode
+from crmarena_gym.eval._runner import EvalRun, PolicyFactory, RunStoppedError, episode_seed, evaluate, run_episode
 from crmarena_gym.eval._summary import ERROR_END_REASONS, format_table, summarize
 
 __all__ = [
     "ERROR_END_REASONS",
+    "LOCK_FILE",
     "METADATA_FILE",
     "RESULTS_FILE",
     "EvalRun",
+    "LockHeldError",
     "PolicyFactory",
     "ProgressBar",
     "ResultsWriter",
+    "RunStoppedError",
     "RunSummary",
     "bootstrap_ci",
     "build_report",
@@ -41,6 +47,7 @@ __all__ = [
     "pass_hat_k",
     "pass_k_curve",
     "read_results",
+    "rewrite_results",
     "run_episode",
     "summarize",
     "write_metadata",

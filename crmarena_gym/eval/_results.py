@@ -3,7 +3,10 @@
 
 A run killed at any moment leaves at most one torn line at the end of ``results.jsonl``; reading the
 file drops it (and :class:`ResultsWriter` cuts it off before appending), so a resumed run writes every
-episode exactly once.
+episode exactly once. Replaying episodes that ended in an error (``evaluate(..., retry_errors=True)``)
+first rewrites the file without them, atomically (:func:`rewrite_results`), then appends their new
+records: the file never holds an episode twice, and a run killed in between replays them next time.
+A run directory also holds ``.lock``, locked while a run writes there, so that two runs cannot share it.
 """
 
 from __future__ import annotations
@@ -17,10 +20,21 @@ from typing import Any
 
 from crmarena_gym._files import atomic_write_text
 
-__all__ = ["METADATA_FILE", "RESULTS_FILE", "ResultsWriter", "load_run", "read_results", "write_metadata"]
+__all__ = [
+    "LOCK_FILE",
+    "METADATA_FILE",
+    "RESULTS_FILE",
+    "ResultsWriter",
+    "load_run",
+    "read_results",
+    "rewrite_results",
+    "write_metadata",
+]
 
 RESULTS_FILE = "results.jsonl"
 METADATA_FILE = "metadata.json"
+#: Locked (``fcntl``) by the run writing in the directory.
+LOCK_FILE = ".lock"
 
 
 def _complete_lines(data: bytes) -> tuple[list[bytes], int]:
@@ -65,6 +79,24 @@ def read_results(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     return results
 
 
+def _line(record: dict[str, Any]) -> bytes:
+    return json.dumps(record, ensure_ascii=False, default=str).encode() + b"\n"
+
+
+def rewrite_results(path: str | os.PathLike[str], records: Iterable[dict[str, Any]]) -> Path:
+    """Replace the results file with ``records`` (one line each), atomically: a reader sees the old
+    file or the new one, never a mix.
+
+    Example:
+        >>> import pathlib, tempfile
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "results.jsonl"
+        >>> _ = path.write_text('{"idx": 1, "trial": 0}\\n{"idx": 2, "trial": 0}\\n')
+        >>> [r["idx"] for r in read_results(rewrite_results(path, [{"idx": 2, "trial": 0}]))]
+        [2]
+    """
+    return atomic_write_text(path, b"".join(_line(r) for r in records).decode())
+
+
 class ResultsWriter:
     """Appends episode records to ``results.jsonl``, each line flushed and fsynced before the next.
 
@@ -82,7 +114,7 @@ class ResultsWriter:
 
     def write(self, record: dict[str, Any]) -> None:
         """Append one episode, durably."""
-        self._file.write(json.dumps(record, ensure_ascii=False, default=str).encode() + b"\n")
+        self._file.write(_line(record))
         self._file.flush()
         os.fsync(self._file.fileno())
 

@@ -3,7 +3,12 @@
 Each episode gets its own seed, derived from the run's seed, the instance and the trial, so a result does
 not depend on which worker ran it or in what order. Each worker (thread or Ray task process) owns its
 environment and its policy; the threads share one org (it is thread-safe). The main thread alone
-writes ``results.jsonl``, one line per finished episode, flushed and fsynced.
+writes ``results.jsonl``, one line per finished episode, flushed and fsynced, while it holds the
+directory's lock (a second run on the same directory fails at once).
+
+An episode whose policy error is *fatal* (a missing or rejected API key: every other episode would
+fail the same way) is recorded, then the run stops with :class:`RunStoppedError`; once the cause is
+fixed, ``resume=True, retry_errors=True`` replays it and plays the rest.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from importlib import metadata as importlib_metadata
 from pathlib import Path
@@ -24,24 +30,55 @@ import gymnasium as gym
 import numpy as np
 
 import crmarena_gym
+from crmarena_gym._files import LockHeldError, exclusive_lock
 from crmarena_gym.eval._progress import ProgressBar
 from crmarena_gym.eval._results import (
+    LOCK_FILE,
     RESULTS_FILE,
     ResultsWriter,
     episode_keys,
     read_results,
+    rewrite_results,
     write_metadata,
 )
-from crmarena_gym.eval._summary import summarize
+from crmarena_gym.eval._summary import ERROR_END_REASONS, summarize
 from crmarena_gym.org import LocalOrg, Org
 from crmarena_gym.policies import Policy, PolicyError, make_policy
 from crmarena_gym.tasks import TaskInstance
 
-__all__ = ["EvalRun", "PolicyFactory", "episode_seed", "evaluate", "run_episode"]
+__all__ = ["EvalRun", "PolicyFactory", "RunStoppedError", "episode_seed", "evaluate", "run_episode"]
 
 _DEPENDENCIES = ("gymnasium", "numpy", "pydantic", "lark", "litellm", "ray", "simple-salesforce")
 _SECRET_OPTIONS = ("api_key",)
 _STEP_INFO_KEYS = ("action_kind", "error", "query", "function")
+
+
+class RunStoppedError(RuntimeError):
+    """The run stopped early: an episode failed in a way every other episode would (a missing API key).
+
+    The episode is recorded (in ``results.jsonl`` when the run has a directory).
+
+    Attributes:
+        record: The failed episode's record.
+    """
+
+    def __init__(self, message: str, record: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.record = record
+
+
+def _stop_message(record: dict[str, Any], directory: Path | None) -> str:
+    again = (
+        f"rerun with resume=True, retry_errors=True (crmarena-gym eval ... --out {str(directory)!r} --resume "
+        "--retry-errors) to replay it and play the rest"
+        if directory is not None
+        else "run again"
+    )
+    return (
+        f"the run stopped after episode (idx {record['idx']}, trial {record['trial']}) ended in "
+        f"{record['end_reason']}, which every other episode would meet too: {record['error']}. Fix that, then "
+        f"{again}."
+    )
 
 
 def episode_seed(seed: int, idx: int, trial: int) -> int:
@@ -59,7 +96,8 @@ def run_episode(env: gym.Env, policy: Policy, idx: int, trial: int = 0, *, seed:
 
     A policy that gives up (:class:`~crmarena_gym.policies.PolicyError`, such as a model failing past
     its retry budget) or an unexpected exception does not stop the run: the episode ends with reward 0
-    and the end reason ``llm_error``, ``policy_error`` or ``env_error``, with the message in ``error``.
+    and the end reason ``llm_error``, ``policy_error`` or ``env_error``, with the message in ``error``
+    (``fatal`` is true when the policy says every episode would fail the same way).
 
     Args:
         env: The environment (made with ``gym.make``, so the turn limit applies).
@@ -69,8 +107,8 @@ def run_episode(env: gym.Env, policy: Policy, idx: int, trial: int = 0, *, seed:
         seed: The run's seed.
 
     Returns:
-        task, abbrev, idx, trial, seed, reward, f1 (KQA), success, turns, end_reason, error, submitted,
-        reward_breakdown, usage and the trajectory (the first observation, then one entry per step).
+        task, abbrev, idx, trial, seed, reward, f1 (KQA), success, turns, end_reason, error, fatal,
+        submitted, reward_breakdown, usage and the trajectory (the first observation, then one entry per step).
     """
     ep_seed = episode_seed(seed, idx, trial)
     observation, info = env.reset(seed=ep_seed, options={"task_id": idx})
@@ -86,6 +124,7 @@ def run_episode(env: gym.Env, policy: Policy, idx: int, trial: int = 0, *, seed:
         "turns": 0,
         "end_reason": None,
         "error": None,
+        "fatal": False,
         "submitted": None,
         "reward_breakdown": None,
     }
@@ -114,6 +153,7 @@ def run_episode(env: gym.Env, policy: Policy, idx: int, trial: int = 0, *, seed:
     except PolicyError as err:
         record["end_reason"] = err.end_reason
         record["error"] = str(err)
+        record["fatal"] = bool(err.fatal)
     except Exception as err:  # an episode must never take the run down; keep what went wrong
         record["end_reason"] = "env_error"
         record["error"] = f"{type(err).__name__}: {err}"
@@ -272,6 +312,7 @@ def evaluate(
     concurrency: int = 1,
     out: str | os.PathLike[str] | None = None,
     resume: bool = False,
+    retry_errors: bool = False,
     limit: int | None = None,
     seed: int = 0,
     progress: bool | None = None,
@@ -295,6 +336,9 @@ def evaluate(
         concurrency: Episodes played at once (threads; or Ray tasks in flight with ``ray``).
         out: The run directory (``results.jsonl``, ``metadata.json``); None keeps results in memory.
         resume: Continue the run in ``out``: episodes already there are not played again.
+        retry_errors: With ``resume``, play again the episodes that ended in an error
+            (:data:`~crmarena_gym.eval.ERROR_END_REASONS`); their old records are first taken out of
+            ``results.jsonl`` (rewritten atomically), so each episode stays in it exactly once.
         limit: Play only the first ``limit`` instances of the task set.
         seed: The run's seed (each episode's seed derives from it, the instance and the trial).
         progress: Draw a progress bar on stderr (default: when stderr is a terminal).
@@ -306,8 +350,12 @@ def evaluate(
         The run's episodes, summary and metadata.
 
     Raises:
-        ValueError: Bad arguments, a run directory that already holds results without ``resume``, or
-            a resume of a different run.
+        ValueError: Bad arguments, ``out`` naming an existing file, a run directory that already holds
+            results without ``resume``, or a resume of a different run.
+        LockHeldError: Another run is writing in ``out`` (an :class:`OSError`).
+        OSError: ``out`` cannot be created or written.
+        RunStoppedError: An episode failed in a way every other one would (a missing API key); it is
+            recorded, and the run stops there.
 
     Example:
         >>> import pathlib, tempfile
@@ -332,6 +380,10 @@ def evaluate(
         raise ValueError(f"unknown environment {env_id!r}; expected one of {', '.join(env_ids())}")
     if resume and out is None:
         raise ValueError("resume needs the run directory (out)")
+    if retry_errors and not resume:
+        raise ValueError("retry_errors replays the failed episodes of an existing run: it needs resume=True (--resume)")
+    if out is not None and Path(out).exists() and not Path(out).is_dir():
+        raise ValueError(f"out must be a run directory, and {os.fspath(out)!r} is an existing file")
     if isinstance(policy, Policy):
         raise TypeError("pass a policy spec or a function that builds a policy: each worker needs its own")
     options = dict(policy_options or {})
@@ -379,40 +431,48 @@ def evaluate(
         "command": list(command) if command is not None else list(sys.argv),
     }
 
-    done: list[dict[str, Any]] = []
     directory = Path(out) if out is not None else None
-    writer: ResultsWriter | None = None
-    if directory is not None:
-        directory.mkdir(parents=True, exist_ok=True)
-        results_path = directory / RESULTS_FILE
-        if results_path.exists() and results_path.stat().st_size > 0:
-            if not resume:
-                raise ValueError(
-                    f"{str(results_path)!r} already holds results: pass resume=True (--resume) to finish that run, "
-                    "or choose another directory"
-                )
-            previous_path = directory / "metadata.json"
-            if previous_path.is_file():
-                previous = json.loads(previous_path.read_text(encoding="utf-8"))
-                _check_resumable(previous, run_key, directory)
-                metadata["resumed_from"] = previous.get("command")
-            done = read_results(results_path)
-        write_metadata(directory, metadata)
-        writer = ResultsWriter(results_path)
+    with ExitStack() as stack:
+        done: list[dict[str, Any]] = []
+        writer: ResultsWriter | None = None
+        if directory is not None:
+            directory.mkdir(parents=True, exist_ok=True)
+            try:
+                stack.enter_context(exclusive_lock(directory / LOCK_FILE, blocking=False))
+            except LockHeldError:
+                raise LockHeldError(
+                    f"{str(directory)!r} is in use by another run (it holds {str(directory / LOCK_FILE)!r}): "
+                    "wait for that run to end, or choose another directory"
+                ) from None
+            results_path = directory / RESULTS_FILE
+            if results_path.exists() and results_path.stat().st_size > 0:
+                if not resume:
+                    raise ValueError(
+                        f"{str(results_path)!r} already holds results: pass resume=True (--resume) to finish that "
+                        "run, or choose another directory"
+                    )
+                previous_path = directory / "metadata.json"
+                if previous_path.is_file():
+                    previous = json.loads(previous_path.read_text(encoding="utf-8"))
+                    _check_resumable(previous, run_key, directory)
+                    metadata["resumed_from"] = previous.get("command")
+                done = read_results(results_path)
+                if retry_errors:
+                    kept = [r for r in done if r.get("end_reason") not in ERROR_END_REASONS]
+                    metadata["retried_errors"] = len(done) - len(kept)
+                    if len(kept) < len(done):
+                        rewrite_results(results_path, kept)
+                        done = kept
+            write_metadata(directory, metadata)
+            writer = stack.enter_context(ResultsWriter(results_path))
 
-    wanted = set(episodes)
-    finished = episode_keys(done)
-    pending = [e for e in episodes if e not in finished]
-    bar = ProgressBar(len(episodes), done=len(finished & wanted), enabled=progress)
-    new: list[dict[str, Any]] = []
+        wanted = set(episodes)
+        finished = episode_keys(done)
+        pending = [e for e in episodes if e not in finished]
+        bar = ProgressBar(len(episodes), done=len(finished & wanted), enabled=progress)
+        stack.callback(bar.close)
+        new: list[dict[str, Any]] = []
 
-    def record(result: dict[str, Any]) -> None:
-        if writer is not None:
-            writer.write(result)
-        new.append(result)
-        bar.update(float(result["reward"]))
-
-    try:
         if pending:
             if ray:
                 from crmarena_gym.eval._ray import run_on_ray
@@ -420,26 +480,29 @@ def evaluate(
                 org_path = getattr(org_obj, "path", None)
                 if org_path is None:
                     raise ValueError("Ray workers open the org from a file: pass an org database path")
-                records = [inst.model_dump(mode="json") for inst in instances]
-                for result in run_on_ray(
+                stream = run_on_ray(
                     pending,
                     env_id=env_id,
                     org_path=str(org_path),
-                    instances=records,
+                    instances=[inst.model_dump(mode="json") for inst in instances],
                     factory=factory,
                     env_kwargs=env_kwargs,
                     seed=seed,
                     max_in_flight=concurrency,
                     address=ray_address,
-                ):
-                    record(result)
+                )
             else:
-                for result in _run_threads(pending, env_id, org_obj, instances, factory, env_kwargs, seed, concurrency):
-                    record(result)
-    finally:
-        bar.close()
-        if writer is not None:
-            writer.close()
+                stream = _run_threads(pending, env_id, org_obj, instances, factory, env_kwargs, seed, concurrency)
+            try:
+                for result in stream:
+                    if writer is not None:
+                        writer.write(result)
+                    new.append(result)
+                    bar.update(float(result["reward"]))
+                    if result.get("fatal"):
+                        raise RunStoppedError(_stop_message(result, directory), result)
+            finally:
+                stream.close()  # stops the workers now (threads or Ray tasks), not when collected
 
     results = sorted([r for r in done if (r["idx"], r["trial"]) in wanted] + new, key=lambda r: (r["idx"], r["trial"]))
     return EvalRun(results, summarize(results), metadata, directory, len(new))

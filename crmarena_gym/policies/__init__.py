@@ -10,7 +10,14 @@ Example:
 from __future__ import annotations
 
 from crmarena_gym.policies._base import CallUsage, EpisodeUsage, Policy, PolicyError
-from crmarena_gym.policies._litellm import FRAMEWORKS, LiteLLMPolicy, LLMError, import_litellm, system_prompt
+from crmarena_gym.policies._litellm import (
+    FRAMEWORKS,
+    LiteLLMPolicy,
+    LLMConfigurationError,
+    LLMError,
+    import_litellm,
+    system_prompt,
+)
 from crmarena_gym.policies._simple import OraclePolicy, RandomPolicy
 from crmarena_gym.policies._spec import make_policy, parse_policy_spec
 
@@ -18,6 +25,7 @@ __all__ = [
     "FRAMEWORKS",
     "CallUsage",
     "EpisodeUsage",
+    "LLMConfigurationError",
     "LLMError",
     "LiteLLMPolicy",
     "OraclePolicy",

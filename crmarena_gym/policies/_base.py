@@ -20,9 +20,12 @@ class PolicyError(RuntimeError):
 
     Attributes:
         end_reason: How the runner records the episode's end (``"llm_error"``, ``"policy_error"``).
+        fatal: The error will recur in every episode (a missing or rejected API key, an unknown model),
+            so the runner records the episode and then stops the run instead of playing the others.
     """
 
     end_reason: str = "policy_error"
+    fatal: bool = False
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,9 @@ set first so that importing it never reaches for the network. Retries are ours: 
 ``max_retries=0`` and a timeout, and :class:`LiteLLMPolicy` backs off exponentially (seeded jitter) on
 rate limits, timeouts, connection failures and 5xx answers, up to ``max_retries`` retries; past that
 (or on any other error) :meth:`~LiteLLMPolicy.act` raises :class:`LLMError` and the runner records the
-episode with the end reason ``llm_error``.
+episode with the end reason ``llm_error``. Configuration errors (a missing or rejected API key, a denied
+permission, an unknown model) are never retried: they raise :class:`LLMConfigurationError`, whose
+message says which environment variable to set, and the runner stops the run after recording it.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from typing import Any, Literal
 from crmarena_gym.policies._base import CallUsage, Policy, PolicyError
 from crmarena_gym.tasks import get_task_spec
 
-__all__ = ["FRAMEWORKS", "LLMError", "LiteLLMPolicy", "import_litellm", "system_prompt"]
+__all__ = ["FRAMEWORKS", "LLMConfigurationError", "LLMError", "LiteLLMPolicy", "import_litellm", "system_prompt"]
 
 Framework = Literal["act", "react", "fc"]
 #: The agent frameworks of the paper: Act, ReAct and function calling.
@@ -59,12 +61,24 @@ _FRAMEWORK_RULES = {
 _TAGGED = re.compile(r"<(execute|submit|respond)>", re.IGNORECASE)
 _THOUGHT_LINE = re.compile(r"^\s*thought\s*:.*$", re.IGNORECASE | re.MULTILINE)
 _ACTION_PREFIX = re.compile(r"^\s*action\s*:\s*", re.IGNORECASE)
+# Words of a provider's answer that mean the credentials are missing or wrong, whatever the status
+# (litellm reports OpenAI's missing key as an InternalServerError).
+_CREDENTIAL_WORDS = re.compile(r"credential|api[ _]key|unauthori[sz]ed|llm provider not provided", re.IGNORECASE)
 
 
 class LLMError(PolicyError):
     """The model could not be reached (past the retry budget) or refused the request."""
 
     end_reason = "llm_error"
+
+
+class LLMConfigurationError(LLMError):
+    """The request was refused for a reason that every episode will meet (credentials, permission, model).
+
+    It is never retried, and the runner stops the run once it has recorded the episode.
+    """
+
+    fatal = True
 
 
 def import_litellm() -> Any:
@@ -144,8 +158,9 @@ class LiteLLMPolicy(Policy):
         max_backoff: The longest delay between two attempts.
         api_base: Passed to litellm (an OpenAI-compatible server's URL, say).
         api_key: Passed to litellm (default: litellm reads the provider's environment variable).
-        seed: Seed of the retry jitter (and, when ``send_seed``, sent to the provider).
-        send_seed: Send ``seed`` to the provider (some honour it for reproducible sampling).
+        seed: Seed of the retry jitter when :meth:`reset` gets no episode seed.
+        send_seed: Send the episode's seed (the one given to :meth:`reset`, else ``seed``) to the
+            provider (some honour it for reproducible sampling).
         sleep: The function that waits between attempts (tests pass a recorder).
         completion_kwargs: More keyword arguments for ``litellm.completion`` (``mock_response`` ...).
 
@@ -204,6 +219,7 @@ class LiteLLMPolicy(Policy):
         self.messages: list[dict[str, Any]] = []
         self._pending_calls: list[str] = []
         self._rng = random.Random(seed)
+        self._episode_seed = seed
         self._last: dict[str, Any] = {}
         self._litellm = import_litellm()
 
@@ -215,7 +231,8 @@ class LiteLLMPolicy(Policy):
     def reset(self, observation: str, info: dict[str, Any], *, seed: int | None = None) -> None:
         """Start a conversation with the system prompt for this episode."""
         super().reset(observation, info, seed=seed)
-        self._rng = random.Random(self.seed if seed is None else seed)
+        self._episode_seed = self.seed if seed is None else seed
+        self._rng = random.Random(self._episode_seed)
         self.messages = [{"role": "system", "content": system_prompt(info, self.framework)}]
         self._pending_calls = []
         self._last = {}
@@ -283,12 +300,40 @@ class LiteLLMPolicy(Policy):
         if self.api_key is not None:
             kwargs["api_key"] = self.api_key
         if self.send_seed:
-            kwargs["seed"] = self.seed
+            kwargs["seed"] = self._episode_seed
         kwargs.update(self.completion_kwargs)
         return kwargs
 
+    def _configuration_error(self, err: Exception) -> bool:
+        """Whether ``err`` will recur on every request: missing or rejected credentials, no permission,
+        no such model."""
+        lm = self._litellm
+        kinds = tuple(
+            getattr(lm, name)
+            for name in ("AuthenticationError", "PermissionDeniedError", "NotFoundError")
+            if hasattr(lm, name)
+        )
+        if isinstance(err, kinds) or getattr(err, "status_code", None) in (401, 403):
+            return True
+        return bool(_CREDENTIAL_WORDS.search(str(err)))
+
+    def _configuration_hint(self) -> str:
+        """What to set: the provider's key variables (as litellm knows them), or the key given."""
+        if self.api_key is not None:
+            return "check the API key given (api_key=..., --api-key-env VAR): the provider did not accept it"
+        try:
+            missing = self._litellm.validate_environment(self.model, api_base=self.api_base).get("missing_keys")
+        except Exception:  # an unknown provider: litellm cannot say which variables it reads
+            missing = None
+        where = f"set {', '.join(missing)}" if missing else "set the provider's API key variable"
+        return f"{where} in the environment, or pass the key's variable with --api-key-env VAR (api_key=...)"
+
     def _retryable(self, err: Exception) -> bool:
         lm = self._litellm
+        if self._configuration_error(err):
+            return False
+        if isinstance(err, lm.BadRequestError):
+            return False
         if isinstance(err, lm.RateLimitError | lm.Timeout | lm.APIConnectionError):
             return True
         if isinstance(err, lm.InternalServerError | lm.ServiceUnavailableError):
@@ -309,6 +354,10 @@ class LiteLLMPolicy(Policy):
                 response = self._litellm.completion(**kwargs)
             except Exception as err:  # litellm maps every provider failure to an exception
                 what = f"{type(err).__name__}: {str(err)[:500]}"
+                if self._configuration_error(err):
+                    raise LLMConfigurationError(
+                        f"{self.model} refused the request for its configuration ({what}); {self._configuration_hint()}"
+                    ) from err
                 if not self._retryable(err):
                     raise LLMError(f"{self.model} refused the request ({what})") from err
                 if attempt > self.max_retries:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import Any
 
 from crmarena_gym.org import Org
@@ -10,6 +11,24 @@ from crmarena_gym.policies._base import Policy, PolicyError
 from crmarena_gym.tasks import OracleError, TaskInstance, oracle_trace
 
 __all__ = ["OraclePolicy", "RandomPolicy"]
+
+# What a failed action looks like: a tool's or the env's "Error: ...", an unreadable action, a toolset
+# without direct queries, or a Salesforce error code ("MALFORMED_QUERY: ...").
+_FAILED_OBSERVATION = re.compile(r"^(?:Error:|FORMAT_ERROR|UNAVAILABLE|[A-Z][A-Z_]*: )")
+# The tools every toolset has; the oracle's solvers call task-specific functions besides them.
+_GENERAL_TOOLS = frozenset({"issue_soql_query", "issue_sosl_query", "submit"})
+
+
+def _tool_names(tools: Any) -> set[str] | None:
+    """The function names in ``info["tools"]`` (OpenAI tool schemas), or None when there is no list."""
+    if not isinstance(tools, list | tuple):
+        return None
+    names = set()
+    for tool in tools:
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(function, dict) and isinstance(function.get("name"), str):
+            names.add(function["name"])
+    return names
 
 
 class OraclePolicy(Policy):
@@ -20,6 +39,13 @@ class OraclePolicy(Policy):
     the task-specific functions (``toolset="functions"`` or ``"flex"``). The solver runs against the
     environment's org, which :meth:`attach` takes from the environment, or the ``org`` given here.
     Only generated instances can be solved: the original's published instances have no parameters.
+
+    The oracle reads what each call answers: a failed call (an observation starting with ``Error:``,
+    ``FORMAT_ERROR``, ``UNAVAILABLE`` or a Salesforce error code such as ``MALFORMED_QUERY: ``) raises
+    :class:`PolicyError` naming the step, so a broken environment shows up as ``policy_error`` rather
+    than as a lucky submission. A toolset without the functions the trace calls is refused before the
+    first step (:meth:`attach` for a toolset with no task functions at all, :meth:`reset` for one that
+    lacks some).
 
     Args:
         org: The org to solve against (default: the attached environment's org).
@@ -50,16 +76,30 @@ class OraclePolicy(Policy):
     def __init__(self, org: Org | None = None) -> None:
         super().__init__()
         self.org = org
-        self._actions: list[str] = []
+        self._actions: list[tuple[str, str]] = []
+        self._last: tuple[int, str] | None = None
 
     def attach(self, env: Any) -> None:
-        """Take the environment's org (unless one was given)."""
+        """Take the environment's org (unless one was given), and check it has task functions.
+
+        Raises:
+            ValueError: The environment's toolset has no task-specific function (``toolset="soql"``).
+        """
+        base = env.unwrapped
+        names = getattr(getattr(base, "tools", None), "names", None)
+        if names is not None and not set(names) - _GENERAL_TOOLS:
+            toolset = getattr(base, "toolset_name", None)
+            raise ValueError(
+                f"the oracle calls the task functions, which the toolset {toolset!r} lacks (it has only "
+                f"{', '.join(names)}): make the environment with toolset='functions' or 'flex'"
+            )
         if self.org is None:
-            self.org = env.unwrapped.org
+            self.org = base.org
 
     def reset(self, observation: str, info: dict[str, Any], *, seed: int | None = None) -> None:
         """Solve the instance now; :meth:`act` then hands out the calls one by one, ``submit`` last."""
         super().reset(observation, info, seed=seed)
+        self._actions, self._last = [], None
         if "params" not in info:
             raise PolicyError("the oracle needs the hidden parameters: make the environment with privileged=True")
         if self.org is None:
@@ -84,14 +124,34 @@ class OraclePolicy(Policy):
             trace = oracle_trace(instance, org)
         except OracleError as err:
             raise PolicyError(f"the oracle cannot solve instance {info['idx']}: {err}") from err
-        self._actions = [c.to_action() for c in trace.actions]
+        available = _tool_names(info.get("tools"))
+        if available is not None:
+            missing = sorted({c.name for c in trace.actions} - available)
+            if missing:
+                raise PolicyError(
+                    f"the oracle's solution of instance {info['idx']} calls {', '.join(missing)}, which the "
+                    f"toolset {info.get('toolset')!r} lacks: make the environment with toolset='functions' or "
+                    "'flex' and keep those functions"
+                )
+        self._actions = [(c.name, c.to_action()) for c in trace.actions]
         self._actions.reverse()
 
     def act(self, observation: str) -> str:
-        """The next recorded call (after the last, submit again: the episode should be over)."""
+        """The next recorded call, once the observation shows that the previous one worked.
+
+        Raises:
+            PolicyError: The previous call failed (its observation is an error), or no call is left.
+        """
+        if self._last is not None:
+            step, name = self._last
+            if _FAILED_OBSERVATION.match(observation.lstrip()):
+                excerpt = " ".join(observation.split())[:300]
+                raise PolicyError(f"the oracle's call {name}() at step {step} failed: {excerpt!r}")
         if not self._actions:
             raise PolicyError("the oracle has no action left: the environment did not end the episode at submit")
-        return self._actions.pop()
+        name, action = self._actions.pop()
+        self._last = (1 if self._last is None else self._last[0] + 1, name)
+        return action
 
 
 class RandomPolicy(Policy):

@@ -14,6 +14,7 @@ import pytest
 from crmarena_gym.cli._main import main
 from crmarena_gym.eval import read_results
 from crmarena_gym.tasks import TaskInstance, save_tasks
+from tests.policies.scripted_server import ScriptedServer
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -93,7 +94,9 @@ def test_report_of_a_missing_run(capsys: pytest.CaptureFixture[str], tmp_path: P
     assert code == 2 and "no results.jsonl" in err
 
 
-def test_a_killed_run_resumes_with_every_episode_once(tmp_path: Path, tasks_file: Path, env_org: Path) -> None:
+def test_a_killed_run_resumes_with_every_episode_once(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, tasks_file: Path, env_org: Path
+) -> None:
     out = tmp_path / "run"
     argv = [
         "eval",
@@ -127,6 +130,12 @@ def test_a_killed_run_resumes_with_every_episode_once(tmp_path: Path, tasks_file
                 break
             time.sleep(0.02)
         assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
+        # while it runs, a second run on the same directory is refused at once
+        started = time.monotonic()
+        code, _, err = _run(capsys, *argv, "--resume")
+        assert code == 2 and "is in use by another run" in err
+        assert time.monotonic() - started < 30
+        assert process.poll() is None  # the refused run did not disturb the running one
         os.kill(process.pid, signal.SIGKILL)
     finally:
         process.wait()
@@ -142,3 +151,61 @@ def test_a_killed_run_resumes_with_every_episode_once(tmp_path: Path, tasks_file
     assert {k for k in keys} == {(idx, trial) for idx in {k[0] for k in keys} for trial in (0, 1)}
     assert all(r["reward"] == 1.0 for r in episodes)
     assert keys[: len(killed_at)] == [(r["idx"], r["trial"]) for r in killed_at]  # kept, not played again
+
+
+def test_an_out_that_cannot_be_a_run_directory_is_one_clear_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, tasks_file: Path, env_org: Path
+) -> None:
+    existing = tmp_path / "passwd"
+    existing.write_text("root:x:0:0\n")
+    base = ["eval", "--env", "CRMArena-BRI-v0", "--tasks", str(tasks_file), "--org", str(env_org)]
+    base += ["--policy", "oracle", "--limit", "1", "--no-progress", "--out"]
+    code, _, err = _run(capsys, *base, str(existing))
+    assert code == 2 and f"{str(existing)!r} is an existing file" in err and "Traceback" not in err
+    code, _, err = _run(capsys, *base, str(existing / "run"))
+    assert code == 2 and f"cannot use {str(existing / 'run')!r}: Not a directory" in err
+    assert len(err.strip().splitlines()) == 1
+    assert existing.read_text() == "root:x:0:0\n"
+
+
+def test_a_second_run_on_a_busy_directory_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, tasks_file: Path, env_org: Path
+) -> None:
+    from crmarena_gym._files import exclusive_lock
+
+    out = tmp_path / "run"
+    out.mkdir()
+    argv = ["eval", "--env", "CRMArena-BRI-v0", "--tasks", str(tasks_file), "--org", str(env_org)]
+    argv += ["--policy", "oracle", "--limit", "1", "--no-progress", "--out", str(out)]
+    with exclusive_lock(out / ".lock"):
+        code, _, err = _run(capsys, *argv)
+    assert code == 2 and "is in use by another run" in err and "Traceback" not in err
+    assert _run(capsys, *argv)[0] == 0
+
+
+def test_a_rejected_key_stops_the_run_and_retry_errors_replays_it(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    tasks_file: Path,
+    env_org: Path,
+) -> None:
+    pytest.importorskip("litellm")
+    monkeypatch.setenv("SCRIPTED_KEY", "wrong")
+    out = tmp_path / "run"
+    with ScriptedServer([{"status": 401, "message": "Incorrect API key provided"}]) as server:
+        argv = ["eval", "--env", "CRMArena-BRI-v0", "--tasks", str(tasks_file), "--org", str(env_org)]
+        argv += ["--policy", "litellm:openai/scripted", "--framework", "act", "--api-base", server.url]
+        argv += ["--api-key-env", "SCRIPTED_KEY", "--limit", "2", "--no-progress", "--out", str(out)]
+        code, _, err = _run(capsys, *argv)
+        assert code == 2 and "Traceback" not in err
+        assert "the run stopped after episode" in err and "--resume --retry-errors" in err
+        assert len(server.requests) == 1 and len(read_results(out / "results.jsonl")) == 1
+        server.add({"content": "submit None"}, {"content": "submit None"})
+        assert _run(capsys, *argv, "--resume")[0] == 0  # without --retry-errors the error is kept
+        assert len(server.requests) == 2
+        code, _, _ = _run(capsys, *argv, "--resume", "--retry-errors")
+    assert code == 0
+    episodes = read_results(out / "results.jsonl")
+    assert [r["end_reason"] for r in episodes] == ["submitted", "submitted"]
+    assert len((out / "results.jsonl").read_bytes().splitlines()) == 2

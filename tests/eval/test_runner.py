@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from crmarena_gym._files import exclusive_lock
 from crmarena_gym.datagen import read_manifest
-from crmarena_gym.eval import evaluate, read_results
+from crmarena_gym.eval import LOCK_FILE, LockHeldError, RunStoppedError, evaluate, read_results
+from crmarena_gym.policies import OraclePolicy, PolicyError
 from crmarena_gym.tasks import TaskInstance
 from tests.policies.scripted_server import ScriptedServer
 
@@ -172,3 +174,98 @@ def test_ray_missing_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, env_org: 
     monkeypatch.setitem(sys.modules, "ray", None)  # as if Ray were not installed
     with pytest.raises(ImportError, match=r"--ray needs Ray: pip install 'crmarena-gym\[rl\]'"):
         evaluate("oracle", tasks=nine_tasks, org=env_org, limit=1, ray=True, progress=False)
+
+
+class _FlakyOracle(OraclePolicy):
+    """The oracle, giving up on odd instances while ``failing`` is true (as a policy that crashed would)."""
+
+    failing = True
+
+    def act(self, observation: str) -> str:
+        if _FlakyOracle.failing and self.info["idx"] % 2:
+            raise PolicyError(f"flaky on instance {self.info['idx']}")
+        return super().act(observation)
+
+
+def _flaky() -> OraclePolicy:
+    return _FlakyOracle()
+
+
+def test_retry_errors_replays_only_the_error_episodes_and_keeps_each_once(
+    tmp_path: Path, env_org: Path, nine_tasks: list[TaskInstance], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "run"
+    path = out / "results.jsonl"
+    kwargs = {"tasks": nine_tasks, "org": env_org, "trials": 2, "limit": 6, "out": out, "progress": False}
+    first = evaluate(_flaky, **kwargs)  # type: ignore[arg-type]
+    lines = path.read_bytes().splitlines(keepends=True)
+    odd = {(i.idx, t) for i in nine_tasks[:6] for t in range(2) if i.idx % 2}
+    assert odd and len(odd) < 12  # some episodes fail, some do not
+    assert {(r["idx"], r["trial"]) for r in first.results if r["end_reason"] == "policy_error"} == odd
+    # --resume alone keeps the errors: they count as played
+    monkeypatch.setattr(_FlakyOracle, "failing", False)
+    assert evaluate(_flaky, resume=True, **kwargs).new_episodes == 0  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"retry_errors .* needs resume=True"):
+        evaluate(_flaky, retry_errors=True, **kwargs)  # type: ignore[arg-type]
+    again = evaluate(_flaky, resume=True, retry_errors=True, **kwargs)  # type: ignore[arg-type]
+    assert again.new_episodes == len(odd)
+    assert {(r["idx"], r["trial"]) for r in again.results} == {(i.idx, t) for i in nine_tasks[:6] for t in range(2)}
+    assert all(r["reward"] == 1.0 and r["end_reason"] == "submitted" for r in again.results)
+    after = path.read_bytes().splitlines(keepends=True)
+    kept = [line for line in lines if json.loads(line)["end_reason"] == "submitted"]
+    assert after[: len(kept)] == kept  # the good lines are untouched, the error lines gone
+    keys = [(json.loads(line)["idx"], json.loads(line)["trial"]) for line in after]
+    assert len(keys) == len(set(keys)) == 12
+    assert again.metadata["retried_errors"] == len(odd)
+
+
+def test_a_missing_key_stops_the_run_after_recording_the_first_episode(
+    tmp_path: Path, env_org: Path, nine_tasks: list[TaskInstance]
+) -> None:
+    pytest.importorskip("litellm")
+    out = tmp_path / "run"
+    with ScriptedServer([{"status": 401, "message": "Incorrect API key provided"}]) as server:
+        kwargs = {
+            "policy_options": {"framework": "act", "api_base": server.url, "api_key": "wrong", "backoff": 0.0},
+            "tasks": nine_tasks,
+            "org": env_org,
+            "limit": 3,
+            "out": out,
+            "progress": False,
+        }
+        with pytest.raises(RunStoppedError, match=r"--resume --retry-errors") as stopped:
+            evaluate("litellm:openai/scripted", **kwargs)  # type: ignore[arg-type]
+        assert len(server.requests) == 1  # not retried, and no other episode played
+        (line,) = read_results(out / "results.jsonl")
+        assert line["end_reason"] == "llm_error" and line["fatal"] is True and line["idx"] == nine_tasks[0].idx
+        assert stopped.value.record == line and "check the API key given" in str(stopped.value)
+        # fixed: the failed episode is replayed and the others played, each once
+        server.add(*[{"content": "submit None"}] * 3)
+        run = evaluate("litellm:openai/scripted", resume=True, retry_errors=True, **kwargs)  # type: ignore[arg-type]
+    assert run.new_episodes == 3 and [r["end_reason"] for r in run.results] == ["submitted"] * 3
+    assert len((out / "results.jsonl").read_bytes().splitlines()) == 3
+
+
+def test_a_run_directory_in_use_is_refused_at_once(
+    tmp_path: Path, env_org: Path, nine_tasks: list[TaskInstance]
+) -> None:
+    out = tmp_path / "run"
+    out.mkdir()
+    with exclusive_lock(out / LOCK_FILE):  # as another run writing there would hold it
+        with pytest.raises(LockHeldError, match="is in use by another run"):
+            evaluate("oracle", tasks=nine_tasks, org=env_org, limit=1, out=out, progress=False)
+        assert not (out / "results.jsonl").exists() and not (out / "metadata.json").exists()
+    run = evaluate("oracle", tasks=nine_tasks, org=env_org, limit=1, out=out, progress=False)
+    assert run.new_episodes == 1
+    with exclusive_lock(out / LOCK_FILE, blocking=False):  # released when the run ended
+        pass
+
+
+def test_out_must_be_a_directory(tmp_path: Path, env_org: Path, nine_tasks: list[TaskInstance]) -> None:
+    existing = tmp_path / "file.txt"
+    existing.write_text("keep me")
+    with pytest.raises(ValueError, match=r"'.*file\.txt' is an existing file"):
+        evaluate("oracle", tasks=nine_tasks, org=env_org, limit=1, out=existing, progress=False)
+    assert existing.read_text() == "keep me"
+    with pytest.raises(NotADirectoryError):
+        evaluate("oracle", tasks=nine_tasks, org=env_org, limit=1, out=existing / "run", progress=False)

@@ -11,7 +11,7 @@ from typing import Any
 import gymnasium as gym
 import pytest
 
-from crmarena_gym.policies import LiteLLMPolicy, LLMError, system_prompt
+from crmarena_gym.policies import LiteLLMPolicy, LLMConfigurationError, LLMError, system_prompt
 from crmarena_gym.schema import schema_text
 from crmarena_gym.tasks import TaskInstance
 from tests.policies.scripted_server import COMPLETION_TOKENS, ScriptedServer, prompt_tokens
@@ -220,9 +220,64 @@ def test_a_refused_request_is_not_retried(server: ScriptedServer) -> None:
     server.add({"status": 400, "message": "bad request"}, {"content": "submit None"})
     policy = LiteLLMPolicy("openai/scripted", "act", api_base=server.url, api_key="k", sleep=lambda s: None)
     policy.reset("q", {"persona": "service agent", "schema": "", "action_format": ""})
-    with pytest.raises(LLMError, match="refused"):
+    with pytest.raises(LLMError, match="refused") as err:
         policy.act("q")
     assert len(server.requests) == 1
+    assert not err.value.fatal  # a bad request may be this episode's alone: the run goes on
+
+
+_INFO = {"persona": "service agent", "schema": "", "action_format": ""}
+
+
+@pytest.mark.parametrize(
+    ("step", "kind"),
+    [
+        ({"status": 401, "message": "Incorrect API key provided"}, "AuthenticationError"),
+        ({"status": 403, "message": "this project may not use the model"}, "APIError"),  # litellm: 403 is an APIError
+        ({"status": 404, "message": "The model 'scripted' does not exist"}, "NotFoundError"),
+        ({"status": 500, "message": "Missing credentials. Please pass an api_key"}, "InternalServerError"),
+        ({"status": 503, "message": "Unauthorized"}, "ServiceUnavailableError"),
+    ],
+)
+def test_configuration_errors_are_not_retried_and_are_fatal(
+    server: ScriptedServer, step: dict[str, Any], kind: str
+) -> None:
+    server.add(step, {"content": "submit None"})
+    waits: list[float] = []
+    policy = LiteLLMPolicy("openai/scripted", "act", api_base=server.url, api_key="k", sleep=waits.append)
+    policy.reset("q", _INFO)
+    with pytest.raises(LLMConfigurationError, match=kind) as err:
+        policy.act("q")
+    assert len(server.requests) == 1 and waits == []
+    assert err.value.fatal and err.value.end_reason == "llm_error"
+    assert "check the API key given" in str(err.value)  # a key was given: the provider did not take it
+
+
+def test_a_missing_key_names_the_variable_to_set_without_retrying(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_ADMIN_KEY", raising=False)
+    waits: list[float] = []
+    policy = LiteLLMPolicy("gpt-4o", "act", sleep=waits.append)  # the client refuses before any request
+    policy.reset("q", _INFO)
+    with pytest.raises(LLMConfigurationError) as err:
+        policy.act("q")
+    assert waits == [] and policy.usage().calls == 0
+    message = str(err.value)
+    assert "set OPENAI_API_KEY in the environment" in message and "--api-key-env VAR" in message
+
+
+def test_send_seed_sends_each_episode_seed(server: ScriptedServer) -> None:
+    server.add({"content": "submit None"}, {"content": "submit None"}, {"content": "submit None"})
+    policy = LiteLLMPolicy("openai/scripted", "act", api_base=server.url, api_key="k", seed=3, send_seed=True)
+    for episode_seed in (101, 202, None):
+        policy.reset("q", _INFO, seed=episode_seed)
+        policy.act("q")
+    assert [r["seed"] for r in server.requests] == [101, 202, 3]  # no episode seed: the constructor's
+    quiet = LiteLLMPolicy("openai/scripted", "act", api_base=server.url, api_key="k", seed=3)
+    server.add({"content": "submit None"})
+    quiet.reset("q", _INFO, seed=5)
+    quiet.act("q")
+    assert "seed" not in server.requests[-1]
 
 
 def test_bad_arguments_are_refused_with_the_value() -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import gymnasium as gym
 import pytest
 
+from crmarena_gym.eval import evaluate, run_episode
 from crmarena_gym.org import LocalOrg
 from crmarena_gym.policies import OraclePolicy, PolicyError, RandomPolicy, make_policy, parse_policy_spec
 from crmarena_gym.tasks import TaskInstance, oracle_trace
@@ -74,3 +75,82 @@ def test_specs_build_their_policies() -> None:
         make_policy("oracle", framework="act")
     with pytest.raises(TypeError, match=r"not a crmarena_gym\.policies\.Policy"):
         make_policy("python:collections:OrderedDict")
+
+
+class _FailStep(gym.Wrapper):
+    """Replaces the observation of step ``at`` (1-based) with ``text``; the env's state is untouched."""
+
+    def __init__(self, env: gym.Env, at: int, text: str) -> None:
+        super().__init__(env)
+        self.at, self.text, self.turn = at, text, 0
+
+    def reset(self, **kwargs):  # type: ignore[no-untyped-def]
+        self.turn = 0
+        return self.env.reset(**kwargs)
+
+    def step(self, action):  # type: ignore[no-untyped-def]
+        observation, reward, terminated, truncated, info = self.env.step(action)
+        self.turn += 1
+        return (self.text if self.turn == self.at else observation), reward, terminated, truncated, info
+
+
+def _htu(env_tasks: list[TaskInstance]) -> TaskInstance:
+    return next(i for i in env_tasks if i.abbrev == "HTU")
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        "Error: unknown function 'get_cases'; the available functions are: submit",
+        "FORMAT_ERROR: the reply holds no action",
+        "UNAVAILABLE: this toolset (functions) has no direct SOQL access",
+        "MALFORMED_QUERY: unexpected token 'FORM'",
+        "  INVALID_FIELD: No such column 'Idd' on entity 'Case'",
+    ],
+)
+def test_the_oracle_stops_at_a_failed_call_naming_the_step(
+    env_org: Path, env_tasks: list[TaskInstance], failure: str
+) -> None:
+    instance = _htu(env_tasks)
+    calls = oracle_trace(instance, LocalOrg(env_org)).actions
+    assert len(calls) >= 3  # a call to fail before submit
+    base = gym.make("CRMArena-HTU-v0", org=env_org, tasks=env_tasks, toolset="functions", privileged=True)
+    env = _FailStep(base, at=2, text=failure)
+    policy = OraclePolicy()
+    policy.attach(env)
+    record = run_episode(env, policy, instance.idx)
+    assert record["end_reason"] == "policy_error" and record["reward"] == 0.0
+    assert record["turns"] == 2  # the failed step was the last one played
+    assert f"call {calls[1].name}() at step 2 failed" in record["error"]
+    assert failure.strip()[:20] in record["error"]
+
+
+@pytest.mark.parametrize("text", ["Salesforce instance output: []", "[]", "Case: none found", "0"])
+def test_the_oracle_goes_on_past_results_that_are_not_errors(
+    env_org: Path, env_tasks: list[TaskInstance], text: str
+) -> None:
+    instance = _htu(env_tasks)
+    base = gym.make("CRMArena-HTU-v0", org=env_org, tasks=env_tasks, toolset="functions", privileged=True)
+    env = _FailStep(base, at=1, text=text)  # the oracle does not use the results, so it still solves it
+    policy = OraclePolicy()
+    policy.attach(env)
+    record = run_episode(env, policy, instance.idx)
+    assert (record["end_reason"], record["reward"]) == ("submitted", 1.0)
+
+
+def test_the_oracle_refuses_a_toolset_without_its_functions(env_org: Path, env_tasks: list[TaskInstance]) -> None:
+    soql = gym.make("CRMArena-HTU-v0", org=env_org, tasks=env_tasks, toolset="soql", privileged=True)
+    with pytest.raises(ValueError, match=r"toolset 'soql' lacks.*toolset='functions' or 'flex'"):
+        OraclePolicy().attach(soql)
+    with pytest.raises(ValueError, match="toolset 'soql' lacks"):
+        evaluate("oracle", env_id="CRMArena-HTU-v0", org=env_org, tasks=env_tasks, env_kwargs={"toolset": "soql"})
+    # a toolset that lacks one function the solution calls: refused at reset, before any step
+    instance = _htu(env_tasks)
+    first = oracle_trace(instance, LocalOrg(env_org)).actions[0].name
+    env = gym.make("CRMArena-HTU-v0", org=env_org, tasks=env_tasks, toolset="functions", privileged=True)
+    policy = OraclePolicy()
+    policy.attach(env)
+    observation, info = env.reset(options={"task_id": instance.idx})
+    info["tools"] = [t for t in info["tools"] if t["function"]["name"] != first]
+    with pytest.raises(PolicyError, match=f"calls {first}, which the toolset 'functions' lacks"):
+        policy.reset(observation, info)
