@@ -25,12 +25,12 @@ quoted in their text (by pattern), so the generator offers what it can.
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from dataclasses import dataclass
 from typing import Any
 
 from crmarena_gym.tasks import TaskInstance
+from crmarena_gym.tools import to_argument_datetime
 
 __all__ = ["QUESTION_PARAMS", "QuestionFacts", "question_facts"]
 
@@ -88,14 +88,6 @@ class QuestionFacts:
     search_term: str | None = None
 
 
-def _tool_datetime(value: str) -> str:
-    """A stored datetime or date (``2021-03-01T00:00:00.000+0000``, ``2021-03-01``) in the tools' format."""
-    text = value.strip()
-    if len(text) == 10:
-        return dt.date.fromisoformat(text).strftime("%Y-%m-%dT00:00:00Z")
-    return dt.datetime.strptime(text[:19], "%Y-%m-%dT%H:%M:%S").strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def _stated_id(params: dict[str, Any], key: str, text: str) -> str | None:
     value = params.get(key)
     if isinstance(value, str) and value and value in text:
@@ -129,8 +121,8 @@ def question_facts(instance: TaskInstance, text: str) -> QuestionFacts:
         match = _TODAY_RE.search(text)
         today = match.group(1) if match else None
     has_window = isinstance(params.get("window"), dict) and isinstance(params.get("start"), str)
-    start = _tool_datetime(params["start"]) if has_window else None
-    end = _tool_datetime(params["end"]) if has_window and isinstance(params.get("end"), str) else None
+    start = to_argument_datetime(params["start"]) if has_window else None
+    end = to_argument_datetime(params["end"]) if has_window and isinstance(params.get("end"), str) else None
     n_cases = params.get("n_cases")
     direction = params.get("direction")
     contact_id = _stated_id(params, "contact_id", text)
@@ -148,6 +140,6 @@ def question_facts(instance: TaskInstance, text: str) -> QuestionFacts:
         contact_id=contact_id,
         case_id=_stated_id(params, "case_id", text),
         issue_id=_stated_id(params, "issue_id", text),
-        purchase_date=_tool_datetime(purchase) if isinstance(purchase, str) and contact_id else None,
+        purchase_date=to_argument_datetime(purchase) if isinstance(purchase, str) and contact_id else None,
         search_term=term if isinstance(term, str) and term and term.lower() in text.lower() else None,
     )

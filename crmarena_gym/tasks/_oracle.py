@@ -39,7 +39,7 @@ from crmarena_gym.org import Org
 from crmarena_gym.schema import CASE_STATUSES
 from crmarena_gym.tasks._instance import TaskInstance
 from crmarena_gym.tasks._scoring import NONE_ANSWER
-from crmarena_gym.tools import DATETIME_FORMAT, Toolset, toolset
+from crmarena_gym.tools import Toolset, to_argument_datetime, toolset
 
 __all__ = ["ORACLES", "OracleError", "OracleTrace", "ToolCall", "oracle_trace", "solve"]
 
@@ -111,11 +111,6 @@ def _short(arguments: dict[str, Any]) -> str:
     return text if len(text) <= 200 else text[:197] + "..."
 
 
-def _argument_datetime(stored: str) -> str:
-    """A stored datetime (``2021-03-01T00:00:00.000+0000``) in the tools' format (``2021-03-01T00:00:00Z``)."""
-    return dt.datetime.strptime(stored[:19], "%Y-%m-%dT%H:%M:%S").strftime(DATETIME_FORMAT)
-
-
 def _param(params: dict[str, Any], name: str) -> Any:
     if name not in params:
         raise OracleError(f"the instance's hidden params lack {name!r} (has {sorted(params)})")
@@ -124,12 +119,12 @@ def _param(params: dict[str, Any], name: str) -> Any:
 
 def _window(call: _Caller, params: dict[str, Any]) -> tuple[str, str]:
     """The window's start and end, worked out with the date tools the way the query states it."""
-    start = _argument_datetime(_param(params, "start"))
-    end = _argument_datetime(_param(params, "end"))
+    start = to_argument_datetime(_param(params, "start"))
+    end = to_argument_datetime(_param(params, "end"))
     spec = params.get("window") or {}
     if "unit" in spec:
         today = dt.date.fromisoformat(_param(params, "today"))
-        computed_end = dt.datetime(today.year, today.month, today.day).strftime(DATETIME_FORMAT)
+        computed_end = to_argument_datetime(today)
         computed_start = call(
             "get_start_date", end_date=computed_end, period=f"{spec['unit']}s", interval_count=spec["count"]
         )
@@ -235,7 +230,7 @@ def _named_entity(call: _Caller, params: dict[str, Any], instance: TaskInstance)
     bought = call(
         "get_purchase_history",
         account_id=account_id,
-        purchase_date=dt.datetime(day.year, day.month, day.day).strftime(DATETIME_FORMAT),
+        purchase_date=to_argument_datetime(day),
         related_product_ids=candidates,
     )
     return _single(bought, "product")

@@ -29,7 +29,7 @@ from crmarena_gym.tools._calculations import (
     get_qualified_agent_ids_by_case_count,
     get_start_date,
 )
-from crmarena_gym.tools._common import DATETIME_FORMAT, clean_records
+from crmarena_gym.tools._common import DATETIME_FORMAT, clean_records, to_argument_datetime
 from crmarena_gym.tools._general import issue_soql_query, issue_sosl_query, submit
 from crmarena_gym.tools._queries import (
     get_account_id_by_contact_id,
@@ -95,6 +95,7 @@ __all__ = [
     "search_products",
     "sosl_escape",
     "submit",
+    "to_argument_datetime",
     "tool_function",
     "toolset",
 ]

@@ -112,6 +112,28 @@ def format_datetime(value: dt.datetime) -> str:
     return value.strftime(DATETIME_FORMAT) if value.year >= 1000 else value.isoformat() + "Z"
 
 
+def to_argument_datetime(value: str | dt.date) -> str:
+    """A stored datetime or date, or a date/datetime object, in the tools' argument format.
+
+    This is how callers that read the org's values or task parameters (oracles, candidate generators)
+    pass them back to the tools. A date is taken at midnight UTC.
+
+    Raises:
+        ToolInputError: The text is neither a stored datetime nor a ``YYYY-MM-DD`` date.
+
+    Example:
+        >>> to_argument_datetime("2021-03-01T08:30:00.000+0000"), to_argument_datetime("2021-03-01")
+        ('2021-03-01T08:30:00Z', '2021-03-01T00:00:00Z')
+    """
+    if isinstance(value, str) and _ARG_DATE_RE.match(value.strip()):
+        value = parse_date_argument(value.strip(), "date")
+    if isinstance(value, dt.datetime):
+        return format_datetime(value)
+    if isinstance(value, dt.date):
+        return format_datetime(dt.datetime(value.year, value.month, value.day))
+    return format_datetime(parse_row_datetime(value.strip(), "datetime"))
+
+
 def add_months(value: dt.datetime, months: int) -> dt.datetime:
     """``value`` moved by ``months`` calendar months, the day clamped to the target month's end.
 
