@@ -23,7 +23,8 @@ from crmarena_gym.envs._spaces import ActionText, UnicodeText
 from crmarena_gym.org import LocalOrg, Org
 from crmarena_gym.schema import schema_text
 from crmarena_gym.tasks import TaskInstance, get_task_spec, load_tasks, score_answer
-from crmarena_gym.tools import Toolset, toolset
+from crmarena_gym.tools import Toolset
+from crmarena_gym.tools import toolset as make_toolset  # the constructor's ``toolset`` argument shadows the name
 
 ToolsetName = Literal["soql", "functions", "flex"]
 MatchMode = Literal["strict", "lenient"]
@@ -150,7 +151,7 @@ class CRMArenaEnv(gym.Env[str, str]):
         self.instances = _load_instances(tasks, self.org, self.task_spec.name if self.task_spec else None)
         self._by_idx = {inst.idx: inst for inst in self.instances}
         self.toolset_name = toolset
-        self.tools = _make_toolset(toolset)
+        self.tools = make_toolset(toolset)
         self._tool_schemas = self.tools.schemas()
         self.match = match
         self.observation_format = observation_format
@@ -191,12 +192,13 @@ class CRMArenaEnv(gym.Env[str, str]):
                 shown = ", ".join(str(i) for i in sorted(self._by_idx)[:10])
                 raise ValueError(f"no instance with task_id {task_id!r} in this task set (idx such as {shown}, ...)")
             self.instance = self._by_idx[task_id]
-        self._view = _view_for(self.org, _resolve_today(self.instance))
+        today = _resolve_today(self.instance)
+        self._view = _view_for(self.org, today)
         self._turn = 0
         self._done = False
         observation = self._bound(self._first_observation(self.instance))
         self._last_observation = observation
-        return observation, self._reset_info(self.instance)
+        return observation, self._reset_info(self.instance, today)
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """Carry out one action.
@@ -316,7 +318,7 @@ class CRMArenaEnv(gym.Env[str, str]):
             parts.append(instance.metadata.optional.strip())
         return "\n\n".join(parts)
 
-    def _reset_info(self, instance: TaskInstance) -> dict[str, Any]:
+    def _reset_info(self, instance: TaskInstance, today: dt.date) -> dict[str, Any]:
         info: dict[str, Any] = {
             "task": instance.task,
             "abbrev": instance.abbrev,
@@ -329,7 +331,7 @@ class CRMArenaEnv(gym.Env[str, str]):
             "action_format": _action_format(self.tools),
             "context": {"required": instance.metadata.required, "optional": instance.metadata.optional},
             "reward_metric": instance.reward_metric,
-            "today": _resolve_today(instance).isoformat(),
+            "today": today.isoformat(),
         }
         if self.privileged:
             info["gold"] = instance.answer
@@ -382,10 +384,6 @@ def _load_instances(source: Any, org: Org, task_name: str | None) -> list[TaskIn
     if not instances:
         raise ValueError(f"{where} holds no instance" + (f" of task {task_name!r}" if task_name else ""))
     return instances
-
-
-def _make_toolset(name: str) -> Toolset:
-    return toolset(name)
 
 
 def _view_for(org: Org, today: dt.date) -> Org:
