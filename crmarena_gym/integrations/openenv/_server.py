@@ -1,0 +1,151 @@
+"""The OpenEnv server (OpenEnv's ``create_app``, served by uvicorn) and its clients."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from typing import Any
+
+import httpx
+from openenv.core import EnvClient
+from openenv.core.client_types import StepResult
+from openenv.core.env_server.http_server import create_app
+
+from crmarena_gym.integrations.openenv._env import CRMArenaHub, HubConfig
+from crmarena_gym.integrations.openenv._models import CRMArenaAction, CRMArenaObservation, CRMArenaState
+
+__all__ = ["CRMArenaClient", "CRMArenaHTTPClient", "check_host", "make_app", "serve"]
+
+
+def make_app(config: HubConfig | None = None, *, hub: CRMArenaHub | None = None) -> Any:
+    """The FastAPI app: OpenEnv's ``/reset``, ``/step``, ``/state``, ``/schema``, ``/health`` and ``/ws``.
+
+    Args:
+        config: What to serve (default: the embedded org, the functions toolset, function calling).
+        hub: A hub to serve (instead of one made from ``config``).
+    """
+    hub = hub or CRMArenaHub(config)
+    app = create_app(
+        hub.make_environment,
+        CRMArenaAction,
+        CRMArenaObservation,
+        env_name="crmarena",
+        max_concurrent_envs=hub.config.max_sessions,
+    )
+    app.state.crmarena_hub = hub
+    return app
+
+
+def check_host(host: str, *, allow_remote: bool = False) -> None:
+    """Refuse an address other machines can reach, unless ``allow_remote``.
+
+    The server has no authentication: anyone who reaches it can play (and load) it.
+
+    Example:
+        >>> check_host("127.0.0.1"), check_host("localhost")
+        (None, None)
+        >>> check_host("0.0.0.0")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: refusing to listen on '0.0.0.0', which other machines can reach ...
+    """
+    try:
+        addresses = {info[4][0] for info in socket.getaddrinfo(host, None)}
+    except socket.gaierror as err:
+        raise ValueError(f"cannot resolve the host {host!r}: {err}") from None
+    loopback = all(ipaddress.ip_address(a.split("%")[0]).is_loopback for a in addresses)
+    if not loopback and not allow_remote:
+        raise ValueError(
+            f"refusing to listen on {host!r}, which other machines can reach (the server has no authentication); "
+            "pass --allow-remote (allow_remote=True) if that is what you want"
+        )
+
+
+def serve(
+    config: HubConfig | None = None, *, host: str = "127.0.0.1", port: int = 8000, allow_remote: bool = False
+) -> None:
+    """Serve the environment with uvicorn until interrupted (loopback only unless ``allow_remote``)."""
+    import uvicorn
+
+    check_host(host, allow_remote=allow_remote)
+    uvicorn.run(make_app(config), host=host, port=port, log_level="warning", ws_max_size=100 * 2**20)
+
+
+def _result(payload: dict[str, Any]) -> StepResult[CRMArenaObservation]:
+    observation = CRMArenaObservation(
+        **payload.get("observation", {}), done=payload.get("done", False), reward=payload.get("reward")
+    )
+    return StepResult(observation=observation, reward=payload.get("reward"), done=payload.get("done", False))
+
+
+def _payload(action: CRMArenaAction) -> dict[str, Any]:
+    return action.model_dump(exclude_none=True, exclude={"metadata"})
+
+
+class CRMArenaClient(EnvClient[CRMArenaAction, CRMArenaObservation, CRMArenaState]):
+    """The WebSocket client (OpenEnv's ``EnvClient``; asynchronous, ``.sync()`` for a blocking one).
+
+    Example (against a running ``crmarena-gym serve-env``)::
+
+        async with CRMArenaClient(base_url="http://127.0.0.1:8000") as env:
+            result = await env.reset(split="train", task="BRI", seed=0)
+            result = await env.step(CRMArenaAction(tool_call={"name": "get_issues"}))
+    """
+
+    def _step_payload(self, action: CRMArenaAction) -> dict[str, Any]:
+        return _payload(action)
+
+    def _parse_result(self, payload: dict[str, Any]) -> StepResult[CRMArenaObservation]:
+        return _result(payload)
+
+    def _parse_state(self, payload: dict[str, Any]) -> CRMArenaState:
+        return CRMArenaState(**payload)
+
+
+class CRMArenaHTTPClient:
+    """A blocking client over OpenEnv's stateless HTTP endpoints; it sends the episode's id with each step.
+
+    Args:
+        base_url: The server (``http://127.0.0.1:8000``).
+        timeout: Seconds per request.
+
+    Example (against a running ``crmarena-gym serve-env``)::
+
+        with CRMArenaHTTPClient("http://127.0.0.1:8000") as env:
+            result = env.reset(split="test", task="HTU", seed=3)
+            result = env.step(CRMArenaAction(text="submit None"))
+    """
+
+    def __init__(self, base_url: str, *, timeout: float = 60.0) -> None:
+        self.http = httpx.Client(base_url=base_url.rstrip("/"), timeout=timeout)
+        self.episode_id: str | None = None
+
+    def reset(self, **options: Any) -> StepResult[CRMArenaObservation]:
+        """Start an episode (options as :meth:`CRMArenaEnvironment.reset` takes them)."""
+        result = _result(self._post("/reset", options))
+        self.episode_id = result.observation.episode_id
+        return result
+
+    def step(self, action: CRMArenaAction) -> StepResult[CRMArenaObservation]:
+        """Carry out an action in the current episode."""
+        body: dict[str, Any] = {"action": _payload(action)}
+        if self.episode_id is not None and action.episode_id is None:
+            body["action"]["episode_id"] = self.episode_id
+        return _result(self._post("/step", body))
+
+    def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        response = self.http.post(path, json=body)
+        if response.status_code == 422:
+            raise ValueError(f"the server refused the request to {path}: {response.json().get('detail')}")
+        response.raise_for_status()
+        return response.json()
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self.http.close()
+
+    def __enter__(self) -> CRMArenaHTTPClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
