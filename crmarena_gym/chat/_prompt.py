@@ -3,7 +3,9 @@
 The prompts are our own. The system prompt gives the role (the task's persona), the org's objects and
 fields with their descriptions (``info["schema"]``), how to act (the environment's action format in
 the text flavours, the function-calling rule otherwise) and the rules: what the answer is and to
-submit only it or ``None``. The query-language rule appears only when the toolset has a query tool.
+submit only it or ``None``. The query-language rule appears only when the toolset has a query tool; the
+text flavours list the task functions (with their arguments) when the toolset has any, since they get
+no tool schemas.
 """
 
 from __future__ import annotations
@@ -71,6 +73,22 @@ def _has_queries(info: dict[str, Any], framework: Framework) -> bool:
     return bool(names & QUERY_TOOLS)
 
 
+def _function_list(info: dict[str, Any]) -> str:
+    """The task functions of ``info["tools"]`` as text (for the text flavours, which get no tool schemas)."""
+    lines = []
+    for tool in info.get("tools") or []:
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if not isinstance(function, dict) or function.get("name") in QUERY_TOOLS | {"submit"}:
+            continue
+        properties = (function.get("parameters") or {}).get("properties") or {}
+        required = set((function.get("parameters") or {}).get("required") or ())
+        arguments = ", ".join(
+            f"{name}{'' if name in required else '?'}: {spec.get('type', 'any')}" for name, spec in properties.items()
+        )
+        lines.append(f"- {function['name']}({arguments}): {function.get('description', '')}")
+    return "# Functions\nArguments marked ? are optional.\n" + "\n".join(lines) if lines else ""
+
+
 def system_prompt(info: dict[str, Any], framework: Framework) -> str:
     """The system prompt for an episode, built from the environment's reset ``info``.
 
@@ -95,7 +113,7 @@ def system_prompt(info: dict[str, Any], framework: Framework) -> str:
     kind = ""
     if info.get("abbrev"):
         kind = _ANSWER_KINDS.get(get_task_spec(info["abbrev"]).answer_kind, "")
-    parts = [
+    parts: list[str] = [
         f"You are a {persona} at a sportswear retailer, and you work in the company's Salesforce org.",
         "A colleague asks you a question about the org's data. Look the facts up in the org, work out the "
         "answer, and submit it.",
@@ -104,6 +122,7 @@ def system_prompt(info: dict[str, Any], framework: Framework) -> str:
         "# How to act\n"
         + ("" if framework == "fc" else str(info.get("action_format", "")).strip() + "\n")
         + _FRAMEWORK_RULES[framework],
+        *([] if framework == "fc" else [_function_list(info)]),
         "# Rules\n"
         "- One action per reply; you see its result before your next reply.\n"
         + (_QUERY_RULE if _has_queries(info, framework) else "")
@@ -112,7 +131,7 @@ def system_prompt(info: dict[str, Any], framework: Framework) -> str:
         "rests on a false premise, or nothing in the data fits), submit None.\n"
         "- Your turns are limited: submit as soon as you know the answer.",
     ]
-    return "\n\n".join(parts)
+    return "\n\n".join(part for part in parts if part)
 
 
 def prompt_sha256(text: str) -> str:

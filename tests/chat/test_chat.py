@@ -133,3 +133,17 @@ def test_bad_split_arguments_are_refused_with_the_value(env_org: Path) -> None:
         chat_tasks(env_org, split="train", seed=0)
     with pytest.raises(ValueError, match="'xyz'"):
         ChatEpisode("xyz")  # type: ignore[arg-type]
+
+
+def test_text_flavours_list_the_task_functions_they_get_no_schemas_for(
+    env_org: Path, env_tasks: list[TaskInstance]
+) -> None:
+    env = gym.make("CRMArena-HTU-v0", org=env_org, tasks=env_tasks, toolset="functions")
+    _, info = env.reset(seed=0)
+    text = system_prompt(info, "act")
+    functions = text.split("# Functions\n", 1)[1].split("\n\n", 1)[0]
+    names = {line[2:].split("(")[0] for line in functions.splitlines() if line.startswith("- ")}
+    assert names == set(env.unwrapped.tools.names) - {"submit"}
+    assert "- get_period(period_name: string, year: integer): " in text
+    assert "- get_cases(start_date?: string, end_date?: string, agent_ids?: array" in text
+    assert "# Functions" not in system_prompt(info, "fc")  # function calling gets the schemas instead
