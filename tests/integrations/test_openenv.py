@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -17,7 +15,7 @@ import httpx
 import pytest
 
 pytest.importorskip("openenv.core")
-uvicorn = pytest.importorskip("uvicorn")
+pytest.importorskip("uvicorn")
 websockets = pytest.importorskip("websockets")
 
 from crmarena_gym.cli import main  # noqa: E402
@@ -27,39 +25,13 @@ from crmarena_gym.integrations.openenv import (  # noqa: E402
     CRMArenaHTTPClient,
     CRMArenaHub,
     HubConfig,
+    ServerThread,
     check_host,
-    make_app,
 )
 from crmarena_gym.org import LocalOrg  # noqa: E402
 from tests.integrations.conftest import PER_TASK, oracle_calls  # noqa: E402
 
 SESSIONS = 64
-
-
-class Server:
-    """The app served by uvicorn on a free port of 127.0.0.1, in a thread."""
-
-    def __init__(self, hub: CRMArenaHub) -> None:
-        self.hub = hub
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        config = uvicorn.Config(make_app(hub=hub), log_level="warning", ws_max_size=2**24)
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
-
-    def __enter__(self) -> Server:
-        self.thread.start()
-        deadline = time.monotonic() + 30
-        while not self.server.started:
-            assert time.monotonic() < deadline, "the server did not start"
-            time.sleep(0.05)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=10)
-        self.sock.close()
 
 
 @pytest.fixture(scope="module")
@@ -68,8 +40,8 @@ def hub(env_org: Path) -> CRMArenaHub:
 
 
 @pytest.fixture(scope="module")
-def server(hub: CRMArenaHub) -> Iterator[Server]:
-    with Server(hub) as running:
+def server(hub: CRMArenaHub) -> Iterator[ServerThread]:
+    with ServerThread(hub=hub) as running:
         yield running
 
 
@@ -87,7 +59,7 @@ def _tool_action(name: str, arguments: dict[str, Any], n: int) -> CRMArenaAction
     return CRMArenaAction(tool_call={"name": name, "arguments": arguments, "id": f"call_{n}"})
 
 
-def test_64_http_sessions_play_oracle_episodes_to_reward_one(server: Server, episodes) -> None:
+def test_64_http_sessions_play_oracle_episodes_to_reward_one(server: ServerThread, episodes) -> None:
     def play(episode: tuple[int, list]) -> tuple[float, bool, list]:
         task_id, calls = episode
         with CRMArenaHTTPClient(server.url) as client:
@@ -107,7 +79,7 @@ def test_64_http_sessions_play_oracle_episodes_to_reward_one(server: Server, epi
     assert server.hub.live_episodes == 0  # every HTTP episode was dropped after its last step
 
 
-def test_64_websocket_sessions_play_oracle_episodes_to_reward_one(server: Server, episodes) -> None:
+def test_64_websocket_sessions_play_oracle_episodes_to_reward_one(server: ServerThread, episodes) -> None:
     async def play(episode: tuple[int, list]) -> tuple[float, bool]:
         task_id, calls = episode
         async with CRMArenaClient(base_url=server.url, message_timeout_s=120) as client:
@@ -127,7 +99,7 @@ def test_64_websocket_sessions_play_oracle_episodes_to_reward_one(server: Server
     assert len(results) == SESSIONS and all(done and reward == 1.0 for reward, done in results)
 
 
-def test_same_seed_and_actions_give_identical_observations(server: Server) -> None:
+def test_same_seed_and_actions_give_identical_observations(server: ServerThread) -> None:
     actions = [
         CRMArenaAction(tool_call={"name": "get_issues"}),
         CRMArenaAction(tool_call={"name": "get_period", "arguments": '{"period_name": "Q2", "year": 2021}'}),
@@ -151,7 +123,7 @@ def test_same_seed_and_actions_give_identical_observations(server: Server) -> No
     assert first[0]["split"] == "test" and first[-1]["done"] and first[2]["message"]["role"] == "tool"
 
 
-def test_bad_input_gets_clear_errors_and_the_server_survives(server: Server, hub: CRMArenaHub) -> None:
+def test_bad_input_gets_clear_errors_and_the_server_survives(server: ServerThread, hub: CRMArenaHub) -> None:
     http = httpx.Client(base_url=server.url, timeout=30)
     # malformed actions: refused by validation with what was wrong
     for body in ({"action": {"bogus": 1}}, {"action": {"text": "submit x", "tool_call": {"name": "a"}}}, {}):
@@ -196,7 +168,7 @@ def test_bad_input_gets_clear_errors_and_the_server_survives(server: Server, hub
     assert http.get("/health").status_code == 200
 
 
-def test_a_client_leaving_mid_episode_leaves_no_session(server: Server, hub: CRMArenaHub) -> None:
+def test_a_client_leaving_mid_episode_leaves_no_session(server: ServerThread, hub: CRMArenaHub) -> None:
     before = hub.live_episodes
 
     async def leave() -> None:

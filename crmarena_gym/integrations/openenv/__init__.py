@@ -22,6 +22,7 @@ from crmarena_gym.integrations.openenv._models import CRMArenaAction, CRMArenaOb
 from crmarena_gym.integrations.openenv._server import (
     CRMArenaClient,
     CRMArenaHTTPClient,
+    ServerThread,
     check_host,
     make_app,
     serve,
@@ -36,6 +37,7 @@ __all__ = [
     "CRMArenaObservation",
     "CRMArenaState",
     "HubConfig",
+    "ServerThread",
     "ToolCall",
     "check_host",
     "make_app",

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+import threading
+import time
 from typing import Any
 
 import httpx
@@ -14,7 +16,30 @@ from openenv.core.env_server.http_server import create_app
 from crmarena_gym.integrations.openenv._env import CRMArenaHub, HubConfig
 from crmarena_gym.integrations.openenv._models import CRMArenaAction, CRMArenaObservation, CRMArenaState
 
-__all__ = ["CRMArenaClient", "CRMArenaHTTPClient", "check_host", "make_app", "serve"]
+__all__ = ["CRMArenaClient", "CRMArenaHTTPClient", "ServerThread", "check_host", "make_app", "serve"]
+
+
+class _QuietDisconnects:
+    """ASGI middleware: a WebSocket client that leaves first is not an error.
+
+    OpenEnv's ``/ws`` endpoint ends a session by sending a close frame (after its cleanup has run); when the
+    client has already gone, the ASGI server raises on that send and logs a traceback for every session.
+    """
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "websocket":
+            await self.app(scope, receive, send)
+            return
+        from starlette.websockets import WebSocketDisconnect
+
+        try:
+            await self.app(scope, receive, send)
+        except (WebSocketDisconnect, OSError, RuntimeError) as err:
+            if isinstance(err, RuntimeError) and "close message has been sent" not in str(err):
+                raise
 
 
 def make_app(config: HubConfig | None = None, *, hub: CRMArenaHub | None = None) -> Any:
@@ -32,6 +57,7 @@ def make_app(config: HubConfig | None = None, *, hub: CRMArenaHub | None = None)
         env_name="crmarena",
         max_concurrent_envs=hub.config.max_sessions,
     )
+    app.add_middleware(_QuietDisconnects)
     app.state.crmarena_hub = hub
     return app
 
@@ -69,6 +95,47 @@ def serve(
 
     check_host(host, allow_remote=allow_remote)
     uvicorn.run(make_app(config), host=host, port=port, log_level="warning", ws_max_size=100 * 2**20)
+
+
+class ServerThread:
+    """The server in a background thread of this process, on a free port of 127.0.0.1 (a context manager).
+
+    For notebooks, tests and benchmarks; ``crmarena-gym serve-env`` is the standalone server.
+
+    Args:
+        config: What to serve.
+        hub: A hub to serve (instead of one made from ``config``).
+
+    Attributes:
+        url: The server's address, ``http://127.0.0.1:PORT``.
+        hub: The served hub.
+    """
+
+    def __init__(self, config: HubConfig | None = None, *, hub: CRMArenaHub | None = None) -> None:
+        import uvicorn
+
+        self.hub = hub or CRMArenaHub(config)
+        self._sock = socket.socket()
+        self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # else each answer waits ~40 ms (Nagle)
+        self._sock.bind(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self._sock.getsockname()[1]}"
+        settings = uvicorn.Config(make_app(hub=self.hub), log_level="warning", ws_max_size=100 * 2**20)
+        self._server = uvicorn.Server(settings)
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._sock]}, daemon=True)
+
+    def __enter__(self) -> ServerThread:
+        self._thread.start()
+        deadline = time.monotonic() + 60
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the OpenEnv server did not start")
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout=30)
+        self._sock.close()
 
 
 def _result(payload: dict[str, Any]) -> StepResult[CRMArenaObservation]:
