@@ -18,7 +18,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         ),
     )
     parser.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=8000, help="the port (default 8000)")
+    parser.add_argument("--port", type=int, default=8000, help="the port (default 8000; 0 picks a free one)")
     parser.add_argument("--allow-remote", action="store_true", help="allow an address other machines can reach")
     parser.add_argument("--org", metavar="PATH", help="the org database (default: the generated default org)")
     parser.add_argument(
@@ -53,6 +53,13 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as err:
         print(f"crmarena-gym serve-env: {err}", file=sys.stderr)
         return 2
-    print(f"serving CRMArena (OpenEnv) on http://{args.host}:{args.port} (WebSocket at /ws); Ctrl-C stops it")
-    serve(config, host=args.host, port=args.port, allow_remote=args.allow_remote)
+
+    def announce(url: str) -> None:
+        print(f"serving CRMArena (OpenEnv) on {url} (WebSocket at /ws); Ctrl-C stops it", flush=True)
+
+    try:
+        serve(config, host=args.host, port=args.port, allow_remote=args.allow_remote, announce=announce)
+    except OSError as err:
+        print(f"crmarena-gym serve-env: {err}", file=sys.stderr)
+        return 1
     return 0

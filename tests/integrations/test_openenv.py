@@ -196,3 +196,35 @@ def test_non_loopback_addresses_are_refused_unless_asked(capsys: pytest.CaptureF
     check_host("0.0.0.0", allow_remote=True)
     assert main(["serve-env", "--host", "0.0.0.0", "--port", "0"]) == 2
     assert "refusing to listen on '0.0.0.0'" in capsys.readouterr().err
+
+
+def test_the_serve_env_command_serves_an_episode(env_org: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    entry = "import sys; from crmarena_gym.cli import main; sys.exit(main(sys.argv[1:]))"
+    command = [sys.executable, "-c", entry, "serve-env", "--port", "0", "--org", str(env_org)]
+    process = subprocess.Popen(
+        [*command, "--per-task", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ)
+    )
+    try:
+        line = process.stdout.readline()  # type: ignore[union-attr]
+        assert line.startswith("serving CRMArena (OpenEnv) on http://127.0.0.1:"), line + process.stderr.read()  # type: ignore[union-attr]
+        url = line.split(" on ")[1].split()[0]
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(url + "/health").status_code == 200:
+                    break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "the server did not answer"
+                time.sleep(0.1)
+        with CRMArenaHTTPClient(url) as client:
+            start = client.reset(split="test", task="BRI", seed=0)
+            assert start.observation.task == "BRI" and start.observation.split == "test"
+            assert client.step(CRMArenaAction(text="submit None")).done
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=30)

@@ -6,6 +6,7 @@ import ipaddress
 import socket
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -87,14 +88,55 @@ def check_host(host: str, *, allow_remote: bool = False) -> None:
         )
 
 
+def _listening_socket(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port`` (port 0: a free one), with Nagle's delay off (else each HTTP answer
+    waits about 40 ms for the client's delayed acknowledgement)."""
+    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    try:
+        sock.bind(address)
+    except OSError as err:
+        sock.close()
+        raise OSError(f"cannot listen on {host}:{port}: {err.strerror or err}") from None
+    return sock
+
+
+def _url(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
 def serve(
-    config: HubConfig | None = None, *, host: str = "127.0.0.1", port: int = 8000, allow_remote: bool = False
+    config: HubConfig | None = None,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    allow_remote: bool = False,
+    announce: Callable[[str], None] | None = None,
 ) -> None:
-    """Serve the environment with uvicorn until interrupted (loopback only unless ``allow_remote``)."""
+    """Serve the environment with uvicorn until interrupted (loopback only unless ``allow_remote``).
+
+    Args:
+        config: What to serve.
+        host: The address to listen on.
+        port: The port (0: a free one).
+        allow_remote: Allow an address other machines can reach.
+        announce: Called with the server's URL once the socket is bound (before serving).
+    """
     import uvicorn
 
     check_host(host, allow_remote=allow_remote)
-    uvicorn.run(make_app(config), host=host, port=port, log_level="warning", ws_max_size=100 * 2**20)
+    app = make_app(config)
+    sock = _listening_socket(host, port)
+    if announce is not None:
+        announce(_url(sock))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", ws_max_size=100 * 2**20))
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
 
 
 class ServerThread:
@@ -115,10 +157,8 @@ class ServerThread:
         import uvicorn
 
         self.hub = hub or CRMArenaHub(config)
-        self._sock = socket.socket()
-        self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # else each answer waits ~40 ms (Nagle)
-        self._sock.bind(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self._sock.getsockname()[1]}"
+        self._sock = _listening_socket("127.0.0.1", 0)
+        self.url = _url(self._sock)
         settings = uvicorn.Config(make_app(hub=self.hub), log_level="warning", ws_max_size=100 * 2**20)
         self._server = uvicorn.Server(settings)
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._sock]}, daemon=True)
