@@ -16,7 +16,7 @@ from typing import Any
 
 from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput
 
-from crmarena_gym.chat import DEFAULT_TRAIN_SEED, ChatSession, chat_tasks, make_chat_env
+from crmarena_gym.chat import DEFAULT_TRAIN_SEED, ChatSession, make_chat_env
 from crmarena_gym.envs import MAX_TURNS
 from crmarena_gym.org import LocalOrg, default_org_path
 
@@ -71,18 +71,12 @@ class CRMArenaTextEnv(BaseTextEnv):
         org = _org(str(_get(env_config, "org", None) or ""))
         split = extras.get("split") or "train"
         task = extras.get("task")
-        per_task = _get(env_config, "per_task", None)
-        instances = chat_tasks(
-            org,
-            split=split,
-            seed=int(_get(env_config, "train_seed", DEFAULT_TRAIN_SEED)),
-            per_task=per_task if split == "train" else None,
-            tasks=[task] if task else None,
-        )
         env = make_chat_env(
             org,
             task=task,
-            instances=instances,
+            split=split,
+            seed=int(_get(env_config, "train_seed", DEFAULT_TRAIN_SEED)),
+            per_task=_get(env_config, "per_task", None) if split == "train" else None,
             toolset=_get(env_config, "toolset", "soql"),
             match=_get(env_config, "match", "strict"),
         )

@@ -66,15 +66,14 @@ class TRLEnvironment:
         key = (split, row.get("task"))
         env = self._envs.get(key)
         if env is None:
-            instances = chat_tasks(
+            env = self._envs[key] = make_chat_env(
                 self._org,
+                task=key[1],
                 split=split,
                 seed=self._train_seed,
                 per_task=self._per_task if split == "train" else None,
-                tasks=[key[1]] if key[1] else None,
-            )
-            env = self._envs[key] = make_chat_env(
-                self._org, task=key[1], instances=instances, toolset=self._toolset, match=self._match
+                toolset=self._toolset,
+                match=self._match,
             )
         self.session = ChatSession(env, "fc")
         start = self.session.reset(seed=row.get("seed"), task_id=int(row["task_id"]))
