@@ -104,6 +104,9 @@ def test_a_row_without_task_id_is_refused_with_its_keys(env_org: Path) -> None:
 
 
 def test_grpo_trainer_trains_a_step_on_a_tiny_local_model(env_org: Path, tmp_path: Path, monkeypatch) -> None:
+    """TRL's own rollout: the tiny random model, steered by a sampling bias towards one tool call (submit
+    with the gold answer), generates it; TRL parses it, calls the environment's method, and scores the
+    rollout with get_reward; then GRPO takes a step."""
     pytest.importorskip("trl")
     from transformers import Trainer
     from trl import GRPOConfig, GRPOTrainer
@@ -113,26 +116,32 @@ def test_grpo_trainer_trains_a_step_on_a_tiny_local_model(env_org: Path, tmp_pat
     from crmarena_gym.integrations.trl._tiny import tiny_model, tiny_tokenizer
 
     monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
-    dataset = trl_dataset(env_org, split="train", per_task=2, tasks=["BRI", "HTU"])
-    tokenizer = tiny_tokenizer(
-        [r["prompt"][0]["content"] for r in dataset] + [json.dumps(toolset("functions").schemas())]
-    )
+    dataset = trl_dataset(env_org, split="train", per_task=1, tasks=["BRI"])
+    (instance,) = chat_tasks(env_org, split="train", per_task=1, tasks=["BRI"])
+    schemas = json.dumps(toolset("functions").schemas())
+    tokenizer = tiny_tokenizer([r["prompt"][0]["content"] for r in dataset] + [schemas])
     model = tiny_model(tokenizer)
+    answer = json.dumps({"content": instance.answer or "None"})
+    call = f'<tool_call>\n{{"name": "submit", "arguments": {answer}}}\n</tool_call><|im_end|>'
+    # Sampling bias: each token of the call, only right after the tokens that precede it there.
+    tail = tokenizer("<|im_start|>assistant\n", add_special_tokens=False)["input_ids"]
+    steered = tail + tokenizer(call, add_special_tokens=False)["input_ids"]
+    bias = [[steered[i - len(tail) : i + 1], 100.0] for i in range(len(tail), len(steered))]
     args = GRPOConfig(
         output_dir=str(tmp_path),
         per_device_train_batch_size=2,
         num_generations=2,
-        max_completion_length=16,
+        max_completion_length=48,
         max_steps=1,
-        learning_rate=1e-2,
         report_to=[],
         use_cpu=True,
         logging_steps=1,
         save_strategy="no",
-        max_tool_calling_iterations=2,
+        max_tool_calling_iterations=1,
+        generation_kwargs={"sequence_bias": bias},
         seed=0,
     )
-    env_cls = trl_environment(env_org, per_task=2)
+    env_cls = trl_environment(env_org, per_task=1)
     trainer = GRPOTrainer(
         model=model, args=args, train_dataset=dataset, processing_class=tokenizer, environment_factory=env_cls
     )
@@ -140,19 +149,20 @@ def test_grpo_trainer_trains_a_step_on_a_tiny_local_model(env_org: Path, tmp_pat
     # TRL exposes exactly the environment's tools to the model
     assert {t.__name__ for t in trainer._env_tools[None]} == set(toolset("functions").names)
     # and parses a tool call in the model's chat format into a call of the environment's method
-    completion = (
+    text = (
         '<tool_call>\n{"name": "get_period", "arguments": {"period_name": "Q1", "year": 2021}}\n</tool_call><|im_end|>'
     )
     prompt = tokenizer.apply_chat_template(dataset[0]["prompt"], add_generation_prompt=True, tokenize=True)
-    ids = tokenizer(completion, add_special_tokens=False)["input_ids"]
-    parsed = parse_response(tokenizer, ids, prefix=list(prompt["input_ids"]), tools=trainer._env_tools[None])
-    (call,) = parsed["tool_calls"]
+    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+    (parsed,) = parse_response(tokenizer, ids, prefix=list(prompt["input_ids"]), tools=trainer._env_tools[None])[
+        "tool_calls"
+    ]
     env = env_cls()
     env.reset(**dataset[0])
-    result = getattr(env, call["function"]["name"])(**call["function"]["arguments"])
+    result = getattr(env, parsed["function"]["name"])(**parsed["function"]["arguments"])
     assert result == "{'start_date': '2021-01-01T00:00:00Z', 'end_date': '2021-04-01T00:00:00Z'}"
     output = trainer.train()
     assert output.global_step == 1
-    logged = [entry for entry in trainer.state.log_history if "reward" in entry]
-    assert len(logged) == 1 and all(f"rewards/{env_cls.__name__}/mean" in entry for entry in logged)
-    assert all(0.0 <= entry["reward"] <= 1.0 for entry in logged)
+    (logged,) = [entry for entry in trainer.state.log_history if "reward" in entry]
+    assert logged["tools/call_frequency"] == 1.0 and logged["tools/failure_frequency"] == 0.0
+    assert logged[f"rewards/{env_cls.__name__}/mean"] == 1.0 and logged["reward"] == 1.0
