@@ -166,6 +166,9 @@ def test_bad_input_gets_clear_errors_and_the_server_survives(server: ServerThrea
 
     asyncio.run(ws())
     assert http.get("/health").status_code == 200
+    metadata = http.get("/metadata").json()
+    assert metadata["name"] == "CRMArena" and "'functions' toolset" in metadata["description"]
+    assert set(http.get("/schema").json()["action"]["properties"]) >= {"tool_call", "text", "episode_id"}
 
 
 def test_a_client_leaving_mid_episode_leaves_no_session(server: ServerThread, hub: CRMArenaHub) -> None:

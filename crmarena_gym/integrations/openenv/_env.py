@@ -24,7 +24,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from openenv.core.env_server.interfaces import Environment
+from openenv.core.env_server.types import EnvironmentMetadata
 
+import crmarena_gym
 from crmarena_gym.chat import (
     DEFAULT_TRAIN_SEED,
     FRAMEWORKS,
@@ -308,6 +310,18 @@ class CRMArenaEnvironment(Environment[CRMArenaAction, CRMArenaObservation, CRMAr
             reward=session.reward,
             framework=self.hub.config.framework,
             toolset=self.hub.config.toolset,
+        )
+
+    def get_metadata(self) -> EnvironmentMetadata:
+        """What ``/metadata`` answers: the name, what is served, the version."""
+        config = self.hub.config
+        return EnvironmentMetadata(
+            name="CRMArena",
+            description=(
+                "CRMArena customer-service tasks over an embedded Salesforce-like org; tools of the "
+                f"{config.toolset!r} toolset, {config.framework!r} system prompt; splits train and test"
+            ),
+            version=crmarena_gym.__version__,
         )
 
     def close(self) -> None:
