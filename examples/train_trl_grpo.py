@@ -17,8 +17,7 @@ import json
 import os
 import tempfile
 
-from crmarena_gym.integrations.trl import trl_dataset, trl_environment
-from crmarena_gym.integrations.trl._tiny import tiny_model, tiny_tokenizer
+from crmarena_gym.integrations.trl import tiny_model, tiny_tokenizer, trl_dataset, trl_environment
 from crmarena_gym.org import LocalOrg, default_org_path
 from crmarena_gym.tools import toolset
 

@@ -112,8 +112,7 @@ def test_grpo_trainer_trains_a_step_on_a_tiny_local_model(env_org: Path, tmp_pat
     from trl import GRPOConfig, GRPOTrainer
     from trl.chat_template_utils import parse_response
 
-    from crmarena_gym.integrations.trl import trl_dataset
-    from crmarena_gym.integrations.trl._tiny import tiny_model, tiny_tokenizer
+    from crmarena_gym.integrations.trl import tiny_model, tiny_tokenizer, trl_dataset
 
     monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
     dataset = trl_dataset(env_org, split="train", per_task=1, tasks=["BRI"])

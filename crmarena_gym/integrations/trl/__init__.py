@@ -12,5 +12,14 @@ Example:
 from __future__ import annotations
 
 from crmarena_gym.integrations.trl._env import TRLEnvironment, trl_dataset, trl_dataset_rows, trl_environment
+from crmarena_gym.integrations.trl._tiny import SPECIAL_TOKENS, tiny_model, tiny_tokenizer
 
-__all__ = ["TRLEnvironment", "trl_dataset", "trl_dataset_rows", "trl_environment"]
+__all__ = [
+    "SPECIAL_TOKENS",
+    "TRLEnvironment",
+    "tiny_model",
+    "tiny_tokenizer",
+    "trl_dataset",
+    "trl_dataset_rows",
+    "trl_environment",
+]
