@@ -1,5 +1,5 @@
-"""The layers import only downward: schema -> datagen -> org -> tools -> tasks -> envs -> wrappers ->
-policies -> eval (and rl), with cli on top."""
+"""The layers import only downward: schema -> datagen -> org -> tools -> tasks -> envs -> wrappers -> chat ->
+policies -> eval (and rl) -> integrations (the LLM-trainer adapters), with cli on top."""
 
 from __future__ import annotations
 
@@ -19,10 +19,12 @@ RANK = {
     "tasks": 4,
     "envs": 5,
     "wrappers": 6,
-    "policies": 7,
-    "eval": 8,
-    "rl": 8,
-    "cli": 9,
+    "chat": 7,
+    "policies": 8,
+    "eval": 9,
+    "rl": 9,
+    "integrations": 10,
+    "cli": 11,
 }
 
 

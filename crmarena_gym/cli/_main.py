@@ -15,6 +15,7 @@ _COMMAND_MODULES = (
     "crmarena_gym.cli._tasks",
     "crmarena_gym.cli._eval",
     "crmarena_gym.cli._report",
+    "crmarena_gym.cli._serve",
 )
 
 

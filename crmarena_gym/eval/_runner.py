@@ -31,6 +31,7 @@ import numpy as np
 
 import crmarena_gym
 from crmarena_gym._files import LockHeldError, exclusive_lock
+from crmarena_gym.chat import prompt_sha256
 from crmarena_gym.eval._progress import ProgressBar
 from crmarena_gym.eval._results import (
     LOCK_FILE,
@@ -108,7 +109,9 @@ def run_episode(env: gym.Env, policy: Policy, idx: int, trial: int = 0, *, seed:
 
     Returns:
         task, abbrev, idx, trial, seed, reward, f1 (KQA), success, turns, end_reason, error, fatal,
-        submitted, reward_breakdown, usage and the trajectory (the first observation, then one entry per step).
+        submitted, reward_breakdown, usage and the trajectory (the first observation, then one entry per step);
+        for a policy that prompts a model, ``system_prompt`` and its ``system_prompt_sha256`` (:func:`evaluate`
+        keeps the hash in each record and each distinct prompt once, in ``metadata.json``'s ``system_prompts``).
     """
     ep_seed = episode_seed(seed, idx, trial)
     observation, info = env.reset(seed=ep_seed, options={"task_id": idx})
@@ -131,6 +134,7 @@ def run_episode(env: gym.Env, policy: Policy, idx: int, trial: int = 0, *, seed:
     trajectory: list[dict[str, Any]] = [{"observation": observation}]
     try:
         policy.reset(observation, info, seed=ep_seed)
+        _note_system_prompt(record, policy)
         while True:
             action = policy.act(observation)
             observation, reward, terminated, truncated, step_info = env.step(action)
@@ -163,6 +167,27 @@ def run_episode(env: gym.Env, policy: Policy, idx: int, trial: int = 0, *, seed:
     record["usage"] = policy.usage().to_dict()
     record["trajectory"] = trajectory
     return record
+
+
+def _note_system_prompt(record: dict[str, Any], policy: Policy) -> None:
+    """Put the episode's system prompt (a model's policy has one) and its hash in the record."""
+    prompt = policy.system_prompt()
+    if prompt:
+        record["system_prompt_sha256"] = prompt_sha256(prompt)
+        record["system_prompt"] = prompt
+
+
+def _keep_system_prompt(record: dict[str, Any], metadata: dict[str, Any], directory: Path | None) -> None:
+    """Move a record's system prompt into the run's metadata (once per distinct prompt, by its hash)."""
+    prompt = record.pop("system_prompt", None)
+    digest = record.get("system_prompt_sha256")
+    if prompt is None or digest is None:
+        return
+    prompts = metadata.setdefault("system_prompts", {})
+    if digest not in prompts:
+        prompts[digest] = prompt
+        if directory is not None:
+            write_metadata(directory, metadata)
 
 
 @dataclass(frozen=True)
@@ -456,6 +481,8 @@ def evaluate(
                     previous = json.loads(previous_path.read_text(encoding="utf-8"))
                     _check_resumable(previous, run_key, directory)
                     metadata["resumed_from"] = previous.get("command")
+                    if previous.get("system_prompts"):
+                        metadata["system_prompts"] = dict(previous["system_prompts"])
                 done = read_results(results_path)
                 if retry_errors:
                     kept = [r for r in done if r.get("end_reason") not in ERROR_END_REASONS]
@@ -495,6 +522,7 @@ def evaluate(
                 stream = _run_threads(pending, env_id, org_obj, instances, factory, env_kwargs, seed, concurrency)
             try:
                 for result in stream:
+                    _keep_system_prompt(result, metadata, directory)
                     if writer is not None:
                         writer.write(result)
                     new.append(result)

@@ -146,6 +146,13 @@ class Policy(ABC):
         """The model usage of the current episode so far."""
         return self._usage
 
+    def system_prompt(self) -> str | None:
+        """The current episode's system prompt, for policies that prompt a model (None otherwise).
+
+        The runner records its hash with each episode and the prompt itself once per run.
+        """
+        return None
+
     def step_details(self) -> dict[str, Any]:
         """Extra details of the last :meth:`act` worth keeping in the trajectory (the model's reply)."""
         return {}

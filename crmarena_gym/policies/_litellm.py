@@ -1,11 +1,11 @@
 """LLM agents through litellm: Act, ReAct and native function calling.
 
-The prompts are our own. The system prompt gives the role (the task's persona), the org's objects and
-fields with their descriptions (``info["schema"]``), how to act and the rule to submit only the answer
-or ``None``; the first user message is the environment's first observation (the question and its
-context). Act and ReAct reply in text (``<execute>``/``<submit>``); function calling passes the
-environment's tool schemas through litellm's ``tools=`` and feeds each result back as a ``tool``
-message.
+The conversation is the chat core's (:class:`crmarena_gym.chat.ChatEpisode`), shared with the trainer
+adapters so that a model is evaluated with the prompt it is trained with: the system prompt
+(:func:`crmarena_gym.chat.system_prompt`), then the environment's first observation (the question and
+its context) as the first user message. Act and ReAct reply in text (``<execute>``/``<submit>``);
+function calling passes the environment's tool schemas through litellm's ``tools=`` and feeds each
+result back as a ``tool`` message.
 
 litellm is imported lazily (``pip install crmarena-gym[llm]``), with ``LITELLM_LOCAL_MODEL_COST_MAP``
 set first so that importing it never reaches for the network. Retries are ours: litellm gets
@@ -25,42 +25,26 @@ import random
 import re
 import time
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any
+from urllib.parse import urlsplit
 
+from crmarena_gym.chat import FRAMEWORKS, ChatEpisode, Framework, system_prompt
 from crmarena_gym.policies._base import CallUsage, Policy, PolicyError
-from crmarena_gym.tasks import get_task_spec
 
 __all__ = ["FRAMEWORKS", "LLMConfigurationError", "LLMError", "LiteLLMPolicy", "import_litellm", "system_prompt"]
 
-Framework = Literal["act", "react", "fc"]
-#: The agent frameworks of the paper: Act, ReAct and function calling.
-FRAMEWORKS: tuple[str, ...] = ("act", "react", "fc")
-
-_ANSWER_KINDS = {
-    "text": "a short text taken from the knowledge articles",
-    "month": "the English name of a month (for example March)",
-    "issue_id": "the Id of an Issue__c record",
-    "user_id": "the Id of a User (an agent)",
-    "product_id": "the Id of a Product2 record",
-    "article_id": "the Id of a Knowledge__kav article",
-    "state": "a two-letter US state code",
+# The providers' own API hosts (a leading dot: any subdomain): litellm's prices hold only there.
+_PROVIDER_HOSTS: dict[str, tuple[str, ...]] = {
+    "openai": ("api.openai.com",),
+    "text-completion-openai": ("api.openai.com",),
+    "anthropic": ("api.anthropic.com",),
+    "azure": (".openai.azure.com", ".cognitiveservices.azure.com"),
+    "mistral": ("api.mistral.ai",),
+    "gemini": ("generativelanguage.googleapis.com",),
+    "openrouter": ("openrouter.ai",),
+    "deepseek": ("api.deepseek.com",),
+    "together_ai": ("api.together.xyz",),
 }
-
-_FRAMEWORK_RULES = {
-    "act": "Reply with the action alone: no explanation before or after it.",
-    "react": (
-        "Write every reply as two parts: first one line starting with 'Thought:' that says what you will do "
-        "and why, then the action in tags, <execute>...</execute> or <submit>...</submit>."
-    ),
-    "fc": (
-        "Work by calling the functions you are given, one call per reply; each result comes back to you. "
-        "When you know the answer, call submit with it; that ends the task."
-    ),
-}
-
-_TAGGED = re.compile(r"<(execute|submit|respond)>", re.IGNORECASE)
-_THOUGHT_LINE = re.compile(r"^\s*thought\s*:.*$", re.IGNORECASE | re.MULTILINE)
-_ACTION_PREFIX = re.compile(r"^\s*action\s*:\s*", re.IGNORECASE)
 # Words of a provider's answer that mean the credentials are missing or wrong, whatever the status
 # (litellm reports OpenAI's missing key as an InternalServerError).
 _CREDENTIAL_WORDS = re.compile(r"credential|api[ _]key|unauthori[sz]ed|llm provider not provided", re.IGNORECASE)
@@ -96,49 +80,6 @@ def import_litellm() -> Any:
         ) from err
     litellm.suppress_debug_info = True  # no "Give Feedback" banners on stdout for every failed request
     return litellm
-
-
-def system_prompt(info: dict[str, Any], framework: Framework) -> str:
-    """The system prompt for an episode, built from the environment's reset ``info``.
-
-    Example:
-        >>> info = {"persona": "service manager", "abbrev": "HTU", "schema": "Case: a customer case",
-        ...         "action_format": "Reply with exactly one action per turn: ..."}
-        >>> text = system_prompt(info, "react")
-        >>> text.splitlines()[0]
-        "You are a service manager at a sportswear retailer, and you work in the company's Salesforce org."
-        >>> "Case: a customer case" in text and "Thought:" in text and "None" in text
-        True
-    """
-    persona = info.get("persona") or "customer service employee"
-    kind = ""
-    if info.get("abbrev"):
-        kind = _ANSWER_KINDS.get(get_task_spec(info["abbrev"]).answer_kind, "")
-    parts = [
-        f"You are a {persona} at a sportswear retailer, and you work in the company's Salesforce org.",
-        "A colleague asks you a question about the org's data. Look the facts up in the org, work out the "
-        "answer, and submit it.",
-        "# The org's objects\nEvery object below is listed with its fields and what each field holds.\n\n"
-        + str(info.get("schema", "")).strip(),
-        "# How to act\n"
-        + ("" if framework == "fc" else str(info.get("action_format", "")).strip() + "\n")
-        + _FRAMEWORK_RULES[framework],
-        "# Rules\n"
-        "- One action per reply; you see its result before your next reply.\n"
-        "- Queries are Salesforce SOQL or SOSL, not SQL: no SELECT *, no joins, no date arithmetic.\n"
-        + (f"- The answer is {kind}.\n" if kind else "")
-        + "- Submit only the answer itself, with no words around it. When the question has no answer (it "
-        "rests on a false premise, or nothing in the data fits), submit None.\n"
-        "- Your turns are limited: submit as soon as you know the answer.",
-    ]
-    return "\n\n".join(parts)
-
-
-def _react_action(text: str) -> str:
-    """A ReAct reply without tags: drop the thought line and an ``Action:`` prefix, keep the action."""
-    if _TAGGED.search(text):
-        return text
-    return _ACTION_PREFIX.sub("", _THOUGHT_LINE.sub("", text).strip(), count=1)
 
 
 class LiteLLMPolicy(Policy):
@@ -216,8 +157,7 @@ class LiteLLMPolicy(Policy):
         self.send_seed = send_seed
         self.sleep = sleep
         self.completion_kwargs = dict(completion_kwargs or {})
-        self.messages: list[dict[str, Any]] = []
-        self._pending_calls: list[str] = []
+        self.chat = ChatEpisode(framework)
         self._rng = random.Random(seed)
         self._episode_seed = seed
         self._last: dict[str, Any] = {}
@@ -233,8 +173,7 @@ class LiteLLMPolicy(Policy):
         super().reset(observation, info, seed=seed)
         self._episode_seed = self.seed if seed is None else seed
         self._rng = random.Random(self._episode_seed)
-        self.messages = [{"role": "system", "content": system_prompt(info, self.framework)}]
-        self._pending_calls = []
+        self.chat.start(info)
         self._last = {}
 
     def act(self, observation: str) -> str:
@@ -243,27 +182,27 @@ class LiteLLMPolicy(Policy):
         Raises:
             LLMError: The model failed past the retry budget, or refused the request.
         """
-        if not self.messages:
+        if not self.chat.messages:
             raise PolicyError("call reset() before act()")
-        self._add_observation(observation)
-        tools = self.info.get("tools") if self.framework == "fc" else None
+        self.chat.observe(observation)
+        tools = self.chat.tools
         if self.framework == "fc" and not tools:
             raise PolicyError("function calling needs tools: make the environment with toolset='functions'")
         message, call = self._complete(tools)
         self.usage().add(call)
-        content = message.get("content") or ""
-        tool_calls = message.get("tool_calls") or []
-        self._last = {"reply": content, "usage": call.__dict__.copy()}
-        entry: dict[str, Any] = {"role": "assistant", "content": content or None}
-        if tool_calls:
-            entry["tool_calls"] = tool_calls
-            self._pending_calls = [c["id"] for c in tool_calls]
-            first = tool_calls[0]["function"]
-            self._last["tool_calls"] = [c["function"] for c in tool_calls]
-            self.messages.append(entry)
-            return json.dumps({"name": first["name"], "arguments": first.get("arguments") or "{}"})
-        self.messages.append(entry)
-        return _react_action(content) if self.framework == "react" else content.strip()
+        self._last = {"reply": message.get("content") or "", "usage": call.__dict__.copy()}
+        if message.get("tool_calls"):
+            self._last["tool_calls"] = [c["function"] for c in message["tool_calls"]]
+        return self.chat.reply(message)
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """The episode's conversation so far (OpenAI format)."""
+        return self.chat.messages
+
+    def system_prompt(self) -> str | None:
+        """The episode's system prompt."""
+        return self.chat.system_prompt
 
     def step_details(self) -> dict[str, Any]:
         """The model's last reply, its tool calls and the call's usage."""
@@ -271,22 +210,10 @@ class LiteLLMPolicy(Policy):
 
     # -- helpers -------------------------------------------------------------------------------
 
-    def _add_observation(self, observation: str) -> None:
-        if not self._pending_calls:
-            self.messages.append({"role": "user", "content": observation})
-            return
-        first, *others = self._pending_calls
-        self.messages.append({"role": "tool", "tool_call_id": first, "content": observation})
-        for call_id in others:  # every tool call needs an answer; only the first one is carried out
-            self.messages.append(
-                {"role": "tool", "tool_call_id": call_id, "content": "Not run: make one function call per reply."}
-            )
-        self._pending_calls = []
-
     def _request(self, tools: list[dict[str, Any]] | None) -> dict[str, Any]:
         kwargs: dict[str, Any] = {
             "model": self.model,
-            "messages": self.messages,
+            "messages": self.chat.messages,
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
             "timeout": self.timeout,
@@ -379,10 +306,50 @@ class LiteLLMPolicy(Policy):
         cost, source = self._cost(response, usage)
         return CallUsage(tokens[0], tokens[1], total, cost, source, attempts)
 
+    def effective_api_base(self) -> str | None:
+        """The server the requests go to when it is not the provider's default: ``api_base``, else the
+        provider's base-URL variable (``OPENAI_API_BASE``, ``OPENAI_BASE_URL`` ...); None for the default."""
+        if self.api_base:
+            return self.api_base
+        provider = self._provider()
+        if provider:
+            for suffix in ("_API_BASE", "_BASE_URL"):
+                value = os.environ.get(provider.upper() + suffix)
+                if value:
+                    return value
+        return None
+
+    def _provider(self) -> str | None:
+        try:
+            return str(self._litellm.get_llm_provider(self.model)[1])
+        except Exception:  # a model name litellm cannot place
+            return None
+
+    def priced_by_table(self) -> bool:
+        """Whether litellm's price table applies: the requests go to the provider itself.
+
+        A local or third-party OpenAI-compatible server (``api_base``, ``OPENAI_API_BASE``) serving a model
+        under a known name is not OpenAI, so its calls are unpriced unless it reports their cost itself.
+        """
+        base = self.effective_api_base()
+        if base is None:
+            return True
+        host = (urlsplit(base).hostname or "").lower()
+        try:
+            default = self._litellm.get_llm_provider(self.model)[3]
+        except Exception:
+            default = None
+        if default and (urlsplit(default).hostname or "").lower() == host:
+            return True
+        own = _PROVIDER_HOSTS.get(self._provider() or "", ())
+        return any(host == h or (h.startswith(".") and host.endswith(h)) for h in own)
+
     def _cost(self, response: Any, usage: Any) -> tuple[float | None, str | None]:
         provider = getattr(usage, "cost", None)  # OpenRouter and some proxies report the charge
         if isinstance(provider, int | float) and not isinstance(provider, bool) and provider >= 0:
             return float(provider), "provider"
+        if not self.priced_by_table():
+            return None, None
         hidden = getattr(response, "_hidden_params", None) or {}
         computed = hidden.get("response_cost")
         if isinstance(computed, int | float) and computed > 0:

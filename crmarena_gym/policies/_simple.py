@@ -6,6 +6,7 @@ import datetime as dt
 import re
 from typing import Any
 
+from crmarena_gym.chat import tool_names
 from crmarena_gym.org import Org
 from crmarena_gym.policies._base import Policy, PolicyError
 from crmarena_gym.tasks import OracleError, TaskInstance, oracle_trace
@@ -17,18 +18,6 @@ __all__ = ["OraclePolicy", "RandomPolicy"]
 _FAILED_OBSERVATION = re.compile(r"^(?:Error:|FORMAT_ERROR|UNAVAILABLE|[A-Z][A-Z_]*: )")
 # The tools every toolset has; the oracle's solvers call task-specific functions besides them.
 _GENERAL_TOOLS = frozenset({"issue_soql_query", "issue_sosl_query", "submit"})
-
-
-def _tool_names(tools: Any) -> set[str] | None:
-    """The function names in ``info["tools"]`` (OpenAI tool schemas), or None when there is no list."""
-    if not isinstance(tools, list | tuple):
-        return None
-    names = set()
-    for tool in tools:
-        function = tool.get("function") if isinstance(tool, dict) else None
-        if isinstance(function, dict) and isinstance(function.get("name"), str):
-            names.add(function["name"])
-    return names
 
 
 class OraclePolicy(Policy):
@@ -124,7 +113,7 @@ class OraclePolicy(Policy):
             trace = oracle_trace(instance, org)
         except OracleError as err:
             raise PolicyError(f"the oracle cannot solve instance {info['idx']}: {err}") from err
-        available = _tool_names(info.get("tools"))
+        available = tool_names(info.get("tools"))
         if available is not None:
             missing = sorted({c.name for c in trace.actions} - available)
             if missing:

@@ -269,3 +269,33 @@ def test_out_must_be_a_directory(tmp_path: Path, env_org: Path, nine_tasks: list
     assert existing.read_text() == "keep me"
     with pytest.raises(NotADirectoryError):
         evaluate("oracle", tasks=nine_tasks, org=env_org, limit=1, out=existing / "run", progress=False)
+
+
+def test_the_system_prompt_is_kept_once_per_run_and_its_hash_with_each_episode(
+    tmp_path: Path, env_org: Path, nine_tasks: list[TaskInstance]
+) -> None:
+    pytest.importorskip("litellm")
+    import hashlib
+
+    out = tmp_path / "run"
+    kwargs = {
+        "policy_options": {"framework": "act", "api_base": "", "api_key": "k"},
+        "env_id": "CRMArena-BRI-v0",
+        "tasks": nine_tasks,
+        "org": env_org,
+        "out": out,
+        "progress": False,
+    }
+    with ScriptedServer([{"content": "submit None"}] * 3) as server:
+        kwargs["policy_options"]["api_base"] = server.url  # type: ignore[index]
+        evaluate("litellm:openai/scripted", limit=2, **kwargs)  # type: ignore[arg-type]
+        sent = {r["messages"][0]["content"] for r in server.requests}
+        evaluate("litellm:openai/scripted", limit=3, resume=True, **kwargs)  # type: ignore[arg-type]
+    metadata = json.loads((out / "metadata.json").read_text())
+    (prompt,) = sent  # one task, one persona: one prompt
+    digest = hashlib.sha256(prompt.encode()).hexdigest()
+    assert metadata["system_prompts"] == {digest: prompt}
+    records = read_results(out / "results.jsonl")
+    assert len(records) == 3 and all(r["system_prompt_sha256"] == digest and "system_prompt" not in r for r in records)
+    oracle = evaluate("oracle", tasks=nine_tasks, org=env_org, limit=1, progress=False)
+    assert "system_prompts" not in oracle.metadata and "system_prompt_sha256" not in oracle.results[0]

@@ -285,3 +285,37 @@ def test_bad_arguments_are_refused_with_the_value() -> None:
         LiteLLMPolicy("gpt-4o", "cot")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="-1"):
         LiteLLMPolicy("gpt-4o", max_retries=-1)
+
+
+# -- cost of a server that is not the provider --------------------------------------------------
+
+
+@pytest.mark.parametrize("how", ["api_base", "OPENAI_API_BASE", "OPENAI_BASE_URL"])
+def test_a_local_server_under_an_openai_model_name_is_unpriced(
+    how: str, server: ScriptedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for var in ("OPENAI_API_BASE", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    server.add({"content": "submit None"}, {"content": "submit None", "cost": 0.125})
+    if how == "api_base":
+        policy = LiteLLMPolicy("gpt-4o", "act", api_base=server.url, api_key="k")
+    else:
+        monkeypatch.setenv(how, server.url)
+        policy = LiteLLMPolicy("gpt-4o", "act", api_key="k")
+    assert policy.effective_api_base() == server.url and not policy.priced_by_table()
+    policy.reset("q", _INFO)
+    policy.act("q")
+    assert len(server.requests) == 1  # the request went to the local server, not to OpenAI
+    call = policy.usage().per_call[0]
+    assert call.cost is None and call.cost_source is None  # not gpt-4o's list price
+    policy.act("q")  # a server that reports its own charge is priced by it
+    assert policy.usage().per_call[1].cost == 0.125 and policy.usage().per_call[1].cost_source == "provider"
+
+
+def test_the_providers_own_endpoints_stay_priced(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("OPENAI_API_BASE", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    assert LiteLLMPolicy("gpt-4o", "act").priced_by_table()
+    assert LiteLLMPolicy("gpt-4o", "act", api_base="https://api.openai.com/v1").priced_by_table()
+    assert LiteLLMPolicy("azure/gpt-4o", "act", api_base="https://team.openai.azure.com").priced_by_table()
+    assert not LiteLLMPolicy("azure/gpt-4o", "act", api_base="http://127.0.0.1:8000").priced_by_table()

@@ -1,0 +1,258 @@
+"""The OpenEnv server (OpenEnv's ``create_app``, served by uvicorn) and its clients."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+from openenv.core import EnvClient
+from openenv.core.client_types import StepResult
+from openenv.core.env_server.http_server import create_app
+
+from crmarena_gym.integrations.openenv._env import CRMArenaHub, HubConfig
+from crmarena_gym.integrations.openenv._models import CRMArenaAction, CRMArenaObservation, CRMArenaState
+
+__all__ = ["CRMArenaClient", "CRMArenaHTTPClient", "ServerThread", "check_host", "make_app", "serve"]
+
+
+class _QuietDisconnects:
+    """ASGI middleware: a WebSocket client that leaves first is not an error.
+
+    OpenEnv's ``/ws`` endpoint ends a session by sending a close frame (after its cleanup has run); when the
+    client has already gone, the ASGI server raises on that send and logs a traceback for every session.
+    """
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "websocket":
+            await self.app(scope, receive, send)
+            return
+        from starlette.websockets import WebSocketDisconnect
+
+        try:
+            await self.app(scope, receive, send)
+        except (WebSocketDisconnect, OSError, RuntimeError) as err:
+            if isinstance(err, RuntimeError) and "close message has been sent" not in str(err):
+                raise
+
+
+def make_app(config: HubConfig | None = None, *, hub: CRMArenaHub | None = None) -> Any:
+    """The FastAPI app: OpenEnv's ``/reset``, ``/step``, ``/state``, ``/schema``, ``/health`` and ``/ws``.
+
+    Args:
+        config: What to serve (default: the embedded org, the functions toolset, function calling).
+        hub: A hub to serve (instead of one made from ``config``).
+    """
+    hub = hub or CRMArenaHub(config)
+    app = create_app(
+        hub.make_environment,
+        CRMArenaAction,
+        CRMArenaObservation,
+        env_name="crmarena",
+        max_concurrent_envs=hub.config.max_sessions,
+    )
+    app.add_middleware(_QuietDisconnects)
+    app.state.crmarena_hub = hub
+    return app
+
+
+def check_host(host: str, *, allow_remote: bool = False) -> None:
+    """Refuse an address other machines can reach, unless ``allow_remote``.
+
+    The server has no authentication: anyone who reaches it can play (and load) it.
+
+    Example:
+        >>> check_host("127.0.0.1"), check_host("localhost")
+        (None, None)
+        >>> check_host("0.0.0.0")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: refusing to listen on '0.0.0.0', which other machines can reach ...
+    """
+    try:
+        addresses = {info[4][0] for info in socket.getaddrinfo(host, None)}
+    except socket.gaierror as err:
+        raise ValueError(f"cannot resolve the host {host!r}: {err}") from None
+    loopback = all(ipaddress.ip_address(a.split("%")[0]).is_loopback for a in addresses)
+    if not loopback and not allow_remote:
+        raise ValueError(
+            f"refusing to listen on {host!r}, which other machines can reach (the server has no authentication); "
+            "pass --allow-remote (allow_remote=True) if that is what you want"
+        )
+
+
+def _listening_socket(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port`` (port 0: a free one), with Nagle's delay off (else each HTTP answer
+    waits about 40 ms for the client's delayed acknowledgement)."""
+    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    try:
+        sock.bind(address)
+    except OSError as err:
+        sock.close()
+        raise OSError(f"cannot listen on {host}:{port}: {err.strerror or err}") from None
+    return sock
+
+
+def _url(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def serve(
+    config: HubConfig | None = None,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    allow_remote: bool = False,
+    announce: Callable[[str], None] | None = None,
+) -> None:
+    """Serve the environment with uvicorn until interrupted (loopback only unless ``allow_remote``).
+
+    Args:
+        config: What to serve.
+        host: The address to listen on.
+        port: The port (0: a free one).
+        allow_remote: Allow an address other machines can reach.
+        announce: Called with the server's URL once the socket is bound (before serving).
+    """
+    import uvicorn
+
+    check_host(host, allow_remote=allow_remote)
+    app = make_app(config)
+    sock = _listening_socket(host, port)
+    if announce is not None:
+        announce(_url(sock))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", ws_max_size=100 * 2**20))
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
+
+
+class ServerThread:
+    """The server in a background thread of this process, on a free port of 127.0.0.1 (a context manager).
+
+    For notebooks, tests and benchmarks; ``crmarena-gym serve-env`` is the standalone server.
+
+    Args:
+        config: What to serve.
+        hub: A hub to serve (instead of one made from ``config``).
+
+    Attributes:
+        url: The server's address, ``http://127.0.0.1:PORT``.
+        hub: The served hub.
+    """
+
+    def __init__(self, config: HubConfig | None = None, *, hub: CRMArenaHub | None = None) -> None:
+        import uvicorn
+
+        self.hub = hub or CRMArenaHub(config)
+        self._sock = _listening_socket("127.0.0.1", 0)
+        self.url = _url(self._sock)
+        settings = uvicorn.Config(make_app(hub=self.hub), log_level="warning", ws_max_size=100 * 2**20)
+        self._server = uvicorn.Server(settings)
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._sock]}, daemon=True)
+
+    def __enter__(self) -> ServerThread:
+        self._thread.start()
+        deadline = time.monotonic() + 60
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the OpenEnv server did not start")
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout=30)
+        self._sock.close()
+
+
+def _result(payload: dict[str, Any]) -> StepResult[CRMArenaObservation]:
+    observation = CRMArenaObservation(
+        **payload.get("observation", {}), done=payload.get("done", False), reward=payload.get("reward")
+    )
+    return StepResult(observation=observation, reward=payload.get("reward"), done=payload.get("done", False))
+
+
+def _payload(action: CRMArenaAction) -> dict[str, Any]:
+    return action.model_dump(exclude_none=True, exclude={"metadata"})
+
+
+class CRMArenaClient(EnvClient[CRMArenaAction, CRMArenaObservation, CRMArenaState]):
+    """The WebSocket client (OpenEnv's ``EnvClient``; asynchronous, ``.sync()`` for a blocking one).
+
+    Example (against a running ``crmarena-gym serve-env``)::
+
+        async with CRMArenaClient(base_url="http://127.0.0.1:8000") as env:
+            result = await env.reset(split="train", task="BRI", seed=0)
+            result = await env.step(CRMArenaAction(tool_call={"name": "get_issues"}))
+    """
+
+    def _step_payload(self, action: CRMArenaAction) -> dict[str, Any]:
+        return _payload(action)
+
+    def _parse_result(self, payload: dict[str, Any]) -> StepResult[CRMArenaObservation]:
+        return _result(payload)
+
+    def _parse_state(self, payload: dict[str, Any]) -> CRMArenaState:
+        return CRMArenaState(**payload)
+
+
+class CRMArenaHTTPClient:
+    """A blocking client over OpenEnv's stateless HTTP endpoints; it sends the episode's id with each step.
+
+    Args:
+        base_url: The server (``http://127.0.0.1:8000``).
+        timeout: Seconds per request.
+
+    Example (against a running ``crmarena-gym serve-env``)::
+
+        with CRMArenaHTTPClient("http://127.0.0.1:8000") as env:
+            result = env.reset(split="test", task="HTU", seed=3)
+            result = env.step(CRMArenaAction(text="submit None"))
+    """
+
+    def __init__(self, base_url: str, *, timeout: float = 60.0) -> None:
+        self.http = httpx.Client(base_url=base_url.rstrip("/"), timeout=timeout)
+        self.episode_id: str | None = None
+
+    def reset(self, **options: Any) -> StepResult[CRMArenaObservation]:
+        """Start an episode (options as :meth:`CRMArenaEnvironment.reset` takes them)."""
+        result = _result(self._post("/reset", options))
+        self.episode_id = result.observation.episode_id
+        return result
+
+    def step(self, action: CRMArenaAction) -> StepResult[CRMArenaObservation]:
+        """Carry out an action in the current episode."""
+        body: dict[str, Any] = {"action": _payload(action)}
+        if self.episode_id is not None and action.episode_id is None:
+            body["action"]["episode_id"] = self.episode_id
+        return _result(self._post("/step", body))
+
+    def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        response = self.http.post(path, json=body)
+        if response.status_code == 422:
+            raise ValueError(f"the server refused the request to {path}: {response.json().get('detail')}")
+        response.raise_for_status()
+        return response.json()
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self.http.close()
+
+    def __enter__(self) -> CRMArenaHTTPClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,149 @@
+"""The chat-episode core: the system prompt's flavours, replies to actions, observations to messages,
+sessions over an environment, and the training and test splits."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+
+from crmarena_gym.chat import (
+    NOT_RUN,
+    ChatEpisode,
+    ChatSession,
+    EpisodeOverError,
+    chat_tasks,
+    make_chat_env,
+    system_prompt,
+)
+from crmarena_gym.org import LocalOrg
+from crmarena_gym.tasks import TaskInstance, default_tasks, instance_key, oracle_trace
+
+QUERY_RULE = "Queries are Salesforce SOQL or SOSL"
+
+
+@pytest.mark.parametrize(
+    ("toolset", "framework", "says_queries"),
+    [
+        ("soql", "act", True),
+        ("soql", "react", True),
+        ("functions", "fc", False),
+        ("flex", "fc", True),
+    ],
+)
+def test_the_query_rule_follows_the_toolset(
+    toolset: str, framework: str, says_queries: bool, env_org: Path, env_tasks: list[TaskInstance]
+) -> None:
+    env = gym.make("CRMArena-HTU-v0", org=env_org, tasks=env_tasks, toolset=toolset)
+    _, info = env.reset(seed=0)
+    assert (QUERY_RULE in system_prompt(info, framework)) is says_queries  # type: ignore[arg-type]
+
+
+def test_a_reply_becomes_an_action_and_an_observation_the_next_message() -> None:
+    chat = ChatEpisode("fc")
+    chat.start({"persona": "service agent", "schema": "", "tools": [{"type": "function", "function": {"name": "x"}}]})
+    assert chat.tools == [{"type": "function", "function": {"name": "x"}}]
+    chat.observe("question")
+    calls = [
+        {"id": "a", "type": "function", "function": {"name": "get_issues", "arguments": ""}},
+        {"id": "b", "type": "function", "function": {"name": "get_cases", "arguments": "{}"}},
+    ]
+    action = chat.reply({"content": "", "tool_calls": calls})
+    assert json.loads(action) == {"name": "get_issues", "arguments": "{}"}
+    chat.observe("[]")
+    assert chat.messages[-3]["tool_calls"] == calls
+    assert chat.messages[-2:] == [
+        {"role": "tool", "tool_call_id": "a", "content": "[]"},
+        {"role": "tool", "tool_call_id": "b", "content": NOT_RUN},
+    ]
+    assert chat.reply({"content": " submit None "}) == "submit None"  # a text reply in function calling
+    chat.observe("over")
+    assert chat.messages[-1] == {"role": "user", "content": "over"}
+
+
+def test_react_text_flavour_keeps_tags_and_drops_an_untagged_thought() -> None:
+    chat = ChatEpisode("react")
+    chat.start({"persona": "service agent", "schema": "", "action_format": ""})
+    assert chat.tools is None
+    chat.observe("q")
+    tagged = "Thought: count.\n<execute>SELECT COUNT() FROM Case</execute>"
+    assert chat.reply({"content": tagged}) == tagged
+    assert chat.reply({"content": "Thought: done.\nAction: submit OR"}) == "submit OR"
+
+
+def test_a_session_plays_the_oracle_to_reward_one_with_tool_messages(
+    env_org: Path, env_tasks: list[TaskInstance]
+) -> None:
+    org = LocalOrg(env_org)
+    for abbrev in ("HTU", "TCU", "TII", "MTA", "BRI"):
+        instance = next(i for i in env_tasks if i.abbrev == abbrev)
+        session = ChatSession(gym.make(f"CRMArena-{abbrev}-v0", org=org, tasks=[instance], toolset="functions"))
+        start = session.reset(seed=0, task_id=instance.idx)
+        assert start.messages[1] == {"role": "user", "content": start.observation}
+        assert {t["function"]["name"] for t in start.tools} >= {"get_cases", "submit"}
+        trace = oracle_trace(instance, org.with_today(start.info["today"]))
+        for n, call in enumerate(trace.actions):
+            step = session.step_tool_call(call.name, call.arguments, call_id=f"c{n}")
+            assert step.message == {"role": "tool", "tool_call_id": f"c{n}", "content": step.observation}
+            assert step.error is None, step.observation
+        assert step.terminated and session.done and session.reward == 1.0, abbrev
+        with pytest.raises(EpisodeOverError, match="reset"):
+            session.step("submit None")
+
+
+def test_bad_tool_calls_give_error_observations(env_org: Path, env_tasks: list[TaskInstance]) -> None:
+    session = ChatSession(gym.make("CRMArena-HTU-v0", org=env_org, tasks=env_tasks, toolset="functions"))
+    session.reset(seed=0)
+    unknown = session.step_tool_call("drop_table", {})
+    assert unknown.error == "FUNCTION_ERROR" and "'drop_table'" in unknown.observation
+    bad_json = session.step_tool_call("get_cases", '{"start_date": ')
+    assert bad_json.error == "FORMAT_ERROR" and "not valid JSON" in bad_json.observation
+    wrong_type = session.step_tool_call("get_period", {"period_name": "Q1", "year": "soon"})
+    assert wrong_type.error == "FUNCTION_ERROR" and "'soon'" in wrong_type.observation
+    assert not session.done and session.turns == 3
+
+
+def test_same_seed_and_actions_give_the_same_conversation(env_org: Path, env_tasks: list[TaskInstance]) -> None:
+    def play() -> list[dict]:
+        session = ChatSession(gym.make("CRMArena-v0", org=env_org, tasks=env_tasks, toolset="soql"), "act")
+        session.reset(seed=11)
+        session.step_text("execute SELECT COUNT(Id) FROM Case")
+        session.step_text("submit None")
+        return session.messages
+
+    assert play() == play()
+
+
+def test_training_split_never_holds_a_test_question(env_org: Path) -> None:
+    train = chat_tasks(env_org, split="train", seed=4, per_task=3, tasks=["HTU", "BRI"])
+    test = default_tasks(env_org)
+    assert {i.abbrev for i in train} == {"HTU", "BRI"} and len(train) == 6
+    assert not {instance_key(i.task, i.params) for i in train} & {instance_key(i.task, i.params) for i in test}
+    assert chat_tasks(env_org, split="test", per_task=2, tasks=["BRI"]) == [i for i in test if i.abbrev == "BRI"][:2]
+    env = make_chat_env(env_org, task="BRI", split="train", seed=4, per_task=3)
+    assert [i.idx for i in env.unwrapped.instances] == [i.idx for i in train if i.abbrev == "BRI"]
+
+
+def test_bad_split_arguments_are_refused_with_the_value(env_org: Path) -> None:
+    with pytest.raises(ValueError, match="'dev'"):
+        chat_tasks(env_org, split="dev")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="test seed 0, got 0"):
+        chat_tasks(env_org, split="train", seed=0)
+    with pytest.raises(ValueError, match="'xyz'"):
+        ChatEpisode("xyz")  # type: ignore[arg-type]
+
+
+def test_text_flavours_list_the_task_functions_they_get_no_schemas_for(
+    env_org: Path, env_tasks: list[TaskInstance]
+) -> None:
+    env = gym.make("CRMArena-HTU-v0", org=env_org, tasks=env_tasks, toolset="functions")
+    _, info = env.reset(seed=0)
+    text = system_prompt(info, "act")
+    functions = text.split("# Functions\n", 1)[1].split("\n\n", 1)[0]
+    names = {line[2:].split("(")[0] for line in functions.splitlines() if line.startswith("- ")}
+    assert names == set(env.unwrapped.tools.names) - {"submit"}
+    assert "- get_period(period_name: string, year: integer): " in text
+    assert "- get_cases(start_date?: string, end_date?: string, agent_ids?: array" in text
+    assert "# Functions" not in system_prompt(info, "fc")  # function calling gets the schemas instead

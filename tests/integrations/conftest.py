@@ -1,0 +1,29 @@
+"""Fixtures for the trainer adapters: oracle calls of training instances, computed in-process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from crmarena_gym.chat import make_chat_env
+from crmarena_gym.org import LocalOrg
+from crmarena_gym.tasks import TaskInstance, oracle_trace
+
+#: Training instances per task in the adapters' tests (KQA has fewer: its pool is small).
+PER_TASK = 8
+
+
+def oracle_calls(org: LocalOrg, instance: TaskInstance) -> list[tuple[str, dict[str, Any]]]:
+    """The oracle's tool calls for an instance, solved against the org at the instance's date."""
+    env = make_chat_env(org, instances=[instance], toolset="functions")
+    _, info = env.reset(seed=0)
+    trace = oracle_trace(instance, org.with_today(info["today"]))
+    return [(call.name, dict(call.arguments)) for call in trace.actions]
+
+
+@pytest.fixture(scope="session")
+def adapter_org(env_org: Path) -> LocalOrg:
+    """The shared generated org, opened once."""
+    return LocalOrg(env_org)

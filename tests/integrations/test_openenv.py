@@ -1,0 +1,233 @@
+"""The OpenEnv server on 127.0.0.1: 64 concurrent oracle episodes over HTTP and over WebSocket, the same
+observations for the same seed and actions, and bad input answered without a crash."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+pytest.importorskip("openenv.core")
+pytest.importorskip("uvicorn")
+websockets = pytest.importorskip("websockets")
+
+from crmarena_gym.cli import main  # noqa: E402
+from crmarena_gym.integrations.openenv import (  # noqa: E402
+    CRMArenaAction,
+    CRMArenaClient,
+    CRMArenaHTTPClient,
+    CRMArenaHub,
+    HubConfig,
+    ServerThread,
+    check_host,
+)
+from crmarena_gym.org import LocalOrg  # noqa: E402
+from tests.integrations.conftest import PER_TASK, oracle_calls  # noqa: E402
+
+SESSIONS = 64
+
+
+@pytest.fixture(scope="module")
+def hub(env_org: Path) -> CRMArenaHub:
+    return CRMArenaHub(HubConfig(org=str(env_org), per_task=PER_TASK, max_sessions=200))
+
+
+@pytest.fixture(scope="module")
+def server(hub: CRMArenaHub) -> Iterator[ServerThread]:
+    with ServerThread(hub=hub) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def episodes(hub: CRMArenaHub) -> list[tuple[int, list[tuple[str, dict[str, Any]]]]]:
+    """64 training instances (of every task) with the oracle's calls for each."""
+    org = LocalOrg(hub.org.path)
+    instances = hub.instances("train", None)
+    assert len(instances) >= SESSIONS and len({i.abbrev for i in instances}) == 9
+    chosen = instances[:: max(1, len(instances) // SESSIONS)][:SESSIONS]
+    return [(instance.idx, oracle_calls(org, instance)) for instance in chosen]
+
+
+def _tool_action(name: str, arguments: dict[str, Any], n: int) -> CRMArenaAction:
+    return CRMArenaAction(tool_call={"name": name, "arguments": arguments, "id": f"call_{n}"})
+
+
+def test_64_http_sessions_play_oracle_episodes_to_reward_one(server: ServerThread, episodes) -> None:
+    def play(episode: tuple[int, list]) -> tuple[float, bool, list]:
+        task_id, calls = episode
+        with CRMArenaHTTPClient(server.url) as client:
+            start = client.reset(split="train", task_id=task_id, seed=0)
+            assert start.observation.error is None and start.observation.task_id == task_id
+            messages = []
+            for n, (name, arguments) in enumerate(calls):
+                result = client.step(_tool_action(name, arguments, n))
+                assert result.observation.error is None, result.observation.text
+                messages.append(result.observation.message)
+            return float(result.reward or 0.0), result.done, messages
+
+    with ThreadPoolExecutor(SESSIONS) as pool:
+        results = list(pool.map(play, episodes))
+    assert all(done and reward == 1.0 for reward, done, _ in results)
+    assert results[0][2][0]["role"] == "tool" and results[0][2][0]["tool_call_id"] == "call_0"
+    assert server.hub.live_episodes == 0  # every HTTP episode was dropped after its last step
+
+
+def test_64_websocket_sessions_play_oracle_episodes_to_reward_one(server: ServerThread, episodes) -> None:
+    async def play(episode: tuple[int, list]) -> tuple[float, bool]:
+        task_id, calls = episode
+        async with CRMArenaClient(base_url=server.url, message_timeout_s=120) as client:
+            start = await client.reset(split="train", task_id=task_id, seed=0)
+            assert start.observation.tools and start.observation.system_prompt
+            for n, (name, arguments) in enumerate(calls):
+                result = await client.step(_tool_action(name, arguments, n))
+                assert result.observation.error is None, result.observation.text
+            state = await client.state()
+            assert state.done and state.reward == 1.0 and state.task_id == task_id
+            return float(result.reward or 0.0), result.done
+
+    async def play_all() -> list[tuple[float, bool]]:
+        return await asyncio.gather(*(play(e) for e in episodes))
+
+    results = asyncio.run(play_all())
+    assert len(results) == SESSIONS and all(done and reward == 1.0 for reward, done in results)
+
+
+def test_same_seed_and_actions_give_identical_observations(server: ServerThread) -> None:
+    actions = [
+        CRMArenaAction(tool_call={"name": "get_issues"}),
+        CRMArenaAction(tool_call={"name": "get_period", "arguments": '{"period_name": "Q2", "year": 2021}'}),
+        CRMArenaAction(text="submit None"),
+    ]
+
+    def over_http() -> list[dict[str, Any]]:
+        with CRMArenaHTTPClient(server.url) as client:
+            seen = [client.reset(split="test", seed=42).observation]
+            seen += [client.step(a).observation for a in actions]
+        return [o.model_dump(exclude={"episode_id"}) for o in seen]
+
+    async def over_ws() -> list[dict[str, Any]]:
+        async with CRMArenaClient(base_url=server.url) as client:
+            seen = [(await client.reset(split="test", seed=42)).observation]
+            seen += [(await client.step(a)).observation for a in actions]
+        return [o.model_dump(exclude={"episode_id"}) for o in seen]
+
+    first = over_http()
+    assert first == over_http() == asyncio.run(over_ws())
+    assert first[0]["split"] == "test" and first[-1]["done"] and first[2]["message"]["role"] == "tool"
+
+
+def test_bad_input_gets_clear_errors_and_the_server_survives(server: ServerThread, hub: CRMArenaHub) -> None:
+    http = httpx.Client(base_url=server.url, timeout=30)
+    # malformed actions: refused by validation with what was wrong
+    for body in ({"action": {"bogus": 1}}, {"action": {"text": "submit x", "tool_call": {"name": "a"}}}, {}):
+        response = http.post("/step", json=body)
+        assert response.status_code == 422, body
+    response = http.post("/step", content=b"{not json", headers={"content-type": "application/json"})
+    assert response.status_code == 422
+    # an unknown or finished episode
+    unknown = http.post("/step", json={"action": {"text": "submit x", "episode_id": "nope"}}).json()
+    assert unknown["observation"]["error"] == "NO_EPISODE" and "'nope'" in unknown["observation"]["text"]
+    bad_reset = http.post("/reset", json={"split": "dev"}).json()["observation"]
+    assert bad_reset["error"] == "BAD_RESET" and "'dev'" in bad_reset["text"]
+    bad_task = http.post("/reset", json={"task": "XYZ"}).json()["observation"]
+    assert bad_task["error"] == "BAD_RESET" and "'XYZ'" in bad_task["text"]
+    assert http.post("/reset", json={"colour": "red"}).json()["observation"]["error"] == "BAD_RESET"
+    # unknown tools and bad arguments in a live episode: error observations, the turn used
+    with CRMArenaHTTPClient(server.url) as client:
+        client.reset(split="train", task="HTU", seed=1)
+        result = client.step(CRMArenaAction(tool_call={"name": "drop_all_tables"}))
+        assert result.observation.error == "FUNCTION_ERROR" and "'drop_all_tables'" in result.observation.text
+        result = client.step(CRMArenaAction(tool_call={"name": "get_cases", "arguments": '{"start_date": '}))
+        assert result.observation.error == "FORMAT_ERROR" and "not valid JSON" in result.observation.text
+        result = client.step(CRMArenaAction(text="submit None"))
+        assert result.done
+        over = client.step(CRMArenaAction(text="submit None"))
+        assert over.observation.error == "NO_EPISODE"  # dropped after its last step
+    # over WebSocket: bad JSON and a malformed action get error messages on a connection that stays usable
+
+    async def ws() -> None:
+        async with websockets.connect(server.url.replace("http", "ws") + "/ws") as conn:
+            await conn.send("{not json")
+            assert json.loads(await conn.recv())["type"] == "error"
+            await conn.send(json.dumps({"type": "step", "data": {"tool_call": {"arguments": {}}}}))
+            error = json.loads(await conn.recv())
+            assert error["type"] == "error" and "name" in json.dumps(error["data"])
+            await conn.send(json.dumps({"type": "step", "data": {"text": "submit None"}}))
+            assert json.loads(await conn.recv())["data"]["observation"]["error"] == "NO_EPISODE"
+            await conn.send(json.dumps({"type": "reset", "data": {"seed": 3}}))
+            assert json.loads(await conn.recv())["data"]["observation"]["error"] is None
+
+    asyncio.run(ws())
+    assert http.get("/health").status_code == 200
+    metadata = http.get("/metadata").json()
+    assert metadata["name"] == "CRMArena" and "'functions' toolset" in metadata["description"]
+    assert set(http.get("/schema").json()["action"]["properties"]) >= {"tool_call", "text", "episode_id"}
+
+
+def test_a_client_leaving_mid_episode_leaves_no_session(server: ServerThread, hub: CRMArenaHub) -> None:
+    before = hub.live_episodes
+
+    async def leave() -> None:
+        conn = await websockets.connect(server.url.replace("http", "ws") + "/ws")
+        await conn.send(json.dumps({"type": "reset", "data": {"seed": 5, "split": "train"}}))
+        await conn.recv()
+        await conn.send(json.dumps({"type": "step", "data": {"tool_call": {"name": "get_issues"}}}))
+        await conn.recv()
+        assert hub.live_episodes == before + 1
+        conn.transport.abort()  # no close handshake: the client vanished
+
+    asyncio.run(leave())
+    deadline = time.monotonic() + 10
+    while hub.live_episodes != before:
+        assert time.monotonic() < deadline, "the session of a vanished client was kept"
+        time.sleep(0.05)
+    assert httpx.get(server.url + "/health").status_code == 200
+
+
+def test_non_loopback_addresses_are_refused_unless_asked(capsys: pytest.CaptureFixture[str]) -> None:
+    check_host("127.0.0.1")
+    check_host("::1")
+    with pytest.raises(ValueError, match=r"'0\.0\.0\.0'.*--allow-remote"):
+        check_host("0.0.0.0")
+    check_host("0.0.0.0", allow_remote=True)
+    assert main(["serve-env", "--host", "0.0.0.0", "--port", "0"]) == 2
+    assert "refusing to listen on '0.0.0.0'" in capsys.readouterr().err
+
+
+def test_the_serve_env_command_serves_an_episode(env_org: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    entry = "import sys; from crmarena_gym.cli import main; sys.exit(main(sys.argv[1:]))"
+    command = [sys.executable, "-c", entry, "serve-env", "--port", "0", "--org", str(env_org)]
+    process = subprocess.Popen(
+        [*command, "--per-task", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ)
+    )
+    try:
+        line = process.stdout.readline()  # type: ignore[union-attr]
+        assert line.startswith("serving CRMArena (OpenEnv) on http://127.0.0.1:"), line + process.stderr.read()  # type: ignore[union-attr]
+        url = line.split(" on ")[1].split()[0]
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(url + "/health").status_code == 200:
+                    break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "the server did not answer"
+                time.sleep(0.1)
+        with CRMArenaHTTPClient(url) as client:
+            start = client.reset(split="test", task="BRI", seed=0)
+            assert start.observation.task == "BRI" and start.observation.split == "test"
+            assert client.step(CRMArenaAction(text="submit None")).done
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=30)

@@ -1,0 +1,167 @@
+"""The TRL environment class: oracle episodes through its tool methods, exactly the toolset's tools with
+their schemas, and GRPOTrainer training a step with it on a tiny local model (nothing downloaded)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from crmarena_gym.chat import chat_tasks, system_prompt
+from crmarena_gym.integrations.trl import trl_dataset_rows, trl_environment
+from crmarena_gym.org import LocalOrg
+from crmarena_gym.tasks import default_tasks, instance_key
+from crmarena_gym.tools import toolset
+from tests.integrations.conftest import oracle_calls
+
+TASKS = ["HTU", "TCU", "TII", "MTA", "BRI", "NCR", "PVI", "NED", "KQA"]
+
+
+def _normalised(schema: dict[str, Any]) -> dict[str, Any]:
+    """transformers' rendering with its two spellings of the same schema undone: ``nullable`` on optional
+    arguments, and ``additionalProperties: {}`` (anything) on free-form objects."""
+
+    def clean(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {
+                k: clean(v)
+                for k, v in node.items()
+                if k != "nullable" and not (k == "additionalProperties" and v == {})
+            }
+        if isinstance(node, list):
+            return [clean(v) for v in node]
+        return node
+
+    return clean(schema)
+
+
+@pytest.mark.parametrize("name", ["functions", "soql"])
+def test_exactly_the_toolsets_tools_with_their_schemas(name: str, env_org: Path) -> None:
+    get_json_schema = pytest.importorskip("transformers.utils").get_json_schema
+    cls = trl_environment(env_org, toolset=name)
+    public = {n for n, f in vars(cls).items() if callable(f) and not n.startswith("_")}
+    assert public == set(toolset(name).names)
+    for tool in toolset(name):
+        rendered = get_json_schema(getattr(cls, tool.name))["function"]
+        ours = tool.schema["function"]
+        assert rendered["name"] == ours["name"] and rendered["description"] == ours["description"]
+        parameters = _normalised(rendered["parameters"])
+        assert parameters["properties"] == ours["parameters"]["properties"], tool.name
+        assert parameters.get("required", []) == ours["parameters"].get("required", []), tool.name
+
+
+def test_oracle_episodes_through_the_tool_methods_reach_reward_one(adapter_org: LocalOrg) -> None:
+    rows = trl_dataset_rows(adapter_org, split="train", per_task=2, tasks=TASKS)
+    assert {r["task"] for r in rows} == set(TASKS)
+    instances = {i.idx: i for i in chat_tasks(adapter_org, split="train", per_task=2, tasks=TASKS)}
+    cls = trl_environment(adapter_org, per_task=2)
+    env = cls()
+    for row in rows:
+        observation = env.reset(**row)
+        instance = instances[row["task_id"]]
+        assert observation.startswith(instance.query.strip())
+        for name, arguments in oracle_calls(adapter_org, instance):
+            result = getattr(env, name)(**arguments)
+            assert isinstance(result, str) and not result.startswith(("Error", "FORMAT_ERROR")), result
+        assert env.get_reward() == 1.0, row
+        with pytest.raises(RuntimeError, match="over"):
+            env.submit(content="again")
+
+
+def test_rows_carry_the_evaluated_system_prompt_and_never_a_test_question(adapter_org: LocalOrg) -> None:
+    rows = trl_dataset_rows(adapter_org, split="train", per_task=3, tasks=["BRI", "HTU"])
+    instances = {i.idx: i for i in chat_tasks(adapter_org, split="train", per_task=3, tasks=["BRI", "HTU"])}
+    test_keys = {instance_key(i.task, i.params) for i in default_tasks(adapter_org.path)}
+    tools = toolset("functions").schemas()
+    for row in rows:
+        instance = instances[row["task_id"]]
+        info = {"persona": instance.persona, "abbrev": instance.abbrev, "schema": _schema(), "tools": tools}
+        assert row["prompt"] == [
+            {"role": "system", "content": system_prompt(info, "fc")},
+            {"role": "user", "content": ""},
+        ]
+        assert row["split"] == "train" and instance_key(instance.task, instance.params) not in test_keys
+    test_rows = trl_dataset_rows(adapter_org, split="test", per_task=1, tasks=["BRI"])
+    assert [r["task_id"] for r in test_rows] == [
+        next(i.idx for i in default_tasks(adapter_org.path) if i.abbrev == "BRI")
+    ]
+
+
+def _schema() -> str:
+    from crmarena_gym.schema import schema_text
+
+    return schema_text()
+
+
+def test_a_row_without_task_id_is_refused_with_its_keys(env_org: Path) -> None:
+    env = trl_environment(env_org)()
+    with pytest.raises(ValueError, match=r"task_id.*\['prompt'\]"):
+        env.reset(prompt=[])
+    with pytest.raises(RuntimeError, match="reset"):
+        env.get_issues()
+
+
+def test_grpo_trainer_trains_a_step_on_a_tiny_local_model(env_org: Path, tmp_path: Path, monkeypatch) -> None:
+    """TRL's own rollout: the tiny random model, steered by a sampling bias towards one tool call (submit
+    with the gold answer), generates it; TRL parses it, calls the environment's method, and scores the
+    rollout with get_reward; then GRPO takes a step."""
+    pytest.importorskip("trl")
+    from transformers import Trainer
+    from trl import GRPOConfig, GRPOTrainer
+    from trl.chat_template_utils import parse_response
+
+    from crmarena_gym.integrations.trl import tiny_model, tiny_tokenizer, trl_dataset
+
+    monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
+    dataset = trl_dataset(env_org, split="train", per_task=1, tasks=["BRI"])
+    (instance,) = chat_tasks(env_org, split="train", per_task=1, tasks=["BRI"])
+    schemas = json.dumps(toolset("functions").schemas())
+    tokenizer = tiny_tokenizer([r["prompt"][0]["content"] for r in dataset] + [schemas])
+    model = tiny_model(tokenizer)
+    answer = json.dumps({"content": instance.answer or "None"})
+    call = f'<tool_call>\n{{"name": "submit", "arguments": {answer}}}\n</tool_call><|im_end|>'
+    # Sampling bias: each token of the call, only right after the tokens that precede it there.
+    tail = tokenizer("<|im_start|>assistant\n", add_special_tokens=False)["input_ids"]
+    steered = tail + tokenizer(call, add_special_tokens=False)["input_ids"]
+    bias = [[steered[i - len(tail) : i + 1], 100.0] for i in range(len(tail), len(steered))]
+    args = GRPOConfig(
+        output_dir=str(tmp_path),
+        per_device_train_batch_size=2,
+        num_generations=2,
+        max_completion_length=48,
+        max_steps=1,
+        report_to=[],
+        use_cpu=True,
+        logging_steps=1,
+        save_strategy="no",
+        max_tool_calling_iterations=1,
+        generation_kwargs={"sequence_bias": bias},
+        seed=0,
+    )
+    env_cls = trl_environment(env_org, per_task=1)
+    trainer = GRPOTrainer(
+        model=model, args=args, train_dataset=dataset, processing_class=tokenizer, environment_factory=env_cls
+    )
+    assert isinstance(trainer, Trainer)
+    # TRL exposes exactly the environment's tools to the model
+    assert {t.__name__ for t in trainer._env_tools[None]} == set(toolset("functions").names)
+    # and parses a tool call in the model's chat format into a call of the environment's method
+    text = (
+        '<tool_call>\n{"name": "get_period", "arguments": {"period_name": "Q1", "year": 2021}}\n</tool_call><|im_end|>'
+    )
+    prompt = tokenizer.apply_chat_template(dataset[0]["prompt"], add_generation_prompt=True, tokenize=True)
+    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+    (parsed,) = parse_response(tokenizer, ids, prefix=list(prompt["input_ids"]), tools=trainer._env_tools[None])[
+        "tool_calls"
+    ]
+    env = env_cls()
+    env.reset(**dataset[0])
+    result = getattr(env, parsed["function"]["name"])(**parsed["function"]["arguments"])
+    assert result == "{'start_date': '2021-01-01T00:00:00Z', 'end_date': '2021-04-01T00:00:00Z'}"
+    output = trainer.train()
+    assert output.global_step == 1
+    (logged,) = [entry for entry in trainer.state.log_history if "reward" in entry]
+    assert logged["tools/call_frequency"] == 1.0 and logged["tools/failure_frequency"] == 0.0
+    assert logged[f"rewards/{env_cls.__name__}/mean"] == 1.0 and logged["reward"] == 1.0
