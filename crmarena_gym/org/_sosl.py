@@ -5,11 +5,13 @@ The statement ``FIND {terms} [IN ALL|NAME|EMAIL|PHONE FIELDS] [RETURNING Obj[(fi
 
 1. The search terms (words, quoted phrases, ``AND``, ``OR``, ``AND NOT``, parentheses, the ``*`` and
    ``?`` wildcards, backslash escapes) are parsed into a small tree.
-2. Each object's searchable text lives in an FTS5 table of a private in-memory database, built on
-   first use from the org file opened read-only (the org database is never written). The tree becomes
-   an FTS5 ``MATCH`` expression; where FTS5 cannot say it exactly (a wildcard in the middle of a word,
-   ``?``, or such a term under ``AND NOT``), the expression finds a superset that Python then filters
-   word by word. Matches are ranked by BM25.
+2. Each object's searchable text lives in an FTS5 index of its own, built on first use from the org
+   file opened read-only (the org database is never written) into a private temporary file, and then
+   only read, by as many read-only connections as threads search at once. The tree becomes an FTS5
+   ``MATCH`` expression that is exact in every case: a trailing ``*`` is a prefix query, and any other
+   wildcard is replaced by the words of the object's vocabulary it matches (at most
+   :data:`MAX_EXPANSIONS`; a broader term is refused with ``INVALID_SEARCH``). Matches are ranked by
+   BM25. The whole search runs under the org's QUERY_TIMEOUT deadline, as a SOQL query does.
 3. The fields listed in ``RETURNING`` are fetched through the org's own SOQL engine
    (``SELECT fields FROM Obj WHERE Id IN (...) AND (where) ORDER BY ... LIMIT n``), so ``WHERE``
    means exactly what it means in SOQL.
@@ -45,20 +47,28 @@ Example:
 
 from __future__ import annotations
 
+import bisect
+import functools
+import itertools
+import math
+import os
 import re
+import shutil
 import sqlite3
+import tempfile
 import threading
-from collections.abc import Iterable, Sequence
+import time
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
-from urllib.parse import quote
 
 from crmarena_gym.org._base import OrgError
+from crmarena_gym.org._local import _TIMEOUT_MESSAGE
 from crmarena_gym.org.soql import MAX_OFFSET, positioned_message
 from crmarena_gym.schema import OBJECTS, Field, FieldType, SObject, get_object, quote_identifier
 
-__all__ = ["MAX_RESULTS", "SearchIndex", "parse_search", "run_search"]
+__all__ = ["MAX_EXPANSIONS", "MAX_RESULTS", "SearchIndex", "parse_search", "run_search"]
 
 #: Most records one search returns, and most candidates kept per object (Salesforce's limit).
 MAX_RESULTS = 2000
@@ -73,6 +83,12 @@ _WORD_RE = re.compile(r"[^\W_]+")
 # Bounds that keep the recursive tree walks far from Python's recursion limit.
 MAX_TERMS = 200
 MAX_NESTING = 20
+#: Most words the wildcard terms of one search may stand for in one object; past it the search is
+#: refused as too broad (Lucene's default clause limit: wildcard queries expand to index terms).
+MAX_EXPANSIONS = 1024
+_TABLE = "fts"
+# FTS5 virtual-machine steps between two checks of the deadline.
+_PROGRESS_STEPS = 2000
 
 
 class SearchableOrg(Protocol):
@@ -80,6 +96,7 @@ class SearchableOrg(Protocol):
 
     path: Path
     backend_cache: dict[str, object]
+    timeout: float
 
     def query(self, soql: str) -> dict[str, Any]: ...
 
@@ -627,53 +644,82 @@ def _index_text(field: Field, value: object) -> str | None:
 
 @dataclass
 class _ObjectIndex:
-    table: str
+    path: Path  # the index file: written once when built, then only read
     fields: tuple[Field, ...]  # column c<i> holds fields[i]
+    vocabulary: list[str]  # every distinct word of the indexed fields, sorted
+    idle: list[_Reader]  # open connections not in use
+
+
+class _Reader:
+    """A read-only connection to one object's index file, with its own deadline."""
+
+    def __init__(self, path: Path) -> None:
+        self.deadline = math.inf
+        self.conn = sqlite3.connect(path.as_uri() + "?mode=ro&immutable=1", uri=True, check_same_thread=False)
+        self.conn.set_progress_handler(self._progress, _PROGRESS_STEPS)
+
+    def _progress(self) -> int:
+        return 1 if time.monotonic() > self.deadline else 0
 
 
 class SearchIndex:
-    """FTS5 indexes of one org file's searchable fields, in a private in-memory database.
+    """FTS5 indexes of one org file's searchable fields, one index file per object.
 
-    Built one object at a time on first use; thread-safe; a pickled index comes back empty and
+    Each object's index is built on first use into a file of a private temporary directory (removed
+    when the index is garbage collected); once built it is only read, through a pool of read-only
+    connections, so that searches from many threads run side by side and none waits for another's.
+    Only the first search of an object waits for its build. A pickled index comes back empty and
     rebuilds itself.
     """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self._conn = sqlite3.connect(":memory:", uri=True, check_same_thread=False)
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # held only briefly: the tables below and the reader pools
+        self._building: dict[str, threading.Lock] = {}
         self._objects: dict[str, _ObjectIndex] = {}
+        self._dir: Path | None = None
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.path,))
 
+    def _directory(self) -> Path:
+        with self._lock:
+            if self._dir is None:
+                try:
+                    self._dir = Path(tempfile.mkdtemp(prefix="crmarena_gym_search_"))
+                except OSError as exc:
+                    raise OrgError(
+                        "UNKNOWN_EXCEPTION",
+                        f"cannot create the search index's directory under {tempfile.gettempdir()!r}: {exc} "
+                        "(set TMPDIR to a writable directory)",
+                    ) from None
+                weakref.finalize(self, shutil.rmtree, str(self._dir), True)
+            return self._dir
+
     def _object(self, obj: SObject) -> _ObjectIndex:
         built = self._objects.get(obj.name)
-        if built is None:
-            built = self._build(obj)
-            self._objects[obj.name] = built
+        if built is not None:
+            return built
+        with self._lock:
+            building = self._building.setdefault(obj.name, threading.Lock())
+        with building:  # one build per object; searches of other objects go on meanwhile
+            built = self._objects.get(obj.name)
+            if built is None:
+                built = self._build(obj)
+                self._objects[obj.name] = built
         return built
 
-    def _build(self, obj: SObject) -> _ObjectIndex:
-        fields = _columns(obj, "ALL")
-        table = quote_identifier("fts_" + obj.name)
-        columns = ", ".join(f"c{i}" for i in range(len(fields)))
-        self._conn.execute(
-            f"CREATE VIRTUAL TABLE {table} USING fts5(rid UNINDEXED, {columns}, "
-            "tokenize = 'unicode61 remove_diacritics 0', prefix = '2 3')"
-        )
-        uri = "file:" + quote(str(self.path.resolve())) + "?mode=ro"
+    def _rows(self, obj: SObject, fields: tuple[Field, ...]) -> list[tuple[Any, ...]]:
+        """The id and the searchable values of every record of ``obj``, read from the org file."""
         try:
-            self._conn.execute("ATTACH DATABASE ? AS org", (uri,))
+            conn = sqlite3.connect(self.path.resolve().as_uri() + "?mode=ro", uri=True)
         except sqlite3.Error as exc:
             raise OrgError(
                 "UNKNOWN_EXCEPTION", f"cannot open {str(self.path)!r} to build the search index: {exc}"
             ) from None
         try:
-            present = {
-                row[1].lower()
-                for row in self._conn.execute(f"PRAGMA org.table_info({quote_identifier(obj.name)})").fetchall()
-            }
+            table = quote_identifier(obj.name)
+            present = {row[1].lower() for row in conn.execute(f"PRAGMA table_info({table})").fetchall()}
             if not present:
                 raise OrgError("INVALID_TYPE", f"sObject type '{obj.name}' is not supported.")
             exprs = []
@@ -685,57 +731,115 @@ class SearchIndex:
                 else:
                     ok = field.column_name.lower() in present
                     exprs.append(quote_identifier(field.column_name) if ok else "NULL")
-            rows = self._conn.execute(
-                f'SELECT "Id", {", ".join(exprs)} FROM org.{quote_identifier(obj.name)}'
-            ).fetchall()
+            return conn.execute(f'SELECT "Id", {", ".join(exprs)} FROM {table}').fetchall()
+        except sqlite3.Error as exc:  # a damaged or foreign file
+            raise OrgError(
+                "UNKNOWN_EXCEPTION", f"cannot read {obj.name} from {str(self.path)!r} to build the search index: {exc}"
+            ) from None
         finally:
-            self._conn.execute("DETACH DATABASE org")
-        placeholders = ", ".join("?" for _ in range(len(fields) + 1))
-        with self._conn:
-            self._conn.executemany(
-                f"INSERT INTO {table} (rid, {columns}) VALUES ({placeholders})",
-                ((row[0], *(_index_text(f, v) for f, v in zip(fields, row[1:], strict=True))) for row in rows),
-            )
-        return _ObjectIndex(table, fields)
+            conn.close()
 
-    def search(self, obj: SObject, terms: Node, scope: str, limit: int = MAX_RESULTS) -> list[str]:
-        """Ids of ``obj`` records matching ``terms`` in ``scope``, best first (at most ``limit``)."""
+    def _build(self, obj: SObject) -> _ObjectIndex:
+        fields = _columns(obj, "ALL")
+        rows = self._rows(obj, fields)
+        target = self._directory() / f"{obj.name}.sqlite"
+        partial = target.with_name(target.name + ".partial")
+        columns = ", ".join(f"c{i}" for i in range(len(fields)))
+        placeholders = ", ".join("?" for _ in range(len(fields) + 1))
+        try:
+            conn = sqlite3.connect(partial)
+            try:
+                conn.execute(
+                    f"CREATE VIRTUAL TABLE {_TABLE} USING fts5(rid UNINDEXED, {columns}, "
+                    "tokenize = 'unicode61 remove_diacritics 0', prefix = '2 3')"
+                )
+                with conn:
+                    conn.executemany(
+                        f"INSERT INTO {_TABLE} (rid, {columns}) VALUES ({placeholders})",
+                        ((r[0], *(_index_text(f, v) for f, v in zip(fields, r[1:], strict=True))) for r in rows),
+                    )
+                    conn.execute(f"INSERT INTO {_TABLE} ({_TABLE}) VALUES ('optimize')")  # one segment: faster reads
+                conn.execute(f"CREATE VIRTUAL TABLE temp.vocabulary USING fts5vocab(main, {_TABLE}, row)")
+                vocabulary = [term for (term,) in conn.execute("SELECT term FROM temp.vocabulary ORDER BY term")]
+            finally:
+                conn.close()
+            os.replace(partial, target)
+        except (sqlite3.Error, OSError) as exc:  # a full or read-only temporary directory
+            raise OrgError(
+                "UNKNOWN_EXCEPTION",
+                f"cannot write the search index of {obj.name} to {str(target.parent)!r}: {exc} "
+                "(set TMPDIR to a writable directory with free space)",
+            ) from None
+        return _ObjectIndex(target, fields, vocabulary, [])
+
+    def search(
+        self, obj: SObject, terms: Node, scope: str, limit: int = MAX_RESULTS, deadline: float = math.inf
+    ) -> list[str]:
+        """Ids of ``obj`` records matching ``terms`` in ``scope``, best first (at most ``limit``).
+
+        Args:
+            obj: The object to search.
+            terms: The parsed search term.
+            scope: ``"ALL"``, ``"NAME"``, ``"EMAIL"`` or ``"PHONE"``.
+            limit: The most ids returned.
+            deadline: A ``time.monotonic()`` value past which the search stops with QUERY_TIMEOUT.
+
+        Raises:
+            OrgError: ``QUERY_TIMEOUT`` past the deadline, ``INVALID_SEARCH`` for wildcard terms that
+                stand for too many words, ``UNKNOWN_EXCEPTION`` when the index cannot be built or read.
+        """
         wanted = {f.name for f in _columns(obj, scope)}
         if not wanted or limit <= 0:
             return []
+        index = self._object(obj)
+        expression = _Expression(index.vocabulary, obj, deadline).of(terms)
+        if expression is None:  # a wildcard term that no word of the object matches
+            return []
+        cols = " ".join(f"c{i}" for i, f in enumerate(index.fields) if f.name in wanted)
+        sql = f"SELECT rid FROM {_TABLE} WHERE {_TABLE} MATCH ? ORDER BY rank, rid LIMIT ?"
+        reader = self._checkout(index)
+        reader.deadline = deadline
+        try:
+            rows = reader.conn.execute(sql, ("{" + cols + "} : (" + expression + ")", limit)).fetchall()
+        except sqlite3.Error as exc:
+            raise _search_error(exc) from None
+        finally:
+            reader.deadline = math.inf
+            with self._lock:
+                index.idle.append(reader)
+        return [row[0] for row in rows]
+
+    def _checkout(self, index: _ObjectIndex) -> _Reader:
         with self._lock:
-            index = self._object(obj)
-            cols = [i for i, f in enumerate(index.fields) if f.name in wanted]
-            expr, exact = _fts(terms)
-            match = "{" + " ".join(f"c{i}" for i in cols) + "} : (" + expr + ")"
-            select = ", ".join(["rid", *(f"c{i}" for i in cols)])
-            sql = f"SELECT {select} FROM {index.table} WHERE {index.table} MATCH ? ORDER BY rank, rid"
-            try:
-                if exact:
-                    rows = self._conn.execute(sql + " LIMIT ?", (match, limit)).fetchall()
-                    return [row[0] for row in rows]
-                ids: list[str] = []
-                for row in self._conn.execute(sql, (match,)):
-                    fields_words = [words(text) for text in row[1:] if text]
-                    if _matches(terms, fields_words):
-                        ids.append(row[0])
-                        if len(ids) >= limit:
-                            break
-                return ids
-            except sqlite3.Error as exc:  # FTS5 refuses what it cannot parse (a term too complex)
-                raise _malformed(f"the search term is too complex to run: {exc}") from None
+            if index.idle:
+                return index.idle.pop()
+        try:
+            return _Reader(index.path)
+        except sqlite3.Error as exc:
+            raise OrgError("UNKNOWN_EXCEPTION", f"cannot open the search index {str(index.path)!r}: {exc}") from None
+
+
+def _search_error(exc: sqlite3.Error) -> OrgError:
+    """A failed FTS5 query as the org reports it: every SQLite error becomes an OrgError."""
+    text = str(exc)
+    if isinstance(exc, sqlite3.OperationalError) and "interrupt" in text:
+        return OrgError("QUERY_TIMEOUT", _TIMEOUT_MESSAGE)
+    if text.startswith("fts5:"):  # FTS5 refuses what it cannot parse (a term too complex)
+        return _malformed(f"the search term is too complex to run: {text}")
+    return OrgError("UNKNOWN_EXCEPTION", f"the org could not run the search: {text}")
+
+
+def _timed_out() -> OrgError:
+    return OrgError("QUERY_TIMEOUT", _TIMEOUT_MESSAGE)
 
 
 def _fts_string(token: str) -> str:
     return '"' + token.replace('"', '""') + '"'
 
 
-def _fts_pattern(pattern: str) -> tuple[str, bool]:
-    first = min((pattern.find(w) for w in "*?" if w in pattern), default=-1)
-    if first < 0:
-        return _fts_string(pattern), True
-    exact = first == len(pattern) - 1 and pattern[first] == "*"
-    return _fts_string(pattern[:first]) + "*", exact
+@functools.lru_cache(maxsize=4096)
+def _wildcard_regex(pattern: str) -> re.Pattern[str]:
+    return re.compile("".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern))
 
 
 def _operands(node: Node, kind: type) -> list[Node]:
@@ -751,65 +855,83 @@ def _operands(node: Node, kind: type) -> list[Node]:
     return out
 
 
-def _fts(node: Node) -> tuple[str, bool]:
-    """An FTS5 MATCH expression for ``node``, and whether it is exact (else it finds a superset).
+class _Expression:
+    """The FTS5 ``MATCH`` expression of a search term over one object's index, exact in every case.
 
-    Chains of one operator are written flat (``a OR b OR c``): FTS5's parser has a small stack.
+    A word with a trailing ``*`` is an FTS5 prefix query. Any other wildcard (``*`` inside a word,
+    ``?``) is expanded to the words of the object's vocabulary that it matches, found by a binary
+    search on its literal beginning; the expansion is bounded (:data:`MAX_EXPANSIONS` words per
+    search and object), so no search ever filters records one by one.
     """
-    if isinstance(node, Phrase):
-        parts = [_fts_pattern(p) for p in node.patterns]
-        return " + ".join(p for p, _ in parts), all(e for _, e in parts)
-    if isinstance(node, And | Or):
-        word = " AND " if isinstance(node, And) else " OR "
-        items = [_fts(operand) for operand in _operands(node, type(node))]
-        return word.join(f"({e})" for e, _ in items), all(exact for _, exact in items)
-    excluded: list[Node] = []
-    base: Node = node
-    while isinstance(base, AndNot):  # a AND NOT b AND NOT c: one flat chain
-        excluded.append(base.right)
-        base = base.left
-    base_expr, exact = _fts(base)
-    parts = [f"({base_expr})"]
-    for right in reversed(excluded):
-        right_expr, right_exact = _fts(right)
-        if right_exact:
-            parts.append(f"({right_expr})")
-        else:  # excluding a superset would drop true matches: exclude nothing here, filter later
-            exact = False
-    return " NOT ".join(parts), exact
 
+    def __init__(self, vocabulary: list[str], obj: SObject, deadline: float) -> None:
+        self.vocabulary = vocabulary
+        self.obj = obj
+        self.deadline = deadline
+        self.expanded = 0
 
-_PATTERN_CACHE: dict[str, re.Pattern[str]] = {}
+    def of(self, node: Node) -> str | None:
+        """The expression, or None when no record can match (a wildcard that matches no word)."""
+        if isinstance(node, Phrase):
+            return self.phrase(node)
+        if isinstance(node, AndNot):
+            excluded: list[Node] = []
+            base: Node = node
+            while isinstance(base, AndNot):  # a AND NOT b AND NOT c: one flat chain
+                excluded.append(base.right)
+                base = base.left
+            kept = self.of(base)
+            if kept is None:
+                return None
+            parts = [kept, *(e for e in (self.of(right) for right in reversed(excluded)) if e is not None)]
+            return " NOT ".join(f"({p})" for p in parts)
+        # Chains of one operator are written flat (a OR b OR c): FTS5's parser has a small stack.
+        items = [self.of(operand) for operand in _operands(node, type(node))]
+        if isinstance(node, And):
+            return None if None in items else " AND ".join(f"({e})" for e in items)
+        present = [e for e in items if e is not None]
+        return " OR ".join(f"({e})" for e in present) if present else None
 
+    def phrase(self, node: Phrase) -> str | None:
+        options: list[list[str]] = []
+        expanded = False
+        for pattern in node.patterns:
+            tokens, wild = self.word(pattern)
+            if not tokens:
+                return None
+            options.append(tokens)
+            expanded = expanded or wild
+        if expanded:
+            combinations = math.prod(len(tokens) for tokens in options)
+            self.expanded += combinations
+            if self.expanded > MAX_EXPANSIONS:
+                raise OrgError(
+                    "INVALID_SEARCH",
+                    f"the wildcards of the search term stand for more than {MAX_EXPANSIONS} different words of "
+                    f"{self.obj.name} (at {node.source!r}); put more letters before each wildcard or use fewer "
+                    "wildcard terms",
+                )
+        return " OR ".join("(" + " + ".join(choice) + ")" for choice in itertools.product(*options))
 
-def _word_matches(pattern: str, word: str) -> bool:
-    if "*" not in pattern and "?" not in pattern:
-        return pattern == word
-    regex = _PATTERN_CACHE.get(pattern)
-    if regex is None:
-        regex = re.compile("".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern))
-        _PATTERN_CACHE[pattern] = regex
-    return regex.fullmatch(word) is not None
-
-
-def _phrase_in(patterns: Sequence[str], field_words: Sequence[str]) -> bool:
-    n = len(patterns)
-    for start in range(len(field_words) - n + 1):
-        if all(_word_matches(p, field_words[start + k]) for k, p in enumerate(patterns)):
-            return True
-    return False
-
-
-def _matches(node: Node, fields_words: Iterable[Sequence[str]]) -> bool:
-    """Whether a record whose searched fields hold ``fields_words`` matches ``node`` (exactly)."""
-    fields_words = list(fields_words)
-    if isinstance(node, Phrase):
-        return any(_phrase_in(node.patterns, fw) for fw in fields_words)
-    if isinstance(node, And):
-        return _matches(node.left, fields_words) and _matches(node.right, fields_words)
-    if isinstance(node, Or):
-        return _matches(node.left, fields_words) or _matches(node.right, fields_words)
-    return _matches(node.left, fields_words) and not _matches(node.right, fields_words)
+    def word(self, pattern: str) -> tuple[list[str], bool]:
+        """The FTS5 tokens one word pattern stands for, and whether it was expanded from the vocabulary."""
+        first = min((pattern.find(w) for w in "*?" if w in pattern), default=-1)
+        if first < 0:
+            return [_fts_string(pattern)], False
+        if first == len(pattern) - 1 and pattern[first] == "*":
+            return [_fts_string(pattern[:first]) + "*"], False
+        prefix, regex = pattern[:first], _wildcard_regex(pattern)
+        found: list[str] = []
+        vocabulary = self.vocabulary
+        for i in range(bisect.bisect_left(vocabulary, prefix), len(vocabulary)):
+            word = vocabulary[i]
+            if not word.startswith(prefix):
+                break
+            if regex.fullmatch(word):
+                found.append(_fts_string(word))
+            if i % 1024 == 1023 and time.monotonic() > self.deadline:
+                raise _timed_out()
+        return found, True
 
 
 def _index_for(org: SearchableOrg) -> SearchIndex:
@@ -946,10 +1068,11 @@ def run_search(org: SearchableOrg, sosl: str) -> dict[str, Any]:
             unknown objects and fields, or any error the SOQL engine raises for a RETURNING clause.
     """
     spec = parse_search(sosl)
+    deadline = time.monotonic() + org.timeout  # one QUERY_TIMEOUT for the whole search, as for a query
     index = _index_for(org)
     per_object: list[list[dict[str, Any]]] = []
     for item in spec.returning:
-        ids = index.search(item.obj, spec.terms, spec.scope)
+        ids = index.search(item.obj, spec.terms, spec.scope, deadline=deadline)
         per_object.append(_fetch(org, sosl, item, ids))
     budget = min(MAX_RESULTS, spec.limit if spec.limit is not None else MAX_RESULTS)
     if spec.limit is not None and all(item.limit is None for item in spec.returning):
