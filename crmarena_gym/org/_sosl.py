@@ -20,14 +20,20 @@ Semantics, following Salesforce's SOSL reference:
 
 - Text is split into words at every character that is not a letter or digit; matching ignores case.
   A word matches a whole word (no stemming); a phrase matches consecutive words of one field; words
-  side by side without an operator must all match (implicit ``AND``), possibly in different fields.
+  side by side without an operator must all match (implicit ``AND``), possibly in different fields,
+  except in knowledge articles, where OR is the default operator.
 - ``AND`` and ``AND NOT`` bind tighter than ``OR``; operators are case-insensitive; quote them
   (``"and"``) to search for the words themselves. ``NOT`` on its own is an ordinary word.
+- The reserved characters ``? & | ! { } [ ] ( ) ^ ~ * : \\ " ' + -`` are searched for only when
+  escaped with a backslash; unescaped, ``*`` and ``?`` are wildcards, ``"`` quotes a phrase,
+  parentheses group (outside phrases), and any other one is refused with ``MALFORMED_SEARCH``.
 - ``*`` matches zero or more letters or digits, ``?`` exactly one; neither may begin a word, and a
-  word with a wildcard needs at least two other characters.
+  word with a wildcard needs at least two other characters. A search term of one character answers
+  ``INVALID_SEARCH: search term must be longer than one character``.
 - ``IN NAME FIELDS`` searches each object's name field, ``EMAIL``/``PHONE`` the email and phone
   fields, ``ALL`` (the default) every searchable field; phone fields also match their digits run
-  together (``4155550100`` finds ``(415) 555-0100``).
+  together (``4155550100`` finds ``(415) 555-0100``). Products and articles ignore the IN clause:
+  all their fields are searched.
 - Without ``RETURNING`` every searchable object except products and articles is searched (Salesforce
   returns those only when named) and each match is returned with its ``Id``.
 - Each object keeps at most 2,000 candidates, best ranked first, before ``WHERE`` applies (Salesforce,
@@ -77,9 +83,21 @@ _CACHE_KEY = "crmarena_gym.org._sosl.index"
 _CACHE_LOCK = threading.Lock()
 # Salesforce returns these only when RETURNING names them.
 _NOT_IN_DEFAULT_SCOPE = frozenset({"Product2", "Knowledge__kav"})
+# The IN clause "doesn't apply to articles, documents, feed comments, feed items, files, products, and
+# solutions ... all fields are searched" (SOSL reference, IN SearchGroup).
+_EVERY_FIELD_ALWAYS = frozenset({"Product2", "Knowledge__kav"})
+# "When searching articles, documents, and solutions, AND must be specified because OR is the default
+# operator" (SOSL reference, FIND {SearchQuery}).
+_OR_BY_DEFAULT = frozenset({"Knowledge__kav"})
 _AGGREGATES = frozenset({"count", "count_distinct", "sum", "avg", "min", "max", "grouping"})
 _SCOPES = {"all": "ALL", "name": "NAME", "email": "EMAIL", "phone": "PHONE", "sidebar": "ALL"}
 _WORD_RE = re.compile(r"[^\W_]+")
+#: SOSL's reserved characters (the SOSL reference, FIND {SearchQuery}); inside a search term each must
+#: be escaped with a backslash to be searched for. Unescaped, ``*`` and ``?`` are wildcards, ``"``
+#: quotes a phrase and parentheses group; every other one is refused.
+RESERVED_CHARACTERS = frozenset("?&|!{}[]()^~*:\\\"'+-")
+RESERVED_IN_WORDS = RESERVED_CHARACTERS - frozenset('*?"()')
+RESERVED_IN_PHRASES = RESERVED_CHARACTERS - frozenset('*?"')
 # Bounds that keep the recursive tree walks far from Python's recursion limit.
 MAX_TERMS = 200
 MAX_NESTING = 20
@@ -107,6 +125,11 @@ def _malformed(message: str, text: str | None = None, pos: int | None = None) ->
     return OrgError("MALFORMED_SEARCH", message)
 
 
+def _too_short() -> OrgError:
+    # Salesforce's answer to FIND {a}, and to a wildcard word with fewer than two other characters.
+    return OrgError("INVALID_SEARCH", "search term must be longer than one character")
+
+
 def words(text: str) -> list[str]:
     """The lower-cased words of ``text``, split as the search index splits them.
 
@@ -130,8 +153,13 @@ class Phrase:
 
 @dataclass(frozen=True)
 class And:
+    """Both sides; ``implicit`` when written without an operator (``rain jacket``), which means OR
+    for knowledge articles (Salesforce: "When searching articles, documents, and solutions, AND must
+    be specified because OR is the default operator")."""
+
     left: Node
     right: Node
+    implicit: bool = False
 
 
 @dataclass(frozen=True)
@@ -156,6 +184,44 @@ class _TermToken:
     source: str = ""
 
 
+def _read_chars(text: str, i: int, *, phrase: bool) -> tuple[list[tuple[str, bool]], int]:
+    """The characters of one word (up to a space, parenthesis or quote) or of a quoted phrase (up to
+    its closing quote) from ``text[i]``, and where they end.
+
+    A backslash escapes the next character; an unescaped reserved character is refused, as Salesforce
+    refuses it ("An error occurs if you do not precede reserved characters with a backslash").
+    """
+    chars: list[tuple[str, bool]] = []
+    n = len(text)
+    reserved = RESERVED_IN_PHRASES if phrase else RESERVED_IN_WORDS
+    while i < n and (text[i] != '"' if phrase else not (text[i].isspace() or text[i] in '()"')):
+        c = text[i]
+        if c == "\\":
+            if i + 1 >= n:
+                raise _malformed("the search term ends with a backslash that escapes nothing: write \\\\ for one")
+            chars.append((text[i + 1], False))
+            i += 2
+            continue
+        if c in reserved:
+            raise _malformed(
+                f"the reserved character {c!r} must be escaped with a backslash in the search term "
+                f"(write \\{c}), or left out: {_around(text, i)!r}"
+            )
+        chars.append((c, c in "*?"))
+        i += 1
+    return chars, i
+
+
+def _around(text: str, i: int) -> str:
+    """The word of the search term around position ``i`` (for messages)."""
+    start, end = i, i + 1
+    while start > 0 and not text[start - 1].isspace():
+        start -= 1
+    while end < len(text) and not text[end].isspace():
+        end += 1
+    return text[start:end]
+
+
 def _lex_terms(text: str) -> list[_TermToken]:
     tokens: list[_TermToken] = []
     i, n = 0, len(text)
@@ -167,27 +233,15 @@ def _lex_terms(text: str) -> list[_TermToken]:
             tokens.append(_TermToken(c, source=c))
             i += 1
         elif c == '"':
-            start, chars, i = i, [], i + 1
-            while i < n and text[i] != '"':
-                if text[i] == "\\" and i + 1 < n:
-                    chars.append((text[i + 1], False))
-                    i += 2
-                else:
-                    chars.append((text[i], text[i] in "*?"))
-                    i += 1
+            start = i
+            chars, i = _read_chars(text, i + 1, phrase=True)
             if i >= n:
                 raise _malformed(f"unterminated quoted phrase in the search term: {text[start:]!r}")
             i += 1
             tokens.append(_TermToken("TERM", tuple(chars), text[start:i]))
         else:
-            start, chars = i, []
-            while i < n and not text[i].isspace() and text[i] not in '()"':
-                if text[i] == "\\" and i + 1 < n:
-                    chars.append((text[i + 1], False))
-                    i += 2
-                else:
-                    chars.append((text[i], text[i] in "*?"))
-                    i += 1
+            start = i
+            chars, i = _read_chars(text, i, phrase=False)
             source = text[start:i]
             upper = source.upper()
             if upper in ("AND", "OR"):
@@ -215,7 +269,7 @@ def _phrase(token: _TermToken) -> Phrase:
             raise _malformed(f"a wildcard cannot begin a search word: {token.source!r}")
         literal = sum(1 for ch in pattern if ch not in "*?")
         if literal < len(pattern) and literal < 2:
-            raise _malformed("search term must be longer than one character")
+            raise _too_short()
     return Phrase(tuple(patterns), token.source)
 
 
@@ -235,7 +289,7 @@ class _TermParser:
 
     def parse(self) -> Node | None:
         if not self.tokens:
-            raise _malformed("search term must be longer than one character")
+            raise _too_short()
         node = self.expr()
         extra = self.peek()
         if extra is not None:
@@ -260,7 +314,7 @@ class _TermParser:
                     raise _malformed(f"nothing to exclude from before {tok.source!r} in the search term")
                 node = node if right is None else AndNot(node, right)
             else:
-                node = _combine(And, node, right)
+                node = _combine(And, node, right, implicit=tok.kind != "AND")
         return node
 
     def primary(self) -> Node | None:
@@ -286,12 +340,12 @@ class _TermParser:
         raise _malformed(f"unexpected {tok.source!r} in the search term")
 
 
-def _combine(kind: type[And] | type[Or], left: Node | None, right: Node | None) -> Node | None:
+def _combine(kind: type[And] | type[Or], left: Node | None, right: Node | None, implicit: bool = False) -> Node | None:
     if left is None:
         return right
     if right is None:
         return left
-    return kind(left, right)
+    return And(left, right, implicit) if kind is And else Or(left, right)
 
 
 def _literal_count(node: Node) -> int:
@@ -313,7 +367,7 @@ def parse_terms(text: str) -> Node:
     """
     node = _TermParser(_lex_terms(text)).parse()
     if node is None or _literal_count(node) < 2:
-        raise _malformed("search term must be longer than one character")
+        raise _too_short()
     return node
 
 
@@ -788,7 +842,7 @@ class SearchIndex:
             OrgError: ``QUERY_TIMEOUT`` past the deadline, ``INVALID_SEARCH`` for wildcard terms that
                 stand for too many words, ``UNKNOWN_EXCEPTION`` when the index cannot be built or read.
         """
-        wanted = {f.name for f in _columns(obj, scope)}
+        wanted = {f.name for f in _columns(obj, "ALL" if obj.name in _EVERY_FIELD_ALWAYS else scope)}
         if not wanted or limit <= 0:
             return []
         index = self._object(obj)
@@ -842,19 +896,6 @@ def _wildcard_regex(pattern: str) -> re.Pattern[str]:
     return re.compile("".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern))
 
 
-def _operands(node: Node, kind: type) -> list[Node]:
-    """The operands of a chain of one operator (``a OR b OR c``), flattened left to right."""
-    out: list[Node] = []
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if type(current) is kind:
-            stack.extend((current.right, current.left))  # type: ignore[union-attr]
-        else:
-            out.append(current)
-    return out
-
-
 class _Expression:
     """The FTS5 ``MATCH`` expression of a search term over one object's index, exact in every case.
 
@@ -869,6 +910,25 @@ class _Expression:
         self.obj = obj
         self.deadline = deadline
         self.expanded = 0
+        self.or_by_default = obj.name in _OR_BY_DEFAULT
+
+    def operator(self, node: Node) -> str:
+        if isinstance(node, Or) or (isinstance(node, And) and node.implicit and self.or_by_default):
+            return "OR"
+        return "AND" if isinstance(node, And) else "NOT" if isinstance(node, AndNot) else ""
+
+    def operands(self, node: Node) -> list[Node]:
+        """The operands of a chain of one operator (``a OR b OR c``), flattened left to right."""
+        operator = self.operator(node)
+        out: list[Node] = []
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            if isinstance(current, And | Or) and self.operator(current) == operator:
+                stack.extend((current.right, current.left))
+            else:
+                out.append(current)
+        return out
 
     def of(self, node: Node) -> str | None:
         """The expression, or None when no record can match (a wildcard that matches no word)."""
@@ -886,8 +946,8 @@ class _Expression:
             parts = [kept, *(e for e in (self.of(right) for right in reversed(excluded)) if e is not None)]
             return " NOT ".join(f"({p})" for p in parts)
         # Chains of one operator are written flat (a OR b OR c): FTS5's parser has a small stack.
-        items = [self.of(operand) for operand in _operands(node, type(node))]
-        if isinstance(node, And):
+        items = [self.of(operand) for operand in self.operands(node)]
+        if self.operator(node) == "AND":
             return None if None in items else " AND ".join(f"({e})" for e in items)
         present = [e for e in items if e is not None]
         return " OR ".join(f"({e})" for e in present) if present else None

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from crmarena_gym.org import Org
+from crmarena_gym.org import SOSL_RESERVED_CHARACTERS, Org
 from crmarena_gym.tools._common import (
     ToolInputError,
     parse_date_argument,
@@ -43,8 +43,6 @@ __all__ = [
 ]
 
 _OWNER_ASSIGNMENT = "Field__c = 'Owner Assignment'"
-# SOSL's reserved characters inside FIND {...}; each is escaped with a backslash.
-_SOSL_RESERVED = frozenset("?&|!{}[]()^~*:\\\"'+-")
 
 
 def sosl_escape(term: str) -> str:
@@ -54,7 +52,7 @@ def sosl_escape(term: str) -> str:
         >>> print(sosl_escape("men's trail-runner (v2)"))
         men\\'s trail\\-runner \\(v2\\)
     """
-    return "".join("\\" + ch if ch in _SOSL_RESERVED else ch for ch in term)
+    return "".join("\\" + ch if ch in SOSL_RESERVED_CHARACTERS else ch for ch in term)
 
 
 def _window(start_date: str, end_date: str) -> tuple[str, str]:

@@ -555,7 +555,7 @@ def test_search_errors(org: Recording, fn: Any, term: Any, fragments: tuple[str,
 def test_a_search_the_engine_refuses_is_an_error(org: Recording) -> None:
     # A one-character term is too short for SOSL; the org's refusal comes back as text.
     result = search_products(org, "a")
-    _error(result, "MALFORMED_SEARCH")
+    _error(result, "INVALID_SEARCH: search term must be longer than one character")
 
 
 # --- transcripts and emails ----------------------------------------------------------------------------
