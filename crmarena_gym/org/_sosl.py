@@ -845,7 +845,9 @@ class SearchIndex:
         wanted = {f.name for f in _columns(obj, "ALL" if obj.name in _EVERY_FIELD_ALWAYS else scope)}
         if not wanted or limit <= 0:
             return []
-        index = self._object(obj)
+        index = self._object(obj)  # a first build is not counted against the deadline
+        if time.monotonic() > deadline:  # checked before the work, and by SQLite while it runs
+            raise _timed_out()
         expression = _Expression(index.vocabulary, obj, deadline).of(terms)
         if expression is None:  # a wildcard term that no word of the object matches
             return []

@@ -102,6 +102,26 @@ def test_search_past_its_deadline_is_a_query_timeout(env_org: Path) -> None:
     assert (info.value.code, info.value.message) == ("QUERY_TIMEOUT", "Your query request was running for too long.")
 
 
+def test_a_search_running_inside_sqlite_is_stopped_at_the_deadline(
+    env_org: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    org = LocalOrg(env_org)
+    org.search("FIND {order}" + RETURNING)  # built, and connections pooled
+    calls = []
+
+    class Clock:  # the deadline passes once the search is under way, inside SQLite
+        @staticmethod
+        def monotonic() -> float:
+            calls.append(1)
+            return 0.0 if len(calls) <= 2 else 1e12
+
+    monkeypatch.setattr(_sosl, "time", Clock)
+    with pytest.raises(OrgError) as info:
+        org.search("FIND {th* OR order* OR re*} RETURNING EmailMessage(Id)")
+    assert info.value.code == "QUERY_TIMEOUT"
+    assert len(calls) >= 3  # SQLite's progress handler asked for the time
+
+
 def test_too_broad_wildcards_are_refused(env_org: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     org = LocalOrg(env_org)
     sosl = "FIND {" + " OR ".join(f"{p}?*" for p in PREFIXES[:60]) + "}" + RETURNING
