@@ -732,6 +732,7 @@ class SearchIndex:
         self._building: dict[str, threading.Lock] = {}
         self._objects: dict[str, _ObjectIndex] = {}
         self._dir: Path | None = None
+        self._pid = os.getpid()  # a forked child opens its own connections to the same files
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.path,))
@@ -747,7 +748,7 @@ class SearchIndex:
                         f"cannot create the search index's directory under {tempfile.gettempdir()!r}: {exc} "
                         "(set TMPDIR to a writable directory)",
                     ) from None
-                weakref.finalize(self, shutil.rmtree, str(self._dir), True)
+                weakref.finalize(self, _remove_directory, str(self._dir), os.getpid())
             return self._dir
 
     def _object(self, obj: SObject) -> _ObjectIndex:
@@ -867,12 +868,22 @@ class SearchIndex:
 
     def _checkout(self, index: _ObjectIndex) -> _Reader:
         with self._lock:
+            if self._pid != os.getpid():  # forked: SQLite connections must not cross a fork
+                self._pid = os.getpid()
+                for built in self._objects.values():
+                    built.idle.clear()
             if index.idle:
                 return index.idle.pop()
         try:
             return _Reader(index.path)
         except sqlite3.Error as exc:
             raise OrgError("UNKNOWN_EXCEPTION", f"cannot open the search index {str(index.path)!r}: {exc}") from None
+
+
+def _remove_directory(path: str, pid: int) -> None:
+    """Remove an index directory, only from the process that made it (never from a forked child)."""
+    if os.getpid() == pid:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _search_error(exc: sqlite3.Error) -> OrgError:

@@ -219,3 +219,33 @@ def test_unwritable_temporary_directory_is_a_clear_error(
 
 def _terms() -> _sosl.Node:
     return parse_search("FIND {order}").terms
+
+
+def _search_in_child_then_release(org: LocalOrg, queue: object) -> None:
+    import gc
+
+    found = len(org.search("FIND {order} RETURNING Case(Id)")["searchRecords"])
+    org.backend_cache.clear()  # the child lets go of the index it inherited
+    gc.collect()
+    queue.put(found)  # type: ignore[attr-defined]
+
+
+def test_a_forked_child_neither_shares_connections_nor_removes_the_index(env_org: Path, tmp_path: Path) -> None:
+    import multiprocessing
+
+    copy = tmp_path / "org.sqlite"
+    shutil.copy(env_org, copy)
+    org = LocalOrg(copy)
+    before = org.search("FIND {order} RETURNING Case(Id)")
+    index = org.backend_cache["crmarena_gym.org._sosl.index"]
+    for built in index._objects.values():  # the parent will need new connections after the child is gone
+        built.idle.clear()
+    del index, built  # in the child, only the org's cache holds the index
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_search_in_child_then_release, args=(org, queue))
+    child.start()
+    found = queue.get(timeout=60)
+    child.join(60)
+    assert child.exitcode == 0 and found == len(before["searchRecords"]) > 0
+    assert org.search("FIND {order} RETURNING Case(Id)") == before  # the index files are still there
