@@ -105,6 +105,7 @@ MAX_NESTING = 20
 #: refused as too broad (Lucene's default clause limit: wildcard queries expand to index terms).
 MAX_EXPANSIONS = 1024
 _TABLE = "fts"
+_DIR_PREFIX = "crmarena_gym_search_"  # then the process id: crmarena_gym_search_<pid>_<random>
 # FTS5 virtual-machine steps between two checks of the deadline.
 _PROGRESS_STEPS = 2000
 
@@ -740,8 +741,9 @@ class SearchIndex:
     def _directory(self) -> Path:
         with self._lock:
             if self._dir is None:
+                _sweep_stale_directories()
                 try:
-                    self._dir = Path(tempfile.mkdtemp(prefix="crmarena_gym_search_"))
+                    self._dir = Path(tempfile.mkdtemp(prefix=f"{_DIR_PREFIX}{os.getpid()}_"))
                 except OSError as exc:
                     raise OrgError(
                         "UNKNOWN_EXCEPTION",
@@ -878,6 +880,26 @@ class SearchIndex:
             return _Reader(index.path)
         except sqlite3.Error as exc:
             raise OrgError("UNKNOWN_EXCEPTION", f"cannot open the search index {str(index.path)!r}: {exc}") from None
+
+
+def _sweep_stale_directories() -> None:
+    """Remove the index directories of processes that are gone (killed before they could clean up)."""
+    if os.name != "posix":  # os.kill(pid, 0) probes a process only on POSIX (on Windows it terminates)
+        return
+    try:
+        entries = list(Path(tempfile.gettempdir()).glob(_DIR_PREFIX + "*_*"))
+    except OSError:
+        return
+    for entry in entries:
+        pid = entry.name[len(_DIR_PREFIX) :].split("_", 1)[0]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(entry, ignore_errors=True)
+        except (PermissionError, OverflowError, OSError):
+            continue  # alive under another user, or not a process id: leave it
 
 
 def _remove_directory(path: str, pid: int) -> None:

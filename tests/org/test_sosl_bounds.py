@@ -7,6 +7,7 @@ from the org file with plain SQL and regular expressions over its words, never t
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import sqlite3
@@ -249,3 +250,26 @@ def test_a_forked_child_neither_shares_connections_nor_removes_the_index(env_org
     child.join(60)
     assert child.exitcode == 0 and found == len(before["searchRecords"]) > 0
     assert org.search("FIND {order} RETURNING Case(Id)") == before  # the index files are still there
+
+
+def test_index_directories_of_vanished_processes_are_swept(
+    env_org: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import subprocess
+    import sys
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = tmp_path / f"crmarena_gym_search_{int(gone.stdout)}_abc"  # a process killed before it cleaned up
+    live = tmp_path / f"crmarena_gym_search_{os.getppid()}_def"  # a process still running
+    other = tmp_path / "crmarena_gym_search_notapid"
+    for d in (stale, live, other):
+        d.mkdir()
+        (d / "Case.sqlite").write_bytes(b"x")
+    index = SearchIndex(env_org)
+    index.search(parse_search("FIND {order} RETURNING Case").returning[0].obj, _terms(), "ALL")
+    left = sorted(p.name for p in tmp_path.iterdir())
+    mine = f"crmarena_gym_search_{os.getpid()}_"
+    assert not stale.exists() and live.exists() and other.exists()
+    assert sum(name.startswith(mine) for name in left) == 1
