@@ -11,6 +11,12 @@ at scale 1 and scale 10 (orgs generated with seed 0), and the memory of 64 envir
 orgs (64 ``LocalOrg`` objects and ``with_today`` views over one file) in one process. Target: warm
 overhead at most 1.5 times raw.
 
+SOSL: the median time of ordinary searches (those the tools and agents write) as the baseline, the
+worst wildcard cases against it (issue 16's reproducer, 200 mid-word wildcard terms, took 143 s on
+the default org before the wildcard expansion, 80 s measured here on the shared machine, over 17
+minutes at scale 10; every search now runs under QUERY_TIMEOUT), and the time of a small search while
+another thread runs the worst cases over and over (against the same small search alone).
+
 Run: ``python benchmarks/bench_engine.py [--scales 1 10] [--reps 15] [--workdir DIR]``.
 """
 
@@ -21,14 +27,16 @@ import gc
 import os
 import sqlite3
 import statistics
+import string
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import tracemalloc
 from pathlib import Path
 
-from crmarena_gym.org import LocalOrg
+from crmarena_gym.org import LocalOrg, OrgError
 
 TODAY = "2023-06-01"
 
@@ -148,6 +156,87 @@ def bench_scale(path: Path, reps: int) -> dict[str, float]:
     return {"warm_ratio": total["warm"] / total["raw"], "median_ratio": statistics.median(ratios)}
 
 
+_SOSL_OBJECTS = " RETURNING EmailMessage(Id), LiveChatTranscript(Id), Case(Id)"
+_PREFIXES = [a + b for a in string.ascii_lowercase for b in string.ascii_lowercase if a != b][:200]
+_SMALL_SEARCH = "FIND {refund} RETURNING Case(Id) LIMIT 3"
+
+
+def sosl_corpus() -> tuple[list[str], dict[str, str]]:
+    """Ordinary searches, and the worst wildcard cases by name."""
+    ordinary = [
+        "FIND {running shoe} IN ALL FIELDS RETURNING Product2(Id, Name, Description)",
+        "FIND {return policy} IN ALL FIELDS RETURNING Knowledge__kav(Id, Title, FAQ_Answer__c "
+        "WHERE PublishStatus = 'Online' AND Language = 'en_US')",
+        "FIND {warranty} IN ALL FIELDS RETURNING Knowledge__kav(Id, Title)",
+        "FIND {refund} RETURNING Case(Id, Subject), EmailMessage(Id, Subject)",
+        "FIND {jacket*} IN NAME FIELDS RETURNING Product2(Id, Name)",
+        "FIND {shipping AND delay}" + _SOSL_OBJECTS,
+        'FIND {"order number"} RETURNING LiveChatTranscript(Id)',
+        "FIND {smith} IN NAME FIELDS RETURNING User(Id, Name), Contact(Id, Name), Account(Id, Name)",
+    ]
+    worst = {
+        "issue 16 reproducer: 200 x  ab*qz": "FIND {" + " OR ".join(f"{p}*qz" for p in _PREFIXES) + "}" + _SOSL_OBJECTS,
+        "200 x  ab*e (mid-word, matching)": "FIND {" + " OR ".join(f"{p}*e" for p in _PREFIXES) + "}" + _SOSL_OBJECTS,
+        "200 x  ab? (one letter)": "FIND {" + " OR ".join(f"{p}?" for p in _PREFIXES) + "}" + _SOSL_OBJECTS,
+        "issue 14: a*e* OR s*e* ... (all objects)": "FIND {a*e* OR s*e* OR t*e* OR c*o*}",
+        "200 x  ab* (prefix)": "FIND {" + " OR ".join(f"{p}*" for p in _PREFIXES) + "}" + _SOSL_OBJECTS,
+        '50 x  "ab* th?" (phrases)': "FIND {"
+        + " OR ".join(f'"{p}* th?"' for p in _PREFIXES[:50])
+        + "}"
+        + _SOSL_OBJECTS,
+    }
+    return ordinary, worst
+
+
+def _search_time(org: LocalOrg, sosl: str) -> tuple[float, str]:
+    t0 = time.perf_counter()
+    try:
+        n = str(len(org.search(sosl)["searchRecords"]))
+    except OrgError as exc:
+        n = exc.code
+    return time.perf_counter() - t0, n
+
+
+def bench_sosl(path: Path, reps: int) -> None:
+    org = LocalOrg(path, today=TODAY)
+    ordinary, worst = sosl_corpus()
+    t0 = time.perf_counter()
+    for sosl in ordinary:
+        org.search(sosl)  # builds each object's index once
+    print(f"SOSL: index built for the searched objects in {time.perf_counter() - t0:.2f} s (once per org file)")
+    base = statistics.median(statistics.median(_search_time(org, s)[0] for _ in range(reps)) for s in ordinary)
+    print(f"ordinary searches ({len(ordinary)}): median {base * 1e3:.2f} ms (the baseline)")
+    slowest = 0.0
+    for name, sosl in worst.items():
+        runs = [_search_time(org, sosl) for _ in range(max(3, reps // 5))]
+        t = statistics.median(r[0] for r in runs)
+        slowest = max(slowest, max(r[0] for r in runs))
+        print(f"  {name:<42} {t * 1e3:9.2f} ms  {t / base:7.1f}x baseline  ({runs[0][1]} records)")
+    share = slowest / org.timeout
+    print(f"worst wildcard case: {slowest * 1e3:.1f} ms, {share:.3f} of QUERY_TIMEOUT ({org.timeout:g} s)")
+    alone = statistics.median(_search_time(org, _SMALL_SEARCH)[0] for _ in range(reps))
+    stop = threading.Event()
+
+    def hammer() -> None:
+        other = org.with_today("2022-01-01")
+        while not stop.is_set():
+            for sosl in worst.values():
+                other.search(sosl)
+
+    thread = threading.Thread(target=hammer)
+    thread.start()
+    time.sleep(0.05)
+    beside = [_search_time(org, _SMALL_SEARCH)[0] for _ in range(reps)]
+    stop.set()
+    thread.join()
+    print(
+        f"small search alone {alone * 1e3:.2f} ms; beside the worst cases in another thread: median "
+        f"{statistics.median(beside) * 1e3:.2f} ms, slowest {max(beside) * 1e3:.2f} ms "
+        f"({max(beside) / alone:.1f}x alone, while one worst case takes {slowest * 1e3:.0f} ms: no waiting behind it)"
+    )
+    org.close()
+
+
 def _rss_kib() -> int:
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * (os.sysconf("SC_PAGE_SIZE") // 1024)
@@ -222,6 +311,7 @@ def main() -> None:
         first = first or path
         print(f"\n== scale {scale:g}: {path}")
         bench_scale(path, args.reps)
+        bench_sosl(path, args.reps)
     print()
     assert first is not None
     bench_memory(first)

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 ActionKind = Literal["query", "call", "submit", "invalid"]
+#: The error of a reply that holds no action at all (the environment restates the action rule).
+NO_ACTION = "no action found"
 
 _TAG_RE = {
     tag: re.compile(rf"<{tag}>(.*?)(?:</{tag}>|$)", re.DOTALL | re.IGNORECASE)
@@ -149,12 +151,4 @@ def parse_action(text: str, *, functions: bool = False) -> Action:
         call = _parse_call(unwrap_code(text))
         if call is not None:
             return call
-    return Action(
-        "invalid",
-        text=text,
-        error=(
-            "no action found: reply with 'execute <query>' (or <execute>...</execute>) to run a query"
-            + (" or call a function" if functions else "")
-            + ", or 'submit <answer>' (or <submit>...</submit>) to answer"
-        ),
-    )
+    return Action("invalid", text=text, error=NO_ACTION)

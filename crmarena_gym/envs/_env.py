@@ -17,8 +17,8 @@ from typing import Any, Literal
 
 import gymnasium as gym
 
-from crmarena_gym.envs._actions import Action, parse_action, unwrap_code
-from crmarena_gym.envs._render import QUERY_OUTPUT_PREFIX, ObservationFormat, render_value
+from crmarena_gym.envs._actions import NO_ACTION, Action, parse_action, unwrap_code
+from crmarena_gym.envs._render import QUERY_OUTPUT_PREFIX, ObservationFormat, render_error, render_value
 from crmarena_gym.envs._spaces import ActionText, UnicodeText
 from crmarena_gym.org import LocalOrg, Org
 from crmarena_gym.schema import schema_text
@@ -49,7 +49,7 @@ _CALL_EXAMPLES = (
     ("get_period", 'execute get_period({"period_name": "Q1", "year": 2022})'),
     (
         "get_start_date",
-        '{"name": "get_start_date", "arguments": {"end_date": "2023-01-01T00:00:00Z", "period": "month", '
+        '{"name": "get_start_date", "arguments": {"end_date": "2023-01-01T00:00:00Z", "period": "months", '
         '"interval_count": 3}}',
     ),
     ("find_id_with_max_value", 'execute find_id_with_max_value({"values_by_id": {"a": 2, "b": 1}})'),
@@ -229,6 +229,9 @@ class CRMArenaEnv(gym.Env[str, str]):
         if parsed.kind == "submit":
             return self._submit(parsed.text, info)
         if parsed.kind == "invalid":
+            if parsed.error == NO_ACTION:  # as the original: the rule restated
+                message = f"FORMAT_ERROR: {NO_ACTION} in the reply. {_action_format(self.tools)}"
+                return self._observe(message, info, error="FORMAT_ERROR")
             return self._observe(f"FORMAT_ERROR: {parsed.error}", info, error="FORMAT_ERROR")
         if parsed.kind == "query":
             tool = _QUERY_TOOL_BY_LANGUAGE[parsed.language or "soql"]
@@ -240,8 +243,9 @@ class CRMArenaEnv(gym.Env[str, str]):
                 return self._observe(message, info, error="UNAVAILABLE")
             info["query"] = parsed.text
             result = self.tools.call(tool, {"query": parsed.text}, self._view)
-            if isinstance(result, str):  # "CODE: message" from the org
-                return self._observe(result, info, error=result.split(":", 1)[0])
+            if isinstance(result, str):  # "CODE: message" from the org, shown as the original shows it
+                code, _, message = result.partition(": ")
+                return self._observe(render_error(code, message), info, error=code)
             info["result"] = result
             return self._observe(self.render_result(result, query=True), info)
         info["function"] = parsed.name

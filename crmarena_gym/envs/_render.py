@@ -45,5 +45,11 @@ def render_query_result(result: dict[str, Any], fmt: ObservationFormat = "python
 
 
 def render_error(code: str, message: str) -> str:
-    """The observation after a failed query: ``CODE: message``."""
-    return f"{code}: {message}"
+    """The observation after a failed query, as the original's code renders it: the output prefix,
+    then ``CODE: message``.
+
+    Example:
+        >>> render_error("INVALID_TYPE", "sObject type 'Foo' is not supported.")
+        "Salesforce instance output: INVALID_TYPE: sObject type 'Foo' is not supported."
+    """
+    return f"{QUERY_OUTPUT_PREFIX}{code}: {message}"

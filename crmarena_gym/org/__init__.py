@@ -6,5 +6,14 @@ from crmarena_gym.org._base import ERROR_CODES, Org, OrgError
 from crmarena_gym.org._cache import default_org_path
 from crmarena_gym.org._local import LocalOrg
 from crmarena_gym.org._salesforce import SalesforceOrg
+from crmarena_gym.org._sosl import RESERVED_CHARACTERS as SOSL_RESERVED_CHARACTERS
 
-__all__ = ["ERROR_CODES", "LocalOrg", "Org", "OrgError", "SalesforceOrg", "default_org_path"]
+__all__ = [
+    "ERROR_CODES",
+    "SOSL_RESERVED_CHARACTERS",
+    "LocalOrg",
+    "Org",
+    "OrgError",
+    "SalesforceOrg",
+    "default_org_path",
+]

@@ -11,6 +11,7 @@ ERROR_CODES = frozenset(
     {
         "MALFORMED_QUERY",
         "MALFORMED_SEARCH",
+        "INVALID_SEARCH",
         "INVALID_FIELD",
         "INVALID_TYPE",
         "INVALID_QUERY_FILTER_OPERATOR",

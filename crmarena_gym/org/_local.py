@@ -263,10 +263,22 @@ class LocalOrg(Org):
         return plan.sql, plan.bind(self._effective_today())
 
     def search(self, sosl: str) -> dict[str, Any]:
-        """Run a SOSL search; see :meth:`Org.search`."""
+        """Run a SOSL search; see :meth:`Org.search`.
+
+        Like :meth:`query`, it raises nothing but :class:`OrgError` (``QUERY_TIMEOUT`` past the
+        org's timeout, ``UNKNOWN_EXCEPTION`` for a damaged file), and ``ValueError`` once closed.
+        """
         from crmarena_gym.org._sosl import run_search
 
-        return run_search(self, sosl)
+        self._live()
+        try:
+            return run_search(self, sosl)
+        except (OrgError, ValueError) as exc:
+            if isinstance(exc, OrgError) or "closed" in str(exc):
+                raise
+            raise OrgError("UNKNOWN_EXCEPTION", f"the org could not run the search: {exc}") from None
+        except (sqlite3.Error, OSError, ArithmeticError, RecursionError, TypeError) as exc:  # never a raw error
+            raise OrgError("UNKNOWN_EXCEPTION", f"the org could not run the search: {exc}") from None
 
     # -- lifecycle -------------------------------------------------------------------------------
 

@@ -5,11 +5,13 @@ The statement ``FIND {terms} [IN ALL|NAME|EMAIL|PHONE FIELDS] [RETURNING Obj[(fi
 
 1. The search terms (words, quoted phrases, ``AND``, ``OR``, ``AND NOT``, parentheses, the ``*`` and
    ``?`` wildcards, backslash escapes) are parsed into a small tree.
-2. Each object's searchable text lives in an FTS5 table of a private in-memory database, built on
-   first use from the org file opened read-only (the org database is never written). The tree becomes
-   an FTS5 ``MATCH`` expression; where FTS5 cannot say it exactly (a wildcard in the middle of a word,
-   ``?``, or such a term under ``AND NOT``), the expression finds a superset that Python then filters
-   word by word. Matches are ranked by BM25.
+2. Each object's searchable text lives in an FTS5 index of its own, built on first use from the org
+   file opened read-only (the org database is never written) into a private temporary file, and then
+   only read, by as many read-only connections as threads search at once. The tree becomes an FTS5
+   ``MATCH`` expression that is exact in every case: a trailing ``*`` is a prefix query, and any other
+   wildcard is replaced by the words of the object's vocabulary it matches (at most
+   :data:`MAX_EXPANSIONS`; a broader term is refused with ``INVALID_SEARCH``). Matches are ranked by
+   BM25. The whole search runs under the org's QUERY_TIMEOUT deadline, as a SOQL query does.
 3. The fields listed in ``RETURNING`` are fetched through the org's own SOQL engine
    (``SELECT fields FROM Obj WHERE Id IN (...) AND (where) ORDER BY ... LIMIT n``), so ``WHERE``
    means exactly what it means in SOQL.
@@ -18,14 +20,20 @@ Semantics, following Salesforce's SOSL reference:
 
 - Text is split into words at every character that is not a letter or digit; matching ignores case.
   A word matches a whole word (no stemming); a phrase matches consecutive words of one field; words
-  side by side without an operator must all match (implicit ``AND``), possibly in different fields.
+  side by side without an operator must all match (implicit ``AND``), possibly in different fields,
+  except in knowledge articles, where OR is the default operator.
 - ``AND`` and ``AND NOT`` bind tighter than ``OR``; operators are case-insensitive; quote them
   (``"and"``) to search for the words themselves. ``NOT`` on its own is an ordinary word.
+- The reserved characters ``? & | ! { } [ ] ( ) ^ ~ * : \\ " ' + -`` are searched for only when
+  escaped with a backslash; unescaped, ``*`` and ``?`` are wildcards, ``"`` quotes a phrase,
+  parentheses group (outside phrases), and any other one is refused with ``MALFORMED_SEARCH``.
 - ``*`` matches zero or more letters or digits, ``?`` exactly one; neither may begin a word, and a
-  word with a wildcard needs at least two other characters.
+  word with a wildcard needs at least two other characters. A search term of one character answers
+  ``INVALID_SEARCH: search term must be longer than one character``.
 - ``IN NAME FIELDS`` searches each object's name field, ``EMAIL``/``PHONE`` the email and phone
   fields, ``ALL`` (the default) every searchable field; phone fields also match their digits run
-  together (``4155550100`` finds ``(415) 555-0100``).
+  together (``4155550100`` finds ``(415) 555-0100``). Products and articles ignore the IN clause:
+  all their fields are searched.
 - Without ``RETURNING`` every searchable object except products and articles is searched (Salesforce
   returns those only when named) and each match is returned with its ``Id``.
 - Each object keeps at most 2,000 candidates, best ranked first, before ``WHERE`` applies (Salesforce,
@@ -45,20 +53,28 @@ Example:
 
 from __future__ import annotations
 
+import bisect
+import functools
+import itertools
+import math
+import os
 import re
+import shutil
 import sqlite3
+import tempfile
 import threading
-from collections.abc import Iterable, Sequence
+import time
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
-from urllib.parse import quote
 
 from crmarena_gym.org._base import OrgError
+from crmarena_gym.org._local import _TIMEOUT_MESSAGE
 from crmarena_gym.org.soql import MAX_OFFSET, positioned_message
 from crmarena_gym.schema import OBJECTS, Field, FieldType, SObject, get_object, quote_identifier
 
-__all__ = ["MAX_RESULTS", "SearchIndex", "parse_search", "run_search"]
+__all__ = ["MAX_EXPANSIONS", "MAX_RESULTS", "SearchIndex", "parse_search", "run_search"]
 
 #: Most records one search returns, and most candidates kept per object (Salesforce's limit).
 MAX_RESULTS = 2000
@@ -67,12 +83,31 @@ _CACHE_KEY = "crmarena_gym.org._sosl.index"
 _CACHE_LOCK = threading.Lock()
 # Salesforce returns these only when RETURNING names them.
 _NOT_IN_DEFAULT_SCOPE = frozenset({"Product2", "Knowledge__kav"})
+# The IN clause "doesn't apply to articles, documents, feed comments, feed items, files, products, and
+# solutions ... all fields are searched" (SOSL reference, IN SearchGroup).
+_EVERY_FIELD_ALWAYS = frozenset({"Product2", "Knowledge__kav"})
+# "When searching articles, documents, and solutions, AND must be specified because OR is the default
+# operator" (SOSL reference, FIND {SearchQuery}).
+_OR_BY_DEFAULT = frozenset({"Knowledge__kav"})
 _AGGREGATES = frozenset({"count", "count_distinct", "sum", "avg", "min", "max", "grouping"})
 _SCOPES = {"all": "ALL", "name": "NAME", "email": "EMAIL", "phone": "PHONE", "sidebar": "ALL"}
 _WORD_RE = re.compile(r"[^\W_]+")
+#: SOSL's reserved characters (the SOSL reference, FIND {SearchQuery}); inside a search term each must
+#: be escaped with a backslash to be searched for. Unescaped, ``*`` and ``?`` are wildcards, ``"``
+#: quotes a phrase and parentheses group; every other one is refused.
+RESERVED_CHARACTERS = frozenset("?&|!{}[]()^~*:\\\"'+-")
+RESERVED_IN_WORDS = RESERVED_CHARACTERS - frozenset('*?"()')
+RESERVED_IN_PHRASES = RESERVED_CHARACTERS - frozenset('*?"')
 # Bounds that keep the recursive tree walks far from Python's recursion limit.
 MAX_TERMS = 200
 MAX_NESTING = 20
+#: Most words the wildcard terms of one search may stand for in one object; past it the search is
+#: refused as too broad (Lucene's default clause limit: wildcard queries expand to index terms).
+MAX_EXPANSIONS = 1024
+_TABLE = "fts"
+_DIR_PREFIX = "crmarena_gym_search_"  # then the process id: crmarena_gym_search_<pid>_<random>
+# FTS5 virtual-machine steps between two checks of the deadline.
+_PROGRESS_STEPS = 2000
 
 
 class SearchableOrg(Protocol):
@@ -80,6 +115,7 @@ class SearchableOrg(Protocol):
 
     path: Path
     backend_cache: dict[str, object]
+    timeout: float
 
     def query(self, soql: str) -> dict[str, Any]: ...
 
@@ -88,6 +124,11 @@ def _malformed(message: str, text: str | None = None, pos: int | None = None) ->
     if text is not None and pos is not None:
         message = positioned_message(text, pos, message)
     return OrgError("MALFORMED_SEARCH", message)
+
+
+def _too_short() -> OrgError:
+    # Salesforce's answer to FIND {a}, and to a wildcard word with fewer than two other characters.
+    return OrgError("INVALID_SEARCH", "search term must be longer than one character")
 
 
 def words(text: str) -> list[str]:
@@ -113,8 +154,13 @@ class Phrase:
 
 @dataclass(frozen=True)
 class And:
+    """Both sides; ``implicit`` when written without an operator (``rain jacket``), which means OR
+    for knowledge articles (Salesforce: "When searching articles, documents, and solutions, AND must
+    be specified because OR is the default operator")."""
+
     left: Node
     right: Node
+    implicit: bool = False
 
 
 @dataclass(frozen=True)
@@ -139,6 +185,44 @@ class _TermToken:
     source: str = ""
 
 
+def _read_chars(text: str, i: int, *, phrase: bool) -> tuple[list[tuple[str, bool]], int]:
+    """The characters of one word (up to a space, parenthesis or quote) or of a quoted phrase (up to
+    its closing quote) from ``text[i]``, and where they end.
+
+    A backslash escapes the next character; an unescaped reserved character is refused, as Salesforce
+    refuses it ("An error occurs if you do not precede reserved characters with a backslash").
+    """
+    chars: list[tuple[str, bool]] = []
+    n = len(text)
+    reserved = RESERVED_IN_PHRASES if phrase else RESERVED_IN_WORDS
+    while i < n and (text[i] != '"' if phrase else not (text[i].isspace() or text[i] in '()"')):
+        c = text[i]
+        if c == "\\":
+            if i + 1 >= n:
+                raise _malformed("the search term ends with a backslash that escapes nothing: write \\\\ for one")
+            chars.append((text[i + 1], False))
+            i += 2
+            continue
+        if c in reserved:
+            raise _malformed(
+                f"the reserved character {c!r} must be escaped with a backslash in the search term "
+                f"(write \\{c}), or left out: {_around(text, i)!r}"
+            )
+        chars.append((c, c in "*?"))
+        i += 1
+    return chars, i
+
+
+def _around(text: str, i: int) -> str:
+    """The word of the search term around position ``i`` (for messages)."""
+    start, end = i, i + 1
+    while start > 0 and not text[start - 1].isspace():
+        start -= 1
+    while end < len(text) and not text[end].isspace():
+        end += 1
+    return text[start:end]
+
+
 def _lex_terms(text: str) -> list[_TermToken]:
     tokens: list[_TermToken] = []
     i, n = 0, len(text)
@@ -150,27 +234,15 @@ def _lex_terms(text: str) -> list[_TermToken]:
             tokens.append(_TermToken(c, source=c))
             i += 1
         elif c == '"':
-            start, chars, i = i, [], i + 1
-            while i < n and text[i] != '"':
-                if text[i] == "\\" and i + 1 < n:
-                    chars.append((text[i + 1], False))
-                    i += 2
-                else:
-                    chars.append((text[i], text[i] in "*?"))
-                    i += 1
+            start = i
+            chars, i = _read_chars(text, i + 1, phrase=True)
             if i >= n:
                 raise _malformed(f"unterminated quoted phrase in the search term: {text[start:]!r}")
             i += 1
             tokens.append(_TermToken("TERM", tuple(chars), text[start:i]))
         else:
-            start, chars = i, []
-            while i < n and not text[i].isspace() and text[i] not in '()"':
-                if text[i] == "\\" and i + 1 < n:
-                    chars.append((text[i + 1], False))
-                    i += 2
-                else:
-                    chars.append((text[i], text[i] in "*?"))
-                    i += 1
+            start = i
+            chars, i = _read_chars(text, i, phrase=False)
             source = text[start:i]
             upper = source.upper()
             if upper in ("AND", "OR"):
@@ -198,7 +270,7 @@ def _phrase(token: _TermToken) -> Phrase:
             raise _malformed(f"a wildcard cannot begin a search word: {token.source!r}")
         literal = sum(1 for ch in pattern if ch not in "*?")
         if literal < len(pattern) and literal < 2:
-            raise _malformed("search term must be longer than one character")
+            raise _too_short()
     return Phrase(tuple(patterns), token.source)
 
 
@@ -218,7 +290,7 @@ class _TermParser:
 
     def parse(self) -> Node | None:
         if not self.tokens:
-            raise _malformed("search term must be longer than one character")
+            raise _too_short()
         node = self.expr()
         extra = self.peek()
         if extra is not None:
@@ -243,7 +315,7 @@ class _TermParser:
                     raise _malformed(f"nothing to exclude from before {tok.source!r} in the search term")
                 node = node if right is None else AndNot(node, right)
             else:
-                node = _combine(And, node, right)
+                node = _combine(And, node, right, implicit=tok.kind != "AND")
         return node
 
     def primary(self) -> Node | None:
@@ -269,12 +341,12 @@ class _TermParser:
         raise _malformed(f"unexpected {tok.source!r} in the search term")
 
 
-def _combine(kind: type[And] | type[Or], left: Node | None, right: Node | None) -> Node | None:
+def _combine(kind: type[And] | type[Or], left: Node | None, right: Node | None, implicit: bool = False) -> Node | None:
     if left is None:
         return right
     if right is None:
         return left
-    return kind(left, right)
+    return And(left, right, implicit) if kind is And else Or(left, right)
 
 
 def _literal_count(node: Node) -> int:
@@ -296,7 +368,7 @@ def parse_terms(text: str) -> Node:
     """
     node = _TermParser(_lex_terms(text)).parse()
     if node is None or _literal_count(node) < 2:
-        raise _malformed("search term must be longer than one character")
+        raise _too_short()
     return node
 
 
@@ -627,53 +699,84 @@ def _index_text(field: Field, value: object) -> str | None:
 
 @dataclass
 class _ObjectIndex:
-    table: str
+    path: Path  # the index file: written once when built, then only read
     fields: tuple[Field, ...]  # column c<i> holds fields[i]
+    vocabulary: list[str]  # every distinct word of the indexed fields, sorted
+    idle: list[_Reader]  # open connections not in use
+
+
+class _Reader:
+    """A read-only connection to one object's index file, with its own deadline."""
+
+    def __init__(self, path: Path) -> None:
+        self.deadline = math.inf
+        self.conn = sqlite3.connect(path.as_uri() + "?mode=ro&immutable=1", uri=True, check_same_thread=False)
+        self.conn.set_progress_handler(self._progress, _PROGRESS_STEPS)
+
+    def _progress(self) -> int:
+        return 1 if time.monotonic() > self.deadline else 0
 
 
 class SearchIndex:
-    """FTS5 indexes of one org file's searchable fields, in a private in-memory database.
+    """FTS5 indexes of one org file's searchable fields, one index file per object.
 
-    Built one object at a time on first use; thread-safe; a pickled index comes back empty and
+    Each object's index is built on first use into a file of a private temporary directory (removed
+    when the index is garbage collected); once built it is only read, through a pool of read-only
+    connections, so that searches from many threads run side by side and none waits for another's.
+    Only the first search of an object waits for its build. A pickled index comes back empty and
     rebuilds itself.
     """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self._conn = sqlite3.connect(":memory:", uri=True, check_same_thread=False)
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # held only briefly: the tables below and the reader pools
+        self._building: dict[str, threading.Lock] = {}
         self._objects: dict[str, _ObjectIndex] = {}
+        self._dir: Path | None = None
+        self._pid = os.getpid()  # a forked child opens its own connections to the same files
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.path,))
 
+    def _directory(self) -> Path:
+        with self._lock:
+            if self._dir is None:
+                _sweep_stale_directories()
+                try:
+                    self._dir = Path(tempfile.mkdtemp(prefix=f"{_DIR_PREFIX}{os.getpid()}_"))
+                except OSError as exc:
+                    raise OrgError(
+                        "UNKNOWN_EXCEPTION",
+                        f"cannot create the search index's directory under {tempfile.gettempdir()!r}: {exc} "
+                        "(set TMPDIR to a writable directory)",
+                    ) from None
+                weakref.finalize(self, _remove_directory, str(self._dir), os.getpid())
+            return self._dir
+
     def _object(self, obj: SObject) -> _ObjectIndex:
         built = self._objects.get(obj.name)
-        if built is None:
-            built = self._build(obj)
-            self._objects[obj.name] = built
+        if built is not None:
+            return built
+        with self._lock:
+            building = self._building.setdefault(obj.name, threading.Lock())
+        with building:  # one build per object; searches of other objects go on meanwhile
+            built = self._objects.get(obj.name)
+            if built is None:
+                built = self._build(obj)
+                self._objects[obj.name] = built
         return built
 
-    def _build(self, obj: SObject) -> _ObjectIndex:
-        fields = _columns(obj, "ALL")
-        table = quote_identifier("fts_" + obj.name)
-        columns = ", ".join(f"c{i}" for i in range(len(fields)))
-        self._conn.execute(
-            f"CREATE VIRTUAL TABLE {table} USING fts5(rid UNINDEXED, {columns}, "
-            "tokenize = 'unicode61 remove_diacritics 0', prefix = '2 3')"
-        )
-        uri = "file:" + quote(str(self.path.resolve())) + "?mode=ro"
+    def _rows(self, obj: SObject, fields: tuple[Field, ...]) -> list[tuple[Any, ...]]:
+        """The id and the searchable values of every record of ``obj``, read from the org file."""
         try:
-            self._conn.execute("ATTACH DATABASE ? AS org", (uri,))
+            conn = sqlite3.connect(self.path.resolve().as_uri() + "?mode=ro", uri=True)
         except sqlite3.Error as exc:
             raise OrgError(
                 "UNKNOWN_EXCEPTION", f"cannot open {str(self.path)!r} to build the search index: {exc}"
             ) from None
         try:
-            present = {
-                row[1].lower()
-                for row in self._conn.execute(f"PRAGMA org.table_info({quote_identifier(obj.name)})").fetchall()
-            }
+            table = quote_identifier(obj.name)
+            present = {row[1].lower() for row in conn.execute(f"PRAGMA table_info({table})").fetchall()}
             if not present:
                 raise OrgError("INVALID_TYPE", f"sObject type '{obj.name}' is not supported.")
             exprs = []
@@ -685,131 +788,245 @@ class SearchIndex:
                 else:
                     ok = field.column_name.lower() in present
                     exprs.append(quote_identifier(field.column_name) if ok else "NULL")
-            rows = self._conn.execute(
-                f'SELECT "Id", {", ".join(exprs)} FROM org.{quote_identifier(obj.name)}'
-            ).fetchall()
+            return conn.execute(f'SELECT "Id", {", ".join(exprs)} FROM {table}').fetchall()
+        except sqlite3.Error as exc:  # a damaged or foreign file
+            raise OrgError(
+                "UNKNOWN_EXCEPTION", f"cannot read {obj.name} from {str(self.path)!r} to build the search index: {exc}"
+            ) from None
         finally:
-            self._conn.execute("DETACH DATABASE org")
-        placeholders = ", ".join("?" for _ in range(len(fields) + 1))
-        with self._conn:
-            self._conn.executemany(
-                f"INSERT INTO {table} (rid, {columns}) VALUES ({placeholders})",
-                ((row[0], *(_index_text(f, v) for f, v in zip(fields, row[1:], strict=True))) for row in rows),
-            )
-        return _ObjectIndex(table, fields)
+            conn.close()
 
-    def search(self, obj: SObject, terms: Node, scope: str, limit: int = MAX_RESULTS) -> list[str]:
-        """Ids of ``obj`` records matching ``terms`` in ``scope``, best first (at most ``limit``)."""
-        wanted = {f.name for f in _columns(obj, scope)}
+    def _build(self, obj: SObject) -> _ObjectIndex:
+        fields = _columns(obj, "ALL")
+        rows = self._rows(obj, fields)
+        target = self._directory() / f"{obj.name}.sqlite"
+        partial = target.with_name(target.name + ".partial")
+        columns = ", ".join(f"c{i}" for i in range(len(fields)))
+        placeholders = ", ".join("?" for _ in range(len(fields) + 1))
+        try:
+            conn = sqlite3.connect(partial)
+            try:
+                conn.execute(
+                    f"CREATE VIRTUAL TABLE {_TABLE} USING fts5(rid UNINDEXED, {columns}, "
+                    "tokenize = 'unicode61 remove_diacritics 0', prefix = '2 3')"
+                )
+                with conn:
+                    conn.executemany(
+                        f"INSERT INTO {_TABLE} (rid, {columns}) VALUES ({placeholders})",
+                        ((r[0], *(_index_text(f, v) for f, v in zip(fields, r[1:], strict=True))) for r in rows),
+                    )
+                    conn.execute(f"INSERT INTO {_TABLE} ({_TABLE}) VALUES ('optimize')")  # one segment: faster reads
+                conn.execute(f"CREATE VIRTUAL TABLE temp.vocabulary USING fts5vocab(main, {_TABLE}, row)")
+                vocabulary = [term for (term,) in conn.execute("SELECT term FROM temp.vocabulary ORDER BY term")]
+            finally:
+                conn.close()
+            os.replace(partial, target)
+        except (sqlite3.Error, OSError) as exc:  # a full or read-only temporary directory
+            raise OrgError(
+                "UNKNOWN_EXCEPTION",
+                f"cannot write the search index of {obj.name} to {str(target.parent)!r}: {exc} "
+                "(set TMPDIR to a writable directory with free space)",
+            ) from None
+        return _ObjectIndex(target, fields, vocabulary, [])
+
+    def search(
+        self, obj: SObject, terms: Node, scope: str, limit: int = MAX_RESULTS, deadline: float = math.inf
+    ) -> list[str]:
+        """Ids of ``obj`` records matching ``terms`` in ``scope``, best first (at most ``limit``).
+
+        Args:
+            obj: The object to search.
+            terms: The parsed search term.
+            scope: ``"ALL"``, ``"NAME"``, ``"EMAIL"`` or ``"PHONE"``.
+            limit: The most ids returned.
+            deadline: A ``time.monotonic()`` value past which the search stops with QUERY_TIMEOUT.
+
+        Raises:
+            OrgError: ``QUERY_TIMEOUT`` past the deadline, ``INVALID_SEARCH`` for wildcard terms that
+                stand for too many words, ``UNKNOWN_EXCEPTION`` when the index cannot be built or read.
+        """
+        wanted = {f.name for f in _columns(obj, "ALL" if obj.name in _EVERY_FIELD_ALWAYS else scope)}
         if not wanted or limit <= 0:
             return []
+        index = self._object(obj)  # a first build is not counted against the deadline
+        if time.monotonic() > deadline:  # checked before the work, and by SQLite while it runs
+            raise _timed_out()
+        expression = _Expression(index.vocabulary, obj, deadline).of(terms)
+        if expression is None:  # a wildcard term that no word of the object matches
+            return []
+        cols = " ".join(f"c{i}" for i, f in enumerate(index.fields) if f.name in wanted)
+        sql = f"SELECT rid FROM {_TABLE} WHERE {_TABLE} MATCH ? ORDER BY rank, rid LIMIT ?"
+        reader = self._checkout(index)
+        reader.deadline = deadline
+        try:
+            rows = reader.conn.execute(sql, ("{" + cols + "} : (" + expression + ")", limit)).fetchall()
+        except sqlite3.Error as exc:
+            raise _search_error(exc) from None
+        finally:
+            reader.deadline = math.inf
+            with self._lock:
+                index.idle.append(reader)
+        return [row[0] for row in rows]
+
+    def _checkout(self, index: _ObjectIndex) -> _Reader:
         with self._lock:
-            index = self._object(obj)
-            cols = [i for i, f in enumerate(index.fields) if f.name in wanted]
-            expr, exact = _fts(terms)
-            match = "{" + " ".join(f"c{i}" for i in cols) + "} : (" + expr + ")"
-            select = ", ".join(["rid", *(f"c{i}" for i in cols)])
-            sql = f"SELECT {select} FROM {index.table} WHERE {index.table} MATCH ? ORDER BY rank, rid"
-            try:
-                if exact:
-                    rows = self._conn.execute(sql + " LIMIT ?", (match, limit)).fetchall()
-                    return [row[0] for row in rows]
-                ids: list[str] = []
-                for row in self._conn.execute(sql, (match,)):
-                    fields_words = [words(text) for text in row[1:] if text]
-                    if _matches(terms, fields_words):
-                        ids.append(row[0])
-                        if len(ids) >= limit:
-                            break
-                return ids
-            except sqlite3.Error as exc:  # FTS5 refuses what it cannot parse (a term too complex)
-                raise _malformed(f"the search term is too complex to run: {exc}") from None
+            if self._pid != os.getpid():  # forked: SQLite connections must not cross a fork
+                self._pid = os.getpid()
+                for built in self._objects.values():
+                    built.idle.clear()
+            if index.idle:
+                return index.idle.pop()
+        try:
+            return _Reader(index.path)
+        except sqlite3.Error as exc:
+            raise OrgError("UNKNOWN_EXCEPTION", f"cannot open the search index {str(index.path)!r}: {exc}") from None
+
+
+def _sweep_stale_directories() -> None:
+    """Remove the index directories of processes that are gone (killed before they could clean up)."""
+    if os.name != "posix":  # os.kill(pid, 0) probes a process only on POSIX (on Windows it terminates)
+        return
+    try:
+        entries = list(Path(tempfile.gettempdir()).glob(_DIR_PREFIX + "*_*"))
+    except OSError:
+        return
+    for entry in entries:
+        pid = entry.name[len(_DIR_PREFIX) :].split("_", 1)[0]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(entry, ignore_errors=True)
+        except (PermissionError, OverflowError, OSError):
+            continue  # alive under another user, or not a process id: leave it
+
+
+def _remove_directory(path: str, pid: int) -> None:
+    """Remove an index directory, only from the process that made it (never from a forked child)."""
+    if os.getpid() == pid:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _search_error(exc: sqlite3.Error) -> OrgError:
+    """A failed FTS5 query as the org reports it: every SQLite error becomes an OrgError."""
+    text = str(exc)
+    if isinstance(exc, sqlite3.OperationalError) and "interrupt" in text:
+        return OrgError("QUERY_TIMEOUT", _TIMEOUT_MESSAGE)
+    if text.startswith("fts5:"):  # FTS5 refuses what it cannot parse (a term too complex)
+        return _malformed(f"the search term is too complex to run: {text}")
+    return OrgError("UNKNOWN_EXCEPTION", f"the org could not run the search: {text}")
+
+
+def _timed_out() -> OrgError:
+    return OrgError("QUERY_TIMEOUT", _TIMEOUT_MESSAGE)
 
 
 def _fts_string(token: str) -> str:
     return '"' + token.replace('"', '""') + '"'
 
 
-def _fts_pattern(pattern: str) -> tuple[str, bool]:
-    first = min((pattern.find(w) for w in "*?" if w in pattern), default=-1)
-    if first < 0:
-        return _fts_string(pattern), True
-    exact = first == len(pattern) - 1 and pattern[first] == "*"
-    return _fts_string(pattern[:first]) + "*", exact
+@functools.lru_cache(maxsize=4096)
+def _wildcard_regex(pattern: str) -> re.Pattern[str]:
+    return re.compile("".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern))
 
 
-def _operands(node: Node, kind: type) -> list[Node]:
-    """The operands of a chain of one operator (``a OR b OR c``), flattened left to right."""
-    out: list[Node] = []
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if type(current) is kind:
-            stack.extend((current.right, current.left))  # type: ignore[union-attr]
-        else:
-            out.append(current)
-    return out
+class _Expression:
+    """The FTS5 ``MATCH`` expression of a search term over one object's index, exact in every case.
 
-
-def _fts(node: Node) -> tuple[str, bool]:
-    """An FTS5 MATCH expression for ``node``, and whether it is exact (else it finds a superset).
-
-    Chains of one operator are written flat (``a OR b OR c``): FTS5's parser has a small stack.
+    A word with a trailing ``*`` is an FTS5 prefix query. Any other wildcard (``*`` inside a word,
+    ``?``) is expanded to the words of the object's vocabulary that it matches, found by a binary
+    search on its literal beginning; the expansion is bounded (:data:`MAX_EXPANSIONS` words per
+    search and object), so no search ever filters records one by one.
     """
-    if isinstance(node, Phrase):
-        parts = [_fts_pattern(p) for p in node.patterns]
-        return " + ".join(p for p, _ in parts), all(e for _, e in parts)
-    if isinstance(node, And | Or):
-        word = " AND " if isinstance(node, And) else " OR "
-        items = [_fts(operand) for operand in _operands(node, type(node))]
-        return word.join(f"({e})" for e, _ in items), all(exact for _, exact in items)
-    excluded: list[Node] = []
-    base: Node = node
-    while isinstance(base, AndNot):  # a AND NOT b AND NOT c: one flat chain
-        excluded.append(base.right)
-        base = base.left
-    base_expr, exact = _fts(base)
-    parts = [f"({base_expr})"]
-    for right in reversed(excluded):
-        right_expr, right_exact = _fts(right)
-        if right_exact:
-            parts.append(f"({right_expr})")
-        else:  # excluding a superset would drop true matches: exclude nothing here, filter later
-            exact = False
-    return " NOT ".join(parts), exact
 
+    def __init__(self, vocabulary: list[str], obj: SObject, deadline: float) -> None:
+        self.vocabulary = vocabulary
+        self.obj = obj
+        self.deadline = deadline
+        self.expanded = 0
+        self.or_by_default = obj.name in _OR_BY_DEFAULT
 
-_PATTERN_CACHE: dict[str, re.Pattern[str]] = {}
+    def operator(self, node: Node) -> str:
+        if isinstance(node, Or) or (isinstance(node, And) and node.implicit and self.or_by_default):
+            return "OR"
+        return "AND" if isinstance(node, And) else "NOT" if isinstance(node, AndNot) else ""
 
+    def operands(self, node: Node) -> list[Node]:
+        """The operands of a chain of one operator (``a OR b OR c``), flattened left to right."""
+        operator = self.operator(node)
+        out: list[Node] = []
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            if isinstance(current, And | Or) and self.operator(current) == operator:
+                stack.extend((current.right, current.left))
+            else:
+                out.append(current)
+        return out
 
-def _word_matches(pattern: str, word: str) -> bool:
-    if "*" not in pattern and "?" not in pattern:
-        return pattern == word
-    regex = _PATTERN_CACHE.get(pattern)
-    if regex is None:
-        regex = re.compile("".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern))
-        _PATTERN_CACHE[pattern] = regex
-    return regex.fullmatch(word) is not None
+    def of(self, node: Node) -> str | None:
+        """The expression, or None when no record can match (a wildcard that matches no word)."""
+        if isinstance(node, Phrase):
+            return self.phrase(node)
+        if isinstance(node, AndNot):
+            excluded: list[Node] = []
+            base: Node = node
+            while isinstance(base, AndNot):  # a AND NOT b AND NOT c: one flat chain
+                excluded.append(base.right)
+                base = base.left
+            kept = self.of(base)
+            if kept is None:
+                return None
+            parts = [kept, *(e for e in (self.of(right) for right in reversed(excluded)) if e is not None)]
+            return " NOT ".join(f"({p})" for p in parts)
+        # Chains of one operator are written flat (a OR b OR c): FTS5's parser has a small stack.
+        items = [self.of(operand) for operand in self.operands(node)]
+        if self.operator(node) == "AND":
+            return None if None in items else " AND ".join(f"({e})" for e in items)
+        present = [e for e in items if e is not None]
+        return " OR ".join(f"({e})" for e in present) if present else None
 
+    def phrase(self, node: Phrase) -> str | None:
+        options: list[list[str]] = []
+        expanded = False
+        for pattern in node.patterns:
+            tokens, wild = self.word(pattern)
+            if not tokens:
+                return None
+            options.append(tokens)
+            expanded = expanded or wild
+        if expanded:
+            combinations = math.prod(len(tokens) for tokens in options)
+            self.expanded += combinations
+            if self.expanded > MAX_EXPANSIONS:
+                raise OrgError(
+                    "INVALID_SEARCH",
+                    f"the wildcards of the search term stand for more than {MAX_EXPANSIONS} different words of "
+                    f"{self.obj.name} (at {node.source!r}); put more letters before each wildcard or use fewer "
+                    "wildcard terms",
+                )
+        return " OR ".join("(" + " + ".join(choice) + ")" for choice in itertools.product(*options))
 
-def _phrase_in(patterns: Sequence[str], field_words: Sequence[str]) -> bool:
-    n = len(patterns)
-    for start in range(len(field_words) - n + 1):
-        if all(_word_matches(p, field_words[start + k]) for k, p in enumerate(patterns)):
-            return True
-    return False
-
-
-def _matches(node: Node, fields_words: Iterable[Sequence[str]]) -> bool:
-    """Whether a record whose searched fields hold ``fields_words`` matches ``node`` (exactly)."""
-    fields_words = list(fields_words)
-    if isinstance(node, Phrase):
-        return any(_phrase_in(node.patterns, fw) for fw in fields_words)
-    if isinstance(node, And):
-        return _matches(node.left, fields_words) and _matches(node.right, fields_words)
-    if isinstance(node, Or):
-        return _matches(node.left, fields_words) or _matches(node.right, fields_words)
-    return _matches(node.left, fields_words) and not _matches(node.right, fields_words)
+    def word(self, pattern: str) -> tuple[list[str], bool]:
+        """The FTS5 tokens one word pattern stands for, and whether it was expanded from the vocabulary."""
+        first = min((pattern.find(w) for w in "*?" if w in pattern), default=-1)
+        if first < 0:
+            return [_fts_string(pattern)], False
+        if first == len(pattern) - 1 and pattern[first] == "*":
+            return [_fts_string(pattern[:first]) + "*"], False
+        prefix, regex = pattern[:first], _wildcard_regex(pattern)
+        found: list[str] = []
+        vocabulary = self.vocabulary
+        for i in range(bisect.bisect_left(vocabulary, prefix), len(vocabulary)):
+            word = vocabulary[i]
+            if not word.startswith(prefix):
+                break
+            if regex.fullmatch(word):
+                found.append(_fts_string(word))
+            if i % 1024 == 1023 and time.monotonic() > self.deadline:
+                raise _timed_out()
+        return found, True
 
 
 def _index_for(org: SearchableOrg) -> SearchIndex:
@@ -946,10 +1163,11 @@ def run_search(org: SearchableOrg, sosl: str) -> dict[str, Any]:
             unknown objects and fields, or any error the SOQL engine raises for a RETURNING clause.
     """
     spec = parse_search(sosl)
+    deadline = time.monotonic() + org.timeout  # one QUERY_TIMEOUT for the whole search, as for a query
     index = _index_for(org)
     per_object: list[list[dict[str, Any]]] = []
     for item in spec.returning:
-        ids = index.search(item.obj, spec.terms, spec.scope)
+        ids = index.search(item.obj, spec.terms, spec.scope, deadline=deadline)
         per_object.append(_fetch(org, sosl, item, ids))
     budget = min(MAX_RESULTS, spec.limit if spec.limit is not None else MAX_RESULTS)
     if spec.limit is not None and all(item.limit is None for item in spec.returning):

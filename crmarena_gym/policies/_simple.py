@@ -14,8 +14,11 @@ from crmarena_gym.tasks import OracleError, TaskInstance, oracle_trace
 __all__ = ["OraclePolicy", "RandomPolicy"]
 
 # What a failed action looks like: a tool's or the env's "Error: ...", an unreadable action, a toolset
-# without direct queries, or a Salesforce error code ("MALFORMED_QUERY: ...").
-_FAILED_OBSERVATION = re.compile(r"^(?:Error:|FORMAT_ERROR|UNAVAILABLE|[A-Z][A-Z_]*: )")
+# without direct queries, or a Salesforce error code ("MALFORMED_QUERY: ...", after the query output
+# prefix when a query failed).
+_FAILED_OBSERVATION = re.compile(
+    r"^(?:Error:|FORMAT_ERROR|UNAVAILABLE|(?:Salesforce instance output: )?[A-Z][A-Z_]*: )"
+)
 # The tools every toolset has; the oracle's solvers call task-specific functions besides them.
 _GENERAL_TOOLS = frozenset({"issue_soql_query", "issue_sosl_query", "submit"})
 

@@ -38,6 +38,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from crmarena_gym.datagen import ISSUES, case_text
+from crmarena_gym.schema import get_object
 from crmarena_gym.tasks import _gold as gold
 from crmarena_gym.tasks._context import (
     DOMAIN_DETAILS,
@@ -120,6 +121,20 @@ class OrgFacts:
         return self._once(
             "product_names", lambda: dict(self.conn.execute('SELECT "Id", "Name" FROM "Product2" ORDER BY "Id"'))
         )
+
+    def product_search_words(self) -> dict[str, frozenset[str]]:
+        """Every product's words over the fields a search of products looks at (all of them: Salesforce
+        ignores the IN clause for products), by Id."""
+
+        def build() -> dict[str, frozenset[str]]:
+            obj = get_object("Product2")
+            assert obj is not None
+            columns = [f.column_name for f in obj.fields if f.searchable or f.name_field]
+            select = ", ".join(f'"{c}"' for c in columns)
+            rows = self.conn.execute(f'SELECT "Id", {select} FROM "Product2" ORDER BY "Id"')
+            return {row[0]: name_words(" ".join(v for v in row[1:] if v)) for row in rows}
+
+        return self._once("product_search_words", build)
 
     def product_profiles(self) -> dict[str, ProductProfile]:
         """What a customer could say about each product (from the latent attributes, else from the name)."""
@@ -470,11 +485,12 @@ def _describe(rng: np.random.Generator, profile: ProductProfile) -> str:
 
 
 def loose_matches(facts: OrgFacts, profile: ProductProfile) -> set[str]:
-    """Every product a description of ``profile`` could be read as: the same type, or a name holding every
-    word of the type (the search term)."""
+    """Every product a description of ``profile`` could be read as: the same type, or a product whose
+    searched fields (name, description, code: what ``search_products`` finds) hold every word of the type
+    (the search term)."""
     words = name_words(profile.type)
-    by_name = {pid for pid, name in facts.product_names().items() if words <= name_words(name)}
-    return by_name | facts.products_by_type().get(profile.type.lower(), set())
+    found = {pid for pid, held in facts.product_search_words().items() if words <= held}
+    return found | facts.products_by_type().get(profile.type.lower(), set())
 
 
 _NED_TEMPLATES = (

@@ -154,7 +154,11 @@ def _handle_time(call: _Caller, params: dict[str, Any], instance: TaskInstance) 
     start, end = _window(call, params)
     handled = call("get_agent_handled_cases_by_period", start_date=start, end_date=end)
     qualified = call("get_qualified_agent_ids_by_case_count", agent_handled_cases=handled, n_cases=params["n_cases"])
+    if not qualified:  # an empty list would be no filter at all for get_cases, as in the original
+        return NONE_ANSWER
     single = call("get_non_transferred_case_ids", start_date=start, end_date=end)
+    if not single:
+        return NONE_ANSWER
     cases = call("get_cases", start_date=start, end_date=end, agent_ids=qualified, case_ids=single)
     averages = call("calculate_average_handle_time", cases=cases)
     best = "find_id_with_min_value" if params["direction"] == "min" else "find_id_with_max_value"
@@ -165,6 +169,8 @@ def _transfer_count(call: _Caller, params: dict[str, Any], instance: TaskInstanc
     start, end = _window(call, params)
     handled = call("get_agent_handled_cases_by_period", start_date=start, end_date=end)
     qualified = call("get_qualified_agent_ids_by_case_count", agent_handled_cases=handled, n_cases=params["n_cases"])
+    if not qualified:  # an empty list would count every agent's transfers, as in the original
+        return NONE_ANSWER
     transfers = call(
         "get_agent_transferred_cases_by_period", start_date=start, end_date=end, qualified_agent_ids=qualified
     )
@@ -182,6 +188,8 @@ def _top_issue(call: _Caller, params: dict[str, Any], instance: TaskInstance) ->
 def _monthly_trend(call: _Caller, params: dict[str, Any], instance: TaskInstance) -> str:
     start, end = _window(call, params)
     items = call("get_order_item_ids_by_product", product_id=_param(params, "product_id"))
+    if not items:  # an empty list would be no filter for get_cases
+        return NONE_ANSWER
     cases = call("get_cases", start_date=start, end_date=end, order_item_ids=items)
     months = call("get_month_to_case_count", cases=cases)
     return _single(call("find_id_with_max_value", values_by_id=months), "month")
@@ -207,7 +215,9 @@ def _case_routing(call: _Caller, params: dict[str, Any], instance: TaskInstance)
     tied = call("get_agents_with_max_cases", subset_cases=closed_on_issue)
     if len(tied) > 1:
         items = call("get_order_item_ids_by_product", product_id=_param(params, "product_id"))
-        closed_on_product = call("get_cases", order_item_ids=items, statuses=["Closed"], agent_ids=tied)
+        closed_on_product = (
+            call("get_cases", order_item_ids=items, statuses=["Closed"], agent_ids=tied) if items else []
+        )  # no order item of the product: no case on it (an empty list would be no filter)
         best = call("get_agents_with_max_cases", subset_cases=closed_on_product)
         tied = best or tied  # no tied agent closed a case on the product: all stay tied
     if len(tied) > 1:

@@ -98,7 +98,7 @@ def get_start_date(end_date: str, period: PeriodUnit, interval_count: int) -> st
         end_date: The end of the window, a UTC datetime YYYY-MM-DDTHH:MM:SSZ (for "the past 3 months"
             use today at 00:00:00).
         period: The unit to step back by: "days", "weeks", "months" or "quarters" (a quarter is 3 months).
-        interval_count: How many units to step back, a positive integer.
+        interval_count: How many units to step back, a non-negative integer (0 gives end_date back).
 
     Returns:
         The start datetime, in the same format. Months and quarters move by calendar months, with the
@@ -111,8 +111,8 @@ def get_start_date(end_date: str, period: PeriodUnit, interval_count: int) -> st
         '2024-03-17T00:00:00Z'
     """
     end = parse_datetime_argument(end_date, "end_date")
-    if interval_count < 1:
-        raise ToolInputError(f"interval_count must be a positive integer, got {interval_count}")
+    if interval_count < 0:
+        raise ToolInputError(f"interval_count must be a non-negative integer, got {interval_count}")
     if period in _DAYS_PER_UNIT:
         try:
             start = end - dt.timedelta(days=_DAYS_PER_UNIT[period] * interval_count)
@@ -335,7 +335,8 @@ def get_month_to_case_count(cases: list[dict[str, Any]]) -> dict[str, int]:
         cases: Case records, each with a CreatedDate field (for example the output of get_cases).
 
     Returns:
-        ``{English month name: count}`` for the months that have cases, January first.
+        ``{English month name: count}`` for the months that have cases, in the order the months first
+        appear among the cases (as the original orders them).
 
     Example:
         >>> get_month_to_case_count([
@@ -347,6 +348,7 @@ def get_month_to_case_count(cases: list[dict[str, Any]]) -> dict[str, int]:
     """
     require_fields(cases, "cases", ("CreatedDate",))
     counts = Counter(
-        parse_row_datetime(c["CreatedDate"], f"cases item {i} CreatedDate").month for i, c in enumerate(cases)
+        _MONTHS[parse_row_datetime(c["CreatedDate"], f"cases item {i} CreatedDate").month - 1]
+        for i, c in enumerate(cases)
     )
-    return {_MONTHS[m - 1]: counts[m] for m in sorted(counts)}
+    return dict(counts)  # a Counter keeps the order of first appearance

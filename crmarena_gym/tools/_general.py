@@ -1,10 +1,11 @@
 """The general-purpose query tools (SOQL, SOSL) and ``submit``, the tool that ends an episode.
 
 A refused query is not an error of the tool: the general tools answer with the org's own text,
-``CODE: message`` (for example ``INVALID_FIELD: No such column 'Foo' on entity 'Case'...``), exactly
-the observation an ``execute`` action gets in the Act and ReAct frameworks, so that an agent sees the
-same words whichever interface it uses. Bad arguments (a missing or non-string query) still answer
-``Error: ...`` like every tool.
+``CODE: message`` (for example ``INVALID_FIELD: No such column 'Foo' on entity 'Case'...``), which the
+environment shows after the query output prefix (``Salesforce instance output: INVALID_FIELD: ...``),
+whether the query came as an ``execute`` action (Act, ReAct) or as a call of these tools, so that an
+agent sees the same words whichever interface it uses. Bad arguments (a missing or non-string query)
+still answer ``Error: ...`` like every tool.
 """
 
 from __future__ import annotations

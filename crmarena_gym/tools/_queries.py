@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from crmarena_gym.org import Org
+from crmarena_gym.org import SOSL_RESERVED_CHARACTERS, Org
 from crmarena_gym.tools._common import (
     ToolInputError,
     parse_date_argument,
@@ -43,8 +43,6 @@ __all__ = [
 ]
 
 _OWNER_ASSIGNMENT = "Field__c = 'Owner Assignment'"
-# SOSL's reserved characters inside FIND {...}; each is escaped with a backslash.
-_SOSL_RESERVED = frozenset("?&|!{}[]()^~*:\\\"'+-")
 
 
 def sosl_escape(term: str) -> str:
@@ -54,7 +52,7 @@ def sosl_escape(term: str) -> str:
         >>> print(sosl_escape("men's trail-runner (v2)"))
         men\\'s trail\\-runner \\(v2\\)
     """
-    return "".join("\\" + ch if ch in _SOSL_RESERVED else ch for ch in term)
+    return "".join("\\" + ch if ch in SOSL_RESERVED_CHARACTERS else ch for ch in term)
 
 
 def _window(start_date: str, end_date: str) -> tuple[str, str]:
@@ -128,7 +126,7 @@ def get_non_transferred_case_ids(org: Org, start_date: str, end_date: str) -> li
 
 @tool_function(kind="query", dependency="dependent")
 def get_agent_transferred_cases_by_period(
-    org: Org, start_date: str, end_date: str, qualified_agent_ids: list[str]
+    org: Org, start_date: str, end_date: str, qualified_agent_ids: list[str] | None = None
 ) -> dict[str, int]:
     """Count the transfers each of the given agents made in a window (agents with none are left out);
     a transfer from agent A to agent B counts for A.
@@ -138,38 +136,38 @@ def get_agent_transferred_cases_by_period(
         start_date: Start of the window, YYYY-MM-DDTHH:MM:SSZ (inclusive).
         end_date: End of the window, YYYY-MM-DDTHH:MM:SSZ (inclusive).
         qualified_agent_ids: The agent (User) ids to count for, for example the output of
-            get_qualified_agent_ids_by_case_count.
+            get_qualified_agent_ids_by_case_count; empty or left out: every agent.
 
     Returns:
         ``{agent id: transfers out}`` for the given agents that made at least one transfer in the
         window, in the order given (agents without a transfer are left out, as in the original, so
-        "the fewest transfers" is the fewest among agents who transferred). A transfer is an 'Owner
+        "the fewest transfers" is the fewest among agents who transferred); for every agent, sorted
+        by agent id, when no agent is given (the original's "no filter"). A transfer is an 'Owner
         Assignment' history row whose previous owner (OldValue__c) is the agent; the first
         assignment of a case has no previous owner and is not a transfer.
     """
     start, end = _window(start_date, end_date)
-    agents = require_ids(qualified_agent_ids, "qualified_agent_ids", "User")
-    if not agents:
-        return {}
+    agents = require_ids(qualified_agent_ids or [], "qualified_agent_ids", "User")
+    only = f" AND OldValue__c IN {soql_in(agents)}" if agents else ""
     soql = (
         "SELECT OldValue__c, COUNT(Id) cnt FROM CaseHistory__c"
-        f" WHERE {_OWNER_ASSIGNMENT} AND OldValue__c != NULL AND OldValue__c IN {soql_in(agents)}"
+        f" WHERE {_OWNER_ASSIGNMENT} AND OldValue__c != NULL{only}"
         f" AND CreatedDate >= {start} AND CreatedDate <= {end}"
         " GROUP BY OldValue__c"
     )
-    counts = {_key(agent): n for agent, n in _count_by(org, soql, "OldValue__c").items()}
+    counted = _count_by(org, soql, "OldValue__c")
+    if not agents:
+        return counted
+    counts = {_key(agent): n for agent, n in counted.items()}
     return {agent: counts[_key(agent)] for agent in agents if _key(agent) in counts}
 
 
 def _in_filter(field: str, values: list[str] | None, name: str, object_name: str | None) -> str | None:
-    """``field IN (...)``; ``""`` when an empty list makes the filter match nothing; None when not given."""
-    if values is None:
+    """``field IN (...)``; None when the filter is not given or empty (the original's "no filter")."""
+    if not values:
         return None
-    if object_name is None:
-        ids = list(dict.fromkeys(values))
-    else:
-        ids = require_ids(values, name, object_name)
-    return f"{field} IN {soql_in(ids)}" if ids else ""
+    ids = list(dict.fromkeys(values)) if object_name is None else require_ids(values, name, object_name)
+    return f"{field} IN {soql_in(ids)}"
 
 
 @tool_function(kind="query", dependency="dependent")
@@ -198,7 +196,7 @@ def get_cases(
 
     Returns:
         Case records ``{"OwnerId", "CreatedDate", "ClosedDate", "AccountId"}`` in the org's order.
-        An empty list filter (``agent_ids=[]``) matches no case.
+        A filter given as an empty list (``agent_ids=[]``) is no filter, as in the original.
     """
     conditions: list[str | None] = []
     start = parse_datetime_argument(start_date, "start_date") if start_date is not None else None
@@ -215,11 +213,9 @@ def get_cases(
     given = [c for c in conditions if c is not None]
     if not given:
         raise ToolInputError(
-            "get_cases needs at least one filter: start_date, end_date, agent_ids, case_ids, order_item_ids, "
-            "issue_ids or statuses"
+            "get_cases needs at least one filter: start_date, end_date, or a non-empty agent_ids, case_ids, "
+            "order_item_ids, issue_ids or statuses"
         )
-    if "" in given:
-        return []
     soql = "SELECT OwnerId, CreatedDate, ClosedDate, AccountId FROM Case WHERE " + " AND ".join(given)
     fields = ("OwnerId", "CreatedDate", "ClosedDate", "AccountId")
     return [{f: r.get(f) for f in fields} for r in _records(org, soql)]
@@ -278,8 +274,8 @@ def get_issue_counts(org: Org, start_date: str, end_date: str, order_item_ids: l
             get_order_item_ids_by_product.
 
     Returns:
-        ``{Issue__c id: number of cases}`` for the issues that have cases, sorted by issue id; ``{}``
-        when no case matches.
+        ``{Issue__c id: number of cases}`` for the issues that have cases, the most reported first
+        (ties by issue id), as the original orders them; ``{}`` when no case matches.
     """
     start, end = _window(start_date, end_date)
     items = require_ids(order_item_ids, "order_item_ids", "OrderItem")
@@ -290,11 +286,12 @@ def get_issue_counts(org: Org, start_date: str, end_date: str, order_item_ids: l
         f" WHERE CreatedDate >= {start} AND CreatedDate <= {end} AND OrderItemId__c IN {soql_in(items)}"
         " GROUP BY IssueId__c"
     )
-    return _count_by(org, soql, "IssueId__c")
+    counts = _count_by(org, soql, "IssueId__c")
+    return dict(sorted(counts.items(), key=lambda item: -item[1]))  # a stable sort: ties stay by id
 
 
 @tool_function(kind="query", dependency="independent")
-def get_account_id_by_contact_id(org: Org, contact_id: str) -> str | None:
+def get_account_id_by_contact_id(org: Org, contact_id: str) -> str | list[str] | None:
     """Look up the customer account (AccountId) that a contact belongs to.
 
     Args:
@@ -302,14 +299,12 @@ def get_account_id_by_contact_id(org: Org, contact_id: str) -> str | None:
         contact_id: The Contact id.
 
     Returns:
-        The Account id, or None when the contact has no account. A contact id that names no
-        contact is an error.
+        The Account id, or None when the contact has no account; ``[]`` when no contact has that
+        id (the original's answer: the empty list of records).
     """
     require_id(contact_id, "contact_id", "Contact")
     rows = _records(org, f"SELECT AccountId FROM Contact WHERE Id = {soql_string(contact_id)}")
-    if not rows:
-        raise ToolInputError(f"no Contact has the id {contact_id!r}")
-    return rows[0].get("AccountId")
+    return rows[0].get("AccountId") if rows else []
 
 
 @tool_function(kind="query", dependency="dependent")
@@ -360,12 +355,13 @@ def search_knowledge_articles(org: Org, search_term: str) -> list[dict[str, Any]
 
     Args:
         org: The org to read.
-        search_term: Words to look for in any field of the articles; every word must appear. Searched as
-            plain text: wildcards and operators are not interpreted.
+        search_term: Words to look for in any field of the articles; an article matches when it has any
+            of the words, the best matches first. Searched as plain text: wildcards and operators are
+            not interpreted.
 
     Returns:
         ``[{"Id", "Title", "Content"}]`` for the matching online English articles, in the
-        search's order; ``Content`` is the article's body (``FAQ_Answer__c``).
+        search's order (most relevant first); ``Content`` is the article's body (``FAQ_Answer__c``).
     """
     sosl = (
         f"FIND {{{_search_term(search_term)}}} IN ALL FIELDS RETURNING Knowledge__kav"
@@ -379,17 +375,18 @@ def search_knowledge_articles(org: Org, search_term: str) -> list[dict[str, Any]
 
 @tool_function(kind="query", dependency="independent")
 def search_products(org: Org, search_term: str) -> list[str]:
-    """Search product names for a term and return the ids of the matching products.
+    """Search the products (names and descriptions) for a term and return the ids of the matching products.
 
     Args:
         org: The org to read.
-        search_term: Words to look for in product names; every word must appear. Searched as plain text:
-            wildcards and operators are not interpreted.
+        search_term: Words to look for in any field of the products; every word must appear. Searched as
+            plain text: wildcards and operators are not interpreted.
 
     Returns:
-        The matching Product2 ids, in the search's order.
+        The matching Product2 ids, in the search's order (most relevant first). The search is the
+        original's, ``FIND {term} IN ALL FIELDS RETURNING Product2(Id, Name, Description)``.
     """
-    sosl = f"FIND {{{_search_term(search_term)}}} IN NAME FIELDS RETURNING Product2(Id)"
+    sosl = f"FIND {{{_search_term(search_term)}}} IN ALL FIELDS RETURNING Product2(Id, Name, Description)"
     return [r["Id"] for r in _search_records(org, sosl) if r.get("Id") is not None]
 
 
@@ -401,10 +398,9 @@ def get_issues(org: Org) -> list[dict[str, Any]]:
         org: The org to read.
 
     Returns:
-        ``[{"Id", "Name"}]`` for every Issue__c record, sorted by name.
+        ``[{"Id", "Name"}]`` for every Issue__c record, in the org's order (as the original lists them).
     """
-    rows = _records(org, "SELECT Id, Name FROM Issue__c")
-    return sorted(({"Id": r.get("Id"), "Name": r.get("Name")} for r in rows), key=lambda r: (r["Name"] or "", r["Id"]))
+    return [{"Id": r.get("Id"), "Name": r.get("Name")} for r in _records(org, "SELECT Id, Name FROM Issue__c")]
 
 
 def _by_case(org: Org, case_id: str, fields: Iterable[str], obj: str, parent: str, order: str) -> list[dict[str, Any]]:

@@ -16,7 +16,7 @@ from typing import Any, Literal, SupportsFloat
 import gymnasium as gym
 from gymnasium.utils import RecordConstructorArgs
 
-from crmarena_gym.envs import CRMArenaEnv
+from crmarena_gym.envs import CRMArenaEnv, render_error
 
 DropoutMode = Literal["drop", "error", "truncate", "corrupt"]
 TRANSIENT_ERROR = "SERVER_UNAVAILABLE: The server is temporarily unable to answer. Try the request again."
@@ -129,8 +129,8 @@ class ToolResultDropout(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
         if hit:
             is_query = info["action_kind"] == "query"
             result = info["result"]
-            if self.mode == "error":
-                obs = TRANSIENT_ERROR
+            if self.mode == "error":  # a query's error reads as the env renders refused queries
+                obs = render_error(*TRANSIENT_ERROR.split(": ", 1)) if is_query else TRANSIENT_ERROR
             elif self.mode == "drop":
                 obs = self._base.render_result([] if isinstance(result, list) else {}, query=is_query)
             elif self.mode == "truncate":

@@ -88,12 +88,16 @@ def test_random_text_never_raises(actions: list[str], env_org: Path, env_tasks: 
 
 def test_invalid_action_uses_a_turn_and_explains(env_org: Path, env_tasks: list) -> None:
     env = _make("HTU", env_org, env_tasks)
-    env.reset(seed=0)
+    _obs, start = env.reset(seed=0)
     obs, reward, terminated, truncated, info = env.step("I believe it is agent X")
-    assert obs.startswith("FORMAT_ERROR: no action found")
+    # The rule restated, in the words the prompt's action format uses (as the original answers).
+    assert obs == "FORMAT_ERROR: no action found in the reply. " + start["action_format"]
+    assert "execute <SOQL or SOSL query>" in obs and "submit <answer>" in obs
     assert (reward, terminated, truncated, info["turn"]) == (0.0, False, False, 1)
     obs, *_, info = env.step("execute SELECT Nope FROM Case")
-    assert obs.startswith("INVALID_FIELD:") and "Nope" in obs and info["error"] == "INVALID_FIELD"
+    # A refused query keeps the output prefix, as the original's code renders it.
+    assert obs.startswith("Salesforce instance output: INVALID_FIELD: ") and "Nope" in obs
+    assert info["error"] == "INVALID_FIELD"
 
 
 def test_functions_toolset_has_no_raw_queries_and_soql_has_no_functions(env_org: Path, env_tasks: list) -> None:
@@ -241,6 +245,7 @@ def test_general_query_tools_called_as_functions_act_like_execute(env_org: Path,
     assert as_call[0] == as_text[0] and as_call[0].startswith("Salesforce instance output: ")
     assert as_call[4]["action_kind"] == "query"
     obs, *_, info = env.step('{"name": "issue_soql_query", "arguments": {"query": "SELECT Idd FROM Case"}}')
-    assert obs.startswith("INVALID_FIELD:") and info["error"] == "INVALID_FIELD" and "result" not in info
+    assert obs.startswith("Salesforce instance output: INVALID_FIELD:") and info["error"] == "INVALID_FIELD"
+    assert "result" not in info
     obs, *_, info = env.step('{"name": "issue_sosl_query", "arguments": {"q": "FIND {x}"}}')
     assert obs.startswith("Error: issue_sosl_query() takes one argument 'query'") and info["error"] == "FUNCTION_ERROR"

@@ -22,4 +22,5 @@ def test_rows_drop_attributes_and_all_null_columns() -> None:
     assert render_query_result({"searchRecords": [{"attributes": {}, "Id": "ka0"}]}, "json") == (
         'Salesforce instance output: [{"Id": "ka0"}]'
     )
-    assert render_error("INVALID_FIELD", "No such column") == "INVALID_FIELD: No such column"
+    shown = render_error("INVALID_FIELD", "No such column")
+    assert shown == "Salesforce instance output: INVALID_FIELD: No such column"

@@ -389,8 +389,11 @@ def test_search_with_no_match_is_an_empty_list(standin, sleeps) -> None:
 def test_malformed_search_is_mapped(standin, sleeps) -> None:
     org = login(standin, sleeps)
     with pytest.raises(OrgError) as info:
-        org.search("FIND {a}")
+        org.search("FIND {a-b}")
     assert info.value.code == "MALFORMED_SEARCH"
+    with pytest.raises(OrgError) as info:
+        org.search("FIND {a}")
+    assert (info.value.code, info.value.message) == ("INVALID_SEARCH", "search term must be longer than one character")
 
 
 def test_non_string_query_is_refused(standin, sleeps) -> None:

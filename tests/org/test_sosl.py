@@ -185,7 +185,7 @@ TERM_CASES: list[tuple[str, Callable[[Words], bool]]] = [
     ('"salt and pepper"', phrase("salt", "and", "pepper")),
     ("salt and pepper", lambda fw: has("salt")(fw) and has("pepper")(fw)),
     (r"trail\-blazer", phrase("trail", "blazer")),
-    ("trail-blazer", phrase("trail", "blazer")),
+    (r'"trail\-blazer headlamp"', phrase("trail", "blazer", "headlamp")),
     ("not shoe", lambda fw: has("not")(fw) and has("shoe")(fw)),
     ("6 mm", lambda fw: has("6")(fw) and has("mm")(fw)),
     ("750", has("750")),
@@ -216,11 +216,49 @@ def test_some_term_cases_do_match(org: LocalOrg) -> None:
 
 
 def test_name_fields_only_search_names(org: LocalOrg) -> None:
-    result = org.search("FIND {cover} IN NAME FIELDS RETURNING Product2(Name)")
-    assert names(result) == [n for n, _ in PRODUCTS if "cover" in wordlist(n)] == ["Jacket Rain Cover"]
-    everywhere = org.search("FIND {cover} IN ALL FIELDS RETURNING Product2(Name)")
-    assert set(names(everywhere)) == {n for n, d in PRODUCTS if "cover" in wordlist(n) + wordlist(d)}
-    assert len(names(everywhere)) == 2
+    result = org.search("FIND {jacket} IN NAME FIELDS RETURNING Case(Subject)")
+    assert names(result, "Subject") == [s for s, _ in CASES if "jacket" in wordlist(s)] == ["Refund for rain jacket"]
+    everywhere = org.search("FIND {jacket} IN ALL FIELDS RETURNING Case(Subject)")
+    assert set(names(everywhere, "Subject")) == {s for s, d in CASES if "jacket" in wordlist(s) + wordlist(d)}
+    assert len(names(everywhere, "Subject")) == 2
+
+
+@pytest.mark.parametrize("scope", ["NAME", "EMAIL", "PHONE", "ALL"])
+def test_products_and_articles_ignore_the_in_clause(org: LocalOrg, scope: str) -> None:
+    # SOSL reference, IN SearchGroup: "This clause doesn't apply to articles, documents, feed comments, feed
+    # items, files, products, and solutions. If these objects are specified in the RETURNING clause, the
+    # search is not limited to specific fields, and all fields are searched."
+    products = org.search(f"FIND {{cover}} IN {scope} FIELDS RETURNING Product2(Name)")
+    assert set(names(products)) == {n for n, d in PRODUCTS if "cover" in wordlist(n) + wordlist(d)}
+    assert len(names(products)) == 2  # "Jacket Rain Cover" by name, "Tennis Racket Pro" by description
+    articles = org.search(f"FIND {{refund}} IN {scope} FIELDS RETURNING Knowledge__kav(Title)")
+    assert names(articles, "Title") == [t for t, b, _ in ARTICLES if "refund" in wordlist(t) + wordlist(b)]
+    assert names(articles, "Title") == ["Return Policy"]  # found in the body, not the title
+    # Other objects keep their scope in the same statement.
+    mixed = org.search(f"FIND {{jacket}} IN {scope} FIELDS RETURNING Product2(Name), Case(Subject)")
+    cases = [r["Subject"] for r in mixed["searchRecords"] if r["attributes"]["type"] == "Case"]
+    expected = {"NAME": 1, "EMAIL": 0, "PHONE": 0, "ALL": 2}[scope]
+    assert len(cases) == expected
+
+
+def test_words_without_operator_mean_or_in_articles_and_and_elsewhere(org: LocalOrg) -> None:
+    # SOSL reference, FIND {SearchQuery}: "In most cases if an operator isn't specified, AND is the default
+    # operator. When searching articles, documents, and solutions, AND must be specified because OR is the
+    # default operator."
+    articles = org.search("FIND {warranty loyalty} RETURNING Knowledge__kav(Title)")
+    either = [t for t, b, _ in ARTICLES if {"warranty", "loyalty"} & set(wordlist(t) + wordlist(b))]
+    assert sorted(names(articles, "Title")) == sorted(either) == ["Loyalty Program", "Warranty Terms"]
+    both = org.search("FIND {warranty AND loyalty} RETURNING Knowledge__kav(Title)")
+    assert names(both, "Title") == []
+    products = org.search("FIND {rain cover} RETURNING Product2(Name)")
+    assert names(products) == [n for n, d in PRODUCTS if {"rain", "cover"} <= set(wordlist(n) + wordlist(d))]
+    # The same statement: OR among the articles, AND among the products.
+    together = org.search("FIND {rain cover} RETURNING Product2(Name), Knowledge__kav(Title)")
+    assert [r["attributes"]["type"] for r in together["searchRecords"]] == ["Product2"] * len(names(products))
+    mixed = org.search("FIND {return policy OR loyalty AND warranty} RETURNING Knowledge__kav(Title)")
+    # left to right: (return OR policy) OR (loyalty AND warranty)
+    expected = [t for t, b, _ in ARTICLES if {"return", "policy"} & set(wordlist(t) + wordlist(b))]
+    assert sorted(names(mixed, "Title")) == sorted(expected)
 
 
 def test_name_fields_of_people_are_full_names(org: LocalOrg) -> None:
@@ -239,7 +277,7 @@ def test_email_fields(org: LocalOrg) -> None:
 
 
 def test_phone_fields_match_digits_run_together(org: LocalOrg) -> None:
-    for terms in ("4155550100", '"415 555 0100"', "(415) 555-0100", "555-0100"):
+    for terms in ("4155550100", '"415 555 0100"', "(415) 555\\-0100", "555\\-0100", '"\\(415\\) 555\\-0100"'):
         result = org.search(f"FIND {{{terms}}} IN PHONE FIELDS RETURNING User(Name), Account(Name)")
         expected = [f"{f} {last}" for f, last, _, phone in USERS if phrase(*wordlist(terms))([phone_words(phone)])]
         assert names(result) == expected == ["Ada Byrne"], terms
@@ -394,16 +432,54 @@ def test_parse_search_records_the_clauses() -> None:
     assert spec.limit == 9
 
 
+# -- reserved characters (SOSL reference, FIND {SearchQuery}: ? & | ! { } [ ] ( ) ^ ~ * : \\ " ' + -) -----
+
+MERINO = [n for n, d in PRODUCTS if phrase("merino", "socks")([wordlist(n), wordlist(d)])]
+
+
+@pytest.mark.parametrize("char", list("&|!{[]^~:'+-"))
+def test_unescaped_reserved_characters_are_refused(org: LocalOrg, char: str) -> None:
+    for terms in (f"merino{char}socks", f'"merino {char}socks"'):
+        with pytest.raises(OrgError) as info:
+            org.search(f"FIND {{{terms}}} RETURNING Product2(Name)")
+        assert info.value.code == "MALFORMED_SEARCH"
+        assert f"reserved character {char!r} must be escaped" in info.value.message
+
+
+@pytest.mark.parametrize("char", list("?&|!{}[]()^~*:\\\"'+-"))
+def test_escaped_reserved_characters_are_searched_as_text(org: LocalOrg, char: str) -> None:
+    # Escaped, the character is punctuation: it separates words, and the words form a phrase.
+    for terms in (f"merino\\{char}socks", f'"merino \\{char}socks"'):
+        assert names(org.search(f"FIND {{{terms}}} RETURNING Product2(Name)")) == MERINO == ["Salt and Pepper Socks"]
+
+
+def test_parentheses_group_outside_phrases_and_are_reserved_inside(org: LocalOrg) -> None:
+    grouped = org.search("FIND {(merino OR yoga) AND socks} RETURNING Product2(Name)")
+    assert names(grouped) == MERINO
+    with pytest.raises(OrgError) as info:
+        org.search('FIND {"merino (socks)"} RETURNING Product2(Name)')
+    assert "reserved character '(' must be escaped" in info.value.message
+
+
+def test_tools_escape_every_reserved_character(org: LocalOrg) -> None:
+    from crmarena_gym.tools import search_products
+
+    term = "merino" + "".join(sorted("?&|!{}[]()^~*:\\\"'+-")) + "socks"
+    ids = search_products(org, term)
+    assert [r["Name"] for r in org.query(f"SELECT Name FROM Product2 WHERE Id = '{ids[0]}'")["records"]] == MERINO
+
+
 # -- refusals -----------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
     ("sosl", "code", "fragment"),
     [
-        ("FIND {a}", "MALFORMED_SEARCH", "search term must be longer than one character"),
-        ("FIND {a*}", "MALFORMED_SEARCH", "search term must be longer than one character"),
-        ("FIND {--}", "MALFORMED_SEARCH", "search term must be longer than one character"),
-        ("FIND {}", "MALFORMED_SEARCH", "search term must be longer than one character"),
+        ("FIND {a}", "INVALID_SEARCH", "search term must be longer than one character"),
+        ("FIND {a*}", "INVALID_SEARCH", "search term must be longer than one character"),
+        ("FIND {\\-\\-}", "INVALID_SEARCH", "search term must be longer than one character"),
+        ("FIND {}", "INVALID_SEARCH", "search term must be longer than one character"),
+        ("FIND {--}", "MALFORMED_SEARCH", "reserved character '-' must be escaped"),
         ("FIND 'jacket'", "MALFORMED_SEARCH", "must be enclosed in braces"),
         ("FIND jacket", "MALFORMED_SEARCH", "must be enclosed in braces"),
         ("FIND {jacket", "MALFORMED_SEARCH", "missing '}'"),
@@ -604,7 +680,13 @@ def test_fuzzed_statements_raise_only_org_errors(org: LocalOrg, pieces: list[str
     try:
         result = org.search(text)
     except OrgError as exc:
-        assert exc.code in {"MALFORMED_SEARCH", "INVALID_FIELD", "INVALID_TYPE", "INVALID_QUERY_FILTER_OPERATOR"}
+        assert exc.code in {
+            "MALFORMED_SEARCH",
+            "INVALID_SEARCH",
+            "INVALID_FIELD",
+            "INVALID_TYPE",
+            "INVALID_QUERY_FILTER_OPERATOR",
+        }
     else:
         assert isinstance(result["searchRecords"], list)
 
@@ -615,7 +697,7 @@ def test_fuzzed_search_terms_raise_only_org_errors(org: LocalOrg, terms: str) ->
     try:
         org.search("FIND {" + terms + "} RETURNING Product2(Name), Case(Subject)")
     except OrgError as exc:
-        assert exc.code == "MALFORMED_SEARCH"
+        assert exc.code in ("MALFORMED_SEARCH", "INVALID_SEARCH")
 
 
 def test_fuzzing_left_the_file_alone(db: Path, db_hash: str) -> None:

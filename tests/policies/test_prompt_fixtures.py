@@ -1,6 +1,10 @@
 """The litellm policy's prompts against fixtures written from the policy before the prompts moved to the
 chat core (``python -m tests.policies.prompt_episodes`` wrote them): identical except the fixes listed
-in :func:`_documented_fixes`."""
+in :func:`_documented_fixes`.
+
+The Act fixtures were rewritten once since, deliberately, for one observation: a reply without an action
+is now answered with the action rule restated (``FORMAT_ERROR: no action found in the reply.`` and the
+action format, issue 11 item 7), as the original answers it."""
 
 from __future__ import annotations
 

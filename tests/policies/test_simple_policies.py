@@ -106,6 +106,7 @@ def _htu(env_tasks: list[TaskInstance]) -> TaskInstance:
         "UNAVAILABLE: this toolset (functions) has no direct SOQL access",
         "MALFORMED_QUERY: unexpected token 'FORM'",
         "  INVALID_FIELD: No such column 'Idd' on entity 'Case'",
+        "Salesforce instance output: INVALID_FIELD: No such column 'Idd' on entity 'Case'",
     ],
 )
 def test_the_oracle_stops_at_a_failed_call_naming_the_step(

@@ -183,6 +183,8 @@ def _play_pipeline(env: CandidateActionWrapper, inst: TaskInstance) -> tuple[flo
         obs, reward, terminated, _truncated, info = env.step(slot)
         sent.append(info["action_text"])
         assert not terminated and "error" not in info
+        if name == "qualified_agents" and not env.state.history[-1].result:
+            break  # no agent qualifies: the answer is None (an empty list would be no filter, as in the original)
     found = env.state.history[-1].result
     slot = names.index("submit_value_0") if found else env.generator.submit_none_slot
     _obs, reward, terminated, _truncated, info = env.step(slot)

@@ -211,3 +211,21 @@ def test_params_hold_what_the_gold_was_computed_from(task_sets: dict[int, list[T
         assert inst.params["today"] not in inst.query or inst.abbrev == "NED"  # dates go in the context
     path = save_tasks(task_sets[0], tmp_path / "set.jsonl")
     assert load_tasks(path) == task_sets[0]
+
+
+@pytest.mark.parametrize("task_seed", [4, 5])
+def test_named_entity_instances_stay_unambiguous_through_the_product_search(
+    orgs: dict[int, Path], task_seed: int
+) -> None:
+    # search_products searches every product field, as the original's does (IN ALL FIELDS, and Salesforce
+    # ignores the IN clause for products): a product whose description alone holds the search term is a
+    # candidate too, and a draw it would make ambiguous is refused. Task seeds 4 and 5 on org 0 drew such
+    # instances while candidates were matched by name only.
+    org = LocalOrg(orgs[0])
+    instances = generate_tasks(orgs[0], seed=task_seed, per_task=130, tasks=["NED"])
+    wrong = [
+        (inst.idx, answer, inst.answer)
+        for inst in instances
+        if (answer := oracle_trace(inst, org).answer) != ("None" if inst.answer is None else inst.answer)
+    ]
+    assert not wrong, wrong[:5]

@@ -60,8 +60,7 @@ def test_get_start_date(end: str, period: str, count: int, start: str) -> None:
         ({"end_date": 20240331}, ("argument 'end_date' must be a string", "int 20240331")),
         ({"period": "years"}, ("argument 'period' must be one of 'days', 'weeks', 'months', 'quarters'", "'years'")),
         ({"period": "Months"}, ("argument 'period'", "'Months'")),
-        ({"interval_count": 0}, ("interval_count must be a positive integer, got 0",)),
-        ({"interval_count": -2}, ("interval_count must be a positive integer, got -2",)),
+        ({"interval_count": -2}, ("interval_count must be a non-negative integer, got -2",)),
         ({"interval_count": "3"}, ("argument 'interval_count' must be an integer", "str '3'")),
         ({"interval_count": 1.5}, ("argument 'interval_count' must be an integer", "float 1.5")),
         ({"interval_count": 10**12, "period": "days"}, ("leaves the calendar",)),
@@ -71,6 +70,12 @@ def test_get_start_date(end: str, period: str, count: int, start: str) -> None:
 def test_get_start_date_errors(kwargs: dict[str, Any], fragments: tuple[str, ...]) -> None:
     arguments = {"end_date": "2024-03-31T00:00:00Z", "period": "months", "interval_count": 1, **kwargs}
     _error(get_start_date(**arguments), *fragments)
+
+
+@pytest.mark.parametrize("period", ["days", "weeks", "months", "quarters"])
+def test_get_start_date_with_no_interval_is_the_end_date(period: str) -> None:
+    # ORIGINAL.md section 6: interval_count 0 returns the end date unchanged.
+    assert get_start_date("2024-03-31T10:20:30Z", period, 0) == "2024-03-31T10:20:30Z"
 
 
 def test_get_start_date_accepts_an_integral_float() -> None:
@@ -302,7 +307,7 @@ def test_find_id_errors(fn: Any, values: Any, fragments: tuple[str, ...]) -> Non
 # --- month counts ------------------------------------------------------------------------------------
 
 
-def test_get_month_to_case_count_merges_years_in_calendar_order() -> None:
+def test_get_month_to_case_count_merges_years_in_case_order() -> None:
     cases = [
         {"CreatedDate": "2021-03-02T10:00:00.000+0000"},
         {"CreatedDate": "2020-12-31T23:59:59.000+0000"},
@@ -312,7 +317,7 @@ def test_get_month_to_case_count_merges_years_in_calendar_order() -> None:
     ]
     result = get_month_to_case_count(cases)
     assert result == {"January": 1, "March": 2, "December": 2}
-    assert list(result) == ["January", "March", "December"]
+    assert list(result) == ["March", "December", "January"]  # as the months first come (ORIGINAL.md section 6)
     assert get_month_to_case_count([]) == {}
 
 

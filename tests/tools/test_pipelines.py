@@ -216,13 +216,21 @@ def test_product_pipelines(world_org: tuple[World, LocalOrg], start: dt.datetime
             for c in world.cases.values()
             if world.items[c["OrderItemId__c"]] == product and c["IssueId__c"] and start <= c["CreatedDate"] <= end
         )
-        assert get_issue_counts(org, s, e, items) == dict(sorted(issues.items()))
+        counts = get_issue_counts(org, s, e, items)
+        assert counts == dict(issues)
+        # The most reported first, ties by issue id (ORIGINAL.md section 6: sorted by count).
+        assert list(counts) == [i for i, _ in sorted(issues.items(), key=lambda kv: (-kv[1], kv[0]))]
         months = Counter(
             calendar.month_name[c["CreatedDate"].month]
             for c in world.cases_in(start, end).values()
             if world.items[c["OrderItemId__c"]] == product
         )
-        assert get_month_to_case_count(get_cases(org, start_date=s, end_date=e, order_item_ids=items)) == dict(months)
+        cases = get_cases(org, start_date=s, end_date=e, order_item_ids=items)
+        by_month = get_month_to_case_count(cases)
+        assert by_month == dict(months)
+        # Months in the order the cases bring them (ORIGINAL.md section 6).
+        first_seen = [calendar.month_name[int(c["CreatedDate"][5:7])] for c in cases]
+        assert list(by_month) == list(dict.fromkeys(first_seen))
 
 
 def test_relative_and_named_windows_feed_the_tools(world_org: tuple[World, LocalOrg]) -> None:

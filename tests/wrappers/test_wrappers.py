@@ -82,7 +82,7 @@ def test_dropout_rate_and_determinism(env_org: Path, env_tasks: list) -> None:
         for _ in range(300):
             obs, *_, info = env.step(QUERY)
             hits.append(info["dropout"]["hit"])
-            assert (obs == TRANSIENT_ERROR) == info["dropout"]["hit"]
+            assert (obs == "Salesforce instance output: " + TRANSIENT_ERROR) == info["dropout"]["hit"]
         return hits
 
     first = schedule(4)
@@ -115,7 +115,7 @@ def test_dropout_modes_change_results_as_documented(env_org: Path, env_tasks: li
 def test_dropout_never_touches_errors_or_format_problems(env_org: Path, env_tasks: list) -> None:
     env = ToolResultDropout(_base(env_org, env_tasks), p=1.0, mode="error")
     env.reset(seed=0)
-    assert env.step("execute SELECT Nope FROM Case")[0].startswith("INVALID_FIELD")
+    assert env.step("execute SELECT Nope FROM Case")[0].startswith("Salesforce instance output: INVALID_FIELD")
     assert env.step("hello")[0].startswith("FORMAT_ERROR")
     with pytest.raises(ValueError, match=r"1\.5"):
         ToolResultDropout(_base(env_org, env_tasks), p=1.5)
