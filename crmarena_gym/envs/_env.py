@@ -106,7 +106,7 @@ class CRMArenaEnv(gym.Env[str, str]):
         privileged: Put the gold answer and the hidden parameters in ``info`` (for oracles and debugging).
         max_observation_chars: Longer observations are cut there, with a note saying how much was cut.
         max_action_chars: The longest action accepted.
-        render_mode: None or ``"ansi"`` (the last observation as text).
+        render_mode: None or ``"ansi"`` (the last turn as text: action, reward, observation).
 
     Example:
         >>> import gymnasium as gym
@@ -167,6 +167,8 @@ class CRMArenaEnv(gym.Env[str, str]):
         self._turn = 0
         self._done = True
         self._last_observation = ""
+        self._last_action: str | None = None
+        self._last_reward: float | None = None
 
     # -- the episode ---------------------------------------------------------------------------
 
@@ -175,7 +177,7 @@ class CRMArenaEnv(gym.Env[str, str]):
 
         Args:
             seed: Seeds the environment's generator (which instance is drawn, and any wrapper's noise).
-            options: ``{"task_id": idx}`` picks the instance with that ``idx``.
+            options: ``{"idx": idx}`` (or ``{"task_id": idx}``, the same) picks the instance with that ``idx``.
 
         Returns:
             The question with its context, and the ``info`` a policy needs to build its prompt.
@@ -183,8 +185,14 @@ class CRMArenaEnv(gym.Env[str, str]):
         super().reset(seed=seed)
         options = dict(options or {})
         task_id = options.pop("task_id", None)
+        idx = options.pop("idx", None)
         if options:
-            raise ValueError(f"unknown reset option(s) {sorted(options)}; the only option is 'task_id'")
+            raise ValueError(
+                f"unknown reset option(s) {sorted(options)}; the options are 'idx' and its synonym 'task_id'"
+            )
+        if idx is not None and task_id is not None and idx != task_id:
+            raise ValueError(f"reset options idx={idx!r} and task_id={task_id!r} name different instances")
+        task_id = task_id if task_id is not None else idx
         if task_id is None:
             self.instance = self.instances[int(self.np_random.integers(len(self.instances)))]
         else:
@@ -198,6 +206,7 @@ class CRMArenaEnv(gym.Env[str, str]):
         self._done = False
         observation = self._bound(self._first_observation(self.instance))
         self._last_observation = observation
+        self._last_action, self._last_reward = None, None
         return observation, self._reset_info(self.instance, today)
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
@@ -209,6 +218,7 @@ class CRMArenaEnv(gym.Env[str, str]):
         if self.instance is None or self._done:
             raise RuntimeError("the episode is over (or has not started): call reset() before step()")
         self._turn += 1
+        self._last_action, self._last_reward = action, 0.0
         parsed = parse_action(action, functions=True)
         info: dict[str, Any] = {"turn": self._turn, "action_kind": parsed.kind}
         if parsed.kind == "call" and parsed.name in _LANGUAGE_BY_QUERY_TOOL:
@@ -270,8 +280,34 @@ class CRMArenaEnv(gym.Env[str, str]):
         self.action_space = ActionText(self.action_space.max_length, examples=self._examples(), seed=rng)
 
     def render(self) -> str | None:
-        """The last observation, in ``ansi`` mode."""
-        return self._last_observation if self.render_mode == "ansi" else None
+        """In ``ansi`` mode, the last turn as text: its number, action, reward and observation.
+
+        Example:
+            >>> import gymnasium as gym
+            >>> env = gym.make("CRMArena-BRI-v0", tasks=[{"idx": 0, "task": "BRI", "query": "Which state?",
+            ...     "answer": "OR", "metadata": {"required": "- Today's date: 2021-03-01"}}],
+            ...     org=getfixture("tiny_org"), render_mode="ansi")
+            >>> _ = env.reset(seed=0)
+            >>> _ = env.step("submit OR")
+            >>> print(env.render())
+            Turn 1 (instance 0, BRI, ended)
+            Action: submit OR
+            Reward: 1.0
+            Observation:
+            Answer submitted. The episode is over.
+        """
+        if self.render_mode != "ansi":
+            return None
+        if self.instance is None:
+            return "No episode yet: call reset()."
+        state = "ended" if self._done else "running"
+        lines = [f"Turn {self._turn} (instance {self.instance.idx}, {self.instance.abbrev}, {state})"]
+        if self._last_action is not None:
+            lines.append(f"Action: {self._last_action}")
+            lines.append(f"Reward: {self._last_reward}")
+        lines.append("Observation:")
+        lines.append(self._last_observation)
+        return "\n".join(lines)
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -302,6 +338,7 @@ class CRMArenaEnv(gym.Env[str, str]):
             info["reward_breakdown"].pop("gold")
         observation = "Answer submitted. The episode is over."
         self._last_observation = observation
+        self._last_reward = float(score.reward)
         return observation, float(score.reward), True, False, info
 
     def _bound(self, text: str) -> str:
