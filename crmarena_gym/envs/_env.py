@@ -105,7 +105,10 @@ class CRMArenaEnv(gym.Env[str, str]):
             published runs do.
         privileged: Put the gold answer and the hidden parameters in ``info`` (for oracles and debugging).
         max_observation_chars: Longer observations are cut there, with a note saying how much was cut.
-        max_action_chars: The longest action accepted.
+        max_action_chars: The longest action accepted; a longer one is answered with a FORMAT_ERROR
+            observation before it is read. The default leaves room to paste back twice the longest
+            observation (function calling passes data by value); raise it for an oracle on orgs past
+            about 5x the original's size, whose calls carry longer lists.
         render_mode: None or ``"ansi"`` (the last turn as text: action, reward, observation).
 
     Example:
@@ -133,7 +136,7 @@ class CRMArenaEnv(gym.Env[str, str]):
         aided: bool = True,
         privileged: bool = False,
         max_observation_chars: int = 100_000,
-        max_action_chars: int = 20_000,
+        max_action_chars: int = 200_000,
         render_mode: str | None = None,
     ) -> None:
         if toolset not in ("soql", "functions", "flex"):
@@ -144,6 +147,8 @@ class CRMArenaEnv(gym.Env[str, str]):
             raise ValueError(f"observation_format must be 'python' or 'json', got {observation_format!r}")
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        if not isinstance(max_action_chars, int) or max_action_chars < 1000:
+            raise ValueError(f"max_action_chars must be an integer of at least 1000, got {max_action_chars!r}")
         if max_observation_chars < 1000:
             raise ValueError(f"max_observation_chars must be at least 1000, got {max_observation_chars!r}")
         self.task_spec = get_task_spec(task) if task is not None else None
@@ -212,13 +217,27 @@ class CRMArenaEnv(gym.Env[str, str]):
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """Carry out one action.
 
-        An unreadable action or a failing query gives an observation saying what went wrong (and uses
-        the turn); only ``submit`` ends the episode.
+        An unreadable action (too long, nested too deeply, malformed) or a failing query gives an
+        observation saying what went wrong (and uses the turn); only ``submit`` ends the episode.
         """
         if self.instance is None or self._done:
             raise RuntimeError("the episode is over (or has not started): call reset() before step()")
         self._turn += 1
         self._last_action, self._last_reward = action, 0.0
+        limit = self.action_space.max_length
+        if isinstance(action, str) and len(action) > limit:
+            message = (
+                f"FORMAT_ERROR: the action is {len(action):,} characters long; the longest accepted is {limit:,}. "
+                "Send a shorter query or call."
+            )
+            return self._observe(message, {"turn": self._turn, "action_kind": "invalid"}, error="FORMAT_ERROR")
+        try:
+            return self._act(action)
+        except RecursionError:  # a structure nested too deeply for Python: still the agent's turn, answered
+            message = "FORMAT_ERROR: the action is nested too deeply to be read"
+            return self._observe(message, {"turn": self._turn, "action_kind": "invalid"}, error="FORMAT_ERROR")
+
+    def _act(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         parsed = parse_action(action, functions=True)
         info: dict[str, Any] = {"turn": self._turn, "action_kind": parsed.kind}
         if parsed.kind == "call" and parsed.name in _LANGUAGE_BY_QUERY_TOOL:

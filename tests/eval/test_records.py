@@ -130,3 +130,28 @@ def test_credentials_in_the_server_url_are_not_recorded(
     )
     assert run.metadata["policy_settings"]["api_base"] == "http://127.0.0.1:9/v1"
     assert "hunter2" not in json.dumps(run.metadata)
+
+
+def test_a_lone_surrogate_in_a_reply_is_recorded_and_the_run_goes_on(
+    tmp_path: Path, env_org: Path, nine_tasks: list[TaskInstance]
+) -> None:
+    pytest.importorskip("litellm")
+    out = tmp_path / "run"
+    kwargs: dict = {
+        "env_id": "CRMArena-BRI-v0",
+        "tasks": nine_tasks,
+        "org": env_org,
+        "out": out,
+        "progress": False,
+    }
+    # Half an emoji, as a model may stream it: JSON "\ud83d" decodes to a str UTF-8 cannot encode.
+    with ScriptedServer([{"content": "submit \ud83d"}, {"content": "submit None"}] * 2) as server:
+        options = {"framework": "act", "api_base": server.url, "api_key": "k"}
+        run = evaluate("litellm:openai/scripted", policy_options=options, limit=2, **kwargs)
+        assert run.new_episodes == 2
+        records = read_results(out / "results.jsonl")
+        assert [r["submitted"] for r in records] == ["\ud83d", "None"]
+        assert records[0]["trajectory"][1]["action"] == "submit \ud83d"
+        # The file stays readable, so the run resumes past it.
+        more = evaluate("litellm:openai/scripted", policy_options=options, limit=3, resume=True, **kwargs)
+    assert more.new_episodes == 1 and len(more.results) == 3
