@@ -64,6 +64,9 @@ def unwrap_code(text: str) -> str:
     return (match.group(1) if match else text).strip()
 
 
+_TOO_DEEP = "the arguments are nested too deeply to be read (keep JSON values a few levels deep)"
+
+
 def _parse_call(body: str) -> Action | None:
     """A function call written as ``name({...})`` or a JSON tool call; None if the text is neither."""
     stripped = body.strip()
@@ -72,6 +75,8 @@ def _parse_call(body: str) -> Action | None:
             payload = json.loads(stripped)
         except json.JSONDecodeError as err:
             return Action("invalid", text=body, error=f"the tool call is not valid JSON: {err.msg}")
+        except RecursionError:
+            return Action("invalid", text=body, error=_TOO_DEEP)
         if not isinstance(payload, dict) or "name" not in payload:
             return Action("invalid", text=body, error='a JSON tool call needs "name" and "arguments" keys')
         arguments = payload.get("arguments", {})
@@ -80,6 +85,8 @@ def _parse_call(body: str) -> Action | None:
                 arguments = json.loads(arguments) if arguments.strip() else {}
             except json.JSONDecodeError as err:
                 return Action("invalid", text=body, error=f"the arguments are not valid JSON: {err.msg}")
+            except RecursionError:
+                return Action("invalid", text=body, error=_TOO_DEEP)
         if not isinstance(arguments, dict):
             return Action("invalid", text=body, error="the arguments must be a JSON object")
         return Action("call", text=body, name=str(payload["name"]), arguments=arguments)
@@ -91,6 +98,8 @@ def _parse_call(body: str) -> Action | None:
         return Action("call", text=body, name=name)
     try:
         arguments = json.loads(inner)
+    except RecursionError:
+        return Action("invalid", text=body, error=_TOO_DEEP)
     except json.JSONDecodeError as err:
         return Action(
             "invalid",

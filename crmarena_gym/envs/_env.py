@@ -105,8 +105,11 @@ class CRMArenaEnv(gym.Env[str, str]):
             published runs do.
         privileged: Put the gold answer and the hidden parameters in ``info`` (for oracles and debugging).
         max_observation_chars: Longer observations are cut there, with a note saying how much was cut.
-        max_action_chars: The longest action accepted.
-        render_mode: None or ``"ansi"`` (the last observation as text).
+        max_action_chars: The longest action accepted; a longer one is answered with a FORMAT_ERROR
+            observation before it is read. The default leaves room to paste back twice the longest
+            observation (function calling passes data by value); raise it for an oracle on orgs past
+            about 5x the original's size, whose calls carry longer lists.
+        render_mode: None or ``"ansi"`` (the last turn as text: action, reward, observation).
 
     Example:
         >>> import gymnasium as gym
@@ -133,7 +136,7 @@ class CRMArenaEnv(gym.Env[str, str]):
         aided: bool = True,
         privileged: bool = False,
         max_observation_chars: int = 100_000,
-        max_action_chars: int = 20_000,
+        max_action_chars: int = 200_000,
         render_mode: str | None = None,
     ) -> None:
         if toolset not in ("soql", "functions", "flex"):
@@ -144,6 +147,8 @@ class CRMArenaEnv(gym.Env[str, str]):
             raise ValueError(f"observation_format must be 'python' or 'json', got {observation_format!r}")
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        if not isinstance(max_action_chars, int) or max_action_chars < 1000:
+            raise ValueError(f"max_action_chars must be an integer of at least 1000, got {max_action_chars!r}")
         if max_observation_chars < 1000:
             raise ValueError(f"max_observation_chars must be at least 1000, got {max_observation_chars!r}")
         self.task_spec = get_task_spec(task) if task is not None else None
@@ -167,6 +172,8 @@ class CRMArenaEnv(gym.Env[str, str]):
         self._turn = 0
         self._done = True
         self._last_observation = ""
+        self._last_action: str | None = None
+        self._last_reward: float | None = None
 
     # -- the episode ---------------------------------------------------------------------------
 
@@ -175,7 +182,7 @@ class CRMArenaEnv(gym.Env[str, str]):
 
         Args:
             seed: Seeds the environment's generator (which instance is drawn, and any wrapper's noise).
-            options: ``{"task_id": idx}`` picks the instance with that ``idx``.
+            options: ``{"idx": idx}`` (or ``{"task_id": idx}``, the same) picks the instance with that ``idx``.
 
         Returns:
             The question with its context, and the ``info`` a policy needs to build its prompt.
@@ -183,8 +190,14 @@ class CRMArenaEnv(gym.Env[str, str]):
         super().reset(seed=seed)
         options = dict(options or {})
         task_id = options.pop("task_id", None)
+        idx = options.pop("idx", None)
         if options:
-            raise ValueError(f"unknown reset option(s) {sorted(options)}; the only option is 'task_id'")
+            raise ValueError(
+                f"unknown reset option(s) {sorted(options)}; the options are 'idx' and its synonym 'task_id'"
+            )
+        if idx is not None and task_id is not None and idx != task_id:
+            raise ValueError(f"reset options idx={idx!r} and task_id={task_id!r} name different instances")
+        task_id = task_id if task_id is not None else idx
         if task_id is None:
             self.instance = self.instances[int(self.np_random.integers(len(self.instances)))]
         else:
@@ -198,17 +211,33 @@ class CRMArenaEnv(gym.Env[str, str]):
         self._done = False
         observation = self._bound(self._first_observation(self.instance))
         self._last_observation = observation
+        self._last_action, self._last_reward = None, None
         return observation, self._reset_info(self.instance, today)
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """Carry out one action.
 
-        An unreadable action or a failing query gives an observation saying what went wrong (and uses
-        the turn); only ``submit`` ends the episode.
+        An unreadable action (too long, nested too deeply, malformed) or a failing query gives an
+        observation saying what went wrong (and uses the turn); only ``submit`` ends the episode.
         """
         if self.instance is None or self._done:
             raise RuntimeError("the episode is over (or has not started): call reset() before step()")
         self._turn += 1
+        self._last_action, self._last_reward = action, 0.0
+        limit = self.action_space.max_length
+        if isinstance(action, str) and len(action) > limit:
+            message = (
+                f"FORMAT_ERROR: the action is {len(action):,} characters long; the longest accepted is {limit:,}. "
+                "Send a shorter query or call."
+            )
+            return self._observe(message, {"turn": self._turn, "action_kind": "invalid"}, error="FORMAT_ERROR")
+        try:
+            return self._act(action)
+        except RecursionError:  # a structure nested too deeply for Python: still the agent's turn, answered
+            message = "FORMAT_ERROR: the action is nested too deeply to be read"
+            return self._observe(message, {"turn": self._turn, "action_kind": "invalid"}, error="FORMAT_ERROR")
+
+    def _act(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         parsed = parse_action(action, functions=True)
         info: dict[str, Any] = {"turn": self._turn, "action_kind": parsed.kind}
         if parsed.kind == "call" and parsed.name in _LANGUAGE_BY_QUERY_TOOL:
@@ -274,8 +303,34 @@ class CRMArenaEnv(gym.Env[str, str]):
         self.action_space = ActionText(self.action_space.max_length, examples=self._examples(), seed=rng)
 
     def render(self) -> str | None:
-        """The last observation, in ``ansi`` mode."""
-        return self._last_observation if self.render_mode == "ansi" else None
+        """In ``ansi`` mode, the last turn as text: its number, action, reward and observation.
+
+        Example:
+            >>> import gymnasium as gym
+            >>> env = gym.make("CRMArena-BRI-v0", tasks=[{"idx": 0, "task": "BRI", "query": "Which state?",
+            ...     "answer": "OR", "metadata": {"required": "- Today's date: 2021-03-01"}}],
+            ...     org=getfixture("tiny_org"), render_mode="ansi")
+            >>> _ = env.reset(seed=0)
+            >>> _ = env.step("submit OR")
+            >>> print(env.render())
+            Turn 1 (instance 0, BRI, ended)
+            Action: submit OR
+            Reward: 1.0
+            Observation:
+            Answer submitted. The episode is over.
+        """
+        if self.render_mode != "ansi":
+            return None
+        if self.instance is None:
+            return "No episode yet: call reset()."
+        state = "ended" if self._done else "running"
+        lines = [f"Turn {self._turn} (instance {self.instance.idx}, {self.instance.abbrev}, {state})"]
+        if self._last_action is not None:
+            lines.append(f"Action: {self._last_action}")
+            lines.append(f"Reward: {self._last_reward}")
+        lines.append("Observation:")
+        lines.append(self._last_observation)
+        return "\n".join(lines)
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -306,6 +361,7 @@ class CRMArenaEnv(gym.Env[str, str]):
             info["reward_breakdown"].pop("gold")
         observation = "Answer submitted. The episode is over."
         self._last_observation = observation
+        self._last_reward = float(score.reward)
         return observation, float(score.reward), True, False, info
 
     def _bound(self, text: str) -> str:

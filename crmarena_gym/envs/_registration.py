@@ -8,7 +8,8 @@ from crmarena_gym.tasks import TASK_ABBREVS
 
 #: The paper's turn budget.
 MAX_TURNS = 20
-ENTRY_POINT = "crmarena_gym.envs._env:CRMArenaEnv"
+# The module path's third part is the heading ``gym.pprint_registry()`` lists the ids under.
+ENTRY_POINT = "crmarena_gym.envs.crmarena_gym:CRMArenaEnv"
 
 
 def env_ids() -> list[str]:

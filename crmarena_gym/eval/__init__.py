@@ -22,7 +22,15 @@ from crmarena_gym.eval._results import (
     rewrite_results,
     write_metadata,
 )
-from crmarena_gym.eval._runner import EvalRun, PolicyFactory, RunStoppedError, episode_seed, evaluate, run_episode
+from crmarena_gym.eval._runner import (
+    EvalRun,
+    PolicyFactory,
+    RunStoppedError,
+    episode_seed,
+    evaluate,
+    run_episode,
+    select_instances,
+)
 from crmarena_gym.eval._summary import ERROR_END_REASONS, format_table, summarize
 
 __all__ = [
@@ -49,6 +57,7 @@ __all__ = [
     "read_results",
     "rewrite_results",
     "run_episode",
+    "select_instances",
     "summarize",
     "write_metadata",
     "write_report",

@@ -220,6 +220,9 @@ def build_report(
     return page, svgs
 
 
+_SUFFIX_FORMATS: dict[str, ReportFormat] = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html"}
+
+
 def write_report(
     directories: Sequence[str | os.PathLike[str]],
     out: str | os.PathLike[str] | None = None,
@@ -232,9 +235,19 @@ def write_report(
         out: The report file (``.md`` or ``.html``); the SVG plots of a Markdown report go beside it
             as ``{stem}-{plot}.svg``. None: only return the text (Markdown without plots).
         fmt: ``md`` or ``html`` (default: from ``out``'s suffix, else ``md``).
+
+    Raises:
+        ValueError: ``out`` ends in another suffix (``.pdf``), or one that does not match ``fmt``.
     """
-    if fmt is None:
-        fmt = "html" if out is not None and Path(out).suffix.lower() in (".html", ".htm") else "md"
+    if out is not None:
+        suffix = Path(out).suffix.lower()
+        if suffix not in _SUFFIX_FORMATS:
+            raise ValueError(f"the report file must end in .md or .html (the formats written), got {os.fspath(out)!r}")
+        if fmt is not None and fmt != _SUFFIX_FORMATS[suffix]:
+            raise ValueError(f"format {fmt!r} does not match the report file {os.fspath(out)!r}")
+        fmt = _SUFFIX_FORMATS[suffix]
+    elif fmt is None:
+        fmt = "md"
     runs = load_summaries(directories)
     if out is None:
         text, _ = build_report(runs, fmt)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from crmarena_gym._files import atomic_write_text
+from crmarena_gym._json import json_line, json_text
 
 __all__ = [
     "LOCK_FILE",
@@ -80,7 +81,7 @@ def read_results(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
 
 
 def _line(record: dict[str, Any]) -> bytes:
-    return json.dumps(record, ensure_ascii=False, default=str).encode() + b"\n"
+    return json_line(record, default=str)
 
 
 def rewrite_results(path: str | os.PathLike[str], records: Iterable[dict[str, Any]]) -> Path:
@@ -131,7 +132,7 @@ class ResultsWriter:
 
 def write_metadata(directory: str | os.PathLike[str], metadata: dict[str, Any]) -> Path:
     """Write ``metadata.json`` atomically (a temporary file renamed over the old one)."""
-    text = json.dumps(metadata, indent=2, sort_keys=True, default=str) + "\n"
+    text = json_text(metadata, indent=2, sort_keys=True, default=str) + "\n"
     return atomic_write_text(Path(directory) / METADATA_FILE, text)
 
 

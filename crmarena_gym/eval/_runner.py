@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import gymnasium as gym
 import numpy as np
@@ -47,11 +48,24 @@ from crmarena_gym.org import LocalOrg, Org
 from crmarena_gym.policies import Policy, PolicyError, make_policy
 from crmarena_gym.tasks import TaskInstance
 
-__all__ = ["EvalRun", "PolicyFactory", "RunStoppedError", "episode_seed", "evaluate", "run_episode"]
+__all__ = [
+    "EvalRun",
+    "PolicyFactory",
+    "RunStoppedError",
+    "episode_seed",
+    "evaluate",
+    "run_episode",
+    "select_instances",
+]
 
 _DEPENDENCIES = ("gymnasium", "numpy", "pydantic", "lark", "litellm", "ray", "simple-salesforce")
 _SECRET_OPTIONS = ("api_key",)
-_STEP_INFO_KEYS = ("action_kind", "error", "query", "function")
+# Step info kept in the trajectory: everything but the raw result (the observation shows it), the turn
+# (the step has it) and the submission (the record has it). Wrapper effects (``dropout``,
+# ``turns_left`` ...) are kept whatever their key.
+_STEP_INFO_SKIPPED = frozenset({"result", "turn", "submitted", "reward_breakdown"})
+# Environment arguments that are data, not settings (the org and the task set are recorded on their own).
+_ENV_DATA_KWARGS = frozenset({"org", "tasks"})
 
 
 class RunStoppedError(RuntimeError):
@@ -109,7 +123,9 @@ def run_episode(env: gym.Env, policy: Policy, idx: int, trial: int = 0, *, seed:
 
     Returns:
         task, abbrev, idx, trial, seed, reward, f1 (KQA), success, turns, end_reason, error, fatal,
-        submitted, reward_breakdown, usage and the trajectory (the first observation, then one entry per step);
+        submitted, gold (the instance's answer) and answerable (whether it has one), reward_breakdown, usage
+        and the trajectory (the first observation, then one entry per step, with the step's ``info`` but its
+        raw result: wrapper effects such as ``dropout`` included);
         for a policy that prompts a model, ``system_prompt`` and its ``system_prompt_sha256`` (:func:`evaluate`
         keeps the hash in each record and each distinct prompt once, in ``metadata.json``'s ``system_prompts``).
     """
@@ -129,8 +145,14 @@ def run_episode(env: gym.Env, policy: Policy, idx: int, trial: int = 0, *, seed:
         "error": None,
         "fatal": False,
         "submitted": None,
+        "gold": None,
+        "answerable": None,
         "reward_breakdown": None,
     }
+    instance = getattr(env.unwrapped, "instance", None)
+    if isinstance(instance, TaskInstance):
+        record["gold"] = instance.answer
+        record["answerable"] = instance.answerable
     trajectory: list[dict[str, Any]] = [{"observation": observation}]
     try:
         policy.reset(observation, info, seed=ep_seed)
@@ -140,7 +162,7 @@ def run_episode(env: gym.Env, policy: Policy, idx: int, trial: int = 0, *, seed:
             observation, reward, terminated, truncated, step_info = env.step(action)
             record["turns"] += 1
             step: dict[str, Any] = {"turn": record["turns"], "action": action, "observation": observation}
-            step.update({k: step_info[k] for k in _STEP_INFO_KEYS if k in step_info})
+            step.update({k: _jsonable(v) for k, v in step_info.items() if k not in _STEP_INFO_SKIPPED})
             details = policy.step_details()
             if details:
                 step["policy"] = details
@@ -206,6 +228,36 @@ class PolicyFactory:
         return make_policy(self.spec, **dict(self.options))
 
 
+def _env_kwargs_for(policy: Policy, env_kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """``gym.make`` arguments for a policy: the toolset it asks for (unless given) and privileged mode."""
+    kwargs = dict(env_kwargs)
+    if policy.toolset is not None:
+        kwargs.setdefault("toolset", policy.toolset)
+    if policy.privileged:
+        kwargs["privileged"] = True
+    return kwargs
+
+
+def _env_stack(env: gym.Env[Any, Any]) -> list[dict[str, Any]]:
+    """The environment as built, outermost wrapper first: each layer's class and constructor arguments
+    (wrappers that record them, as Gymnasium's and ours do; the base env's ``gym.make`` arguments)."""
+    stack: list[dict[str, Any]] = []
+    layer: Any = env
+    while True:
+        cls = type(layer)
+        entry: dict[str, Any] = {"class": f"{cls.__module__}:{cls.__qualname__}"}
+        if isinstance(layer, gym.Wrapper):
+            saved = getattr(layer, "_saved_kwargs", None)
+            entry["kwargs"] = _jsonable({k: v for k, v in saved.items() if k != "env"}) if saved is not None else None
+            stack.append(entry)
+            layer = layer.env
+            continue
+        spec_kwargs = getattr(getattr(env, "spec", None), "kwargs", None) or {}
+        entry["kwargs"] = _jsonable({k: v for k, v in spec_kwargs.items() if k not in _ENV_DATA_KWARGS})
+        stack.append(entry)
+        return stack
+
+
 class _Worker:
     """One worker's environment and policy, built on first use."""
 
@@ -219,11 +271,7 @@ class _Worker:
         seed: int,
     ) -> None:
         self.policy = factory()
-        kwargs = dict(env_kwargs)
-        if self.policy.toolset is not None:
-            kwargs.setdefault("toolset", self.policy.toolset)
-        if self.policy.privileged:
-            kwargs["privileged"] = True
+        kwargs = _env_kwargs_for(self.policy, env_kwargs)
         self.env = gym.make(env_id, org=org, tasks=list(instances), **kwargs)
         self.policy.attach(self.env)
         self.seed = seed
@@ -292,7 +340,12 @@ def _versions() -> dict[str, str | None]:
 
 
 def _redact(options: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: ("<redacted>" if k in _SECRET_OPTIONS and v else v) for k, v in options.items()}
+    redacted = {k: ("<redacted>" if k in _SECRET_OPTIONS and v else v) for k, v in options.items()}
+    base = redacted.get("api_base")
+    if isinstance(base, str) and "@" in base:  # https://user:secret@host/ keeps only the host
+        parts = urlsplit(base)
+        redacted["api_base"] = urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+    return redacted
 
 
 def _jsonable(value: Any) -> Any:
@@ -317,6 +370,109 @@ def _task_source(tasks: Any) -> Any:
     return f"{len(tasks)} given instances"
 
 
+def select_instances(
+    instances: Sequence[TaskInstance],
+    *,
+    tasks: Sequence[str] | None = None,
+    idx: Sequence[int] | None = None,
+    per_task: int | None = None,
+    limit: int | None = None,
+) -> list[TaskInstance]:
+    """The instances a run plays, in task-set order: those of the given tasks and idx, then the first
+    ``per_task`` of each task, then the first ``limit`` of what is left.
+
+    Args:
+        instances: The task set.
+        tasks: Task abbreviations or names (``HTU``, ``handle_time``); None for all.
+        idx: Instance idx; None for all.
+        per_task: At most this many instances of each task.
+        limit: At most this many instances in all.
+
+    Raises:
+        ValueError: An unknown task, an idx the task set lacks, a count below 1, or nothing selected.
+
+    Example:
+        >>> from crmarena_gym.tasks import TaskInstance
+        >>> pool = [TaskInstance(idx=i, task=t, query="q", answer="a") for i, t in enumerate(["HTU", "TCU"] * 3)]
+        >>> [i.idx for i in select_instances(pool, per_task=2)]
+        [0, 1, 2, 3]
+        >>> [i.idx for i in select_instances(pool, tasks=["tcu"], limit=2)]
+        [1, 3]
+    """
+    from crmarena_gym.tasks import get_task_spec
+
+    for name, count in (("per_task", per_task), ("limit", limit)):
+        if count is not None and count < 1:
+            raise ValueError(f"{name} must be at least 1, got {count!r}")
+    chosen = list(instances)
+    if tasks:
+        try:
+            names = {get_task_spec(t).name for t in tasks}
+        except KeyError as err:
+            raise ValueError(err.args[0]) from None
+        chosen = [inst for inst in chosen if inst.task in names]
+        if not chosen:
+            have = sorted({inst.abbrev for inst in instances})
+            raise ValueError(f"the task set has no instance of {', '.join(tasks)} (it has {', '.join(have)})")
+    if idx:
+        known = {inst.idx for inst in chosen}
+        unknown = sorted(set(idx) - known)
+        if unknown:
+            where = f"of task(s) {', '.join(tasks)} " if tasks else ""
+            raise ValueError(f"no instance {where}with idx {', '.join(map(str, unknown))} in the task set")
+        wanted = set(idx)
+        chosen = [inst for inst in chosen if inst.idx in wanted]
+    if per_task is not None:
+        seen: dict[str, int] = {}
+        kept = []
+        for inst in chosen:
+            seen[inst.task] = seen.get(inst.task, 0) + 1
+            if seen[inst.task] <= per_task:
+                kept.append(inst)
+        chosen = kept
+    if limit is not None:
+        chosen = chosen[:limit]
+    return chosen
+
+
+def _check_task_set_belongs(instances: Sequence[TaskInstance], org: Org, source: Any) -> None:
+    """Refuse a task set whose gold answers name records the org lacks: it was made for another org."""
+    from crmarena_gym.org import OrgError
+    from crmarena_gym.tasks import missing_gold_records
+
+    try:
+        missing = missing_gold_records(instances, org)
+    except OrgError as err:
+        where = getattr(org, "path", None) or type(org).__name__
+        raise ValueError(f"the org {str(where)!r} cannot be read as a CRMArena org ({err})") from None
+    if not missing:
+        return
+    examples = ", ".join(f"idx {i}: {rid}" for i, rid in missing[:3])
+    named = f"the task file {os.fspath(source)!r}" if isinstance(source, str | os.PathLike) else "the task set"
+    where = getattr(org, "path", None)
+    org_text = f"the org {str(where)!r}" if where else "the org"
+    raise ValueError(
+        f"{named} was made for another org: {len(missing)} of its gold answers name records {org_text} does not "
+        f"have ({examples}{', ...' if len(missing) > 3 else ''}). Pass the org it was made for (--org; the "
+        "original's tasks_original.json needs the original's crmarena_data.db), or allow_foreign_tasks=True "
+        "(--allow-foreign-tasks) to run it anyway"
+    )
+
+
+def _check_playable(policy: Policy, spec: Any, instances: Sequence[TaskInstance]) -> None:
+    """Refuse a run with instances the policy says it cannot play (before any episode is recorded)."""
+    refused = policy.unplayable(instances)
+    if not refused:
+        return
+    name = spec if isinstance(spec, str) else type(policy).__name__
+    first_idx, first_reason = next(iter(refused.items()))
+    shown = ", ".join(str(i) for i in list(refused)[:10]) + (", ..." if len(refused) > 10 else "")
+    raise ValueError(
+        f"the policy {name!r} cannot play {len(refused)} of the {len(instances)} instances (idx {shown}): "
+        f"instance {first_idx}: {first_reason}. Choose other instances (--task, --idx) or another task set"
+    )
+
+
 def _check_resumable(previous: Mapping[str, Any], run: Mapping[str, Any], directory: Path) -> None:
     old = previous.get("run") or {}
     differ = sorted(k for k in set(old) | set(run) if old.get(k) != run.get(k))
@@ -339,7 +495,11 @@ def evaluate(
     resume: bool = False,
     retry_errors: bool = False,
     limit: int | None = None,
+    select_tasks: Sequence[str] | None = None,
+    idx: Sequence[int] | None = None,
+    per_task: int | None = None,
     seed: int = 0,
+    allow_foreign_tasks: bool = False,
     progress: bool | None = None,
     ray: bool = False,
     ray_address: str | None = None,
@@ -364,8 +524,13 @@ def evaluate(
         retry_errors: With ``resume``, play again the episodes that ended in an error
             (:data:`~crmarena_gym.eval.ERROR_END_REASONS`); their old records are first taken out of
             ``results.jsonl`` (rewritten atomically), so each episode stays in it exactly once.
-        limit: Play only the first ``limit`` instances of the task set.
+        limit: Play only the first ``limit`` instances (of the selection below).
+        select_tasks: Play only the instances of these tasks (abbreviations or names).
+        idx: Play only the instances with these idx.
+        per_task: Play only the first ``per_task`` instances of each task (see :func:`select_instances`).
         seed: The run's seed (each episode's seed derives from it, the instance and the trial).
+        allow_foreign_tasks: Run a task set whose gold answers name records the org does not have (by
+            default such a run is refused: the tasks were made for another org).
         progress: Draw a progress bar on stderr (default: when stderr is a terminal).
         ray: Spread the episodes over a Ray cluster (``pip install 'crmarena-gym[rl]'``).
         ray_address: The cluster's address (default: a local cluster).
@@ -376,7 +541,8 @@ def evaluate(
 
     Raises:
         ValueError: Bad arguments, ``out`` naming an existing file, a run directory that already holds
-            results without ``resume``, or a resume of a different run.
+            results without ``resume``, a resume of a different run, a task set made for another org, or
+            instances the policy cannot play (the oracle on published instances).
         LockHeldError: Another run is writing in ``out`` (an :class:`OSError`).
         OSError: ``out`` cannot be created or written.
         RunStoppedError: An episode failed in a way every other one would (a missing API key); it is
@@ -397,8 +563,6 @@ def evaluate(
         raise ValueError(f"trials must be at least 1, got {trials!r}")
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency!r}")
-    if limit is not None and limit < 1:
-        raise ValueError(f"limit must be at least 1, got {limit!r}")
     if env_id not in gym.registry or not env_id.startswith("CRMArena"):
         from crmarena_gym.envs import env_ids
 
@@ -413,18 +577,25 @@ def evaluate(
         raise TypeError("pass a policy spec or a function that builds a policy: each worker needs its own")
     options = dict(policy_options or {})
     factory: Callable[[], Policy] = PolicyFactory(policy, options) if isinstance(policy, str) else policy
-    factory().close()  # fail here, once, on a bad spec or bad options, rather than in every worker
     env_kwargs = dict(env_kwargs or {})
     for reserved in ("org", "tasks", "task"):
         if reserved in env_kwargs:
             raise ValueError(f"pass {reserved!r} as an argument of evaluate, not in env_kwargs")
 
     org_obj = _open_org(org)
-    probe = gym.make(env_id, org=org_obj, tasks=tasks)
-    instances: list[TaskInstance] = list(probe.unwrapped.instances)  # type: ignore[attr-defined]
-    probe.close()
-    if limit is not None:
-        instances = instances[:limit]
+    probe_policy = factory()  # fail here, once, on a bad spec or bad options, rather than in every worker
+    try:
+        probe = gym.make(env_id, org=org_obj, tasks=tasks, **_env_kwargs_for(probe_policy, env_kwargs))
+        instances: list[TaskInstance] = list(probe.unwrapped.instances)  # type: ignore[attr-defined]
+        env_stack = _env_stack(probe)
+        probe.close()
+        instances = select_instances(instances, tasks=select_tasks, idx=idx, per_task=per_task, limit=limit)
+        if not allow_foreign_tasks:
+            _check_task_set_belongs(instances, org_obj, tasks)
+        _check_playable(probe_policy, policy, instances)
+        policy_settings = _jsonable(_redact(probe_policy.settings()))
+    finally:
+        probe_policy.close()
     episodes = [(inst.idx, trial) for inst in instances for trial in range(trials)]
 
     run_key = {
@@ -441,11 +612,19 @@ def evaluate(
         "run": run_key,
         "trials": trials,
         "limit": limit,
+        "selection": {
+            "tasks": list(select_tasks) if select_tasks else None,
+            "idx": list(idx) if idx else None,
+            "per_task": per_task,
+            "limit": limit,
+        },
         "instances": len(instances),
         "episodes": len(episodes),
         "concurrency": concurrency,
         "ray": {"enabled": ray, "address": ray_address} if ray else None,
         "versions": _versions(),
+        "policy_settings": policy_settings,
+        "env_stack": env_stack,
         "env_spec": {
             "id": spec.id,
             "entry_point": str(spec.entry_point),

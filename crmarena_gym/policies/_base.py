@@ -9,8 +9,12 @@ episode cost in model calls.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from crmarena_gym.tasks import TaskInstance
 
 __all__ = ["CallUsage", "EpisodeUsage", "Policy", "PolicyError"]
 
@@ -141,6 +145,17 @@ class Policy(ABC):
         Raises:
             PolicyError: The policy cannot go on (a model that keeps failing, say).
         """
+
+    def unplayable(self, instances: Sequence[TaskInstance]) -> dict[int, str]:
+        """The instances this policy cannot play, by ``idx``, each with the reason; none by default.
+
+        The runner asks before the first episode and refuses the run rather than recording failures.
+        """
+        return {}
+
+    def settings(self) -> dict[str, Any]:
+        """The settings in effect (the model, its sampling, the server it calls), for the run's metadata."""
+        return {}
 
     def usage(self) -> EpisodeUsage:
         """The model usage of the current episode so far."""

@@ -204,6 +204,22 @@ class LiteLLMPolicy(Policy):
         """The episode's system prompt."""
         return self.chat.system_prompt
 
+    def settings(self) -> dict[str, Any]:
+        """The model and framework, the sampling and retry settings in effect, the server the requests go to
+        (``api_base``, else the provider's base-URL variable; None for the provider's own) and whether
+        litellm's price table prices the calls."""
+        return {
+            "model": self.model,
+            "framework": self.framework,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "timeout": self.timeout,
+            "max_retries": self.max_retries,
+            "send_seed": self.send_seed,
+            "api_base": self.effective_api_base(),
+            "priced_by_table": self.priced_by_table(),
+        }
+
     def step_details(self) -> dict[str, Any]:
         """The model's last reply, its tool calls and the call's usage."""
         return dict(self._last)

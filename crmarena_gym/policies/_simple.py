@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from crmarena_gym.chat import tool_names
@@ -87,6 +88,16 @@ class OraclePolicy(Policy):
             )
         if self.org is None:
             self.org = base.org
+
+    def unplayable(self, instances: Sequence[TaskInstance]) -> dict[int, str]:
+        """The instances without hidden parameters: the solver cannot solve them.
+
+        Example:
+            >>> OraclePolicy().unplayable([TaskInstance(idx=7, task="HTU", query="Which agent?", answer=None)])
+            {7: 'it has no hidden parameters (only generated instances can be solved; published ones have none)'}
+        """
+        reason = "it has no hidden parameters (only generated instances can be solved; published ones have none)"
+        return {inst.idx: reason for inst in instances if not inst.params}
 
     def reset(self, observation: str, info: dict[str, Any], *, seed: int | None = None) -> None:
         """Solve the instance now; :meth:`act` then hands out the calls one by one, ``submit`` last."""

@@ -48,7 +48,7 @@ from crmarena_gym.rl._wrapper import EMPTY_SLOT_ACTION, INFO_KEYS, CandidateActi
 DISCRETE_ENV_ID = "CRMArena-Discrete-v0"
 
 if DISCRETE_ENV_ID not in gym.registry:
-    gym.register(id=DISCRETE_ENV_ID, entry_point="crmarena_gym.rl._wrapper:make_discrete_env")
+    gym.register(id=DISCRETE_ENV_ID, entry_point="crmarena_gym.rl.crmarena_gym:make_discrete_env")
 
 __all__ = [
     "DEFAULT_TEMPLATES",

@@ -34,6 +34,7 @@ from crmarena_gym.tasks._generate import (
 from crmarena_gym.tasks._instance import TaskInstance, TaskMetadata
 from crmarena_gym.tasks._loader import TaskFileError, load_tasks, save_tasks
 from crmarena_gym.tasks._oracle import ORACLES, OracleError, OracleTrace, ToolCall, oracle_trace, solve
+from crmarena_gym.tasks._org_check import missing_gold_records
 from crmarena_gym.tasks._periods import (
     MONTH_NAMES,
     SEASONS,
@@ -88,6 +89,7 @@ __all__ = [
     "get_task_spec",
     "instance_key",
     "load_tasks",
+    "missing_gold_records",
     "month_window",
     "normalize_answer",
     "oracle_trace",

@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from crmarena_gym._files import atomic_write_text
+from crmarena_gym._json import json_text
 from crmarena_gym.tasks._instance import TaskInstance
 
 
@@ -109,7 +110,7 @@ def save_tasks(instances: Iterable[TaskInstance], path: str | os.PathLike[str], 
     path = Path(path)
     rows = [inst.to_public_dict() if public else inst.model_dump() for inst in instances]
     if path.suffix == ".jsonl":
-        text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+        text = "".join(json_text(r) + "\n" for r in rows)
     else:
-        text = json.dumps(rows, ensure_ascii=False, indent=1) + "\n"
+        text = json_text(rows, indent=1) + "\n"
     return atomic_write_text(path, text)

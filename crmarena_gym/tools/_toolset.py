@@ -181,6 +181,8 @@ class Toolset:
                 arguments = json.loads(arguments) if arguments.strip() else {}
             except ValueError as err:
                 return f"Error: the arguments of {name}() are not valid JSON ({err}): {arguments[:80]!r}"
+            except RecursionError:
+                return f"Error: the arguments of {name}() are nested too deeply to be read: {arguments[:80]!r}"
         if arguments is None:
             arguments = {}
         return tool.call(arguments, org)

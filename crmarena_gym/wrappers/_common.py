@@ -7,7 +7,6 @@ Each wrapper records its constructor arguments (``gymnasium.utils.RecordConstruc
 from __future__ import annotations
 
 import copy
-import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any, Literal, SupportsFloat
 import gymnasium as gym
 from gymnasium.utils import RecordConstructorArgs
 
+from crmarena_gym._json import json_text
 from crmarena_gym.envs import CRMArenaEnv, render_error
 
 DropoutMode = Literal["drop", "error", "truncate", "corrupt"]
@@ -251,7 +251,7 @@ class RecordTrajectory(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
 
     def _write(self, record: dict[str, Any]) -> None:
         with self.path.open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(record, ensure_ascii=False, default=_jsonable) + "\n")
+            handle.write(json_text(record, default=_jsonable) + "\n")
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         obs, info = self.env.reset(seed=seed, options=options)

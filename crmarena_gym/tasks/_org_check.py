@@ -1,0 +1,54 @@
+"""Whether a task set belongs to an org: the records its gold answers name must be in it."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+
+from crmarena_gym.org import Org
+from crmarena_gym.schema import is_valid_id, object_for_id
+from crmarena_gym.tasks._instance import TaskInstance
+
+__all__ = ["missing_gold_records"]
+
+# Ids per query: keeps each SOQL statement far below Salesforce's 100,000-character limit.
+_CHUNK = 200
+
+
+def missing_gold_records(instances: Sequence[TaskInstance], org: Org) -> list[tuple[int, str]]:
+    """The gold answers that name a record the org does not have, as ``(idx, id)`` pairs in task-set order.
+
+    A gold answer that is an id (an agent, an issue, a product, an article) must be a record of the org the
+    task set was made for; the original's ``tasks_original.json`` run against a generated org names none
+    that exist, and would score near zero without saying why.
+
+    Args:
+        instances: The task set.
+        org: The org (its records are looked up with SOQL, so a live org works too).
+
+    Raises:
+        OrgError: The org refused a lookup (the org is not in CRMArena's layout).
+
+    Example:
+        >>> from crmarena_gym.org import LocalOrg
+        >>> inst = TaskInstance(idx=390, task="NCR", query="Which agent?", answer="005Ws000001xadBIAQ")
+        >>> missing_gold_records([inst], LocalOrg(getfixture("tiny_org")))
+        [(390, '005Ws000001xadBIAQ')]
+    """
+    by_object: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+    for inst in instances:
+        answer = inst.answer
+        if isinstance(answer, str) and is_valid_id(answer) and (sobject := object_for_id(answer)) is not None:
+            by_object[sobject.name][answer].append(inst.idx)
+    missing: set[str] = set()
+    for name, ids in by_object.items():
+        wanted = sorted(ids)
+        for start in range(0, len(wanted), _CHUNK):
+            chunk = wanted[start : start + _CHUNK]
+            listed = ", ".join(f"'{i}'" for i in chunk)
+            result = org.query(f"SELECT Id FROM {name} WHERE Id IN ({listed})")
+            found = {str(r["Id"])[:15] for r in result.get("records", [])}
+            missing.update(i for i in chunk if i[:15] not in found)
+    order = {inst.idx: n for n, inst in enumerate(instances)}
+    pairs = [(idx, rid) for name in by_object for rid in missing & set(by_object[name]) for idx in by_object[name][rid]]
+    return sorted(pairs, key=lambda pair: order[pair[0]])
