@@ -19,6 +19,7 @@ from crmarena_gym.envs._render import (
     render_value,
     result_rows,
 )
+from crmarena_gym.envs._result import StepResult
 from crmarena_gym.envs._spaces import ActionText, UnicodeText
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "Action",
     "ActionText",
     "CRMArenaEnv",
+    "StepResult",
     "UnicodeText",
     "env_ids",
     "parse_action",

@@ -19,6 +19,7 @@ import gymnasium as gym
 
 from crmarena_gym.envs._actions import NO_ACTION, Action, parse_action, unwrap_code
 from crmarena_gym.envs._render import QUERY_OUTPUT_PREFIX, ObservationFormat, render_error, render_value
+from crmarena_gym.envs._result import StepResult
 from crmarena_gym.envs._spaces import ActionText, UnicodeText
 from crmarena_gym.org import LocalOrg, Org
 from crmarena_gym.schema import schema_text
@@ -275,13 +276,13 @@ class CRMArenaEnv(gym.Env[str, str]):
             if isinstance(result, str):  # "CODE: message" from the org, shown as the original shows it
                 code, _, message = result.partition(": ")
                 return self._observe(render_error(code, message), info, error=code)
-            info["result"] = result
+            info["result"] = StepResult(result)
             return self._observe(self.render_result(result, query=True), info)
         info["function"] = parsed.name
         result = self.tools.call(parsed.name or "", parsed.arguments, self._view)
         if isinstance(result, str) and result.startswith("Error:"):
             return self._observe(result, info, error="FUNCTION_ERROR")
-        info["result"] = result
+        info["result"] = StepResult(result)
         return self._observe(self.render_result(result, query=False), info)
 
     def render_result(self, result: Any, *, query: bool) -> str:

@@ -52,7 +52,7 @@ class StepRecord:
     Attributes:
         action: The text action sent to the environment.
         function: The function called (None for a submission, a query or an unreadable action).
-        result: The structured result (the environment's ``info["result"]``), or None.
+        result: The structured result (the environment's ``info["result"].value``), or None.
         ok: Whether the step was a function call that gave a result (no error).
         observation: The observation text the environment answered with.
     """

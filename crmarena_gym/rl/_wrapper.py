@@ -23,7 +23,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import RecordConstructorArgs
 
-from crmarena_gym.envs import MAX_TURNS, CRMArenaEnv
+from crmarena_gym.envs import MAX_TURNS, CRMArenaEnv, StepResult
 from crmarena_gym.rl._candidates import CandidateGenerator, CandidateState, StepRecord, ToolPipelineCandidates
 from crmarena_gym.rl._encoding import Encoder, HashingEncoder
 from crmarena_gym.rl._facts import question_facts
@@ -156,7 +156,7 @@ class CandidateActionWrapper(gym.Wrapper[dict[str, np.ndarray], np.int64, str, s
         sent = text if text is not None else EMPTY_SLOT_ACTION
         observation, reward, terminated, truncated, info = self.env.step(sent)
         ok = "error" not in info and info.get("action_kind") == "call"
-        self.state.history.append(StepRecord(sent, info.get("function"), info.get("result"), ok, observation))
+        self.state.history.append(StepRecord(sent, info.get("function"), _result_value(info), ok, observation))
         self.state.turn += 1
         self.state.observation = observation
         obs, out_info = self._observe(info)
@@ -239,3 +239,9 @@ def make_discrete_env(
     return CandidateActionWrapper(
         text_env, generator, encoder, max_turns=turns, full_info=full_info, text_in_info=text_in_info
     )
+
+
+def _result_value(info: dict[str, Any]) -> Any:
+    """The structured result of the text environment's step, or None (a submission, an error)."""
+    result = info.get("result")
+    return result.value if isinstance(result, StepResult) else None

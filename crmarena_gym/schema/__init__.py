@@ -22,7 +22,14 @@ from crmarena_gym.schema._objects import (
     get_object,
     object_for_id,
 )
-from crmarena_gym.schema._sql import create_indexes, create_tables, index_ddl, quote_identifier, table_ddl
+from crmarena_gym.schema._sql import (
+    COMPOSITE_INDEXES,
+    create_indexes,
+    create_tables,
+    index_ddl,
+    quote_identifier,
+    table_ddl,
+)
 from crmarena_gym.schema._text import schema_text
 from crmarena_gym.schema._types import Field, FieldType, SObject
 
@@ -30,6 +37,7 @@ __all__ = [
     "CASE_CHANNELS",
     "CASE_PRIORITIES",
     "CASE_STATUSES",
+    "COMPOSITE_INDEXES",
     "HISTORY_FIELDS",
     "OBJECTS",
     "ORDER_STATUSES",

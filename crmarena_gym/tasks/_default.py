@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -81,9 +82,29 @@ def task_cache_path(org_path: str | os.PathLike[str], *, seed: int, per_task: in
     return path.with_name(name)
 
 
-def _read_cached(path: Path, per_task: int) -> list[TaskInstance] | None:
-    if not path.is_file():
+# Task sets already read in this process, by cache file: the file's identity when read, and its instances.
+# Instances are frozen models shared by every environment of the process (64 envs hold one copy, and a
+# second ``gym.make`` skips parsing); each caller gets a list of its own.
+_LOADED: dict[Path, tuple[tuple[int, int, int], tuple[TaskInstance, ...]]] = {}
+_LOADED_LOCK = threading.Lock()
+
+
+def _file_identity(path: Path) -> tuple[int, int, int] | None:
+    try:
+        stat = path.stat()
+    except OSError:
         return None
+    return (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+
+
+def _read_cached(path: Path, per_task: int) -> list[TaskInstance] | None:
+    identity = _file_identity(path)
+    if identity is None:
+        return None
+    with _LOADED_LOCK:
+        loaded = _LOADED.get(path)
+    if loaded is not None and loaded[0] == identity:  # the same file as when it was read
+        return list(loaded[1])
     try:
         instances = load_tasks(path)
     except (OSError, TaskFileError):
@@ -91,6 +112,8 @@ def _read_cached(path: Path, per_task: int) -> list[TaskInstance] | None:
     tasks = {inst.task for inst in instances}
     if len(instances) != per_task * len(tasks) or len(tasks) != 9:
         return None
+    with _LOADED_LOCK:
+        _LOADED[path] = (identity, tuple(instances))
     return instances
 
 
@@ -103,7 +126,9 @@ def default_tasks(
     """The default task set of an org: ``per_task`` instances of each of the nine tasks.
 
     Generated on first use and cached beside the org (see the module docs); later calls, from any
-    process, read the cache. When the org's directory is not writable the set is generated each time.
+    process, read the cache, and later calls in the same process share the instances read the first
+    time (frozen models; each call returns a new list). When the org's directory is not writable the set
+    is generated each time.
 
     Args:
         org_path: The org database (default: the embedded org, generated on first use).
@@ -134,6 +159,10 @@ def default_tasks(
             return cached
         instances = generate_tasks(path, seed=seed, per_task=per_task)
         save_tasks(instances, cache)
+        identity = _file_identity(cache)
+        if identity is not None:
+            with _LOADED_LOCK:
+                _LOADED[cache] = (identity, tuple(instances))
         return instances
 
 

@@ -99,7 +99,8 @@ class _Caller:
         self.calls: list[ToolCall] = []
 
     def __call__(self, name: str, **arguments: Any) -> Any:
-        result = self.tools.call(name, arguments, self.org)
+        # The solvers build their arguments from the tools' own results: no model input to check.
+        result = self.tools.call(name, arguments, self.org, trusted=True)
         self.calls.append(ToolCall(name, arguments, result))
         if isinstance(result, str) and result.startswith("Error:"):
             raise OracleError(f"{name}({_short(arguments)}) answered {result!r}")

@@ -25,6 +25,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import re
@@ -286,53 +287,114 @@ def _expected(hint: Any) -> str:
 
 def _check(value: Any, hint: Any, where: str) -> Any:
     """``value`` checked against ``hint`` (integral floats become ints); raises :class:`_BadValue`."""
+    return _validator(hint)(value, where)
+
+
+_Validator = Callable[[Any, str], Any]
+
+
+@functools.lru_cache(maxsize=256)
+def _validator(hint: Any) -> _Validator:
+    """The check of values against ``hint``, built once per hint: the hint's introspection (unions,
+    origins, literal members) happens here, not on every value of every call."""
     inner, nullable = _without_none(hint)
-    if value is None:
-        if nullable or inner is Any:
-            return None
-        raise _BadValue(f"{where} must be {_expected(inner)}, got null")
     if inner is Any:
-        return value
+        return lambda value, where: value
+    expected = _expected(inner)
+
+    def fail(value: Any, where: str) -> Any:
+        if value is None:
+            raise _BadValue(f"{where} must be {expected}, got null")
+        raise _BadValue(f"{where} must be {expected}, got {_show(value)}")
+
+    check = _value_check(inner, fail)
+    if nullable:
+        return lambda value, where: None if value is None else check(value, where)
+    return check
+
+
+def _value_check(inner: Any, fail: _Validator) -> _Validator:
+    """The check of a non-null value against ``inner`` (a hint without None); ``fail`` raises."""
+    origin = typing.get_origin(inner)
     if inner is bool:
-        if isinstance(value, bool):
-            return value
-    elif inner is int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-        if isinstance(value, float) and value.is_integer():  # JSON does not tell 3 from 3.0
-            return int(value)
-    elif inner is float:
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            # JSON parsers accept NaN and Infinity; no comparison or average means anything with them.
-            if isinstance(value, float) and not math.isfinite(value):
-                raise _BadValue(f"{where} must be a finite number, got {value!r}")
-            return value
-    elif inner is str:
-        if isinstance(value, str):
-            return value
-    elif typing.get_origin(inner) is Literal:
-        if value in typing.get_args(inner) and type(value) in {type(a) for a in typing.get_args(inner)}:
-            return value
-    elif inner is list or typing.get_origin(inner) is list:
-        if isinstance(value, list):
-            args = typing.get_args(inner)
-            return [_check(v, args[0], f"{where} item {i}") for i, v in enumerate(value)] if args else value
-    elif inner is dict or typing.get_origin(inner) is dict:
-        if isinstance(value, Mapping):
-            args = typing.get_args(inner)
-            out = {}
-            for k, v in value.items():
+        return lambda value, where: value if isinstance(value, bool) else fail(value, where)
+    if inner is int:
+
+        def check_int(value: Any, where: str) -> Any:
+            if isinstance(value, int) and not isinstance(value, bool):
+                return value
+            if isinstance(value, float) and value.is_integer():  # JSON does not tell 3 from 3.0
+                return int(value)
+            return fail(value, where)
+
+        return check_int
+    if inner is float:
+
+        def check_float(value: Any, where: str) -> Any:
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                # JSON parsers accept NaN and Infinity; no comparison or average means anything with them.
+                if isinstance(value, float) and not math.isfinite(value):
+                    raise _BadValue(f"{where} must be a finite number, got {value!r}")
+                return value
+            return fail(value, where)
+
+        return check_float
+    if inner is str:
+        return lambda value, where: value if isinstance(value, str) else fail(value, where)
+    if origin is Literal:
+        members = typing.get_args(inner)
+        kinds = {type(a) for a in members}
+
+        def check_literal(value: Any, where: str) -> Any:
+            if value in members and type(value) in kinds:
+                return value
+            return fail(value, where)
+
+        return check_literal
+    if inner is list or origin is list:
+        args = typing.get_args(inner)
+        item = _validator(args[0]) if args else None
+        plain = item is None or args[0] is Any
+
+        def check_list(value: Any, where: str) -> Any:
+            if not isinstance(value, list):
+                return fail(value, where)
+            if item is None:
+                return value
+            if plain:
+                return list(value)
+            return [item(v, f"{where} item {i}") for i, v in enumerate(value)]
+
+        return check_list
+    if inner is dict or origin is dict:
+        args = typing.get_args(inner)
+        entry = _validator(args[1]) if args else None
+        plain = entry is None or args[1] is Any
+
+        def check_dict(value: Any, where: str) -> Any:
+            if not isinstance(value, Mapping):
+                return fail(value, where)
+            for k in value:
                 if not isinstance(k, str):
                     raise _BadValue(f"{where} keys must be strings, got {_show(k)}")
-                out[k] = _check(v, args[1], f"{where} value for key {k!r}") if args else v
-            return out
-    elif _is_union(inner):
-        for member in typing.get_args(inner):
-            try:
-                return _check(value, member, where)
-            except _BadValue:
-                continue
-    raise _BadValue(f"{where} must be {_expected(inner)}, got {_show(value)}")
+            if plain:
+                return dict(value)
+            return {k: entry(v, f"{where} value for key {k!r}") for k, v in value.items()}
+
+        return check_dict
+    if _is_union(inner):
+        members = [_validator(m) for m in typing.get_args(inner)]
+
+        def check_union(value: Any, where: str) -> Any:
+            for member in members:
+                try:
+                    return member(value, where)
+                except _BadValue:
+                    continue
+            return fail(value, where)
+
+        return check_union
+    return fail
 
 
 def check_arguments(

@@ -154,7 +154,7 @@ class Toolset:
         """The OpenAI-style schemas of the tools, in order (copies: changing them changes nothing here)."""
         return [copy.deepcopy(t.schema) for t in self._tools]
 
-    def call(self, name: str, arguments: Any, org: Org | None = None) -> Any:
+    def call(self, name: str, arguments: Any, org: Org | None = None, *, trusted: bool = False) -> Any:
         """Call a tool the way a model does: by name, with JSON arguments.
 
         Never raises on the model's input: an unknown name, arguments that are not an object (or a
@@ -165,6 +165,7 @@ class Toolset:
             name: The tool's name.
             arguments: A dict of argument name to value, or its JSON text (as chat APIs deliver it).
             org: The org the query tools read.
+            trusted: The arguments were built by our own code (see :meth:`Tool.call`): not checked.
 
         Returns:
             The tool's JSON-able result, or an ``Error: ...`` string.
@@ -185,7 +186,7 @@ class Toolset:
                 return f"Error: the arguments of {name}() are nested too deeply to be read: {arguments[:80]!r}"
         if arguments is None:
             arguments = {}
-        return tool.call(arguments, org)
+        return tool.call(arguments, org, trusted=trusted)
 
     def without(self, names: Iterable[str] = (), groups: Iterable[str] = ()) -> Toolset:
         """A toolset without the named tools and without the tools of the given ablation groups.

@@ -16,7 +16,7 @@ import gymnasium as gym
 from gymnasium.utils import RecordConstructorArgs
 
 from crmarena_gym._json import json_text
-from crmarena_gym.envs import CRMArenaEnv, render_error
+from crmarena_gym.envs import CRMArenaEnv, StepResult, render_error
 
 DropoutMode = Literal["drop", "error", "truncate", "corrupt"]
 TRANSIENT_ERROR = "SERVER_UNAVAILABLE: The server is temporarily unable to answer. Try the request again."
@@ -128,7 +128,7 @@ class ToolResultDropout(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
         record: dict[str, Any] = {"hit": hit, "mode": self.mode}
         if hit:
             is_query = info["action_kind"] == "query"
-            result = info["result"]
+            result = info["result"].value
             if self.mode == "error":  # a query's error reads as the env renders refused queries
                 obs = render_error(*TRANSIENT_ERROR.split(": ", 1)) if is_query else TRANSIENT_ERROR
             elif self.mode == "drop":
@@ -280,4 +280,6 @@ class RecordTrajectory(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
 
 
 def _jsonable(value: Any) -> Any:
+    if isinstance(value, StepResult):
+        return value.value
     return repr(value)

@@ -47,4 +47,4 @@ def test_wildcard_heavy_sosl_never_raises(terms: str, tail: str, wrap: str, env_
     if "error" in info:
         assert info["error"] in ERROR_CODES - {"QUERY_TIMEOUT", "UNKNOWN_EXCEPTION"}, obs
     else:
-        assert info["action_kind"] == "query" and isinstance(info["result"], list)
+        assert info["action_kind"] == "query" and isinstance(info["result"].value, list)

@@ -222,13 +222,13 @@ def test_value_slots_submit_the_latest_short_result(env_org: Path, env_tasks: li
     inst = next(i for i in env_tasks if i.abbrev == "TII" and i.answer is not None)
     obs, info = env.reset(options={"task_id": inst.idx})
     obs, _, _, _, info = env.step(names.index("order_items"))
-    assert len(info["result"]) > env.generator.num_values  # a long list: no answer candidates from it
+    assert len(info["result"].value) > env.generator.num_values  # a long list: no answer candidates from it
     assert [c for c in info["candidates"] if c.startswith("submit")] == ["submit None"]
     obs, _, _, _, info = env.step(names.index("issue_counts"))
-    assert isinstance(info["result"], dict)  # a mapping: no answer candidates either
+    assert isinstance(info["result"].value, dict)  # a mapping: no answer candidates either
     assert obs["action_mask"][env.generator.first_value_slot] == 0.0
     obs, _, _, _, info = env.step(names.index("max_value_ids"))
-    assert info["result"] == [inst.answer]
+    assert info["result"].value == [inst.answer]
     assert info["candidates"][names.index("submit_value_0")] == f"submit {inst.answer}"
     # The call just made, with the same arguments, is not offered again.
     assert info["candidates"][names.index("max_value_ids")] == ""
