@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import gymnasium as gym
@@ -12,26 +14,31 @@ import crmarena_gym  # noqa: F401 - registers the environments
 from crmarena_gym.tasks import TaskInstance
 from crmarena_gym.wrappers import RecordTrajectory
 
-DEEP = "[" * 1000 + "]" * 1000  # about 2 KB: deeper than Python's JSON reader recurses
+
+def deep() -> str:
+    """Brackets nested deeper than Python's JSON reader may recurse: past the recursion limit in force
+    when called (1,000 unless a library raised it: about 4 KB then)."""
+    levels = sys.getrecursionlimit() + 1000
+    return "[" * levels + "]" * levels
 
 
 @pytest.mark.parametrize("toolset", ["soql", "functions", "flex"])
 @pytest.mark.parametrize(
     "action",
     [
-        '{"name": "get_cases", "arguments": {"case_ids": ' + DEEP + "}}",
-        json.dumps({"name": "get_cases", "arguments": '{"case_ids": ' + DEEP + "}"}),  # OpenAI's string form
-        "get_cases(" + '{"case_ids": ' + DEEP + "})",
-        "execute get_cases(" + '{"case_ids": ' + DEEP + "})",
+        lambda: '{"name": "get_cases", "arguments": {"case_ids": ' + deep() + "}}",
+        lambda: json.dumps({"name": "get_cases", "arguments": '{"case_ids": ' + deep() + "}"}),  # as OpenAI sends
+        lambda: "get_cases(" + '{"case_ids": ' + deep() + "})",
+        lambda: "execute get_cases(" + '{"case_ids": ' + deep() + "})",
     ],
     ids=["json-call", "json-string-arguments", "call", "execute-call"],
 )
 def test_deeply_nested_calls_get_a_format_error_and_use_the_turn(
-    toolset: str, action: str, env_org: Path, env_tasks: list[TaskInstance]
+    toolset: str, action: Callable[[], str], env_org: Path, env_tasks: list[TaskInstance]
 ) -> None:
     env = gym.make("CRMArena-HTU-v0", org=env_org, tasks=env_tasks, toolset=toolset, max_episode_steps=3)
     env.reset(seed=0)
-    obs, reward, terminated, truncated, info = env.step(action)
+    obs, reward, terminated, truncated, info = env.step(action())
     assert obs.startswith("FORMAT_ERROR:") and "nested too deeply" in obs
     assert info["error"] == "FORMAT_ERROR" and reward == 0.0 and not terminated and not truncated
     # The env's turn and the TimeLimit's agree: two more steps end the episode by the limit.
@@ -43,7 +50,7 @@ def test_deeply_nested_calls_get_a_format_error_and_use_the_turn(
 def test_the_time_limit_and_the_env_count_the_same_turns(env_org: Path, env_tasks: list[TaskInstance]) -> None:
     env = gym.make("CRMArena-HTU-v0", org=env_org, tasks=env_tasks, toolset="flex", max_episode_steps=2)
     env.reset(seed=0)
-    env.step("get_cases(" + '{"case_ids": ' + DEEP + "})")
+    env.step("get_cases(" + '{"case_ids": ' + deep() + "})")
     *_, truncated, info = env.step("execute SELECT Id FROM Case LIMIT 1")
     assert truncated and info["turn"] == 2
 
