@@ -159,12 +159,25 @@ def run_eval(args: argparse.Namespace) -> int:
         print(f"crmarena-gym eval: {err}", file=sys.stderr)
         return 2
     except OSError as err:  # a missing file, an unwritable --out, a directory another run holds ...
-        print(f"crmarena-gym eval: {_os_error(err)}", file=sys.stderr)
+        print(f"crmarena-gym eval: {_os_error(err)}{_resume_hint(err, args)}", file=sys.stderr)
         return 2
     print(format_table(run.summary))
     if run.out is not None:
         print(f"\n{len(run.results)} episodes ({run.new_episodes} new) in {run.out}", file=sys.stderr)
     return 0
+
+
+def _resume_hint(err: OSError, args: argparse.Namespace) -> str:
+    """For a failure writing the run directory (a full disk): the episodes written are kept; how to go on."""
+    if not args.out or not err.filename:
+        return ""
+    out = os.path.abspath(args.out)
+    if os.path.commonpath([out, os.path.abspath(os.fsdecode(err.filename))]) != out:
+        return ""
+    return (
+        f". The episodes already in {args.out!r} are kept: once the cause is fixed (free some space), rerun "
+        "the same command with --resume to play the rest"
+    )
 
 
 def _os_error(err: OSError) -> str:

@@ -40,7 +40,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {str(out)!r} already exists; pass --force to overwrite it", file=sys.stderr)
         return 1
     started = time.perf_counter()
-    manifest = generate_org(out, seed=args.seed, scale=args.scale, latent=not args.no_latent)
+    try:
+        manifest = generate_org(out, seed=args.seed, scale=args.scale, latent=not args.no_latent)
+    except OSError as exc:  # a full disk, an unwritable directory: nothing is left half-written
+        print(f"error: {exc.strerror or exc}", file=sys.stderr)
+        return 1
     elapsed = time.perf_counter() - started
     print(
         f"wrote {out} (generator v{manifest.generator_version}, seed {manifest.seed}, scale {manifest.scale:g}, "

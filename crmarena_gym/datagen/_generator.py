@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import numbers
@@ -1011,6 +1012,7 @@ def generate_org(
 
     Raises:
         ValueError: ``seed`` or ``scale`` is invalid (the message quotes it).
+        OSError: The file cannot be written (a full disk, a read-only directory); the message names it.
 
     Example:
         >>> import tempfile, pathlib
@@ -1062,6 +1064,9 @@ def generate_org(
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, target)
+    except sqlite3.Error as exc:  # "database or disk is full", "disk I/O error" ...
+        tmp.unlink(missing_ok=True)
+        raise OSError(errno.EIO, f"cannot write the org to {str(target)!r}: {exc}", str(target)) from None
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

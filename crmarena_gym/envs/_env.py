@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import re
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
@@ -34,7 +33,6 @@ MatchMode = Literal["strict", "lenient"]
 FALLBACK_TODAY = dt.date(2024, 12, 31)
 _QUERY_TOOL_BY_LANGUAGE = {"soql": "issue_soql_query", "sosl": "issue_sosl_query"}
 _LANGUAGE_BY_QUERY_TOOL: dict[str, Literal["soql", "sosl"]] = {"issue_soql_query": "soql", "issue_sosl_query": "sosl"}
-_TODAY_RE = re.compile(r"Today's date:\s*(\d{4}-\d{2}-\d{2})")
 _TRUNCATED = "\n[observation truncated: {n} more characters]"
 
 _QUERY_EXAMPLES = (
@@ -80,11 +78,7 @@ def _action_format(tools: Toolset) -> str:
 
 
 def _resolve_today(instance: TaskInstance) -> dt.date:
-    today = instance.params.get("today")
-    if today is None:
-        match = _TODAY_RE.search(instance.metadata.required)
-        today = match.group(1) if match else None
-    return dt.date.fromisoformat(today) if today else FALLBACK_TODAY
+    return instance.today or FALLBACK_TODAY
 
 
 class CRMArenaEnv(gym.Env[str, str]):

@@ -114,10 +114,18 @@ class ResultsWriter:
         self._file = open(self.path, "ab")
 
     def write(self, record: dict[str, Any]) -> None:
-        """Append one episode, durably."""
-        self._file.write(_line(record))
-        self._file.flush()
-        os.fsync(self._file.fileno())
+        """Append one episode, durably.
+
+        Raises:
+            OSError: The line could not be written (a full disk ...); the error names the file. The lines
+                written before stay whole (a torn last line is cut off when the run resumes).
+        """
+        try:
+            self._file.write(_line(record))
+            self._file.flush()
+            os.fsync(self._file.fileno())
+        except OSError as err:
+            raise OSError(err.errno, err.strerror or str(err), str(self.path)) from None
 
     def close(self) -> None:
         """Close the file."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from crmarena_gym.org._base import ERROR_CODES, Org, OrgError
-from crmarena_gym.org._cache import default_org_path
+from crmarena_gym.org._cache import CacheError, default_org_path
 from crmarena_gym.org._local import LocalOrg
 from crmarena_gym.org._salesforce import SalesforceOrg
 from crmarena_gym.org._sosl import RESERVED_CHARACTERS as SOSL_RESERVED_CHARACTERS
@@ -11,6 +11,7 @@ from crmarena_gym.org._sosl import RESERVED_CHARACTERS as SOSL_RESERVED_CHARACTE
 __all__ = [
     "ERROR_CODES",
     "SOSL_RESERVED_CHARACTERS",
+    "CacheError",
     "LocalOrg",
     "Org",
     "OrgError",

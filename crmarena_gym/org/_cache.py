@@ -22,6 +22,11 @@ from crmarena_gym.schema import quote_identifier
 CACHE_ENV = "CRMARENA_GYM_CACHE"
 
 
+class CacheError(OSError):
+    """The embedded org cannot be made in the cache directory (no space, no permission); the message
+    says where and how to choose another directory."""
+
+
 def cache_dir() -> Path:
     """The directory that holds generated orgs (see the module docs for how it is chosen)."""
     explicit = os.environ.get(CACHE_ENV)
@@ -105,13 +110,20 @@ def default_org_path(*, seed: int = 0, scale: float = 1.0) -> Path:
     path = directory / _file_name(seed, scale)
     if _is_valid(path, seed, scale):
         return path
-    directory.mkdir(parents=True, exist_ok=True)
-    lock_path = path.with_name(path.name + ".lock")
-    with exclusive_lock(lock_path):
-        # Another process may have finished the org while this one waited for the lock.
-        if not _is_valid(path, seed, scale):
-            progress = None
-            if sys.stderr is not None and sys.stderr.isatty():
-                progress = _GenerationProgress(f"generating org (seed {seed}, scale {scale:g})")
-            generate_org(path, seed=seed, scale=scale, latent=True, progress=progress)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        lock_path = path.with_name(path.name + ".lock")
+        with exclusive_lock(lock_path):
+            # Another process may have finished the org while this one waited for the lock.
+            if not _is_valid(path, seed, scale):
+                progress = None
+                if sys.stderr is not None and sys.stderr.isatty():
+                    progress = _GenerationProgress(f"generating org (seed {seed}, scale {scale:g})")
+                generate_org(path, seed=seed, scale=scale, latent=True, progress=progress)
+    except OSError as exc:
+        raise CacheError(
+            f"cannot make the embedded org in the cache directory {str(directory)!r} "
+            f"({exc.strerror or exc}); it needs about {max(1, round(7 * scale))} MB there: free some space, "
+            f"or set {CACHE_ENV} to a writable directory with room"
+        ) from None
     return path

@@ -59,6 +59,12 @@ class _Backend:
             self.catalog = self._read_catalog(conn)
         except sqlite3.Error as exc:
             raise ValueError(f"cannot open {str(path)!r} as an org database: {exc}") from None
+        if not self.catalog.tables:
+            conn.close()
+            raise ValueError(
+                f"{str(path)!r} is not an org database: it has none of the tables of CRMArena's objects "
+                f"({', '.join(o.name for o in OBJECTS[:4])} ...)"
+            )
         self.conn = conn
         self._tables = frozenset(name.lower() for name in self.catalog.tables.values())
         conn.set_authorizer(self._authorize)

@@ -24,7 +24,7 @@ import os
 import random
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -47,6 +47,31 @@ _PROVIDER_HOSTS: dict[str, tuple[str, ...]] = {
 }
 # Words of a provider's answer that mean the credentials are missing or wrong, whatever the status
 # (litellm reports OpenAI's missing key as an InternalServerError).
+# An Authorization header's value, or a bearer token, as a provider's error text may echo them.
+_AUTH_VALUE = re.compile(
+    r"(?i)(\bauthorization[\"']?\s*[:=]\s*[\"']?(?:bearer\s+|basic\s+)?|\bbearer\s+)"
+    r"(?!<redacted>|bearer\b|basic\b)[^\s\"',;})\]]+"
+)
+# Environment variables whose values are secrets (the providers' keys and tokens).
+_SECRET_VARIABLE = re.compile(r"(?i)(api_?key|token|secret|password)")
+_REDACTED = "<redacted>"
+
+
+def redact_secrets(text: str, secrets: Iterable[str | None] = ()) -> str:
+    """``text`` with the given secrets, the values of secret-looking environment variables (``*_API_KEY``,
+    ``*_TOKEN`` ...) and any Authorization or bearer value replaced by ``<redacted>``.
+
+    Example:
+        >>> redact_secrets("bad key sk-123456789 (Authorization: Bearer sk-123456789)", ["sk-123456789"])
+        'bad key <redacted> (Authorization: Bearer <redacted>)'
+    """
+    values = {v for v in secrets if v and len(v) >= 6}
+    values |= {v for k, v in os.environ.items() if _SECRET_VARIABLE.search(k) and len(v) >= 8}
+    for value in sorted(values, key=len, reverse=True):  # a longer secret before any it contains
+        text = text.replace(value, _REDACTED)
+    return _AUTH_VALUE.sub(lambda m: m.group(1) + _REDACTED, text)
+
+
 _CREDENTIAL_WORDS = re.compile(r"credential|api[ _]key|unauthori[sz]ed|llm provider not provided", re.IGNORECASE)
 
 
@@ -296,7 +321,8 @@ class LiteLLMPolicy(Policy):
             try:
                 response = self._litellm.completion(**kwargs)
             except Exception as err:  # litellm maps every provider failure to an exception
-                what = f"{type(err).__name__}: {str(err)[:500]}"
+                # A provider may echo the key it refused: nothing recorded or printed carries it.
+                what = redact_secrets(f"{type(err).__name__}: {str(err)[:500]}", [self.api_key])
                 if self._configuration_error(err):
                     raise LLMConfigurationError(
                         f"{self.model} refused the request for its configuration ({what}); {self._configuration_hint()}"
@@ -310,7 +336,8 @@ class LiteLLMPolicy(Policy):
             try:
                 message = response.choices[0].message
             except (AttributeError, IndexError) as err:
-                raise LLMError(f"{self.model} sent a reply without a message: {str(response)[:300]}") from err
+                shown = redact_secrets(str(response)[:300], [self.api_key])
+                raise LLMError(f"{self.model} sent a reply without a message: {shown}") from err
             return _message_dict(message), self._usage_of(response, attempt)
 
     def _usage_of(self, response: Any, attempts: int) -> CallUsage:

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from crmarena_gym.tasks._spec import RewardMetric, TaskSpec, get_task_spec
+
+# The context line that gives an instance its date (see :func:`~crmarena_gym.tasks.todays_date_line`).
+_TODAY_RE = re.compile(r"Today's date:\s*(\d{4}-\d{2}-\d{2})")
 
 
 class TaskMetadata(BaseModel):
@@ -74,6 +79,30 @@ class TaskInstance(BaseModel):
             data["persona"] = spec.persona
         return data
 
+    @model_validator(mode="after")
+    def _check_today(self) -> TaskInstance:
+        # A date that cannot be read would fail every reset of the instance: refuse it when it loads.
+        if "today" in self.params:
+            _iso_date(self.params["today"], "params.today")
+        match = _TODAY_RE.search(self.metadata.required)
+        if match:
+            _iso_date(match.group(1), 'metadata.required (its "Today\'s date:" line)')
+        return self
+
+    @property
+    def today(self) -> dt.date | None:
+        """The instance's date: ``params["today"]``, else the context's ``Today's date:`` line, else None.
+
+        Example:
+            >>> TaskInstance(idx=0, task="HTU", query="Who?", answer=None,
+            ...              metadata={"required": "- Today's date: 2021-03-02"}).today
+            datetime.date(2021, 3, 2)
+        """
+        if "today" in self.params:
+            return _iso_date(self.params["today"], "params.today")
+        match = _TODAY_RE.search(self.metadata.required)
+        return _iso_date(match.group(1), "metadata.required") if match else None
+
     @property
     def spec(self) -> TaskSpec:
         """The :class:`TaskSpec` of this instance's task."""
@@ -92,3 +121,15 @@ class TaskInstance(BaseModel):
     def to_public_dict(self) -> dict[str, Any]:
         """The instance as the original's file format has it (no ``persona`` or ``params``)."""
         return self.model_dump(include={"idx", "task", "query", "answer", "metadata", "reward_metric"})
+
+
+def _iso_date(value: Any, field: str) -> dt.date:
+    """``value`` as a date (an ISO ``YYYY-MM-DD`` text or a date); a ValueError names ``field``."""
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    try:
+        return dt.date.fromisoformat(str(value).strip())
+    except ValueError:
+        raise ValueError(f"{field} holds {value!r}, which is not a date (YYYY-MM-DD)") from None

@@ -155,3 +155,40 @@ def test_a_lone_surrogate_in_a_reply_is_recorded_and_the_run_goes_on(
         # The file stays readable, so the run resumes past it.
         more = evaluate("litellm:openai/scripted", policy_options=options, limit=3, resume=True, **kwargs)
     assert more.new_episodes == 1 and len(more.results) == 3
+
+
+@pytest.mark.parametrize("given", [True, False], ids=["api_key", "environment"])
+def test_a_key_the_provider_repeats_is_never_recorded_or_printed(
+    given: bool,
+    tmp_path: Path,
+    env_org: Path,
+    nine_tasks: list[TaskInstance],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    pytest.importorskip("litellm")
+    from crmarena_gym.cli._main import main
+    from crmarena_gym.tasks import save_tasks
+
+    key = "sk-live-0123456789abcdef"
+    tasks_file = tmp_path / "tasks.jsonl"
+    save_tasks(nine_tasks, tasks_file)
+    refusal = {"status": 401, "message": f"Incorrect API key provided: {key}. Header was Authorization: Bearer {key}"}
+    out = tmp_path / "run"
+    with ScriptedServer([refusal] * 3) as server:
+        argv = ["eval", "--env", "CRMArena-BRI-v0", "--tasks", str(tasks_file), "--org", str(env_org)]
+        argv += ["--policy", "litellm:openai/scripted", "--framework", "act", "--api-base", server.url]
+        argv += ["--max-retries", "0", "--no-progress", "--out", str(out)]
+        if given:
+            monkeypatch.setenv("SCRIPTED_KEY", key)
+            argv += ["--api-key-env", "SCRIPTED_KEY"]
+        else:
+            monkeypatch.setenv("OPENAI_API_KEY", key)
+        code = main(argv)
+    printed = capsys.readouterr()
+    assert code == 2  # the refused key stops the run
+    (record,) = read_results(out / "results.jsonl")
+    assert record["end_reason"] == "llm_error" and "Incorrect API key provided: <redacted>" in record["error"]
+    for text in (printed.out, printed.err, (out / "results.jsonl").read_text(), (out / "metadata.json").read_text()):
+        assert key not in text
+    assert "<redacted>" in printed.err
