@@ -257,11 +257,15 @@ class LocalOrg(Org):
         backend = self._live()
         plan = backend.plan(soql)
         params = plan.bind(self._effective_today()) if plan.relative else plan.params
-        rows = backend.execute(plan.sql, params, self._timeout)
+        rows = self._execute(plan.sql, params)
         if plan.count_only:
             return {"totalSize": int(rows[0][0]) if rows else 0, "done": True, "records": []}
         records = plan.shape(rows)
         return {"totalSize": len(records), "done": True, "records": records}
+
+    def _execute(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        """Run a compiled plan's SQL (a writable ``OrgSession`` runs it on its own connection)."""
+        return self._live().execute(sql, params, self._timeout)
 
     def explain(self, soql: str) -> tuple[str, tuple[Any, ...]]:
         """The SQL and parameters ``soql`` compiles to (for benchmarks and debugging).
