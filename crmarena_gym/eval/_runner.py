@@ -3,8 +3,8 @@
 Each episode gets its own seed, derived from the run's seed, the instance and the trial, so a result does
 not depend on which worker ran it or in what order. Each worker (thread or Ray task process) owns its
 environment and its policy; the threads share one org (it is thread-safe). The main thread alone
-writes ``results.jsonl``, one line per finished episode, flushed and fsynced, while it holds the
-directory's lock (a second run on the same directory fails at once).
+writes ``results.jsonl``, one line per finished episode, flushed as it ends (and synced to disk every
+second), while it holds the directory's lock (a second run on the same directory fails at once).
 
 An episode whose policy error is *fatal* (a missing or rejected API key: every other episode would
 fail the same way) is recorded, then the run stops with :class:`RunStoppedError`; once the cause is
