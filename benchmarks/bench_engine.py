@@ -299,7 +299,7 @@ def main() -> None:
         return
     from crmarena_gym.datagen import generate_org
 
-    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="bench_engine_"))
+    workdir = (args.workdir or Path(tempfile.mkdtemp(prefix="bench_engine_"))).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     first = None
     for scale in args.scales:

@@ -49,6 +49,7 @@ from crmarena_gym.policies import Policy, PolicyError, make_policy
 from crmarena_gym.tasks import TaskInstance
 
 __all__ = [
+    "EpisodeCancelled",
     "EvalRun",
     "PolicyFactory",
     "RunStoppedError",
@@ -106,7 +107,19 @@ def episode_seed(seed: int, idx: int, trial: int) -> int:
     return int(np.random.SeedSequence([seed, idx, trial]).generate_state(1)[0])
 
 
-def run_episode(env: gym.Env, policy: Policy, idx: int, trial: int = 0, *, seed: int = 0) -> dict[str, Any]:
+class EpisodeCancelled(BaseException):
+    """The run is stopping (an interrupt): the episode is dropped unrecorded, to be played on resume."""
+
+
+def run_episode(
+    env: gym.Env,
+    policy: Policy,
+    idx: int,
+    trial: int = 0,
+    *,
+    seed: int = 0,
+    stop: threading.Event | None = None,
+) -> dict[str, Any]:
     """Play one episode and return its record (a line of ``results.jsonl``).
 
     A policy that gives up (:class:`~crmarena_gym.policies.PolicyError`, such as a model failing past
@@ -120,6 +133,8 @@ def run_episode(env: gym.Env, policy: Policy, idx: int, trial: int = 0, *, seed:
         idx: The instance.
         trial: The trial number (recorded; it changes the seed).
         seed: The run's seed.
+        stop: Set when the run is stopping: the episode ends before its next step with
+            :class:`EpisodeCancelled` (not recorded; a resumed run plays it).
 
     Returns:
         task, abbrev, idx, trial, seed, reward, f1 (KQA), success, turns, end_reason, error, fatal,
@@ -158,6 +173,8 @@ def run_episode(env: gym.Env, policy: Policy, idx: int, trial: int = 0, *, seed:
         policy.reset(observation, info, seed=ep_seed)
         _note_system_prompt(record, policy)
         while True:
+            if stop is not None and stop.is_set():
+                raise EpisodeCancelled(f"episode (idx {idx}, trial {trial}) stopped with the run")
             action = policy.act(observation)
             observation, reward, terminated, truncated, step_info = env.step(action)
             record["turns"] += 1
@@ -276,8 +293,8 @@ class _Worker:
         self.policy.attach(self.env)
         self.seed = seed
 
-    def run(self, idx: int, trial: int) -> dict[str, Any]:
-        return run_episode(self.env, self.policy, idx, trial, seed=self.seed)
+    def run(self, idx: int, trial: int, stop: threading.Event | None = None) -> dict[str, Any]:
+        return run_episode(self.env, self.policy, idx, trial, seed=self.seed, stop=stop)
 
     def close(self) -> None:
         self.policy.close()
@@ -737,6 +754,9 @@ def _run_threads(
     local = threading.local()
     workers: list[_Worker] = []
     lock = threading.Lock()
+    # Set when the run stops early (an interrupt): episodes in flight end before their next step, so
+    # that the run does not wait for them to finish.
+    stop = threading.Event()
 
     def play(idx: int, trial: int) -> dict[str, Any]:
         worker = getattr(local, "worker", None)
@@ -744,7 +764,7 @@ def _run_threads(
             worker = local.worker = _Worker(env_id, org, instances, factory, env_kwargs, seed)
             with lock:
                 workers.append(worker)
-        return worker.run(idx, trial)
+        return worker.run(idx, trial, stop)
 
     queue = list(pending)
     queue.reverse()
@@ -759,6 +779,7 @@ def _run_threads(
             for future in finished:
                 yield future.result()
     finally:
+        stop.set()
         for future in running:
             future.cancel()
         executor.shutdown(wait=True, cancel_futures=True)

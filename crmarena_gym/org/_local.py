@@ -136,6 +136,10 @@ class _Backend:
                 return self.conn.execute(sql, params).fetchall()
             except sqlite3.OperationalError as exc:
                 if "interrupt" in str(exc):
+                    if time.monotonic() <= self.deadline:
+                        # Not our deadline: a signal's KeyboardInterrupt, raised inside SQLite's progress
+                        # callback, which swallows it. Stop the program, never answer a timeout.
+                        raise KeyboardInterrupt from None
                     raise OrgError("QUERY_TIMEOUT", _TIMEOUT_MESSAGE) from None
                 raise OrgError("UNKNOWN_EXCEPTION", f"the org could not run the query: {exc}") from None
             except (sqlite3.Error, OverflowError, ValueError) as exc:
