@@ -46,7 +46,7 @@ from crmarena_gym.eval._results import (
 from crmarena_gym.eval._summary import ERROR_END_REASONS, summarize
 from crmarena_gym.org import LocalOrg, Org
 from crmarena_gym.policies import Policy, PolicyError, make_policy
-from crmarena_gym.tasks import TaskInstance
+from crmarena_gym.tasks import TaskInstance, get_task_spec
 
 __all__ = [
     "EpisodeCancelled",
@@ -416,8 +416,6 @@ def select_instances(
         >>> [i.idx for i in select_instances(pool, tasks=["tcu"], limit=2)]
         [1, 3]
     """
-    from crmarena_gym.tasks import get_task_spec
-
     for name, count in (("per_task", per_task), ("limit", limit)):
         if count is not None and count < 1:
             raise ValueError(f"{name} must be at least 1, got {count!r}")
