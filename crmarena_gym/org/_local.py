@@ -251,6 +251,10 @@ class LocalOrg(Org):
         if plan.count_only:
             return {"totalSize": int(rows[0][0]) if rows else 0, "done": True, "records": []}
         records = plan.shape(rows)
+        for child in plan.children:
+            child.attach(
+                rows, records, 0, lambda sql, p: backend.execute(sql, p, self._timeout), self._effective_today()
+            )
         return {"totalSize": len(records), "done": True, "records": records}
 
     def explain(self, soql: str) -> tuple[str, tuple[Any, ...]]:

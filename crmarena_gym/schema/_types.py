@@ -77,6 +77,12 @@ class Field:
             the object's quoted columns; such a field has no column of its own.
         searchable: Whether SOSL ``IN ALL FIELDS`` searches the field.
         name_field: Whether SOSL ``IN NAME FIELDS`` searches the field.
+        child_relationship: For a reference, the name under which the parent reaches its children
+            in a parent-to-child subquery (``Cases`` for ``Case.AccountId``: ``(SELECT Id FROM Cases)
+            FROM Account``); None when the parent has no such relationship (an owner).
+        extra: A standard field every real org has that the original dump lacks (``CaseNumber``,
+            ``IsDeleted``): computed from the stored columns, answered by queries, ``FIELDS()`` and
+            describe, but left out of the agent's schema text (the paper's schema).
     """
 
     name: str
@@ -89,12 +95,16 @@ class Field:
     formula: str | None = None
     searchable: bool = False
     name_field: bool = False
+    child_relationship: str | None = None
+    extra: bool = False
 
     def __post_init__(self) -> None:
         if (self.type is FieldType.REFERENCE) != (self.reference_to is not None):
             raise ValueError(f"field {self.name!r}: reference_to goes with type 'reference' only")
         if self.reference_to is not None and not self.relationship_name:
             raise ValueError(f"reference field {self.name!r} needs a relationship_name")
+        if self.child_relationship is not None and self.reference_to is None:
+            raise ValueError(f"field {self.name!r}: child_relationship goes with a reference only")
         if self.column is not None and self.formula is not None:
             raise ValueError(f"field {self.name!r} cannot have both a column and a formula")
 
@@ -102,6 +112,11 @@ class Field:
     def column_name(self) -> str:
         """The SQLite column name (``name`` unless the dump spells it otherwise)."""
         return self.column or self.name
+
+    @property
+    def custom(self) -> bool:
+        """Whether the field is custom (``__c``), as ``FIELDS(CUSTOM)`` and describe tell them apart."""
+        return self.name.lower().endswith("__c")
 
     @property
     def stored(self) -> bool:

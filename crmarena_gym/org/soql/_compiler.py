@@ -41,7 +41,16 @@ from crmarena_gym.org.soql._errors import (
     invalid_type,
     malformed,
 )
-from crmarena_gym.schema import OBJECTS, Field, FieldType, SObject, get_object, id_checksum, quote_identifier
+from crmarena_gym.schema import (
+    OBJECTS,
+    Field,
+    FieldType,
+    SObject,
+    get_child_relationship,
+    get_object,
+    id_checksum,
+    quote_identifier,
+)
 
 #: The REST path prefix of record urls, as simple-salesforce returns them (API v60.0).
 URL_PREFIX = "/services/data/v60.0/sobjects/"
@@ -69,8 +78,12 @@ DATE_FUNCTIONS = frozenset(_DATE_FUNCS)
 #: The SQL functions compiled queries call (the authorizer allows exactly these).
 # trim, ifnull and nullif also serve the schema's formula fields (a person's Name).
 SQL_FUNCTIONS = frozenset(
-    {"substr", "strftime", "count", "sum", "avg", "min", "max", "ifnull", "like", "trim", "nullif"}
+    {"substr", "strftime", "count", "sum", "avg", "min", "max", "ifnull", "like", "trim", "nullif", "printf"}
 )
+#: Salesforce's limits on parent-to-child subqueries: how many in one query, and how deep (the root
+#: counts as the first level; API 58.0 and later).
+MAX_CHILD_SUBQUERIES = 20
+MAX_CHILD_LEVELS = 5
 
 _CATEGORY = {
     FieldType.ID: "id",
@@ -146,6 +159,60 @@ class RelativeParam:
         return format_day_start(day) if self.datetime else day.isoformat()
 
 
+def _bind(params: tuple[Any, ...], today: dt.date) -> tuple[Any, ...]:
+    return tuple(p.resolve(today) if isinstance(p, RelativeParam) else p for p in params)
+
+
+@dataclass
+class ChildPlan:
+    """A parent-to-child subquery, run after its parent: one statement for the children of every parent.
+
+    Attributes:
+        name: The relationship name, the key of the nested result in each parent record.
+        sql: Selects the parent's id first, then the child's columns, for every parent of the parent
+            query (it repeats the parent's filter as an ``IN (SELECT Id ...)``).
+        params: Its parameters (the parent's, then the subquery's own).
+        shape: Rows to child records (the parent id column is ignored).
+        limit: The subquery's LIMIT, applied per parent; None: no limit.
+        children: Subqueries of the subquery (API 58.0 and later allow five levels).
+    """
+
+    name: str
+    sql: str
+    params: tuple[Any, ...]
+    shape: Callable[[list[tuple[Any, ...]]], list[dict[str, Any]]]
+    limit: int | None
+    children: tuple[ChildPlan, ...] = ()
+
+    def attach(
+        self,
+        rows: Sequence[tuple[Any, ...]],
+        records: list[dict[str, Any]],
+        id_col: int,
+        run: Callable[[str, tuple[Any, ...]], list[tuple[Any, ...]]],
+        today: dt.date,
+    ) -> None:
+        """Put each parent's children under :attr:`name` in ``records`` (parallel to ``rows``).
+
+        ``run(sql, params)`` executes a statement. A parent without children gets None, as Salesforce
+        answers; one with children gets ``{"totalSize", "done", "records"}``.
+        """
+        if not records:
+            return
+        child_rows = run(self.sql, _bind(self.params, today))
+        child_records = self.shape(child_rows)
+        for sub in self.children:
+            sub.attach(child_rows, child_records, 1, run, today)
+        grouped: dict[Any, list[dict[str, Any]]] = {}
+        for row, record in zip(child_rows, child_records, strict=True):
+            grouped.setdefault(row[0], []).append(record)
+        for row, record in zip(rows, records, strict=True):
+            found = grouped.get(row[id_col])
+            if found and self.limit is not None:
+                found = found[: self.limit]
+            record[self.name] = {"totalSize": len(found), "done": True, "records": found} if found else None
+
+
 @dataclass
 class Plan:
     """A compiled query: SQL, its parameters and the function that shapes rows into records.
@@ -157,6 +224,8 @@ class Plan:
         shape: Rows (tuples) to simple-salesforce records.
         count_only: ``SELECT COUNT()``: the single value is totalSize and there are no records.
         object_name: The queried object.
+        children: The parent-to-child subqueries, run after this statement (its rows' first column is
+            the record id); see :meth:`ChildPlan.attach`.
     """
 
     sql: str
@@ -165,12 +234,13 @@ class Plan:
     shape: Callable[[list[tuple[Any, ...]]], list[dict[str, Any]]]
     count_only: bool
     object_name: str
+    children: tuple[ChildPlan, ...] = ()
 
     def bind(self, today: dt.date) -> tuple[Any, ...]:
         """The parameters with relative dates resolved against ``today``."""
         if not self.relative:
             return self.params
-        return tuple(p.resolve(today) if isinstance(p, RelativeParam) else p for p in self.params)
+        return _bind(self.params, today)
 
 
 @dataclass
@@ -242,6 +312,7 @@ class _Compiler:
         self.params: list[Any] = []
         self.relative = False
         self.n_alias = 0
+        self.n_children = 0
 
     # -- names -----------------------------------------------------------------------------------
 
@@ -265,7 +336,9 @@ class _Compiler:
         qa = quote_identifier(alias)
         if f.column_name.lower() in columns:
             return f"{qa}.{quote_identifier(f.column_name)}"
-        if f.formula is not None and all(m.lower() in columns for m in _FORMULA_COLUMN.findall(f.formula)):
+        if f.formula is not None and all(
+            m.lower() in columns or m == "rowid" for m in _FORMULA_COLUMN.findall(f.formula)
+        ):
             return "(" + _FORMULA_COLUMN.sub(lambda m: f"{qa}.{m.group(0)}", f.formula) + ")"
         raise invalid_field(self.text, pos, f.name, obj.name)
 
@@ -285,13 +358,12 @@ class _Compiler:
         for rel, pos in zip(parts[:-1], positions[:-1], strict=True):
             ref = obj.get_relationship(rel)
             parent = get_object(ref.reference_to) if ref is not None and ref.reference_to else None
-            if (
-                ref is None
-                or parent is None
-                or not self.catalog.has(parent)
-                or ref.column_name.lower() not in self.catalog.columns[obj.name]
-            ):
+            if ref is None or parent is None or not self.catalog.has(parent):
                 raise invalid_relationship(self.text, pos, rel)
+            try:
+                ref_sql = self.column(alias, obj, ref, pos)
+            except SoqlError:
+                raise invalid_relationship(self.text, pos, rel) from None
             key = (*key, ref.name.lower())
             join_alias = scope.joins.get(key)
             if join_alias is None:
@@ -299,8 +371,7 @@ class _Compiler:
                 scope.joins[key] = join_alias
                 scope.join_sql.append(
                     f"LEFT JOIN {quote_identifier(self.catalog.tables[parent.name])} AS {quote_identifier(join_alias)}"
-                    f' ON {quote_identifier(join_alias)}."Id" = '
-                    f"{quote_identifier(alias)}.{quote_identifier(ref.column_name)}"
+                    f' ON {quote_identifier(join_alias)}."Id" = {ref_sql}'
                 )
             chain.append((ref.relationship_name or rel, parent, join_alias))
             obj, alias = parent, join_alias
@@ -642,20 +713,11 @@ class _Compiler:
 
     def top(self, q: Select) -> Plan:
         scope = self.scope(q)
-        for item in q.items:
-            if isinstance(item, ChildSubquery):
-                raise SoqlError(
-                    "INVALID_TYPE",
-                    f"Didn't understand relationship '{item.query.object_name}' in FROM part of query call. If you "
-                    "are attempting to use a custom relationship, be sure to append the '__r' after the custom "
-                    "relationship name. Please reference your WSDL or the describe call for the appropriate names.",
-                    self.text,
-                    item.query.object_pos,
-                )
-        items: list[SelectItem] = list(q.items)  # type: ignore[arg-type]
+        items = [i for i in q.items if isinstance(i, SelectItem)]
+        children = [i for i in q.items if isinstance(i, ChildSubquery)]
         count_items = [i for i in items if isinstance(i.expr, FuncCall) and i.expr.name == "COUNT" and not i.expr.arg]
         if count_items:
-            if len(items) != 1:
+            if len(q.items) != 1:
                 raise malformed(
                     self.text, count_items[0].expr.pos, "COUNT() must be the only element in the SELECT list"
                 )
@@ -665,8 +727,12 @@ class _Compiler:
             isinstance(i.expr, FuncCall) and i.expr.name in AGGREGATES | DATE_FUNCTIONS for i in items
         )
         if is_aggregate:
+            if children:
+                raise malformed(
+                    self.text, children[0].pos, "Parent-to-child subqueries are not allowed in an aggregate query"
+                )
             return self.aggregate_query(scope, q, items)
-        return self.record_query(scope, q, items)
+        return self.record_query(scope, q)
 
     def where(self, scope: _Scope, q: Select) -> str:
         if q.where is None:
@@ -742,22 +808,15 @@ class _Compiler:
         )
         return Plan(sql, tuple(self.params), self.relative, _no_records, True, scope.obj.name)
 
-    def record_query(self, scope: _Scope, q: Select, items: list[SelectItem]) -> Plan:
-        values: list[_Val] = []
-        seen: set[str] = set()
-        for item in items:
-            if item.alias is not None:
-                raise malformed(self.text, item.alias_pos, "Only aggregate expressions use field aliasing")
-            v = self.value(scope, item.expr, "SELECT")
-            if v.sql in seen:
-                raise malformed(self.text, item.expr.pos, f"duplicate field selected: {v.text}")
-            seen.add(v.sql)
-            values.append(v)
-        where = self.where(scope, q)
-        order = self.order_by(scope, q, None)
-        limit = self.limit_offset(q)
-        columns: list[str] = [f'{quote_identifier(scope.alias)}."Id"']
-        index: dict[str, int] = {columns[0]: 0}
+    def record_columns(
+        self, scope: _Scope, items: Sequence[SelectItem | ChildSubquery], columns: list[str]
+    ) -> tuple[str, list[ChildSubquery]]:
+        """Compile a record query's SELECT list into ``columns`` (appended to in place).
+
+        Returns the shaper's record source, the record's ``Id`` being the first new column, and the
+        child subqueries, whose keys the record holds (None) in their place in the list.
+        """
+        index = {c: i for i, c in enumerate(columns)}
 
         def col(sql: str) -> int:
             if sql not in index:
@@ -765,9 +824,29 @@ class _Compiler:
                 columns.append(sql)
             return index[sql]
 
-        # The record tree: key -> leaf (column, category) or nested node (object, id column, children).
+        id_col = col(f'{quote_identifier(scope.alias)}."Id"')
+        # The record tree: key -> leaf (column, category), nested node (object, id column, children) or
+        # a child subquery's placeholder (None,).
         root: dict[str, Any] = {}
-        for v in values:
+        seen: set[str] = set()
+        subs: list[ChildSubquery] = []
+        for item in items:
+            if isinstance(item, ChildSubquery):
+                found = get_child_relationship(scope.obj, item.query.object_name)
+                name = found[1].child_relationship or "" if found else item.query.object_name
+                if f"({name.lower()})" in seen:
+                    raise malformed(self.text, item.query.object_pos, f"duplicate field selected: {name}")
+                seen.add(f"({name.lower()})")
+                root[name] = (None,)
+                subs.append(item)
+                continue
+            if item.alias is not None:
+                raise malformed(self.text, item.alias_pos, "Only aggregate expressions use field aliasing")
+            v = self.value(scope, item.expr, "SELECT")
+            key = f"{v.sql} {v.name.lower()}"  # two fields may compute alike (SystemModstamp, LastModifiedDate)
+            if key in seen:
+                raise malformed(self.text, item.expr.pos, f"duplicate field selected: {v.text}")
+            seen.add(key)
             node = root
             for rel, parent, alias in v.chain:
                 entry = node.get(rel)
@@ -776,9 +855,87 @@ class _Compiler:
                     node[rel] = entry
                 node = entry[2]
             node[v.name] = (col(v.sql), v.cat)
-        sql = f"SELECT {', '.join(columns)} FROM {self.from_clause(scope)}{where}{order}{limit}"
-        shape = _generate_shaper(_record_source(scope.obj, 0, root))
-        return Plan(sql, tuple(self.params), self.relative, shape, False, scope.obj.name)
+        return _record_source(scope.obj, id_col, root), subs
+
+    def record_query(self, scope: _Scope, q: Select) -> Plan:
+        columns: list[str] = []
+        source, subs = self.record_columns(scope, q.items, columns)
+        where = self.where(scope, q)
+        order = self.order_by(scope, q, None)
+        limit = self.limit_offset(q)
+        from_sql = self.from_clause(scope)
+        sql = f"SELECT {', '.join(columns)} FROM {from_sql}{where}{order}{limit}"
+        params = tuple(self.params)
+        ids = f"SELECT {columns[0]} FROM {from_sql}{where}{order}{limit}"
+        children = tuple(self.child_plan(scope, sub, ids, params, 2) for sub in subs)
+        return Plan(sql, params, self.relative, _generate_shaper(source), False, scope.obj.name, children)
+
+    def child_plan(
+        self, parent: _Scope, sub: ChildSubquery, parent_ids: str, parent_params: tuple[Any, ...], level: int
+    ) -> ChildPlan:
+        """Compile a parent-to-child subquery at ``level`` (the root query is level 1).
+
+        ``parent_ids`` selects the ids of every parent record, with ``parent_params``.
+        """
+        q = sub.query
+        found = get_child_relationship(parent.obj, q.object_name)
+        fk_sql = None
+        if found is not None and self.catalog.has(found[0]):
+            try:
+                fk_sql = self.column(self.new_alias(), found[0], found[1], q.object_pos)
+            except SoqlError:
+                fk_sql = None
+        if found is None or fk_sql is None:
+            raise SoqlError(
+                "INVALID_TYPE",
+                f"Didn't understand relationship '{q.object_name}' in FROM part of query call. If you are attempting "
+                "to use a custom relationship, be sure to append the '__r' after the custom relationship name. "
+                "Please reference your WSDL or the describe call for the appropriate names.",
+                self.text,
+                q.object_pos,
+            )
+        child, ref = found
+        self.n_children += 1
+        if self.n_children > MAX_CHILD_SUBQUERIES:
+            raise malformed(
+                self.text,
+                sub.pos,
+                f"No more than {MAX_CHILD_SUBQUERIES} parent-to-child relationships can be specified in a query",
+            )
+        if level > MAX_CHILD_LEVELS:
+            raise malformed(
+                self.text,
+                sub.pos,
+                "SOQL statements cannot query aggregate relationships more than "
+                f"{MAX_CHILD_LEVELS - 1} levels away from the root entity object.",
+            )
+        for item in q.items:
+            if isinstance(item, SelectItem) and isinstance(item.expr, FuncCall) and item.expr.name in AGGREGATES:
+                raise malformed(self.text, item.expr.pos, "Only root queries support aggregate expressions")
+        if q.group_by or q.having is not None:
+            raise malformed(self.text, sub.pos, "Only root queries support aggregate expressions")
+        if q.offset_kw_pos >= 0:
+            raise malformed(self.text, q.offset_kw_pos, "OFFSET is not allowed in a parent-to-child subquery")
+        saved, self.params = self.params, list(parent_params)
+        try:
+            scope = _Scope(child, self.new_alias(), q.object_alias)
+            fk_sql = self.column(scope.alias, child, ref, q.object_pos)
+            columns = [fk_sql]
+            source, subs = self.record_columns(scope, q.items, columns)
+            where = f" WHERE {fk_sql} IN ({parent_ids})"
+            if q.where is not None:
+                self.check_semi_joins(q.where)
+                where += " AND " + self.condition(scope, q.where, None, "WHERE")
+            order = self.order_by(scope, q, None)
+            from_sql = self.from_clause(scope)
+            sql = f"SELECT {', '.join(columns)} FROM {from_sql}{where}{order}"
+            params = tuple(self.params)
+            ids = f"SELECT {columns[1]} FROM {from_sql}{where}"
+            grand = tuple(self.child_plan(scope, g, ids, params, level + 1) for g in subs)
+        finally:
+            self.params = saved
+        name = ref.child_relationship or q.object_name
+        return ChildPlan(name, sql, params, _generate_shaper(source), q.limit, grand)
 
     def aggregate_query(self, scope: _Scope, q: Select, items: list[SelectItem]) -> Plan:
         groups = self.groups(scope, q)
@@ -826,7 +983,9 @@ def _record_source(obj: SObject, id_col: int, node: dict[str, Any]) -> str:
     url = f"{URL_PREFIX}{obj.name}/"
     parts = [f"'attributes': {{'type': {obj.name!r}, 'url': {url!r} + r[{id_col}]}}"]
     for key, entry in node.items():
-        if len(entry) == 2:
+        if len(entry) == 1:  # a child subquery's place, filled in after the parents are shaped
+            parts.append(f"{key!r}: None")
+        elif len(entry) == 2:
             parts.append(f"{key!r}: {_convert(entry[1], f'r[{entry[0]}]')}")
         else:
             parent, parent_id, children = entry
