@@ -86,7 +86,9 @@ def _audit(created: str | None, modified: str, created_by: str) -> tuple[Field, 
 
 def _autonumber(name: str, description: str, start: int) -> Field:
     # Salesforce's auto-number: eight digits, in the order records were inserted.
-    return Field(name, T.STRING, description, formula=f"printf('%08d', \"rowid\" + {start - 1})", extra=True)
+    return Field(
+        name, T.STRING, description, formula=f"printf('%08d', \"rowid\" + {start - 1})", extra=True, autonumber=True
+    )
 
 
 _ORDER_DAY = "\"EffectiveDate\" || 'T00:00:00.000+0000'"

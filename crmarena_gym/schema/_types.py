@@ -45,6 +45,7 @@ class FieldType(enum.StrEnum):
         return self is not FieldType.LONG_TEXT
 
 
+_UNGROUPABLE = frozenset({FieldType.LONG_TEXT, FieldType.DATETIME, FieldType.DOUBLE, FieldType.CURRENCY})
 _TEXT_TYPES = frozenset(
     {
         FieldType.ID,
@@ -80,6 +81,8 @@ class Field:
         child_relationship: For a reference, the name under which the parent reaches its children
             in a parent-to-child subquery (``Cases`` for ``Case.AccountId``: ``(SELECT Id FROM Cases)
             FROM Account``); None when the parent has no such relationship (an owner).
+        autonumber: An auto-number (``CaseNumber``): text numbered in insertion order, which
+            Salesforce does not let GROUP BY use.
         extra: A standard field every real org has that the original dump lacks (``CaseNumber``,
             ``IsDeleted``): computed from the stored columns, answered by queries, ``FIELDS()`` and
             describe, but left out of the agent's schema text (the paper's schema).
@@ -97,6 +100,7 @@ class Field:
     name_field: bool = False
     child_relationship: str | None = None
     extra: bool = False
+    autonumber: bool = False
 
     def __post_init__(self) -> None:
         if (self.type is FieldType.REFERENCE) != (self.reference_to is not None):
@@ -112,6 +116,11 @@ class Field:
     def column_name(self) -> str:
         """The SQLite column name (``name`` unless the dump spells it otherwise)."""
         return self.column or self.name
+
+    @property
+    def groupable(self) -> bool:
+        """Whether GROUP BY may use the field (not long text, datetimes, doubles, currency, auto-numbers)."""
+        return not self.autonumber and self.type not in _UNGROUPABLE
 
     @property
     def custom(self) -> bool:

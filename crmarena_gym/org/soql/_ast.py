@@ -148,3 +148,5 @@ class Select:
     order_kw_pos: int = -1
     limit_kw_pos: int = -1
     offset_kw_pos: int = -1
+    group_kw_pos: int = -1
+    having_kw_pos: int = -1

@@ -715,6 +715,9 @@ class _Compiler:
         scope = self.scope(q)
         items = [i for i in q.items if isinstance(i, SelectItem)]
         children = [i for i in q.items if isinstance(i, ChildSubquery)]
+        if q.having is not None and not q.group_by:
+            # "HAVING": it filters the groups of a GROUP BY; without one there is nothing to filter.
+            raise malformed(self.text, q.having_kw_pos, "HAVING can only be used with GROUP BY")
         count_items = [i for i in items if isinstance(i.expr, FuncCall) and i.expr.name == "COUNT" and not i.expr.arg]
         if count_items:
             if len(q.items) != 1:
@@ -783,7 +786,9 @@ class _Compiler:
             if isinstance(e, FuncCall) and e.name in AGGREGATES:
                 raise malformed(self.text, e.pos, f"Aggregate functions are not allowed in GROUP BY: {e.text}")
             v = self.value(scope, e, "GROUP BY")
-            if v.cat in ("longtext", "double", "currency"):
+            # "Considerations When Using GROUP BY": a field's describe says whether it is groupable.
+            ungroupable = v.field is not None and v.func is None and not v.field.groupable
+            if v.cat in ("longtext", "double", "currency") or ungroupable:
                 raise SoqlError(
                     "INVALID_FIELD", f"field '{v.name}' can not be grouped in a query call", self.text, e.pos
                 )
@@ -791,21 +796,19 @@ class _Compiler:
         return groups
 
     def count_query(self, scope: _Scope, q: Select) -> Plan:
-        where = self.where(scope, q)
-        groups = self.groups(scope, q)
-        group_sql = " GROUP BY " + ", ".join(g.sql for g in groups) if groups else ""
-        having = ""
-        if q.having is not None:
-            having = " HAVING " + self.condition(scope, q.having, groups, "HAVING")
+        # "COUNT() and COUNT(fieldName)": COUNT() takes neither ORDER BY nor (API 19.0 on) GROUP BY.
+        if q.group_by:
+            raise malformed(
+                self.text, q.group_kw_pos, "COUNT() cannot be used with GROUP BY: use COUNT(fieldName) instead"
+            )
         if q.order_by:
-            self.order_by(scope, q, groups if groups else None)  # checked, but order cannot change a count
+            raise malformed(
+                self.text, q.order_kw_pos, "COUNT() cannot be used with ORDER BY: use COUNT(fieldName) instead"
+            )
+        where = self.where(scope, q)
         limit = self.limit_offset(q)
-        inner = f"SELECT 1 FROM {self.from_clause(scope)}{where}{group_sql}{having}{limit}"
-        sql = (
-            f"SELECT COUNT(*) FROM ({inner})"
-            if (groups or limit or having)
-            else inner.replace("SELECT 1", "SELECT COUNT(*)", 1)
-        )
+        inner = f"SELECT 1 FROM {self.from_clause(scope)}{where}{limit}"
+        sql = f"SELECT COUNT(*) FROM ({inner})" if limit else inner.replace("SELECT 1", "SELECT COUNT(*)", 1)
         return Plan(sql, tuple(self.params), self.relative, _no_records, True, scope.obj.name)
 
     def record_columns(

@@ -170,6 +170,8 @@ class _Walker:
             order_kw_pos=-1 if order is None else order.children[0].start_pos,
             limit_kw_pos=-1 if limit is None else limit.children[0].start_pos,
             offset_kw_pos=-1 if offset is None else offset.children[0].start_pos,
+            group_kw_pos=-1 if group is None else group.children[0].start_pos,
+            having_kw_pos=-1 if having is None else having.children[0].start_pos,
         )
 
     def select_item(self, t: Tree) -> SelectItem | ChildSubquery:
