@@ -266,6 +266,20 @@ class LocalOrg(Org):
         plan = self._live().plan(soql)
         return plan.sql, plan.bind(self._effective_today())
 
+    def describe(self, object_name: str) -> dict[str, Any]:
+        """Describe an object of this org; see :meth:`Org.describe`.
+
+        Example:
+            >>> org = LocalOrg(getfixture("tiny_org"))
+            >>> [f["name"] for f in org.describe("Case")["fields"] if f["type"] == "boolean"]
+            ['IsClosed', 'IsEscalated', 'IsDeleted']
+        """
+        from crmarena_gym.org._describe import describe_object
+
+        if not isinstance(object_name, str):
+            raise OrgError("NOT_FOUND", f"an object name is text, got {type(object_name).__name__}: {object_name!r}")
+        return describe_object(object_name, self._live().catalog)
+
     def search(self, sosl: str) -> dict[str, Any]:
         """Run a SOSL search; see :meth:`Org.search`."""
         from crmarena_gym.org._sosl import run_search

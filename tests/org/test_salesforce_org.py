@@ -455,3 +455,15 @@ def test_importable_without_simple_salesforce() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "IMPORT-ERROR" in out.stdout
     assert "pip install 'crmarena-gym[salesforce]'" in out.stdout
+
+
+def test_describe_goes_to_the_rest_describe_endpoint(standin, sleeps, local) -> None:
+    org = login(standin, sleeps)
+    assert org.describe("Case") == local.describe("Case")
+    assert standin.count("describe") == 1
+    with pytest.raises(OrgError) as info:
+        org.describe("Widget__c")
+    assert info.value.code == "NOT_FOUND" and "Widget__c" in info.value.message
+    with pytest.raises(OrgError, match="not an object name"):
+        org.describe("Case/../query")
+    assert standin.count("describe") == 2

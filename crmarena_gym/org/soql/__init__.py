@@ -13,6 +13,7 @@ from __future__ import annotations
 from crmarena_gym.org.soql._compiler import (
     AGGREGATES,
     DATE_FUNCTIONS,
+    FIELDS_LIMIT,
     MAX_CHILD_LEVELS,
     MAX_CHILD_SUBQUERIES,
     MAX_OFFSET,
@@ -39,6 +40,7 @@ from crmarena_gym.org.soql._parser import decode_string, parse
 __all__ = [
     "AGGREGATES",
     "DATE_FUNCTIONS",
+    "FIELDS_LIMIT",
     "MAX_CHILD_LEVELS",
     "MAX_CHILD_SUBQUERIES",
     "MAX_OFFSET",

@@ -84,6 +84,8 @@ SQL_FUNCTIONS = frozenset(
 #: counts as the first level; API 58.0 and later).
 MAX_CHILD_SUBQUERIES = 20
 MAX_CHILD_LEVELS = 5
+#: The largest LIMIT a query with FIELDS(ALL) or FIELDS(CUSTOM) may have.
+FIELDS_LIMIT = 200
 
 _CATEGORY = {
     FieldType.ID: "id",
@@ -142,6 +144,15 @@ class Catalog:
 
     def has(self, obj: SObject) -> bool:
         return obj.name in self.tables and "id" in self.columns.get(obj.name, frozenset())
+
+    def available(self, obj: SObject, f: Field) -> bool:
+        """Whether the database holds ``f``: its column, or every column its formula reads."""
+        columns = self.columns.get(obj.name, frozenset())
+        if f.column_name.lower() in columns:  # a real column wins over the formula
+            return True
+        return f.formula is not None and all(
+            m.lower() in columns or m == "rowid" for m in _FORMULA_COLUMN.findall(f.formula)
+        )
 
 
 @dataclass(frozen=True)
@@ -332,15 +343,12 @@ class _Compiler:
         return _Scope(obj, self.new_alias(), q.object_alias)
 
     def column(self, alias: str, obj: SObject, f: Field, pos: int) -> str:
-        columns = self.catalog.columns[obj.name]
         qa = quote_identifier(alias)
-        if f.column_name.lower() in columns:
+        if not self.catalog.available(obj, f):
+            raise invalid_field(self.text, pos, f.name, obj.name)
+        if f.column_name.lower() in self.catalog.columns[obj.name]:
             return f"{qa}.{quote_identifier(f.column_name)}"
-        if f.formula is not None and all(
-            m.lower() in columns or m == "rowid" for m in _FORMULA_COLUMN.findall(f.formula)
-        ):
-            return "(" + _FORMULA_COLUMN.sub(lambda m: f"{qa}.{m.group(0)}", f.formula) + ")"
-        raise invalid_field(self.text, pos, f.name, obj.name)
+        return "(" + _FORMULA_COLUMN.sub(lambda m: f"{qa}.{m.group(0)}", f.formula) + ")"
 
     def resolve(self, scope: _Scope, fp: FieldPath) -> _Val:
         parts = list(fp.parts)
@@ -730,6 +738,9 @@ class _Compiler:
             isinstance(i.expr, FuncCall) and i.expr.name in AGGREGATES | DATE_FUNCTIONS for i in items
         )
         if is_aggregate:
+            fields = [i for i in items if isinstance(i.expr, FuncCall) and i.expr.name == "FIELDS"]
+            if fields:
+                raise malformed(self.text, fields[0].expr.pos, "FIELDS() cannot be used in an aggregate query")
             if children:
                 raise malformed(
                     self.text, children[0].pos, "Parent-to-child subqueries are not allowed in an aggregate query"
@@ -819,6 +830,7 @@ class _Compiler:
         Returns the shaper's record source, the record's ``Id`` being the first new column, and the
         child subqueries, whose keys the record holds (None) in their place in the list.
         """
+        items = self.expand_fields(scope, items)
         index = {c: i for i, c in enumerate(columns)}
 
         def col(sql: str) -> int:
@@ -860,7 +872,47 @@ class _Compiler:
             node[v.name] = (col(v.sql), v.cat)
         return _record_source(scope.obj, id_col, root), subs
 
+    def fields_kind(self, e: FuncCall) -> str:
+        """``ALL``, ``STANDARD`` or ``CUSTOM``, the argument of ``FIELDS()``."""
+        arg = e.arg
+        kind = arg.parts[0].upper() if isinstance(arg, FieldPath) and len(arg.parts) == 1 else ""
+        if kind not in ("ALL", "STANDARD", "CUSTOM"):
+            raise malformed(self.text, e.pos, f"FIELDS() takes ALL, STANDARD or CUSTOM, not {e.text}")
+        return kind
+
+    def expand_fields(
+        self, scope: _Scope, items: Sequence[SelectItem | ChildSubquery]
+    ) -> list[SelectItem | ChildSubquery]:
+        """The SELECT list with each ``FIELDS(...)`` replaced by the fields it names, in describe order."""
+        out: list[SelectItem | ChildSubquery] = []
+        for item in items:
+            if not (isinstance(item, SelectItem) and isinstance(item.expr, FuncCall) and item.expr.name == "FIELDS"):
+                out.append(item)
+                continue
+            if item.alias is not None:
+                raise malformed(self.text, item.alias_pos, "Only aggregate expressions use field aliasing")
+            kind = self.fields_kind(item.expr)
+            pos = item.expr.pos
+            for f in scope.obj.fields:
+                if self.catalog.available(scope.obj, f) and (kind == "ALL" or (kind == "CUSTOM") == f.custom):
+                    out.append(SelectItem(FieldPath((f.name,), pos, (pos,)), None, -1))
+        return out
+
+    def check_fields_limit(self, q: Select) -> None:
+        """``FIELDS(ALL)`` and ``FIELDS(CUSTOM)`` are unbounded: Salesforce wants LIMIT 200 at most with them."""
+        for item in q.items:
+            if isinstance(item, SelectItem) and isinstance(item.expr, FuncCall) and item.expr.name == "FIELDS":
+                kind = self.fields_kind(item.expr)
+                if kind != "STANDARD" and (q.limit is None or q.limit > FIELDS_LIMIT):
+                    raise malformed(
+                        self.text,
+                        item.expr.pos,
+                        f"The SOQL FIELDS function must have a LIMIT of at most {FIELDS_LIMIT} with "
+                        f"FIELDS({kind}) (FIELDS(STANDARD) needs none)",
+                    )
+
     def record_query(self, scope: _Scope, q: Select) -> Plan:
+        self.check_fields_limit(q)
         columns: list[str] = []
         source, subs = self.record_columns(scope, q.items, columns)
         where = self.where(scope, q)
@@ -919,6 +971,7 @@ class _Compiler:
             raise malformed(self.text, sub.pos, "Only root queries support aggregate expressions")
         if q.offset_kw_pos >= 0:
             raise malformed(self.text, q.offset_kw_pos, "OFFSET is not allowed in a parent-to-child subquery")
+        self.check_fields_limit(q)
         saved, self.params = self.params, list(parent_params)
         try:
             scope = _Scope(child, self.new_alias(), q.object_alias)
