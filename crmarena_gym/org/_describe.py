@@ -47,7 +47,8 @@ def _field(obj: SObject, f: Field) -> dict[str, Any]:
         "sortable": filterable,
         "idLookup": f.name == "Id" or f.autonumber,
         "nameField": f.name_field and f.type is not FieldType.LONG_TEXT and f.name in ("Name", "Title", "Subject"),
-        "referenceTo": [f.reference_to] if f.reference_to else [],
+        "referenceTo": sorted([f.reference_to, *f.polymorphic]) if f.reference_to else [],
+        "polymorphicForeignKey": bool(f.polymorphic),
         "relationshipName": f.relationship_name,
         "picklistValues": [{"active": True, "defaultValue": False, "label": v, "value": v} for v in f.picklist_values],
     }

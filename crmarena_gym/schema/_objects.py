@@ -27,9 +27,24 @@ def _id(what: str) -> Field:
     return Field("Id", T.ID, f"Unique 18-character record id of the {what}")
 
 
-def _ref(name: str, to: str, rel: str, description: str, column: str | None = None, child: str | None = None) -> Field:
+def _ref(
+    name: str,
+    to: str,
+    rel: str,
+    description: str,
+    column: str | None = None,
+    child: str | None = None,
+    also: tuple[str, ...] = (),
+) -> Field:
     return Field(
-        name, T.REFERENCE, description, reference_to=to, relationship_name=rel, column=column, child_relationship=child
+        name,
+        T.REFERENCE,
+        description,
+        reference_to=to,
+        relationship_name=rel,
+        column=column,
+        child_relationship=child,
+        polymorphic=also,
     )
 
 
@@ -39,8 +54,10 @@ def _ref(name: str, to: str, rel: str, description: str, column: str | None = No
 _ORG_START = (
     "min((SELECT MIN(EffectiveDate) FROM [Order]) || 'T00:00:00.000+0000', (SELECT MIN(CreatedDate) FROM [Case]))"
 )
-# Records no agent owns were created by the org's first user (the one who set it up).
-_ORG_CREATOR = "(SELECT MIN(Id) FROM [User])"
+# Records no agent owns were created by the org's first user (the one who set it up), who is also the
+# user the API runs as (USING SCOPE mine).
+ORG_CREATOR_SQL = "(SELECT MIN(Id) FROM [User])"
+_ORG_CREATOR = ORG_CREATOR_SQL
 
 
 def _audit(created: str | None, modified: str, created_by: str) -> tuple[Field, ...]:
@@ -188,7 +205,9 @@ CASE = SObject(
         ),
         _ref("IssueId__c", "Issue__c", "IssueId__r", "The kind of problem reported (Issue__c)", child="Cases__r"),
         _ref("AccountId", "Account", "Account", "The customer account (Account)", child="Cases"),
-        _ref("OwnerId", "User", "Owner", "The agent who owns the case now, after any transfers (User)"),
+        _ref(
+            "OwnerId", "User", "Owner", "The agent who owns the case now, after any transfers (User)", also=("Group",)
+        ),
         _autonumber("CaseNumber", "The case's number, in the order cases were filed", 1000),
         Field(
             "IsClosed", T.BOOLEAN, "Whether the case is closed", formula="IFNULL(\"Status\" = 'Closed', 0)", extra=True
@@ -381,7 +400,7 @@ LIVE_CHAT_TRANSCRIPT = SObject(
         _id("transcript"),
         _ref("CaseId", "Case", "Case", "The case the chat is about (Case)", child="LiveChatTranscripts"),
         _ref("AccountId", "Account", "Account", "The customer's account (Account)", child="LiveChatTranscripts"),
-        _ref("OwnerId", "User", "Owner", "The agent who answered the chat (User)"),
+        _ref("OwnerId", "User", "Owner", "The agent who answered the chat (User)", also=("Group",)),
         Field("Body", T.LONG_TEXT, "Every message, one per line: [time] Name (Role): text", searchable=True),
         Field("EndTime", T.DATETIME, "When the chat ended (UTC)"),
         Field("LiveChatVisitorId", T.STRING, "Id of the web visitor session"),

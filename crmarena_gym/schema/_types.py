@@ -81,6 +81,8 @@ class Field:
         child_relationship: For a reference, the name under which the parent reaches its children
             in a parent-to-child subquery (``Cases`` for ``Case.AccountId``: ``(SELECT Id FROM Cases)
             FROM Account``); None when the parent has no such relationship (an owner).
+        polymorphic: For a polymorphic reference (a case's owner, a user or a queue), the other
+            objects it may point to besides ``reference_to``; ``TYPEOF`` applies to such a relationship.
         autonumber: An auto-number (``CaseNumber``): text numbered in insertion order, which
             Salesforce does not let GROUP BY use.
         extra: A standard field every real org has that the original dump lacks (``CaseNumber``,
@@ -101,6 +103,7 @@ class Field:
     child_relationship: str | None = None
     extra: bool = False
     autonumber: bool = False
+    polymorphic: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if (self.type is FieldType.REFERENCE) != (self.reference_to is not None):

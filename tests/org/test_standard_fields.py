@@ -90,7 +90,9 @@ def test_describe_shape_and_unknown_object(small_org: LocalOrg) -> None:
     d = small_org.describe("case")
     assert (d["name"], d["keyPrefix"], d["label"]) == ("Case", "500", "Case")
     by_name = {f["name"]: f for f in d["fields"]}
-    assert by_name["OwnerId"]["type"] == "reference" and by_name["OwnerId"]["referenceTo"] == ["User"]
+    assert by_name["OwnerId"]["type"] == "reference" and by_name["OwnerId"]["referenceTo"] == ["Group", "User"]
+    assert by_name["OwnerId"]["polymorphicForeignKey"] is True  # a case's owner is a user or a queue
+    assert by_name["ContactId"]["referenceTo"] == ["Contact"] and not by_name["ContactId"]["polymorphicForeignKey"]
     assert by_name["OwnerId"]["relationshipName"] == "Owner"
     assert by_name["Description"]["type"] == "textarea" and by_name["Description"]["filterable"] is False
     assert by_name["CreatedDate"]["groupable"] is False and by_name["Status"]["groupable"] is True

@@ -32,6 +32,7 @@ from crmarena_gym.org.soql._ast import (
     Or,
     Select,
     SelectItem,
+    TypeOf,
 )
 from crmarena_gym.org.soql._dates import format_day_start, relative_range
 from crmarena_gym.org.soql._errors import (
@@ -43,6 +44,7 @@ from crmarena_gym.org.soql._errors import (
 )
 from crmarena_gym.schema import (
     OBJECTS,
+    ORG_CREATOR_SQL,
     Field,
     FieldType,
     SObject,
@@ -86,6 +88,24 @@ MAX_CHILD_SUBQUERIES = 20
 MAX_CHILD_LEVELS = 5
 #: The largest LIMIT a query with FIELDS(ALL) or FIELDS(CUSTOM) may have.
 FIELDS_LIMIT = 200
+#: At most this many fields in GROUP BY ROLLUP(...) or CUBE(...).
+MAX_ROLLUP_FIELDS = 3
+#: What WITH accepts (no field or sharing rule hides anything from the API user here).
+WITH_MODES = frozenset({"SECURITY_ENFORCED", "USER_MODE", "SYSTEM_MODE"})
+#: USING SCOPE's values; ``mine`` and ``mine_and_my_groups`` keep the API user's records, the others
+#: (teams, territories, delegation) have nothing to narrow in an org without them.
+SCOPES = frozenset(
+    {
+        "delegated",
+        "everything",
+        "mine",
+        "mine_and_my_groups",
+        "my_territory",
+        "my_team_territory",
+        "team",
+        "scopingrule",
+    }
+)
 
 _CATEGORY = {
     FieldType.ID: "id",
@@ -116,7 +136,24 @@ _TYPE_WORD = {
     "boolean": "boolean",
 }
 # How a value of each category is converted for the JSON-like record (None stays None).
-_CONVERTER = {"double": "_f", "currency": "_f", "int": "_i", "boolean": "_b"}
+_CONVERTER = {
+    "double": "_f",
+    "currency": "_f",
+    "int": "_i",
+    "boolean": "_b",
+    "fmt_currency": "_fmt_currency",
+    "fmt_number": "_fmt_number",
+    "fmt_date": "_fmt_date",
+    "fmt_datetime": "_fmt_datetime",
+}
+# FORMAT(): the value as the API user's locale (en_US, in UTC) shows it, by the field's category.
+_FORMATTED = {
+    "currency": "fmt_currency",
+    "double": "fmt_number",
+    "int": "fmt_number",
+    "date": "fmt_date",
+    "datetime": "fmt_datetime",
+}
 _ID_CHARS = re.compile(r"^[A-Za-z0-9]+$")
 _SUFFIX = "ABCDEFGHIJKLMNOPQRSTUVWXYZ012345"
 _FORMULA_COLUMN = re.compile(r'"((?:[^"]|"")*)"')
@@ -324,6 +361,8 @@ class _Compiler:
         self.relative = False
         self.n_alias = 0
         self.n_children = 0
+        # While compiling one grouping set of ROLLUP/CUBE: the SQL of the group fields rolled up there.
+        self.rolled: frozenset[str] | None = None
 
     # -- names -----------------------------------------------------------------------------------
 
@@ -422,6 +461,16 @@ class _Compiler:
             inner = self.resolve(scope, e.arg)  # picklist labels equal their values in this org
             inner.text = e.text
             return inner
+        if e.name == "FORMAT":
+            if where != "SELECT":
+                raise malformed(self.text, e.pos, f"FORMAT() can only be used in the SELECT list: {e.text}")
+            if not isinstance(e.arg, FieldPath):
+                raise malformed(self.text, e.pos, f"FORMAT() takes a field or an aggregate function: {e.text}")
+            return self.formatted(self.resolve(scope, e.arg), e)
+        if e.name == "GROUPING":
+            raise malformed(
+                self.text, e.pos, f"GROUPING() can only be used with GROUP BY ROLLUP or GROUP BY CUBE: {e.text}"
+            )
         if e.name == "CONVERTTIMEZONE":
             raise malformed(self.text, e.pos, "convertTimezone() can only be used inside a date function")
         raise malformed(self.text, e.pos, f"Unknown function: {e.name}")
@@ -452,10 +501,43 @@ class _Compiler:
         """An expression of an aggregate query: an aggregate, or something grouped by."""
         if isinstance(e, FuncCall) and e.name in AGGREGATES:
             return self.aggregate(scope, e)
+        if isinstance(e, FuncCall) and e.name == "FORMAT" and isinstance(e.arg, FuncCall):
+            if where != "SELECT":
+                raise malformed(self.text, e.pos, f"FORMAT() can only be used in the SELECT list: {e.text}")
+            if e.arg.name not in AGGREGATES:
+                raise malformed(self.text, e.pos, f"FORMAT() takes a field or an aggregate function: {e.text}")
+            return self.formatted(self.aggregate(scope, e.arg), e)
+        if isinstance(e, FuncCall) and e.name == "GROUPING" and self.rolled is not None:
+            if not isinstance(e.arg, FieldPath):
+                raise malformed(self.text, e.pos, f"GROUPING() takes a field of the GROUP BY: {e.text}")
+            inner = self.value(scope, e.arg, where)
+            if not any(g.sql == inner.sql for g in groups):
+                raise malformed(self.text, e.arg.pos, f"GROUPING() takes a field of the GROUP BY: {e.text}")
+            return _Val("1" if inner.sql in self.rolled else "0", "int", "GROUPING", e.text, e.pos, func="GROUPING")
         v = self.value(scope, e, where)
         if not any(g.sql == v.sql for g in groups):
             raise malformed(self.text, e.pos, f"Field must be grouped or aggregated: {e.text}")
+        if self.rolled and v.sql in self.rolled:  # a subtotal row: the rolled-up field is null
+            return _Val("NULL", v.cat, v.name, v.text, v.pos, field=v.field, owner=v.owner, func=v.func)
         return v
+
+    def formatted(self, v: _Val, e: FuncCall) -> _Val:
+        """``FORMAT(...)`` of ``v``: the same value, shaped as text in the API user's locale."""
+        cat = v.cat
+        if v.aggregate and v.func != "COUNT" and v.field is not None and v.field.type is FieldType.CURRENCY:
+            cat = "currency"  # a sum or an average of amounts is an amount
+        return _Val(
+            v.sql,
+            _FORMATTED.get(cat, cat),
+            v.name,
+            e.text,
+            e.pos,
+            field=v.field,
+            owner=v.owner,
+            chain=v.chain,
+            aggregate=v.aggregate,
+            func=v.func,
+        )
 
     # -- conditions ------------------------------------------------------------------------------
 
@@ -643,6 +725,7 @@ class _Compiler:
         return f"{v.sql} IN ({sub_sql})"
 
     def subquery(self, q: Select) -> tuple[str, _Val]:
+        self.check_clauses(q, nested=True)
         scope = self.scope(q)
         items = [i for i in q.items if isinstance(i, SelectItem)]
         if len(items) != 1 or len(q.items) != 1:
@@ -721,8 +804,10 @@ class _Compiler:
 
     def top(self, q: Select) -> Plan:
         scope = self.scope(q)
+        self.check_clauses(q, nested=False)
         items = [i for i in q.items if isinstance(i, SelectItem)]
         children = [i for i in q.items if isinstance(i, ChildSubquery)]
+        typeofs = [i for i in q.items if isinstance(i, TypeOf)]
         if q.having is not None and not q.group_by:
             # "HAVING": it filters the groups of a GROUP BY; without one there is nothing to filter.
             raise malformed(self.text, q.having_kw_pos, "HAVING can only be used with GROUP BY")
@@ -735,7 +820,12 @@ class _Compiler:
             return self.count_query(scope, q)
         is_aggregate = bool(q.group_by) or q.having is not None
         is_aggregate = is_aggregate or any(
-            isinstance(i.expr, FuncCall) and i.expr.name in AGGREGATES | DATE_FUNCTIONS for i in items
+            isinstance(i.expr, FuncCall)
+            and (
+                i.expr.name in AGGREGATES | DATE_FUNCTIONS
+                or (i.expr.name == "FORMAT" and isinstance(i.expr.arg, FuncCall) and i.expr.arg.name in AGGREGATES)
+            )
+            for i in items
         )
         if is_aggregate:
             fields = [i for i in items if isinstance(i.expr, FuncCall) and i.expr.name == "FIELDS"]
@@ -745,14 +835,38 @@ class _Compiler:
                 raise malformed(
                     self.text, children[0].pos, "Parent-to-child subqueries are not allowed in an aggregate query"
                 )
+            if typeofs:
+                raise malformed(self.text, typeofs[0].pos, "TYPEOF cannot be used in an aggregate query")
             return self.aggregate_query(scope, q, items)
         return self.record_query(scope, q)
 
     def where(self, scope: _Scope, q: Select) -> str:
-        if q.where is None:
-            return ""
-        self.check_semi_joins(q.where)
-        return " WHERE " + self.condition(scope, q.where, None, "WHERE")
+        parts = []
+        if q.where is not None:
+            self.check_semi_joins(q.where)
+            parts.append(self.condition(scope, q.where, None, "WHERE"))
+        if q.using_scope is not None and q.using_scope.lower() in ("mine", "mine_and_my_groups"):
+            # The API user's records: those it owns, or created where the object has no owner.
+            f = scope.obj.get_field("OwnerId") or scope.obj.get_field("CreatedById")
+            if f is not None:
+                parts.append(f"{self.column(scope.alias, scope.obj, f, q.using_pos)} = {ORG_CREATOR_SQL}")
+        return " WHERE " + " AND ".join(parts) if parts else ""
+
+    def check_clauses(self, q: Select, nested: bool) -> None:
+        """WITH, USING SCOPE and FOR VIEW|REFERENCE: their values, and where they may stand."""
+        if q.with_mode is not None and q.with_mode.upper() not in WITH_MODES:
+            raise malformed(self.text, q.with_pos, f"unexpected token: '{q.with_mode}'")
+        if q.using_scope is not None:
+            if nested:
+                raise malformed(self.text, q.using_pos, "USING SCOPE is not allowed in a subquery")
+            if q.using_scope.lower() not in SCOPES:
+                raise malformed(
+                    self.text,
+                    q.using_pos,
+                    f"Invalid scope: {q.using_scope}; use one of {', '.join(sorted(SCOPES))}",
+                )
+        if q.for_mode is not None and nested:
+            raise malformed(self.text, q.for_pos, f"FOR {q.for_mode} is only allowed at the end of the outer query")
 
     def check_semi_joins(self, c: Any, nested: bool = False) -> None:
         """Salesforce's placement rules for semi- and anti-joins in a WHERE clause.
@@ -792,6 +906,12 @@ class _Compiler:
         walk(c, None)
 
     def groups(self, scope: _Scope, q: Select) -> list[_Val]:
+        if q.group_kind is not None and len(q.group_by) > MAX_ROLLUP_FIELDS:
+            raise malformed(
+                self.text,
+                q.group_by[MAX_ROLLUP_FIELDS].pos,
+                f"GROUP BY {q.group_kind} takes at most {MAX_ROLLUP_FIELDS} fields",
+            )
         groups = []
         for e in q.group_by:
             if isinstance(e, FuncCall) and e.name in AGGREGATES:
@@ -845,7 +965,7 @@ class _Compiler:
         root: dict[str, Any] = {}
         seen: set[str] = set()
         subs: list[ChildSubquery] = []
-        for item in items:
+        for item in self.expand_typeof(scope, items):
             if isinstance(item, ChildSubquery):
                 found = get_child_relationship(scope.obj, item.query.object_name)
                 name = found[1].child_relationship or "" if found else item.query.object_name
@@ -855,10 +975,17 @@ class _Compiler:
                 root[name] = (None,)
                 subs.append(item)
                 continue
-            if item.alias is not None:
+            labelled = isinstance(item.expr, FuncCall) and item.expr.name in ("TOLABEL", "FORMAT")
+            if item.alias is not None and not labelled:
                 raise malformed(self.text, item.alias_pos, "Only aggregate expressions use field aliasing")
             v = self.value(scope, item.expr, "SELECT")
-            key = f"{v.sql} {v.name.lower()}"  # two fields may compute alike (SystemModstamp, LastModifiedDate)
+            if item.alias is not None:  # toLabel() and FORMAT() may be aliased: the key is the alias
+                if f"alias {item.alias.lower()}" in seen or item.alias.lower() in (k.lower() for k in root):
+                    raise malformed(self.text, item.alias_pos, f"duplicate alias: {item.alias}")
+                seen.add(f"alias {item.alias.lower()}")
+                root[item.alias] = (col(v.sql), v.cat)
+                continue
+            key = f"{v.sql} {v.name.lower()} {v.cat}"  # two fields may compute alike (SystemModstamp, LastModifiedDate)
             if key in seen:
                 raise malformed(self.text, item.expr.pos, f"duplicate field selected: {v.text}")
             seen.add(key)
@@ -871,6 +998,50 @@ class _Compiler:
                 node = entry[2]
             node[v.name] = (col(v.sql), v.cat)
         return _record_source(scope.obj, id_col, root), subs
+
+    def expand_typeof(
+        self, scope: _Scope, items: Sequence[SelectItem | ChildSubquery | TypeOf]
+    ) -> list[SelectItem | ChildSubquery]:
+        """The SELECT list with each ``TYPEOF`` replaced by the parent fields its record's type selects.
+
+        Every parent here is of the relationship's main type (owners are users: the org has no queues),
+        so its WHEN branch applies, or ELSE without one.
+        """
+        out: list[SelectItem | ChildSubquery] = []
+        for item in items:
+            if not isinstance(item, TypeOf):
+                out.append(item)
+                continue
+            ref = scope.obj.get_relationship(item.relationship)
+            if ref is None or ref.reference_to is None:
+                raise invalid_relationship(self.text, item.rel_pos, item.relationship)
+            if not ref.polymorphic:
+                raise malformed(
+                    self.text,
+                    item.rel_pos,
+                    f"TYPEOF can only be used on a polymorphic relationship, and '{item.relationship}' always "
+                    f"points to {ref.reference_to}",
+                )
+            allowed = {t.lower(): t for t in (ref.reference_to, *ref.polymorphic)}
+            chosen = item.otherwise
+            for type_name, pos, fields in item.whens:
+                if type_name.lower() not in allowed:
+                    raise malformed(
+                        self.text,
+                        pos,
+                        f"'{type_name}' is not a type that '{item.relationship}' can point to "
+                        f"({', '.join(sorted(allowed.values()))})",
+                    )
+                target = get_object(type_name)
+                for fp in fields:
+                    if target is not None and len(fp.parts) == 1 and target.get_field(fp.parts[0]) is None:
+                        raise invalid_field(self.text, fp.pos, fp.parts[0], target.name)
+                if type_name.lower() == ref.reference_to.lower():
+                    chosen = fields
+            for fp in chosen:
+                path = FieldPath((item.relationship, *fp.parts), fp.pos, (item.rel_pos, *fp.part_pos))
+                out.append(SelectItem(path, None, -1))
+        return out
 
     def fields_kind(self, e: FuncCall) -> str:
         """``ALL``, ``STANDARD`` or ``CUSTOM``, the argument of ``FIELDS()``."""
@@ -972,6 +1143,7 @@ class _Compiler:
         if q.offset_kw_pos >= 0:
             raise malformed(self.text, q.offset_kw_pos, "OFFSET is not allowed in a parent-to-child subquery")
         self.check_fields_limit(q)
+        self.check_clauses(q, nested=True)
         saved, self.params = self.params, list(parent_params)
         try:
             scope = _Scope(child, self.new_alias(), q.object_alias)
@@ -995,6 +1167,26 @@ class _Compiler:
 
     def aggregate_query(self, scope: _Scope, q: Select, items: list[SelectItem]) -> Plan:
         groups = self.groups(scope, q)
+        if q.group_kind is not None:
+            return self.grouping_sets_query(scope, q, items, groups)
+        values = self.aggregate_values(scope, q, items, groups)
+        where = self.where(scope, q)
+        group_sql = ""
+        if groups:
+            group_sql = " GROUP BY " + ", ".join(g.sql + (" COLLATE NOCASE" if g.cat == "text" else "") for g in groups)
+        having = ""
+        if q.having is not None:
+            having = " HAVING " + self.condition(scope, q.having, groups, "HAVING")
+        order = self.order_by(scope, q, groups)
+        limit = self.limit_offset(q)
+        columns = ", ".join(v.sql for _, v in values)
+        sql = f"SELECT {columns} FROM {self.from_clause(scope)}{where}{group_sql}{having}{order}{limit}"
+        return Plan(sql, tuple(self.params), self.relative, _aggregate_shaper(values), False, scope.obj.name)
+
+    def aggregate_values(
+        self, scope: _Scope, q: Select, items: list[SelectItem], groups: Sequence[_Val]
+    ) -> list[tuple[str, _Val]]:
+        """The SELECT list of an aggregate query: (key in the AggregateResult, value)."""
         values: list[tuple[str, _Val]] = []
         keys: set[str] = set()
         n_expr = 0
@@ -1014,20 +1206,80 @@ class _Compiler:
         if not q.group_by and q.limit is not None and any(v.aggregate for _, v in values):
             # One row at most: Salesforce refuses the LIMIT rather than ignore it (COUNT() is another matter).
             raise malformed(self.text, q.limit_kw_pos, "LIMIT is not allowed in an aggregate query without GROUP BY")
-        where = self.where(scope, q)
-        group_sql = ""
-        if groups:
-            group_sql = " GROUP BY " + ", ".join(g.sql + (" COLLATE NOCASE" if g.cat == "text" else "") for g in groups)
-        having = ""
-        if q.having is not None:
-            having = " HAVING " + self.condition(scope, q.having, groups, "HAVING")
-        order = self.order_by(scope, q, groups)
+        return values
+
+    def grouping_sets_query(self, scope: _Scope, q: Select, items: list[SelectItem], groups: list[_Val]) -> Plan:
+        """GROUP BY ROLLUP(...) or CUBE(...): one GROUP BY per grouping set, their rows in one UNION ALL.
+
+        A set's rows carry null for the fields rolled up in it, and GROUPING(field) is 1 there. ROLLUP
+        rolls up from the right (a, b; a; none), CUBE every combination. Without ORDER BY the rows come
+        sorted by the fields, each subtotal after the rows it sums and the grand total last.
+        """
+        n = len(groups)
+        if q.group_kind == "ROLLUP":
+            sets = [tuple(range(k)) for k in range(n, -1, -1)]
+        else:  # CUBE: every subset, the largest first
+            sets = sorted(
+                (tuple(i for i in range(n) if mask >> i & 1) for mask in range(2**n - 1, -1, -1)),
+                key=lambda s: -len(s),
+            )
+        branches: list[str] = []
+        values: list[tuple[str, _Val]] = []
+        for kept in sets:
+            self.rolled = frozenset(g.sql for i, g in enumerate(groups) if i not in kept)
+            try:
+                values = self.aggregate_values(scope, q, items, groups)
+                where = self.where(scope, q)
+                having = ""
+                if q.having is not None:
+                    having = " HAVING " + self.condition(scope, q.having, groups, "HAVING")
+                hidden: list[str] = []
+                for item in q.order_by:
+                    v = self.grouped(scope, item.expr, groups, "ORDER BY")
+                    if v.cat == "longtext":
+                        raise SoqlError(
+                            "INVALID_FIELD",
+                            f"field '{v.name}' can not be sorted in a query call",
+                            self.text,
+                            item.expr.pos,
+                        )
+                    hidden.append(v.sql)
+                if not q.order_by:  # each field's subtotal after its rows: (rolled up?, value) per field
+                    for g in groups:
+                        hidden += ["1" if g.sql in self.rolled else "0", "NULL" if g.sql in self.rolled else g.sql]
+            finally:
+                self.rolled = None
+            group_sql = ""
+            if kept:
+                group_sql = " GROUP BY " + ", ".join(
+                    groups[i].sql + (" COLLATE NOCASE" if groups[i].cat == "text" else "") for i in kept
+                )
+            columns = [v.sql for _, v in values] + hidden
+            named = ", ".join(f"{c} AS c{i}" for i, c in enumerate(columns))
+            branches.append(f"SELECT {named} FROM {self.from_clause(scope)}{where}{group_sql}{having}")
+        n_values = len(values)
+        order_parts = []
+        if q.order_by:
+            for i, item in enumerate(q.order_by):
+                v = self.grouped(scope, item.expr, groups, "ORDER BY")
+                part = f"c{n_values + i}" + (" COLLATE NOCASE" if v.cat == "text" else "")
+                part += " DESC" if item.descending else " ASC"
+                if item.nulls_first is not None:
+                    part += " NULLS FIRST" if item.nulls_first else " NULLS LAST"
+                order_parts.append(part)
+        else:
+            for i, g in enumerate(groups):
+                order_parts.append(f"c{n_values + 2 * i}")
+                order_parts.append(f"c{n_values + 2 * i + 1}" + (" COLLATE NOCASE" if g.cat == "text" else ""))
         limit = self.limit_offset(q)
-        columns = ", ".join(v.sql for _, v in values)
-        sql = f"SELECT {columns} FROM {self.from_clause(scope)}{where}{group_sql}{having}{order}{limit}"
-        entries = ", ".join(f"{key!r}: {_convert(v.cat, f'r[{i}]')}" for i, (key, v) in enumerate(values))
-        source = "{'attributes': {'type': 'AggregateResult'}" + (", " + entries if entries else "") + "}"
-        return Plan(sql, tuple(self.params), self.relative, _generate_shaper(source), False, scope.obj.name)
+        outer = ", ".join(f"c{i}" for i in range(n_values))
+        sql = f"SELECT {outer} FROM ({' UNION ALL '.join(branches)}) ORDER BY {', '.join(order_parts)}{limit}"
+        return Plan(sql, tuple(self.params), self.relative, _aggregate_shaper(values), False, scope.obj.name)
+
+
+def _aggregate_shaper(values: list[tuple[str, _Val]]) -> Callable[[list[tuple[Any, ...]]], list[dict[str, Any]]]:
+    entries = ", ".join(f"{key!r}: {_convert(v.cat, f'r[{i}]')}" for i, (key, v) in enumerate(values))
+    return _generate_shaper("{'attributes': {'type': 'AggregateResult'}" + (", " + entries if entries else "") + "}")
 
 
 def _convert(cat: str, expr: str) -> str:
@@ -1062,7 +1314,39 @@ def _b(v: Any) -> bool | None:
     return None if v is None else bool(v)
 
 
-_SHAPER_GLOBALS = {"_f": _f, "_i": _i, "_b": _b, "__builtins__": {}}
+def _fmt_currency(v: Any) -> str | None:
+    return None if v is None else ("-" if v < 0 else "") + f"${abs(float(v)):,.2f}"
+
+
+def _fmt_number(v: Any) -> str | None:
+    if v is None:
+        return None
+    return f"{v:,}" if isinstance(v, int) else f"{float(v):,.3f}".rstrip("0").rstrip(".")
+
+
+def _fmt_date(v: Any) -> str | None:
+    if not isinstance(v, str) or len(v) < 10:
+        return v
+    return f"{int(v[5:7])}/{int(v[8:10])}/{v[:4]}"
+
+
+def _fmt_datetime(v: Any) -> str | None:
+    if not isinstance(v, str) or len(v) < 16:
+        return v
+    hour, minute = int(v[11:13]), v[14:16]
+    return f"{_fmt_date(v)}, {(hour - 1) % 12 + 1}:{minute} {'AM' if hour < 12 else 'PM'}"
+
+
+_SHAPER_GLOBALS = {
+    "_f": _f,
+    "_i": _i,
+    "_b": _b,
+    "_fmt_currency": _fmt_currency,
+    "_fmt_number": _fmt_number,
+    "_fmt_date": _fmt_date,
+    "_fmt_datetime": _fmt_datetime,
+    "__builtins__": {},
+}
 
 
 def _generate_shaper(record_source: str) -> Callable[[list[tuple[Any, ...]]], list[dict[str, Any]]]:
