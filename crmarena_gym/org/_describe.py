@@ -25,7 +25,7 @@ def _label(name: str) -> str:
     base = name.removesuffix("__c").removesuffix("Id") if name != "Id" else "Record ID"
     out = ""
     for i, ch in enumerate(base):
-        if ch.isupper() and i and not base[i - 1].isupper() and base[i - 1] != "_":
+        if ch.isupper() and i and not base[i - 1].isupper() and base[i - 1] not in "_ ":
             out += " "
         out += " " if ch == "_" else ch
     return out.strip() or name
@@ -46,7 +46,7 @@ def _field(obj: SObject, f: Field) -> dict[str, Any]:
         "groupable": f.groupable,
         "sortable": filterable,
         "idLookup": f.name == "Id" or f.autonumber,
-        "nameField": f.name_field and f.type is not FieldType.LONG_TEXT and f.name in ("Name", "Title", "Subject"),
+        "nameField": f.name == "Name" or (f.name_field and obj.get_field("Name") is None),
         "referenceTo": sorted([f.reference_to, *f.polymorphic]) if f.reference_to else [],
         "polymorphicForeignKey": bool(f.polymorphic),
         "relationshipName": f.relationship_name,
@@ -65,9 +65,9 @@ def describe_object(name: str, catalog: Catalog) -> dict[str, Any]:
         >>> d["name"], d["keyPrefix"], [f["name"] for f in d["fields"]][-2:]
         ('Case', '500', ['SystemModstamp', 'IsDeleted'])
         >>> [c["relationshipName"] for c in d["childRelationships"]]
-        ['CaseHistories__r', 'EmailMessages', 'LiveChatTranscripts']
+        ['CaseHistories__r', 'EmailMessages', 'LiveChatTranscripts', 'Tasks', 'Events', 'CaseComments']
     """
-    obj = get_object(name) if isinstance(name, str) else None
+    obj = get_object(name, standard=True) if isinstance(name, str) else None
     if obj is None or not catalog.has(obj):
         raise OrgError("NOT_FOUND", f"The requested resource does not exist: sObject type {name!r} is not supported")
     children = [

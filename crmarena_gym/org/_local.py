@@ -21,7 +21,7 @@ from typing import Any
 
 from crmarena_gym.org._base import Org, OrgError
 from crmarena_gym.org.soql import SQL_FUNCTIONS, Catalog, Plan, compile_query, parse
-from crmarena_gym.schema import OBJECTS, quote_identifier
+from crmarena_gym.schema import OBJECTS, STANDARD_OBJECTS, quote_identifier
 
 #: How many compiled plans a backend keeps (least recently used are dropped).
 PLAN_CACHE_SIZE = 1024
@@ -75,14 +75,18 @@ class _Backend:
         }
         tables: dict[str, str] = {}
         columns: dict[str, frozenset[str]] = {}
-        for obj in OBJECTS:
+        empty: set[str] = set()
+        for obj in OBJECTS + STANDARD_OBJECTS:
             actual = names.get(obj.name.lower())
             if actual is None:
+                if obj in STANDARD_OBJECTS:  # every org has it: answered as an empty table
+                    empty.add(obj.name)
+                    columns[obj.name] = frozenset(f.column_name.lower() for f in obj.stored_fields)
                 continue
             tables[obj.name] = actual
             info = conn.execute(f"PRAGMA table_info({quote_identifier(actual)})").fetchall()
             columns[obj.name] = frozenset(row[1].lower() for row in info)
-        return Catalog(tables, columns)
+        return Catalog(tables, columns, frozenset(empty))
 
     def _authorize(self, action: int, arg1: str | None, arg2: str | None, dbname: str | None, _src: Any) -> int:
         if action == sqlite3.SQLITE_SELECT:

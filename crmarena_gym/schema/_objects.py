@@ -470,8 +470,270 @@ OBJECTS: tuple[SObject, ...] = (
     KNOWLEDGE,
 )
 
+
+# -- standard objects every org has, which the CRMArena org leaves empty -----------------------------------
+# A real org answers `SELECT COUNT() FROM Opportunity` with 0, not with INVALID_TYPE; the original's own
+# prompt examples query Opportunity and Lead. Their fields are stored (a dump that has the table answers
+# from it); the embedded org answers from an empty table of these columns.
+
+
+def _system() -> tuple[Field, ...]:
+    return (
+        Field("CreatedDate", T.DATETIME, "When the record was created (UTC)"),
+        _ref("CreatedById", "User", "CreatedBy", "The user who created the record (User)"),
+        Field("LastModifiedDate", T.DATETIME, "When the record was last changed (UTC)"),
+        _ref("LastModifiedById", "User", "LastModifiedBy", "The user who last changed the record (User)"),
+        Field("SystemModstamp", T.DATETIME, "When the system last changed the record (UTC)"),
+        Field("IsDeleted", T.BOOLEAN, "Whether the record is in the recycle bin"),
+    )
+
+
+def _standard(name: str, prefix: str, label: str, description: str, *fields: Field) -> SObject:
+    return SObject(name, prefix, label, description, (_id(label.lower()), *fields, *_system()))
+
+
+def _owner() -> Field:
+    return _ref("OwnerId", "User", "Owner", "The user or queue that owns the record (User)", also=("Group",))
+
+
+def _text(name: str, description: str) -> Field:
+    return Field(name, T.STRING, description)
+
+
+def _pick(name: str, description: str, *values: str) -> Field:
+    return Field(name, T.PICKLIST, description, picklist_values=values)
+
+
+_ACTIVITY_PARENTS = ("Asset", "Campaign", "Case", "Contract", "Opportunity", "Order", "Quote")
+
+GROUP = _standard(
+    "Group",
+    "00G",
+    "Group",
+    "A queue or public group of users",
+    _text("Name", "Name of the group"),
+    _text("DeveloperName", "Unique API name of the group"),
+    _pick("Type", "Kind of group", "Queue", "Regular", "Role"),
+    Field("Email", T.EMAIL, "Email address of the group"),
+)
+OPPORTUNITY = _standard(
+    "Opportunity",
+    "006",
+    "Opportunity",
+    "A potential sale",
+    _text("Name", "Name of the opportunity"),
+    _ref("AccountId", "Account", "Account", "The account (Account)", child="Opportunities"),
+    _ref("ContactId", "Contact", "Contact", "The main contact (Contact)", child="Opportunities"),
+    _pick(
+        "StageName",
+        "Sales stage",
+        "Prospecting",
+        "Qualification",
+        "Needs Analysis",
+        "Value Proposition",
+        "Proposal/Price Quote",
+        "Negotiation/Review",
+        "Closed Won",
+        "Closed Lost",
+    ),
+    Field("Amount", T.CURRENCY, "Estimated value, in US dollars"),
+    Field("CloseDate", T.DATE, "Expected or actual close day"),
+    Field("Probability", T.DOUBLE, "Likelihood of closing, in percent"),
+    _pick("Type", "Kind of deal", "New Customer", "Existing Customer - Upgrade", "Existing Customer - Replacement"),
+    _pick("LeadSource", "Where the opportunity came from", "Web", "Phone Inquiry", "Partner Referral", "Other"),
+    Field("IsClosed", T.BOOLEAN, "Whether the opportunity is closed"),
+    Field("IsWon", T.BOOLEAN, "Whether the opportunity was won"),
+    _pick("ForecastCategoryName", "Forecast category", "Pipeline", "Best Case", "Commit", "Omitted", "Closed"),
+    _text("NextStep", "The next step in the sale"),
+    Field("Description", T.LONG_TEXT, "Notes on the opportunity"),
+    _ref("Pricebook2Id", "Pricebook2", "Pricebook2", "The price book (Pricebook2)", child="Opportunities"),
+    _owner(),
+)
+LEAD = _standard(
+    "Lead",
+    "00Q",
+    "Lead",
+    "A prospect not yet qualified",
+    _text("FirstName", "Given name"),
+    _text("LastName", "Family name"),
+    _text("Name", "Full name"),
+    _text("Company", "The prospect's company"),
+    _text("Title", "Job title"),
+    Field("Email", T.EMAIL, "Email address"),
+    Field("Phone", T.PHONE, "Phone number"),
+    _pick(
+        "Status",
+        "Where the lead stands",
+        "Open - Not Contacted",
+        "Working - Contacted",
+        "Closed - Converted",
+        "Closed - Not Converted",
+    ),
+    _pick("LeadSource", "Where the lead came from", "Web", "Phone Inquiry", "Partner Referral", "Other"),
+    _text("Industry", "The company's industry"),
+    _pick("Rating", "How promising the lead is", "Hot", "Warm", "Cold"),
+    _text("City", "City"),
+    _text("State", "State"),
+    _text("Country", "Country"),
+    Field("IsConverted", T.BOOLEAN, "Whether the lead was converted"),
+    Field("ConvertedDate", T.DATE, "The day the lead was converted"),
+    _ref("ConvertedAccountId", "Account", "ConvertedAccount", "The account it became (Account)"),
+    _ref("ConvertedContactId", "Contact", "ConvertedContact", "The contact it became (Contact)"),
+    _ref("ConvertedOpportunityId", "Opportunity", "ConvertedOpportunity", "The opportunity it became"),
+    Field("Description", T.LONG_TEXT, "Notes on the lead"),
+    _owner(),
+)
+
+
+def _activity(name: str, prefix: str, label: str, description: str, child: str, *fields: Field) -> SObject:
+    return _standard(
+        name,
+        prefix,
+        label,
+        description,
+        _text("Subject", "What the activity is about"),
+        *fields,
+        Field("ActivityDate", T.DATE, "The day of the activity"),
+        _pick("Type", "Kind of activity", "Call", "Email", "Meeting", "Other"),
+        Field("Description", T.LONG_TEXT, "Notes on the activity"),
+        _ref("WhoId", "Contact", "Who", "The person concerned (Contact or Lead)", child=child, also=("Lead",)),
+        _ref(
+            "WhatId", "Account", "What", "The record concerned (Account, Case ...)", child=child, also=_ACTIVITY_PARENTS
+        ),
+        _ref("AccountId", "Account", "Account", "The account of the record concerned (Account)"),
+        _owner(),
+    )
+
+
+TASK = _activity(
+    "Task",
+    "00T",
+    "Task",
+    "A to-do item or a logged call",
+    "Tasks",
+    _pick("Status", "Where the task stands", "Not Started", "In Progress", "Completed", "Deferred"),
+    _pick("Priority", "Urgency", "High", "Normal", "Low"),
+    Field("IsClosed", T.BOOLEAN, "Whether the task is done"),
+    _text("TaskSubtype", "Task, Email, Call ..."),
+    Field("CallDurationInSeconds", T.INTEGER, "Length of a logged call"),
+)
+EVENT = _activity(
+    "Event",
+    "00U",
+    "Event",
+    "A calendar event",
+    "Events",
+    Field("StartDateTime", T.DATETIME, "When the event starts (UTC)"),
+    Field("EndDateTime", T.DATETIME, "When the event ends (UTC)"),
+    Field("ActivityDateTime", T.DATETIME, "When the event starts, for timed events (UTC)"),
+    Field("DurationInMinutes", T.INTEGER, "Length of the event"),
+    Field("IsAllDayEvent", T.BOOLEAN, "Whether the event lasts all day"),
+    _text("Location", "Where the event takes place"),
+)
+CONTRACT = _standard(
+    "Contract",
+    "800",
+    "Contract",
+    "An agreement with a customer",
+    _ref("AccountId", "Account", "Account", "The customer (Account)", child="Contracts"),
+    _text("ContractNumber", "The contract's number"),
+    _pick("Status", "Where the contract stands", "Draft", "In Approval Process", "Activated"),
+    Field("StartDate", T.DATE, "First day of the contract"),
+    Field("EndDate", T.DATE, "Last day of the contract"),
+    Field("ContractTerm", T.INTEGER, "Length in months"),
+    _ref("Pricebook2Id", "Pricebook2", "Pricebook2", "The price book (Pricebook2)"),
+    Field("Description", T.LONG_TEXT, "Notes on the contract"),
+    _owner(),
+)
+QUOTE = _standard(
+    "Quote",
+    "0Q0",
+    "Quote",
+    "A proposed price for an opportunity",
+    _text("Name", "Name of the quote"),
+    _ref("OpportunityId", "Opportunity", "Opportunity", "The opportunity (Opportunity)", child="Quotes"),
+    _ref("AccountId", "Account", "Account", "The account (Account)"),
+    _ref("ContactId", "Contact", "Contact", "The contact (Contact)"),
+    _text("QuoteNumber", "The quote's number"),
+    _pick("Status", "Where the quote stands", "Draft", "Needs Review", "In Review", "Approved", "Rejected", "Accepted"),
+    Field("ExpirationDate", T.DATE, "Last day the quote is valid"),
+    Field("Subtotal", T.CURRENCY, "Sum of the lines before discount"),
+    Field("Discount", T.DOUBLE, "Discount, in percent"),
+    Field("TotalPrice", T.CURRENCY, "Total after discount"),
+    Field("GrandTotal", T.CURRENCY, "Total with tax and shipping"),
+    Field("Email", T.EMAIL, "Contact email"),
+    Field("Phone", T.PHONE, "Contact phone"),
+    _ref("Pricebook2Id", "Pricebook2", "Pricebook2", "The price book (Pricebook2)"),
+    Field("Description", T.LONG_TEXT, "Notes on the quote"),
+    _owner(),
+)
+CAMPAIGN = _standard(
+    "Campaign",
+    "701",
+    "Campaign",
+    "A marketing campaign",
+    _text("Name", "Name of the campaign"),
+    _pick("Type", "Kind of campaign", "Email", "Webinar", "Advertisement", "Other"),
+    _pick("Status", "Where the campaign stands", "Planned", "In Progress", "Completed", "Aborted"),
+    Field("StartDate", T.DATE, "First day"),
+    Field("EndDate", T.DATE, "Last day"),
+    Field("IsActive", T.BOOLEAN, "Whether the campaign runs"),
+    Field("BudgetedCost", T.CURRENCY, "Budget"),
+    Field("ActualCost", T.CURRENCY, "Cost so far"),
+    Field("ExpectedRevenue", T.CURRENCY, "Revenue expected"),
+    Field("NumberOfLeads", T.INTEGER, "Leads in the campaign"),
+    Field("NumberOfContacts", T.INTEGER, "Contacts in the campaign"),
+    _ref("ParentId", "Campaign", "Parent", "The parent campaign (Campaign)", child="ChildCampaigns"),
+    Field("Description", T.LONG_TEXT, "Notes on the campaign"),
+    _owner(),
+)
+ASSET = _standard(
+    "Asset",
+    "02i",
+    "Asset",
+    "A product a customer owns",
+    _text("Name", "Name of the asset"),
+    _ref("AccountId", "Account", "Account", "The owner (Account)", child="Assets"),
+    _ref("ContactId", "Contact", "Contact", "The contact (Contact)", child="Assets"),
+    _ref("Product2Id", "Product2", "Product2", "The product (Product2)", child="Assets"),
+    _text("SerialNumber", "Serial number"),
+    _pick("Status", "Where the asset stands", "Purchased", "Shipped", "Installed", "Registered", "Obsolete"),
+    Field("PurchaseDate", T.DATE, "The day it was bought"),
+    Field("InstallDate", T.DATE, "The day it was installed"),
+    Field("UsageEndDate", T.DATE, "Last day of use"),
+    Field("Quantity", T.DOUBLE, "Number of units"),
+    Field("Price", T.CURRENCY, "Price paid"),
+    Field("Description", T.LONG_TEXT, "Notes on the asset"),
+    _owner(),
+)
+CASE_COMMENT = _standard(
+    "CaseComment",
+    "00a",
+    "Case Comment",
+    "A comment on a case",
+    _ref("ParentId", "Case", "Parent", "The case (Case)", child="CaseComments"),
+    Field("CommentBody", T.LONG_TEXT, "Text of the comment"),
+    Field("IsPublished", T.BOOLEAN, "Whether the customer sees the comment"),
+)
+
+#: Standard objects every org has and the CRMArena org leaves empty: known to the engine (queries answer
+#: with no rows, describe lists their fields) but not part of the agent's schema text or the generated file.
+STANDARD_OBJECTS: tuple[SObject, ...] = (
+    GROUP,
+    OPPORTUNITY,
+    LEAD,
+    TASK,
+    EVENT,
+    CONTRACT,
+    QUOTE,
+    CAMPAIGN,
+    ASSET,
+    CASE_COMMENT,
+)
+
 _BY_LOWER = MappingProxyType({o.name.lower(): o for o in OBJECTS})
 _BY_PREFIX = MappingProxyType({o.key_prefix: o for o in OBJECTS})
+_STANDARD_BY_LOWER = MappingProxyType({o.name.lower(): o for o in STANDARD_OBJECTS})
 
 
 def _children_of(objects: tuple[SObject, ...]) -> dict[str, dict[str, tuple[SObject, Field]]]:
@@ -480,14 +742,15 @@ def _children_of(objects: tuple[SObject, ...]) -> dict[str, dict[str, tuple[SObj
         for f in child.references:
             if f.child_relationship is None or f.reference_to is None:
                 continue
-            named = children.setdefault(f.reference_to.lower(), {})
-            if f.child_relationship.lower() in named:
-                raise ValueError(f"two child relationships of {f.reference_to!r} are called {f.child_relationship!r}")
-            named[f.child_relationship.lower()] = (child, f)
+            for parent in (f.reference_to, *f.polymorphic):  # a task's WhatId: Account.Tasks, Case.Tasks ...
+                named = children.setdefault(parent.lower(), {})
+                if f.child_relationship.lower() in named:
+                    raise ValueError(f"two child relationships of {parent!r} are called {f.child_relationship!r}")
+                named[f.child_relationship.lower()] = (child, f)
     return children
 
 
-_CHILDREN = _children_of(OBJECTS)
+_CHILDREN = _children_of(OBJECTS + STANDARD_OBJECTS)
 
 
 def child_relationships(obj: SObject) -> tuple[tuple[str, SObject, Field], ...]:
@@ -495,7 +758,7 @@ def child_relationships(obj: SObject) -> tuple[tuple[str, SObject, Field], ...]:
 
     Example:
         >>> [(name, child.name) for name, child, _ in child_relationships(get_object("Order"))]
-        [('OrderItems', 'OrderItem')]
+        [('OrderItems', 'OrderItem'), ('Tasks', 'Task'), ('Events', 'Event')]
     """
     named = _CHILDREN.get(obj.name.lower(), {})
     return tuple((f.child_relationship or "", child, f) for child, f in named.values())
@@ -512,14 +775,24 @@ def get_child_relationship(obj: SObject, name: str) -> tuple[SObject, Field] | N
     return _CHILDREN.get(obj.name.lower(), {}).get(name.lower())
 
 
-def get_object(name: str) -> SObject | None:
+def get_object(name: str, *, standard: bool = False) -> SObject | None:
     """The object whose API name is ``name`` (case-insensitive, as SOQL), or None.
+
+    Args:
+        name: An object's API name.
+        standard: Also look among :data:`STANDARD_OBJECTS` (the empty ones every org has).
 
     Example:
         >>> get_object("case").name
         'Case'
+        >>> get_object("Opportunity") is None, get_object("Opportunity", standard=True).key_prefix
+        (True, '006')
     """
-    return _BY_LOWER.get(name.lower())
+    key = name.lower()
+    found = _BY_LOWER.get(key)
+    if found is None and standard:
+        found = _STANDARD_BY_LOWER.get(key)
+    return found
 
 
 def object_for_id(record_id: str) -> SObject | None:

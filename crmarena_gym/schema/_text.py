@@ -37,7 +37,8 @@ def schema_text(*, include_types: bool = True) -> str:
                 else:
                     kind = f" [{f.type.value}]"
             lines.append(f"  - {f.name}{kind}: {f.description}")
-        children = child_relationships(obj)
+        # Only children among the 16 objects: the empty standard ones (Opportunity ...) stay out, as their objects do.
+        children = [c for c in child_relationships(obj) if c[1] in OBJECTS]
         if children:
             listed = ", ".join(f"{name} ({child.name}.{f.name})" for name, child, f in children)
             lines.append(f"  child relationships, for (SELECT ... FROM <name>) subqueries: {listed}")

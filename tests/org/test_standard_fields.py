@@ -109,6 +109,10 @@ def test_describe_shape_and_unknown_object(small_org: LocalOrg) -> None:
         "EmailMessages": ("EmailMessage", "ParentId"),
         "LiveChatTranscripts": ("LiveChatTranscript", "CaseId"),
         "CaseHistories__r": ("CaseHistory__c", "CaseId__c"),
+        # The empty standard objects' children (a task's or an event's WhatId may be a case).
+        "Tasks": ("Task", "WhatId"),
+        "Events": ("Event", "WhatId"),
+        "CaseComments": ("CaseComment", "ParentId"),
     }
     with pytest.raises(OrgError) as info:
         small_org.describe("Widget__c")

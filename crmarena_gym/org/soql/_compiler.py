@@ -45,6 +45,7 @@ from crmarena_gym.org.soql._errors import (
 from crmarena_gym.schema import (
     OBJECTS,
     ORG_CREATOR_SQL,
+    STANDARD_OBJECTS,
     Field,
     FieldType,
     SObject,
@@ -159,6 +160,10 @@ _SUFFIX = "ABCDEFGHIJKLMNOPQRSTUVWXYZ012345"
 _FORMULA_COLUMN = re.compile(r'"((?:[^"]|"")*)"')
 
 
+def _stored_columns(obj: SObject) -> frozenset[str]:
+    return frozenset(f.column_name.lower() for f in obj.stored_fields)
+
+
 @dataclass(frozen=True)
 class Catalog:
     """The tables and columns a database really has, by object.
@@ -166,21 +171,34 @@ class Catalog:
     Attributes:
         tables: Object API name -> the table's name in the database.
         columns: Object API name -> lower-cased names of the table's columns.
+        empty: Standard objects the database has no table for (Opportunity ...): every org has them,
+            so they are queried as empty tables of their stored fields (their names are in ``columns``).
     """
 
     tables: Mapping[str, str]
     columns: Mapping[str, frozenset[str]]
+    empty: frozenset[str] = frozenset()
 
     @classmethod
     def full(cls) -> Catalog:
         """The catalog of a database with every object and stored field (our generated layout)."""
         return cls(
             {o.name: o.name for o in OBJECTS},
-            {o.name: frozenset(f.column_name.lower() for f in o.stored_fields) for o in OBJECTS},
+            {o.name: _stored_columns(o) for o in OBJECTS + STANDARD_OBJECTS},
+            frozenset(o.name for o in STANDARD_OBJECTS),
         )
 
     def has(self, obj: SObject) -> bool:
+        if obj.name in self.empty:
+            return True
         return obj.name in self.tables and "id" in self.columns.get(obj.name, frozenset())
+
+    def table_sql(self, obj: SObject) -> str:
+        """What a FROM clause names for ``obj``: its quoted table, or an empty table of its columns."""
+        if obj.name in self.tables:
+            return quote_identifier(self.tables[obj.name])
+        columns = ", ".join(f"NULL AS {quote_identifier(f.column_name)}" for f in obj.stored_fields)
+        return f"(SELECT {columns} WHERE 0)"
 
     def available(self, obj: SObject, f: Field) -> bool:
         """Whether the database holds ``f``: its column, or every column its formula reads."""
@@ -376,7 +394,7 @@ class _Compiler:
         return "?"
 
     def scope(self, q: Select) -> _Scope:
-        obj = get_object(q.object_name)
+        obj = get_object(q.object_name, standard=True)
         if obj is None or not self.catalog.has(obj):
             raise invalid_type(self.text, q.object_pos, q.object_name)
         return _Scope(obj, self.new_alias(), q.object_alias)
@@ -404,7 +422,7 @@ class _Compiler:
         key: tuple[str, ...] = ()
         for rel, pos in zip(parts[:-1], positions[:-1], strict=True):
             ref = obj.get_relationship(rel)
-            parent = get_object(ref.reference_to) if ref is not None and ref.reference_to else None
+            parent = get_object(ref.reference_to, standard=True) if ref is not None and ref.reference_to else None
             if ref is None or parent is None or not self.catalog.has(parent):
                 raise invalid_relationship(self.text, pos, rel)
             try:
@@ -417,7 +435,7 @@ class _Compiler:
                 join_alias = self.new_alias()
                 scope.joins[key] = join_alias
                 scope.join_sql.append(
-                    f"LEFT JOIN {quote_identifier(self.catalog.tables[parent.name])} AS {quote_identifier(join_alias)}"
+                    f"LEFT JOIN {self.catalog.table_sql(parent)} AS {quote_identifier(join_alias)}"
                     f' ON {quote_identifier(join_alias)}."Id" = {ref_sql}'
                 )
             chain.append((ref.relationship_name or rel, parent, join_alias))
@@ -714,7 +732,7 @@ class _Compiler:
                 f"The selected field '{inner.text}' in the subquery and the left operand field in the where "
                 f"expression in the outer query '{v.text}' should point to the same object type",
             )
-        if get_object(c.query.object_name) is scope.obj:
+        if get_object(c.query.object_name, standard=True) is scope.obj:
             raise malformed(
                 self.text,
                 c.query.object_pos,
@@ -761,7 +779,7 @@ class _Compiler:
     # -- clauses ---------------------------------------------------------------------------------
 
     def from_clause(self, scope: _Scope) -> str:
-        table = quote_identifier(self.catalog.tables[scope.obj.name])
+        table = self.catalog.table_sql(scope.obj)
         return " ".join([f"{table} AS {quote_identifier(scope.alias)}", *scope.join_sql])
 
     def order_by(self, scope: _Scope, q: Select, groups: Sequence[_Val] | None) -> str:
@@ -1032,7 +1050,7 @@ class _Compiler:
                         f"'{type_name}' is not a type that '{item.relationship}' can point to "
                         f"({', '.join(sorted(allowed.values()))})",
                     )
-                target = get_object(type_name)
+                target = get_object(type_name, standard=True)
                 for fp in fields:
                     if target is not None and len(fp.parts) == 1 and target.get_field(fp.parts[0]) is None:
                         raise invalid_field(self.text, fp.pos, fp.parts[0], target.name)
