@@ -173,3 +173,24 @@ def test_nested_results_are_plain_data(small_org: LocalOrg) -> None:
     result = small_org.query("SELECT Id, (SELECT Id FROM OrderItems LIMIT 1) FROM Order LIMIT 3")
     assert json.loads(json.dumps(result)) == result
     assert result["totalSize"] == len(result["records"]) == 3
+
+
+def test_relationship_qualified_by_the_parent(small_org: LocalOrg, raw_conn: sqlite3.Connection) -> None:
+    # "Understanding Relationship Query Limitations": (SELECT Note.OwnerId FROM Account.Notes) FROM Account.
+    expected = _children(raw_conn, "SELECT AccountId, LastName FROM Contact WHERE AccountId IS NOT NULL")
+    for soql in (
+        "SELECT Id, (SELECT Contact.LastName FROM Account.Contacts) FROM Account",
+        "SELECT a.Id, (SELECT LastName FROM a.Contacts) FROM Account a",
+    ):
+        got = {
+            r["Id"]: sorted(c["LastName"] for c in r["Contacts"]["records"])
+            for r in small_org.query(soql)["records"]
+            if r["Contacts"]
+        }
+        assert got == {k: sorted(v) for k, v in expected.items()}
+    with pytest.raises(OrgError) as info:
+        small_org.query("SELECT Id, (SELECT Id FROM Case.Contacts) FROM Account")
+    assert info.value.code == "INVALID_TYPE"
+    with pytest.raises(OrgError) as info:
+        small_org.query("SELECT Id FROM Account.Contacts")
+    assert info.value.code == "INVALID_TYPE" and "Account.Contacts" in info.value.message

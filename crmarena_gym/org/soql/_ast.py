@@ -173,3 +173,5 @@ class Select:
     with_pos: int = -1
     for_mode: str | None = None
     for_pos: int = -1
+    # FROM Account.Contacts in a parent-to-child subquery: the parent named before the relationship.
+    object_qualifier: str | None = None

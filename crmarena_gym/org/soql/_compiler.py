@@ -394,6 +394,8 @@ class _Compiler:
         return "?"
 
     def scope(self, q: Select) -> _Scope:
+        if q.object_qualifier is not None:  # Parent.Children names a relationship: only a subquery's FROM
+            raise invalid_type(self.text, q.object_pos, f"{q.object_qualifier}.{q.object_name}")
         obj = get_object(q.object_name, standard=True)
         if obj is None or not self.catalog.has(obj):
             raise invalid_type(self.text, q.object_pos, q.object_name)
@@ -1123,13 +1125,10 @@ class _Compiler:
         """
         q = sub.query
         found = get_child_relationship(parent.obj, q.object_name)
-        fk_sql = None
-        if found is not None and self.catalog.has(found[0]):
-            try:
-                fk_sql = self.column(self.new_alias(), found[0], found[1], q.object_pos)
-            except SoqlError:
-                fk_sql = None
-        if found is None or fk_sql is None:
+        qualifier = (q.object_qualifier or "").lower()
+        if qualifier and qualifier not in (parent.obj.name.lower(), (parent.user_alias or "").lower()):
+            found = None  # FROM Account.Contacts must name the parent object (or its alias)
+        if found is None or not self.catalog.has(found[0]) or not self.catalog.available(*found):
             raise SoqlError(
                 "INVALID_TYPE",
                 f"Didn't understand relationship '{q.object_name}' in FROM part of query call. If you are attempting "

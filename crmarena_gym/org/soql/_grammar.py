@@ -12,7 +12,7 @@ from __future__ import annotations
 SOQL_GRAMMAR = r"""
 start: select
 
-select: SELECT select_list FROM NAME [NAME] [using_clause] [where_clause] [with_clause] [group_clause] \
+select: SELECT select_list FROM from_name [NAME] [using_clause] [where_clause] [with_clause] [group_clause] \
         [having_clause] [order_clause] [limit_clause] [offset_clause] [for_clause]
 
 select_list: select_item ("," select_item)*
@@ -22,6 +22,7 @@ select_item: expr [NAME]             -> item
 typeof_when: WHEN NAME THEN field_list
 field_list: field ("," field)*
 
+from_name: NAME ["." NAME]
 using_clause: USING SCOPE NAME
 with_clause: WITH NAME
 for_clause: FOR (VIEW | REFERENCE)

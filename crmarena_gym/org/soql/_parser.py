@@ -151,6 +151,9 @@ class _Walker:
             for_clause,
         ) = t.children
         items = tuple(self.select_item(c) for c in select_list.children)
+        qualifier, obj = obj.children
+        if obj is None:
+            qualifier, obj = None, qualifier
         limit_value, limit_pos = (
             (None, -1) if limit is None else (_count(limit.children[1]), limit.children[1].start_pos)
         )
@@ -160,6 +163,7 @@ class _Walker:
         return Select(
             items=items,
             object_name=str(obj),
+            object_qualifier=None if qualifier is None else str(qualifier),
             object_pos=obj.start_pos,
             object_alias=None if obj_alias is None else str(obj_alias),
             where=None if where is None else self.condition(where.children[1]),
