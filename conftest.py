@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 from pathlib import Path
 
 import pytest
 
 from tests.org_builder import OrgBuilder, ts
+
+# Tests need no network: litellm reads its price table from the package instead of fetching it in a
+# background thread at import (which, offline, can deadlock against the import of a test module).
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 # The trainer adapters' doctests need their optional extras; without them the modules are not collected.
 collect_ignore = [

@@ -3,7 +3,8 @@
 For a corpus of realistic queries (those the tools and agents write, ORIGINAL.md section 5) it prints
 the median time per query of
 
-* raw: the compiled SQL and parameters, executed and fetched on a plain sqlite3 connection;
+* raw: the compiled SQL and parameters, executed and fetched on a plain sqlite3 connection (for a query
+  with parent-to-child subqueries, its statement and each subquery's);
 * cold: ``LocalOrg.query`` with an empty plan cache (parse, check, compile, run, shape);
 * warm: ``LocalOrg.query`` with the plan cached (bind, run, shape);
 
@@ -23,6 +24,7 @@ Run: ``python benchmarks/bench_engine.py [--scales 1 10] [--reps 15] [--workdir 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import gc
 import os
 import sqlite3
@@ -37,6 +39,7 @@ import tracemalloc
 from pathlib import Path
 
 from crmarena_gym.org import LocalOrg, OrgError
+from crmarena_gym.org.soql import RelativeParam
 
 TODAY = "2023-06-01"
 
@@ -104,7 +107,32 @@ def corpus(conn: sqlite3.Connection) -> list[str]:
         "GROUP BY DAY_ONLY(CreatedDate)",
         "SELECT Id, Name, Email FROM User ORDER BY Name LIMIT 20 OFFSET 10",
         "SELECT Id, Status, EffectiveDate FROM Order WHERE EffectiveDate = LAST_N_MONTHS:3 AND Status = 'Activated'",
+        # parent-to-child subqueries, FIELDS(), the standard fields the dump lacks, ROLLUP
+        "SELECT Id, Name, (SELECT Id, Subject, Status FROM Cases ORDER BY CreatedDate DESC LIMIT 3) FROM Account "
+        "WHERE ShippingState = 'CA'",
+        "SELECT Id, Subject, (SELECT Id, Subject, MessageDate FROM EmailMessages ORDER BY MessageDate) FROM Case "
+        "WHERE CreatedDate = LAST_N_MONTHS:6",
+        f"SELECT Id, EffectiveDate, (SELECT Product2Id, Quantity, UnitPrice FROM OrderItems) FROM Order "
+        f"WHERE AccountId = '{account}'",
+        "SELECT Id, Name, (SELECT Id, Owner.Name FROM Cases__r WHERE Status != 'Closed') FROM Issue__c",
+        "SELECT FIELDS(ALL) FROM Case ORDER BY CreatedDate DESC LIMIT 200",
+        "SELECT FIELDS(STANDARD) FROM Contact",
+        "SELECT FIELDS(CUSTOM) FROM CaseHistory__c LIMIT 200",
+        "SELECT Id, CaseNumber, IsClosed, LastModifiedDate FROM Case WHERE IsClosed = false",
+        "SELECT Status, Priority, GROUPING(Priority) g, COUNT(Id) FROM Case GROUP BY ROLLUP(Status, Priority)",
     ]
+
+
+def _statements(plan) -> list[tuple[str, tuple]]:
+    """The plan's statement and its subqueries', with parameters bound for TODAY."""
+    today = dt.date.fromisoformat(TODAY)
+    out = [(plan.sql, plan.bind(today))]
+    pending = list(plan.children)
+    while pending:
+        child = pending.pop(0)
+        out.append((child.sql, tuple(p.resolve(today) if isinstance(p, RelativeParam) else p for p in child.params)))
+        pending.extend(child.children)
+    return out
 
 
 def _median_time(fn, reps: int) -> float:
@@ -123,9 +151,14 @@ def bench_scale(path: Path, reps: int) -> dict[str, float]:
     backend = org._live()
     rows = []
     for soql in queries:
-        sql, params = org.explain(soql)
+        statements = _statements(backend.plan(soql))
         org.query(soql)  # warms SQLite's page cache for all three measurements alike
-        raw_t = _median_time(lambda sql=sql, params=params: raw.execute(sql, params).fetchall(), reps)
+
+        def run_raw(statements: list[tuple[str, tuple]] = statements) -> None:
+            for sql, params in statements:
+                raw.execute(sql, params).fetchall()
+
+        raw_t = _median_time(run_raw, reps)
 
         def cold(soql: str = soql) -> None:
             backend.plans.clear()
@@ -299,7 +332,7 @@ def main() -> None:
         return
     from crmarena_gym.datagen import generate_org
 
-    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="bench_engine_"))
+    workdir = (args.workdir or Path(tempfile.mkdtemp(prefix="bench_engine_"))).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     first = None
     for scale in args.scales:

@@ -8,12 +8,15 @@ and the runner's own work; the ratio shows that overhead. Threads share one org 
 guarded by a lock, so concurrency helps only where work happens outside it.
 
 Usage:
-    python benchmarks/bench_eval.py [--limit N] [--concurrency 2] [--org PATH] [--tasks FILE]
+    python benchmarks/bench_eval.py [--limit N] [--concurrency N] [--org PATH] [--tasks FILE]
+
+The concurrent run uses every CPU, and is skipped below 4 CPUs unless --concurrency is given.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -22,13 +25,18 @@ from crmarena_gym.eval import evaluate
 from crmarena_gym.org import LocalOrg, default_org_path
 from crmarena_gym.tasks import default_tasks, load_tasks, oracle_trace
 
+#: Below this many CPUs the concurrent run measures contention for cores, not the runner.
+MIN_CPUS_FOR_CONCURRENCY = 4
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--org", default=None, help="an org database (default: the embedded org)")
     parser.add_argument("--tasks", default=None, help="a task file (default: the 1,170 default instances)")
     parser.add_argument("--limit", type=int, default=None, help="only the first N instances")
-    parser.add_argument("--concurrency", type=int, default=2, help="threads of the concurrent run")
+    parser.add_argument(
+        "--concurrency", type=int, default=None, help="threads of the concurrent run (default: the CPU count)"
+    )
     args = parser.parse_args()
 
     org_path = Path(args.org) if args.org else default_org_path()
@@ -46,8 +54,20 @@ def main() -> None:
     baseline = time.perf_counter() - started
     print(f"baseline (solver alone):     {n / baseline:8.1f} instances/s  ({baseline:.2f}s)")
 
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    runs = [("serial", 1)]
+    if args.concurrency is not None:
+        runs.append((f"concurrency {args.concurrency}", args.concurrency))
+    elif cpus >= MIN_CPUS_FOR_CONCURRENCY:
+        runs.append((f"concurrency {cpus}", cpus))
+    else:
+        print(
+            f"concurrent run skipped: {cpus} CPUs; its figure means something with at least "
+            f"{MIN_CPUS_FOR_CONCURRENCY}, where the workers do not share cores with the main thread "
+            "(--concurrency N runs it anyway)"
+        )
     figures = {}
-    for label, concurrency in (("serial", 1), (f"concurrency {args.concurrency}", args.concurrency)):
+    for label, concurrency in runs:
         with tempfile.TemporaryDirectory() as out:
             started = time.perf_counter()
             run = evaluate(
@@ -60,8 +80,9 @@ def main() -> None:
             f"runner, {label + ':':<19} {n / seconds:8.1f} episodes/s   ({seconds:.2f}s, accuracy {accuracy:.3f}, "
             f"{baseline / seconds:.2f}x the baseline's rate)"
         )
-    serial, concurrent = figures.values()
-    print(f"concurrency speed-up: {concurrent / serial:.2f}x")
+    if len(figures) == 2:
+        serial, concurrent = figures.values()
+        print(f"concurrency speed-up: {concurrent / serial:.2f}x on {cpus} CPUs")
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 from typing import Any
 
@@ -155,6 +156,9 @@ def run_eval(args: argparse.Namespace) -> int:
             ray_address=args.ray_address,
             command=["crmarena-gym", *sys.argv[1:]] if sys.argv else None,
         )
+    except KeyboardInterrupt:
+        print(_interrupted_hint(args), file=sys.stderr)
+        raise
     except (ValueError, TypeError, ImportError, KeyError, RunStoppedError) as err:
         print(f"crmarena-gym eval: {err}", file=sys.stderr)
         return 2
@@ -165,6 +169,20 @@ def run_eval(args: argparse.Namespace) -> int:
     if run.out is not None:
         print(f"\n{len(run.results)} episodes ({run.new_episodes} new) in {run.out}", file=sys.stderr)
     return 0
+
+
+def _interrupted_hint(args: argparse.Namespace) -> str:
+    """What an interrupted run kept, and the command that finishes it."""
+    if not args.out:
+        return "crmarena-gym eval: interrupted; nothing was kept (no --out): give --out DIR to keep episodes"
+    argv = list(getattr(args, "argv", None) or sys.argv[1:])
+    if "--resume" not in argv:
+        argv.append("--resume")
+    command = " ".join(shlex.quote(a) for a in ["crmarena-gym", *argv])
+    return (
+        f"crmarena-gym eval: interrupted; the episodes finished so far are kept in {args.out!r}. "
+        f"To play the rest: {command}"
+    )
 
 
 def _resume_hint(err: OSError, args: argparse.Namespace) -> str:

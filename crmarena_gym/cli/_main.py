@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 from collections.abc import Sequence
+from typing import Any
 
 from crmarena_gym import __version__
 
@@ -42,15 +45,38 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    args.argv = list(argv) if argv is not None else sys.argv[1:]  # to print the command that resumes a run
+    previous = _stop_on_sigterm()
     try:
         code = int(args.func(args) or 0)
         sys.stdout.flush()  # a reader that left shows up here, not at exit
         return code
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+        signum = _received.pop() if _received else signal.SIGINT
+        print(f"crmarena-gym: stopped by {signal.Signals(signum).name}", file=sys.stderr)
+        return 128 + signum
     except BrokenPipeError:
         return _closed_pipe()
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+# The signal that stopped the command, when it was not Ctrl-C's SIGINT.
+_received: list[int] = []
+
+
+def _terminate(signum: int, frame: object) -> None:
+    """SIGTERM stops the command as Ctrl-C does, so that it cleans up and says how to go on."""
+    _received.append(signum)
+    raise KeyboardInterrupt
+
+
+def _stop_on_sigterm() -> Any:
+    """Route SIGTERM through KeyboardInterrupt while the command runs; the handler it replaced."""
+    if threading.current_thread() is not threading.main_thread():
+        return None  # signals can only be handled in the main thread (a command run from a test's thread)
+    return signal.signal(signal.SIGTERM, _terminate)
 
 
 def _closed_pipe() -> int:

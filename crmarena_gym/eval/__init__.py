@@ -23,6 +23,7 @@ from crmarena_gym.eval._results import (
     write_metadata,
 )
 from crmarena_gym.eval._runner import (
+    EpisodeCancelled,
     EvalRun,
     PolicyFactory,
     RunStoppedError,
@@ -38,6 +39,7 @@ __all__ = [
     "LOCK_FILE",
     "METADATA_FILE",
     "RESULTS_FILE",
+    "EpisodeCancelled",
     "EvalRun",
     "LockHeldError",
     "PolicyFactory",

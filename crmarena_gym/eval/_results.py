@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 import warnings
 from collections.abc import Iterable
 from pathlib import Path
@@ -99,13 +100,23 @@ def rewrite_results(path: str | os.PathLike[str], records: Iterable[dict[str, An
 
 
 class ResultsWriter:
-    """Appends episode records to ``results.jsonl``, each line flushed and fsynced before the next.
+    """Appends episode records to ``results.jsonl``.
 
-    Opening it cuts off a torn last line left by a killed run.
+    Each line reaches the operating system before :meth:`write` returns, so a run killed at any moment
+    (SIGKILL included) keeps every episode it wrote; lines are synced to the disk at most every
+    ``sync_interval`` seconds and on close, which bounds what a crash of the machine itself can lose to
+    the last few episodes (a resumed run plays them again). Opening it cuts off a torn last line left by
+    a killed run.
+
+    Args:
+        path: The results file (created if missing).
+        sync_interval: Seconds between two syncs to the disk (0: after every line).
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, sync_interval: float = 1.0) -> None:
         self.path = Path(path)
+        self.sync_interval = sync_interval
+        self._synced = time.monotonic()
         if self.path.exists():
             _, end = _complete_lines(self.path.read_bytes())
             if end != self.path.stat().st_size:
@@ -123,13 +134,25 @@ class ResultsWriter:
         try:
             self._file.write(_line(record))
             self._file.flush()
-            os.fsync(self._file.fileno())
+            if time.monotonic() - self._synced >= self.sync_interval:
+                self._sync()
         except OSError as err:
             raise OSError(err.errno, err.strerror or str(err), str(self.path)) from None
 
+    def _sync(self) -> None:
+        os.fsync(self._file.fileno())
+        self._synced = time.monotonic()
+
     def close(self) -> None:
-        """Close the file."""
-        self._file.close()
+        """Sync the lines written to the disk and close the file."""
+        if self._file.closed:
+            return
+        try:
+            self._sync()
+        except OSError as err:
+            raise OSError(err.errno, err.strerror or str(err), str(self.path)) from None
+        finally:
+            self._file.close()
 
     def __enter__(self) -> ResultsWriter:
         return self

@@ -3,8 +3,8 @@
 Each episode gets its own seed, derived from the run's seed, the instance and the trial, so a result does
 not depend on which worker ran it or in what order. Each worker (thread or Ray task process) owns its
 environment and its policy; the threads share one org (it is thread-safe). The main thread alone
-writes ``results.jsonl``, one line per finished episode, flushed and fsynced, while it holds the
-directory's lock (a second run on the same directory fails at once).
+writes ``results.jsonl``, one line per finished episode, flushed as it ends (and synced to disk every
+second), while it holds the directory's lock (a second run on the same directory fails at once).
 
 An episode whose policy error is *fatal* (a missing or rejected API key: every other episode would
 fail the same way) is recorded, then the run stops with :class:`RunStoppedError`; once the cause is
@@ -46,9 +46,10 @@ from crmarena_gym.eval._results import (
 from crmarena_gym.eval._summary import ERROR_END_REASONS, summarize
 from crmarena_gym.org import LocalOrg, Org
 from crmarena_gym.policies import Policy, PolicyError, make_policy
-from crmarena_gym.tasks import TaskInstance
+from crmarena_gym.tasks import TaskInstance, get_task_spec
 
 __all__ = [
+    "EpisodeCancelled",
     "EvalRun",
     "PolicyFactory",
     "RunStoppedError",
@@ -106,7 +107,19 @@ def episode_seed(seed: int, idx: int, trial: int) -> int:
     return int(np.random.SeedSequence([seed, idx, trial]).generate_state(1)[0])
 
 
-def run_episode(env: gym.Env, policy: Policy, idx: int, trial: int = 0, *, seed: int = 0) -> dict[str, Any]:
+class EpisodeCancelled(BaseException):
+    """The run is stopping (an interrupt): the episode is dropped unrecorded, to be played on resume."""
+
+
+def run_episode(
+    env: gym.Env,
+    policy: Policy,
+    idx: int,
+    trial: int = 0,
+    *,
+    seed: int = 0,
+    stop: threading.Event | None = None,
+) -> dict[str, Any]:
     """Play one episode and return its record (a line of ``results.jsonl``).
 
     A policy that gives up (:class:`~crmarena_gym.policies.PolicyError`, such as a model failing past
@@ -120,6 +133,8 @@ def run_episode(env: gym.Env, policy: Policy, idx: int, trial: int = 0, *, seed:
         idx: The instance.
         trial: The trial number (recorded; it changes the seed).
         seed: The run's seed.
+        stop: Set when the run is stopping: the episode ends before its next step with
+            :class:`EpisodeCancelled` (not recorded; a resumed run plays it).
 
     Returns:
         task, abbrev, idx, trial, seed, reward, f1 (KQA), success, turns, end_reason, error, fatal,
@@ -158,6 +173,8 @@ def run_episode(env: gym.Env, policy: Policy, idx: int, trial: int = 0, *, seed:
         policy.reset(observation, info, seed=ep_seed)
         _note_system_prompt(record, policy)
         while True:
+            if stop is not None and stop.is_set():
+                raise EpisodeCancelled(f"episode (idx {idx}, trial {trial}) stopped with the run")
             action = policy.act(observation)
             observation, reward, terminated, truncated, step_info = env.step(action)
             record["turns"] += 1
@@ -276,8 +293,8 @@ class _Worker:
         self.policy.attach(self.env)
         self.seed = seed
 
-    def run(self, idx: int, trial: int) -> dict[str, Any]:
-        return run_episode(self.env, self.policy, idx, trial, seed=self.seed)
+    def run(self, idx: int, trial: int, stop: threading.Event | None = None) -> dict[str, Any]:
+        return run_episode(self.env, self.policy, idx, trial, seed=self.seed, stop=stop)
 
     def close(self) -> None:
         self.policy.close()
@@ -399,8 +416,6 @@ def select_instances(
         >>> [i.idx for i in select_instances(pool, tasks=["tcu"], limit=2)]
         [1, 3]
     """
-    from crmarena_gym.tasks import get_task_spec
-
     for name, count in (("per_task", per_task), ("limit", limit)):
         if count is not None and count < 1:
             raise ValueError(f"{name} must be at least 1, got {count!r}")
@@ -737,6 +752,9 @@ def _run_threads(
     local = threading.local()
     workers: list[_Worker] = []
     lock = threading.Lock()
+    # Set when the run stops early (an interrupt): episodes in flight end before their next step, so
+    # that the run does not wait for them to finish.
+    stop = threading.Event()
 
     def play(idx: int, trial: int) -> dict[str, Any]:
         worker = getattr(local, "worker", None)
@@ -744,7 +762,7 @@ def _run_threads(
             worker = local.worker = _Worker(env_id, org, instances, factory, env_kwargs, seed)
             with lock:
                 workers.append(worker)
-        return worker.run(idx, trial)
+        return worker.run(idx, trial, stop)
 
     queue = list(pending)
     queue.reverse()
@@ -759,6 +777,7 @@ def _run_threads(
             for future in finished:
                 yield future.result()
     finally:
+        stop.set()
         for future in running:
             future.cancel()
         executor.shutdown(wait=True, cancel_futures=True)

@@ -16,6 +16,7 @@ ERROR_CODES = frozenset(
         "INVALID_TYPE",
         "INVALID_QUERY_FILTER_OPERATOR",
         "NUMBER_OUTSIDE_VALID_RANGE",
+        "NOT_FOUND",
         "QUERY_TIMEOUT",
         "INVALID_SESSION_ID",
         "INVALID_LOGIN",
@@ -91,6 +92,18 @@ class Org(abc.ABC):
         Raises:
             OrgError: The search is malformed or names an unknown object or field.
         """
+
+    def describe(self, object_name: str) -> dict[str, Any]:
+        """Describe one object as Salesforce's REST ``sobjects/<name>/describe`` does.
+
+        Returns:
+            ``{"name", "label", "keyPrefix", "fields": [...], "childRelationships": [...], ...}``.
+
+        Raises:
+            OrgError: NOT_FOUND for an object the org does not have.
+            NotImplementedError: The backend cannot describe objects.
+        """
+        raise NotImplementedError(f"{type(self).__name__} cannot describe objects")
 
     @property
     def today(self) -> dt.date | None:

@@ -21,7 +21,7 @@ from typing import Any
 
 from crmarena_gym.org._base import Org, OrgError
 from crmarena_gym.org.soql import SQL_FUNCTIONS, Catalog, Plan, compile_query, parse
-from crmarena_gym.schema import OBJECTS, quote_identifier
+from crmarena_gym.schema import OBJECTS, STANDARD_OBJECTS, quote_identifier
 
 #: How many compiled plans a backend keeps (least recently used are dropped).
 PLAN_CACHE_SIZE = 1024
@@ -85,14 +85,18 @@ class _Backend:
         }
         tables: dict[str, str] = {}
         columns: dict[str, frozenset[str]] = {}
-        for obj in OBJECTS:
+        empty: set[str] = set()
+        for obj in OBJECTS + STANDARD_OBJECTS:
             actual = names.get(obj.name.lower())
             if actual is None:
+                if obj in STANDARD_OBJECTS:  # every org has it: answered as an empty table
+                    empty.add(obj.name)
+                    columns[obj.name] = frozenset(f.column_name.lower() for f in obj.stored_fields)
                 continue
             tables[obj.name] = actual
             info = conn.execute(f"PRAGMA table_info({quote_identifier(actual)})").fetchall()
             columns[obj.name] = frozenset(row[1].lower() for row in info)
-        return Catalog(tables, columns)
+        return Catalog(tables, columns, frozenset(empty))
 
     def _authorize(self, action: int, arg1: str | None, arg2: str | None, dbname: str | None, _src: Any) -> int:
         if action == sqlite3.SQLITE_SELECT:
@@ -136,6 +140,10 @@ class _Backend:
                 return self.conn.execute(sql, params).fetchall()
             except sqlite3.OperationalError as exc:
                 if "interrupt" in str(exc):
+                    if time.monotonic() <= self.deadline:
+                        # Not our deadline: a signal's KeyboardInterrupt, raised inside SQLite's progress
+                        # callback, which swallows it. Stop the program, never answer a timeout.
+                        raise KeyboardInterrupt from None
                     raise OrgError("QUERY_TIMEOUT", _TIMEOUT_MESSAGE) from None
                 raise OrgError("UNKNOWN_EXCEPTION", f"the org could not run the query: {exc}") from None
             except (sqlite3.Error, OverflowError, ValueError) as exc:
@@ -261,6 +269,10 @@ class LocalOrg(Org):
         if plan.count_only:
             return {"totalSize": int(rows[0][0]) if rows else 0, "done": True, "records": []}
         records = plan.shape(rows)
+        for child in plan.children:
+            child.attach(
+                rows, records, 0, lambda sql, p: backend.execute(sql, p, self._timeout), self._effective_today()
+            )
         return {"totalSize": len(records), "done": True, "records": records}
 
     def _execute(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
@@ -275,6 +287,20 @@ class LocalOrg(Org):
         """
         plan = self._live().plan(soql)
         return plan.sql, plan.bind(self._effective_today())
+
+    def describe(self, object_name: str) -> dict[str, Any]:
+        """Describe an object of this org; see :meth:`Org.describe`.
+
+        Example:
+            >>> org = LocalOrg(getfixture("tiny_org"))
+            >>> [f["name"] for f in org.describe("Case")["fields"] if f["type"] == "boolean"]
+            ['IsClosed', 'IsEscalated', 'IsDeleted']
+        """
+        from crmarena_gym.org._describe import describe_object
+
+        if not isinstance(object_name, str):
+            raise OrgError("NOT_FOUND", f"an object name is text, got {type(object_name).__name__}: {object_name!r}")
+        return describe_object(object_name, self._live().catalog)
 
     def search(self, sosl: str) -> dict[str, Any]:
         """Run a SOSL search; see :meth:`Org.search`.

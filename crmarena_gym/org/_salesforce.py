@@ -33,6 +33,7 @@ _T = TypeVar("_T")
 
 _INSTALL_HINT = "SalesforceOrg needs simple-salesforce: pip install 'crmarena-gym[salesforce]'"
 _VERSION_RE = re.compile(r"^\d{2,3}\.\d$")
+_OBJECT_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,79}$")
 # The daily API allowance is spent for 24 hours; retrying cannot help. Other REQUEST_LIMIT_EXCEEDED
 # errors (concurrent long-running requests) clear within seconds.
 _DAILY_LIMIT_MARK = "totalrequests"
@@ -230,6 +231,16 @@ class SalesforceOrg(Org):
             page = self._call(lambda sf, url=next_url: sf.query_more(url, identifier_is_url=True))
             records.extend(page.get("records", []))
         return {"totalSize": total, "done": True, "records": _plain(records)}
+
+    def describe(self, object_name: str) -> dict[str, Any]:
+        """Describe one object of the live org (REST ``sobjects/<name>/describe``).
+
+        Raises:
+            OrgError: NOT_FOUND for an unknown object, or Salesforce's error code and message.
+        """
+        if not isinstance(object_name, str) or not _OBJECT_NAME_RE.match(object_name):
+            raise OrgError("NOT_FOUND", f"not an object name: {object_name!r}")
+        return _plain(self._call(lambda sf: sf.restful(f"sobjects/{object_name}/describe")))
 
     def search(self, sosl: str) -> dict[str, Any]:
         """Run a SOSL search on the live org.

@@ -861,6 +861,8 @@ class SearchIndex:
         try:
             rows = reader.conn.execute(sql, ("{" + cols + "} : (" + expression + ")", limit)).fetchall()
         except sqlite3.Error as exc:
+            if "interrupt" in str(exc) and time.monotonic() <= deadline:
+                raise KeyboardInterrupt from None  # a signal, swallowed by SQLite's callback: not a timeout
             raise _search_error(exc) from None
         finally:
             reader.deadline = math.inf

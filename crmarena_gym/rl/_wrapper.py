@@ -187,6 +187,20 @@ class CandidateActionWrapper(gym.Wrapper[dict[str, np.ndarray], np.int64, str, s
         """The mask of the current candidates (1 where a slot holds an action)."""
         return np.array([s is not None for s in self.slots], dtype=np.float32)
 
+    def action_masks(self) -> np.ndarray:
+        """The valid actions as booleans: the method sb3-contrib's ``MaskablePPO`` calls on an environment,
+        so that ``MaskablePPO("MultiInputPolicy", env)`` trains with the masks as they are.
+
+        Example:
+            >>> from crmarena_gym.rl import make_discrete_env
+            >>> env = make_discrete_env("BRI", org=getfixture("tiny_org"), tasks=[{"idx": 0, "task": "BRI",
+            ...     "query": "Which state?", "answer": "OR", "metadata": {"required": "- Today's date: 2021-03-01"}}])
+            >>> obs, _ = env.reset(seed=0)
+            >>> bool((env.action_masks() == (obs["action_mask"] == 1)).all()), env.action_masks().dtype
+            (True, dtype('bool'))
+        """
+        return np.array([s is not None for s in self.slots], dtype=bool)
+
 
 def _slot_number(action: Any, n: int) -> int:
     if isinstance(action, np.ndarray) and action.shape == ():

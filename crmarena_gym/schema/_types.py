@@ -45,6 +45,7 @@ class FieldType(enum.StrEnum):
         return self is not FieldType.LONG_TEXT
 
 
+_UNGROUPABLE = frozenset({FieldType.LONG_TEXT, FieldType.DATETIME, FieldType.DOUBLE, FieldType.CURRENCY})
 _TEXT_TYPES = frozenset(
     {
         FieldType.ID,
@@ -77,6 +78,16 @@ class Field:
             the object's quoted columns; such a field has no column of its own.
         searchable: Whether SOSL ``IN ALL FIELDS`` searches the field.
         name_field: Whether SOSL ``IN NAME FIELDS`` searches the field.
+        child_relationship: For a reference, the name under which the parent reaches its children
+            in a parent-to-child subquery (``Cases`` for ``Case.AccountId``: ``(SELECT Id FROM Cases)
+            FROM Account``); None when the parent has no such relationship (an owner).
+        polymorphic: For a polymorphic reference (a case's owner, a user or a queue), the other
+            objects it may point to besides ``reference_to``; ``TYPEOF`` applies to such a relationship.
+        autonumber: An auto-number (``CaseNumber``): text numbered in insertion order, which
+            Salesforce does not let GROUP BY use.
+        extra: A standard field every real org has that the original dump lacks (``CaseNumber``,
+            ``IsDeleted``): computed from the stored columns, answered by queries, ``FIELDS()`` and
+            describe, but left out of the agent's schema text (the paper's schema).
     """
 
     name: str
@@ -89,12 +100,18 @@ class Field:
     formula: str | None = None
     searchable: bool = False
     name_field: bool = False
+    child_relationship: str | None = None
+    extra: bool = False
+    autonumber: bool = False
+    polymorphic: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if (self.type is FieldType.REFERENCE) != (self.reference_to is not None):
             raise ValueError(f"field {self.name!r}: reference_to goes with type 'reference' only")
         if self.reference_to is not None and not self.relationship_name:
             raise ValueError(f"reference field {self.name!r} needs a relationship_name")
+        if self.child_relationship is not None and self.reference_to is None:
+            raise ValueError(f"field {self.name!r}: child_relationship goes with a reference only")
         if self.column is not None and self.formula is not None:
             raise ValueError(f"field {self.name!r} cannot have both a column and a formula")
 
@@ -102,6 +119,16 @@ class Field:
     def column_name(self) -> str:
         """The SQLite column name (``name`` unless the dump spells it otherwise)."""
         return self.column or self.name
+
+    @property
+    def groupable(self) -> bool:
+        """Whether GROUP BY may use the field (not long text, datetimes, doubles, currency, auto-numbers)."""
+        return not self.autonumber and self.type not in _UNGROUPABLE
+
+    @property
+    def custom(self) -> bool:
+        """Whether the field is custom (``__c``), as ``FIELDS(CUSTOM)`` and describe tell them apart."""
+        return self.name.lower().endswith("__c")
 
     @property
     def stored(self) -> bool:

@@ -192,3 +192,21 @@ def test_a_key_the_provider_repeats_is_never_recorded_or_printed(
     for text in (printed.out, printed.err, (out / "results.jsonl").read_text(), (out / "metadata.json").read_text()):
         assert key not in text
     assert "<redacted>" in printed.err
+
+
+def test_lines_reach_the_file_at_once_and_the_disk_in_batches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from crmarena_gym.eval import ResultsWriter
+
+    syncs: list[int] = []
+    monkeypatch.setattr("crmarena_gym.eval._results.os.fsync", lambda fd: syncs.append(fd))
+    path = tmp_path / "results.jsonl"
+    with ResultsWriter(path, sync_interval=3600) as writer:
+        for idx in range(5):
+            writer.write({"idx": idx, "trial": 0})
+            # Readable by another process at once (what a killed run keeps), before any sync.
+            assert [r["idx"] for r in read_results(path)] == list(range(idx + 1))
+        assert syncs == []
+    assert len(syncs) == 1  # on close
+    with ResultsWriter(path, sync_interval=0) as writer:
+        writer.write({"idx": 5, "trial": 0})
+        assert len(syncs) == 2

@@ -11,6 +11,8 @@ hands them to this stand-in, which implements:
   ``nextRecordsUrl`` when more pages follow (``page_size`` records per page);
 - ``GET /services/data/v<version>/query/<locator>``: the following pages;
 - ``GET /services/data/v<version>/search?q=``: the backend's SOSL answer;
+- ``GET /services/data/v<version>/sobjects/<name>/describe``: the backend's describe (HTTP 404
+  ``NOT_FOUND`` for an unknown object);
 - error injection: :meth:`SalesforceStandin.inject` queues a status and body (or an exception such as a
   connection error) for the next requests of one kind; :meth:`SalesforceStandin.expire_sessions`
   makes every current session id answer HTTP 401 ``INVALID_SESSION_ID``.
@@ -128,6 +130,9 @@ class SalesforceStandin:
             "GET", re.compile(rf"https://{host}/services/data/v[0-9.]+/query/01g[^/?]+$"), self._query_more
         )
         mock.add_callback("GET", re.compile(rf"https://{host}/services/data/v[0-9.]+/search/?(\?.*)?$"), self._search)
+        mock.add_callback(
+            "GET", re.compile(rf"https://{host}/services/data/v[0-9.]+/sobjects/[^/]+/describe/?$"), self._describe
+        )
 
     def count(self, kind: str) -> int:
         """How many requests of ``kind`` arrived."""
@@ -193,8 +198,9 @@ class SalesforceStandin:
         try:
             result = run(text)
         except OrgError as exc:
-            self.calls.append((kind, 400))
-            return 400, _JSON, json.dumps([{"message": exc.message, "errorCode": exc.code}])
+            status = 404 if exc.code == "NOT_FOUND" else 400
+            self.calls.append((kind, status))
+            return status, _JSON, json.dumps([{"message": exc.message, "errorCode": exc.code}])
         self.calls.append((kind, 200))
         return 200, _JSON, json.dumps(result)
 
@@ -226,3 +232,7 @@ class SalesforceStandin:
 
     def _search(self, request: Any) -> Any:
         return self._answer("search", request, self.backend.search)
+
+    def _describe(self, request: Any) -> Any:
+        name = urlparse(request.url).path.rstrip("/").split("/")[-2]
+        return self._answer("describe", request, lambda _: self.backend.describe(name))

@@ -458,3 +458,37 @@ def test_importable_without_simple_salesforce() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "IMPORT-ERROR" in out.stdout
     assert "pip install 'crmarena-gym[salesforce]'" in out.stdout
+
+
+def test_describe_goes_to_the_rest_describe_endpoint(standin, sleeps, local) -> None:
+    org = login(standin, sleeps)
+    assert org.describe("Case") == local.describe("Case")
+    assert standin.count("describe") == 1
+    with pytest.raises(OrgError) as info:
+        org.describe("Widget__c")
+    assert info.value.code == "NOT_FOUND" and "Widget__c" in info.value.message
+    with pytest.raises(OrgError, match="not an object name"):
+        org.describe("Case/../query")
+    assert standin.count("describe") == 2
+
+
+def test_nested_subquery_results_pass_through_unchanged(tmp_path: Path, sleeps: Sleeps) -> None:
+    path = tmp_path / "orders.db"
+    b = OrgBuilder(path)
+    product = b.add("Product2", Name="Alpine Trail Shoe", IsActive=1)
+    for n in (2, 0, 3):
+        order = b.add("Order", Status="Activated", EffectiveDate="2023-01-02")
+        for _ in range(n):
+            b.add("OrderItem", OrderId=order, Product2Id=product, Quantity=1.0, UnitPrice=9.5)
+    b.close()
+    soql = "SELECT Id, (SELECT Id, Quantity FROM OrderItems ORDER BY Id) FROM Order ORDER BY Id"
+    with LocalOrg(path) as local, responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
+        stand = SalesforceStandin(local, page_size=2)
+        stand.install(mock)
+        result = login(stand, sleeps).query(soql)
+        assert result == local.query(soql)
+    assert [None if r["OrderItems"] is None else r["OrderItems"]["totalSize"] for r in result["records"]] == [
+        2,
+        None,
+        3,
+    ]

@@ -44,9 +44,9 @@ REFUSALS = [
     ("SELECT IssueId__c.Name FROM Case", "INVALID_FIELD", "Didn't understand relationship 'IssueId__c'"),
     ("SELECT Owner FROM Case", "INVALID_FIELD", "No such column 'Owner' on entity 'Case'"),
     (
-        "SELECT Id, (SELECT Id FROM Cases) FROM Account",
+        "SELECT Id, (SELECT Id FROM Tickets) FROM Account",
         "INVALID_TYPE",
-        "Didn't understand relationship 'Cases' in FROM part",
+        "Didn't understand relationship 'Tickets' in FROM part",
     ),
     ("SELECT Id FROM Case WHERE CreatedDate - 1 > 2020-01-01", "MALFORMED_QUERY", "unexpected token: '-'"),
     ("SELECT ClosedDate - CreatedDate FROM Case", "MALFORMED_QUERY", "unexpected token: '-'"),

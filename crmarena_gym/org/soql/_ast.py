@@ -123,6 +123,20 @@ class ChildSubquery:
 
 
 @dataclass(frozen=True)
+class TypeOf:
+    """``TYPEOF Owner WHEN User THEN Name, Email ELSE Name END``: fields chosen by the parent's type.
+
+    ``whens`` holds (type name, its position, the fields); ``otherwise`` the ELSE fields (may be empty).
+    """
+
+    relationship: str
+    rel_pos: int
+    whens: tuple[tuple[str, int, tuple[FieldPath, ...]], ...]
+    otherwise: tuple[FieldPath, ...]
+    pos: int
+
+
+@dataclass(frozen=True)
 class OrderItem:
     expr: Expr
     descending: bool
@@ -131,7 +145,7 @@ class OrderItem:
 
 @dataclass(frozen=True)
 class Select:
-    items: tuple[SelectItem | ChildSubquery, ...]
+    items: tuple[SelectItem | ChildSubquery | TypeOf, ...]
     object_name: str
     object_pos: int
     object_alias: str | None
@@ -148,3 +162,16 @@ class Select:
     order_kw_pos: int = -1
     limit_kw_pos: int = -1
     offset_kw_pos: int = -1
+    group_kw_pos: int = -1
+    having_kw_pos: int = -1
+    # GROUP BY ROLLUP(...) or CUBE(...): "ROLLUP" or "CUBE"; None for a plain GROUP BY.
+    group_kind: str | None = None
+    # USING SCOPE name, WITH name (SECURITY_ENFORCED, USER_MODE, SYSTEM_MODE), FOR VIEW|REFERENCE: as written.
+    using_scope: str | None = None
+    using_pos: int = -1
+    with_mode: str | None = None
+    with_pos: int = -1
+    for_mode: str | None = None
+    for_pos: int = -1
+    # FROM Account.Contacts in a parent-to-child subquery: the parent named before the relationship.
+    object_qualifier: str | None = None

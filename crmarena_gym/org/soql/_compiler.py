@@ -32,6 +32,7 @@ from crmarena_gym.org.soql._ast import (
     Or,
     Select,
     SelectItem,
+    TypeOf,
 )
 from crmarena_gym.org.soql._dates import format_day_start, relative_range
 from crmarena_gym.org.soql._errors import (
@@ -41,7 +42,18 @@ from crmarena_gym.org.soql._errors import (
     invalid_type,
     malformed,
 )
-from crmarena_gym.schema import OBJECTS, Field, FieldType, SObject, get_object, id_checksum, quote_identifier
+from crmarena_gym.schema import (
+    OBJECTS,
+    ORG_CREATOR_SQL,
+    STANDARD_OBJECTS,
+    Field,
+    FieldType,
+    SObject,
+    get_child_relationship,
+    get_object,
+    id_checksum,
+    quote_identifier,
+)
 
 #: The REST path prefix of record urls, as simple-salesforce returns them (API v60.0).
 URL_PREFIX = "/services/data/v60.0/sobjects/"
@@ -69,7 +81,31 @@ DATE_FUNCTIONS = frozenset(_DATE_FUNCS)
 #: The SQL functions compiled queries call (the authorizer allows exactly these).
 # trim, ifnull and nullif also serve the schema's formula fields (a person's Name).
 SQL_FUNCTIONS = frozenset(
-    {"substr", "strftime", "count", "sum", "avg", "min", "max", "ifnull", "like", "trim", "nullif"}
+    {"substr", "strftime", "count", "sum", "avg", "min", "max", "ifnull", "like", "trim", "nullif", "printf"}
+)
+#: Salesforce's limits on parent-to-child subqueries: how many in one query, and how deep (the root
+#: counts as the first level; API 58.0 and later).
+MAX_CHILD_SUBQUERIES = 20
+MAX_CHILD_LEVELS = 5
+#: The largest LIMIT a query with FIELDS(ALL) or FIELDS(CUSTOM) may have.
+FIELDS_LIMIT = 200
+#: At most this many fields in GROUP BY ROLLUP(...) or CUBE(...).
+MAX_ROLLUP_FIELDS = 3
+#: What WITH accepts (no field or sharing rule hides anything from the API user here).
+WITH_MODES = frozenset({"SECURITY_ENFORCED", "USER_MODE", "SYSTEM_MODE"})
+#: USING SCOPE's values; ``mine`` and ``mine_and_my_groups`` keep the API user's records, the others
+#: (teams, territories, delegation) have nothing to narrow in an org without them.
+SCOPES = frozenset(
+    {
+        "delegated",
+        "everything",
+        "mine",
+        "mine_and_my_groups",
+        "my_territory",
+        "my_team_territory",
+        "team",
+        "scopingrule",
+    }
 )
 
 _CATEGORY = {
@@ -101,10 +137,31 @@ _TYPE_WORD = {
     "boolean": "boolean",
 }
 # How a value of each category is converted for the JSON-like record (None stays None).
-_CONVERTER = {"double": "_f", "currency": "_f", "int": "_i", "boolean": "_b"}
+_CONVERTER = {
+    "double": "_f",
+    "currency": "_f",
+    "int": "_i",
+    "boolean": "_b",
+    "fmt_currency": "_fmt_currency",
+    "fmt_number": "_fmt_number",
+    "fmt_date": "_fmt_date",
+    "fmt_datetime": "_fmt_datetime",
+}
+# FORMAT(): the value as the API user's locale (en_US, in UTC) shows it, by the field's category.
+_FORMATTED = {
+    "currency": "fmt_currency",
+    "double": "fmt_number",
+    "int": "fmt_number",
+    "date": "fmt_date",
+    "datetime": "fmt_datetime",
+}
 _ID_CHARS = re.compile(r"^[A-Za-z0-9]+$")
 _SUFFIX = "ABCDEFGHIJKLMNOPQRSTUVWXYZ012345"
 _FORMULA_COLUMN = re.compile(r'"((?:[^"]|"")*)"')
+
+
+def _stored_columns(obj: SObject) -> frozenset[str]:
+    return frozenset(f.column_name.lower() for f in obj.stored_fields)
 
 
 @dataclass(frozen=True)
@@ -114,21 +171,43 @@ class Catalog:
     Attributes:
         tables: Object API name -> the table's name in the database.
         columns: Object API name -> lower-cased names of the table's columns.
+        empty: Standard objects the database has no table for (Opportunity ...): every org has them,
+            so they are queried as empty tables of their stored fields (their names are in ``columns``).
     """
 
     tables: Mapping[str, str]
     columns: Mapping[str, frozenset[str]]
+    empty: frozenset[str] = frozenset()
 
     @classmethod
     def full(cls) -> Catalog:
         """The catalog of a database with every object and stored field (our generated layout)."""
         return cls(
             {o.name: o.name for o in OBJECTS},
-            {o.name: frozenset(f.column_name.lower() for f in o.stored_fields) for o in OBJECTS},
+            {o.name: _stored_columns(o) for o in OBJECTS + STANDARD_OBJECTS},
+            frozenset(o.name for o in STANDARD_OBJECTS),
         )
 
     def has(self, obj: SObject) -> bool:
+        if obj.name in self.empty:
+            return True
         return obj.name in self.tables and "id" in self.columns.get(obj.name, frozenset())
+
+    def table_sql(self, obj: SObject) -> str:
+        """What a FROM clause names for ``obj``: its quoted table, or an empty table of its columns."""
+        if obj.name in self.tables:
+            return quote_identifier(self.tables[obj.name])
+        columns = ", ".join(f"NULL AS {quote_identifier(f.column_name)}" for f in obj.stored_fields)
+        return f"(SELECT {columns} WHERE 0)"
+
+    def available(self, obj: SObject, f: Field) -> bool:
+        """Whether the database holds ``f``: its column, or every column its formula reads."""
+        columns = self.columns.get(obj.name, frozenset())
+        if f.column_name.lower() in columns:  # a real column wins over the formula
+            return True
+        return f.formula is not None and all(
+            m.lower() in columns or m == "rowid" for m in _FORMULA_COLUMN.findall(f.formula)
+        )
 
 
 @dataclass(frozen=True)
@@ -146,6 +225,60 @@ class RelativeParam:
         return format_day_start(day) if self.datetime else day.isoformat()
 
 
+def _bind(params: tuple[Any, ...], today: dt.date) -> tuple[Any, ...]:
+    return tuple(p.resolve(today) if isinstance(p, RelativeParam) else p for p in params)
+
+
+@dataclass
+class ChildPlan:
+    """A parent-to-child subquery, run after its parent: one statement for the children of every parent.
+
+    Attributes:
+        name: The relationship name, the key of the nested result in each parent record.
+        sql: Selects the parent's id first, then the child's columns, for every parent of the parent
+            query (it repeats the parent's filter as an ``IN (SELECT Id ...)``).
+        params: Its parameters (the parent's, then the subquery's own).
+        shape: Rows to child records (the parent id column is ignored).
+        limit: The subquery's LIMIT, applied per parent; None: no limit.
+        children: Subqueries of the subquery (API 58.0 and later allow five levels).
+    """
+
+    name: str
+    sql: str
+    params: tuple[Any, ...]
+    shape: Callable[[list[tuple[Any, ...]]], list[dict[str, Any]]]
+    limit: int | None
+    children: tuple[ChildPlan, ...] = ()
+
+    def attach(
+        self,
+        rows: Sequence[tuple[Any, ...]],
+        records: list[dict[str, Any]],
+        id_col: int,
+        run: Callable[[str, tuple[Any, ...]], list[tuple[Any, ...]]],
+        today: dt.date,
+    ) -> None:
+        """Put each parent's children under :attr:`name` in ``records`` (parallel to ``rows``).
+
+        ``run(sql, params)`` executes a statement. A parent without children gets None, as Salesforce
+        answers; one with children gets ``{"totalSize", "done", "records"}``.
+        """
+        if not records:
+            return
+        child_rows = run(self.sql, _bind(self.params, today))
+        child_records = self.shape(child_rows)
+        for sub in self.children:
+            sub.attach(child_rows, child_records, 1, run, today)
+        grouped: dict[Any, list[dict[str, Any]]] = {}
+        for row, record in zip(child_rows, child_records, strict=True):
+            grouped.setdefault(row[0], []).append(record)
+        for row, record in zip(rows, records, strict=True):
+            found = grouped.get(row[id_col])
+            if found and self.limit is not None:
+                found = found[: self.limit]
+            record[self.name] = {"totalSize": len(found), "done": True, "records": found} if found else None
+
+
 @dataclass
 class Plan:
     """A compiled query: SQL, its parameters and the function that shapes rows into records.
@@ -157,6 +290,8 @@ class Plan:
         shape: Rows (tuples) to simple-salesforce records.
         count_only: ``SELECT COUNT()``: the single value is totalSize and there are no records.
         object_name: The queried object.
+        children: The parent-to-child subqueries, run after this statement (its rows' first column is
+            the record id); see :meth:`ChildPlan.attach`.
     """
 
     sql: str
@@ -165,12 +300,13 @@ class Plan:
     shape: Callable[[list[tuple[Any, ...]]], list[dict[str, Any]]]
     count_only: bool
     object_name: str
+    children: tuple[ChildPlan, ...] = ()
 
     def bind(self, today: dt.date) -> tuple[Any, ...]:
         """The parameters with relative dates resolved against ``today``."""
         if not self.relative:
             return self.params
-        return tuple(p.resolve(today) if isinstance(p, RelativeParam) else p for p in self.params)
+        return _bind(self.params, today)
 
 
 @dataclass
@@ -242,6 +378,9 @@ class _Compiler:
         self.params: list[Any] = []
         self.relative = False
         self.n_alias = 0
+        self.n_children = 0
+        # While compiling one grouping set of ROLLUP/CUBE: the SQL of the group fields rolled up there.
+        self.rolled: frozenset[str] | None = None
 
     # -- names -----------------------------------------------------------------------------------
 
@@ -255,19 +394,20 @@ class _Compiler:
         return "?"
 
     def scope(self, q: Select) -> _Scope:
-        obj = get_object(q.object_name)
+        if q.object_qualifier is not None:  # Parent.Children names a relationship: only a subquery's FROM
+            raise invalid_type(self.text, q.object_pos, f"{q.object_qualifier}.{q.object_name}")
+        obj = get_object(q.object_name, standard=True)
         if obj is None or not self.catalog.has(obj):
             raise invalid_type(self.text, q.object_pos, q.object_name)
         return _Scope(obj, self.new_alias(), q.object_alias)
 
     def column(self, alias: str, obj: SObject, f: Field, pos: int) -> str:
-        columns = self.catalog.columns[obj.name]
         qa = quote_identifier(alias)
-        if f.column_name.lower() in columns:
+        if not self.catalog.available(obj, f):
+            raise invalid_field(self.text, pos, f.name, obj.name)
+        if f.column_name.lower() in self.catalog.columns[obj.name]:
             return f"{qa}.{quote_identifier(f.column_name)}"
-        if f.formula is not None and all(m.lower() in columns for m in _FORMULA_COLUMN.findall(f.formula)):
-            return "(" + _FORMULA_COLUMN.sub(lambda m: f"{qa}.{m.group(0)}", f.formula) + ")"
-        raise invalid_field(self.text, pos, f.name, obj.name)
+        return "(" + _FORMULA_COLUMN.sub(lambda m: f"{qa}.{m.group(0)}", f.formula) + ")"
 
     def resolve(self, scope: _Scope, fp: FieldPath) -> _Val:
         parts = list(fp.parts)
@@ -284,23 +424,21 @@ class _Compiler:
         key: tuple[str, ...] = ()
         for rel, pos in zip(parts[:-1], positions[:-1], strict=True):
             ref = obj.get_relationship(rel)
-            parent = get_object(ref.reference_to) if ref is not None and ref.reference_to else None
-            if (
-                ref is None
-                or parent is None
-                or not self.catalog.has(parent)
-                or ref.column_name.lower() not in self.catalog.columns[obj.name]
-            ):
+            parent = get_object(ref.reference_to, standard=True) if ref is not None and ref.reference_to else None
+            if ref is None or parent is None or not self.catalog.has(parent):
                 raise invalid_relationship(self.text, pos, rel)
+            try:
+                ref_sql = self.column(alias, obj, ref, pos)
+            except SoqlError:
+                raise invalid_relationship(self.text, pos, rel) from None
             key = (*key, ref.name.lower())
             join_alias = scope.joins.get(key)
             if join_alias is None:
                 join_alias = self.new_alias()
                 scope.joins[key] = join_alias
                 scope.join_sql.append(
-                    f"LEFT JOIN {quote_identifier(self.catalog.tables[parent.name])} AS {quote_identifier(join_alias)}"
-                    f' ON {quote_identifier(join_alias)}."Id" = '
-                    f"{quote_identifier(alias)}.{quote_identifier(ref.column_name)}"
+                    f"LEFT JOIN {self.catalog.table_sql(parent)} AS {quote_identifier(join_alias)}"
+                    f' ON {quote_identifier(join_alias)}."Id" = {ref_sql}'
                 )
             chain.append((ref.relationship_name or rel, parent, join_alias))
             obj, alias = parent, join_alias
@@ -343,6 +481,16 @@ class _Compiler:
             inner = self.resolve(scope, e.arg)  # picklist labels equal their values in this org
             inner.text = e.text
             return inner
+        if e.name == "FORMAT":
+            if where != "SELECT":
+                raise malformed(self.text, e.pos, f"FORMAT() can only be used in the SELECT list: {e.text}")
+            if not isinstance(e.arg, FieldPath):
+                raise malformed(self.text, e.pos, f"FORMAT() takes a field or an aggregate function: {e.text}")
+            return self.formatted(self.resolve(scope, e.arg), e)
+        if e.name == "GROUPING":
+            raise malformed(
+                self.text, e.pos, f"GROUPING() can only be used with GROUP BY ROLLUP or GROUP BY CUBE: {e.text}"
+            )
         if e.name == "CONVERTTIMEZONE":
             raise malformed(self.text, e.pos, "convertTimezone() can only be used inside a date function")
         raise malformed(self.text, e.pos, f"Unknown function: {e.name}")
@@ -373,10 +521,43 @@ class _Compiler:
         """An expression of an aggregate query: an aggregate, or something grouped by."""
         if isinstance(e, FuncCall) and e.name in AGGREGATES:
             return self.aggregate(scope, e)
+        if isinstance(e, FuncCall) and e.name == "FORMAT" and isinstance(e.arg, FuncCall):
+            if where != "SELECT":
+                raise malformed(self.text, e.pos, f"FORMAT() can only be used in the SELECT list: {e.text}")
+            if e.arg.name not in AGGREGATES:
+                raise malformed(self.text, e.pos, f"FORMAT() takes a field or an aggregate function: {e.text}")
+            return self.formatted(self.aggregate(scope, e.arg), e)
+        if isinstance(e, FuncCall) and e.name == "GROUPING" and self.rolled is not None:
+            if not isinstance(e.arg, FieldPath):
+                raise malformed(self.text, e.pos, f"GROUPING() takes a field of the GROUP BY: {e.text}")
+            inner = self.value(scope, e.arg, where)
+            if not any(g.sql == inner.sql for g in groups):
+                raise malformed(self.text, e.arg.pos, f"GROUPING() takes a field of the GROUP BY: {e.text}")
+            return _Val("1" if inner.sql in self.rolled else "0", "int", "GROUPING", e.text, e.pos, func="GROUPING")
         v = self.value(scope, e, where)
         if not any(g.sql == v.sql for g in groups):
             raise malformed(self.text, e.pos, f"Field must be grouped or aggregated: {e.text}")
+        if self.rolled and v.sql in self.rolled:  # a subtotal row: the rolled-up field is null
+            return _Val("NULL", v.cat, v.name, v.text, v.pos, field=v.field, owner=v.owner, func=v.func)
         return v
+
+    def formatted(self, v: _Val, e: FuncCall) -> _Val:
+        """``FORMAT(...)`` of ``v``: the same value, shaped as text in the API user's locale."""
+        cat = v.cat
+        if v.aggregate and v.func != "COUNT" and v.field is not None and v.field.type is FieldType.CURRENCY:
+            cat = "currency"  # a sum or an average of amounts is an amount
+        return _Val(
+            v.sql,
+            _FORMATTED.get(cat, cat),
+            v.name,
+            e.text,
+            e.pos,
+            field=v.field,
+            owner=v.owner,
+            chain=v.chain,
+            aggregate=v.aggregate,
+            func=v.func,
+        )
 
     # -- conditions ------------------------------------------------------------------------------
 
@@ -553,7 +734,7 @@ class _Compiler:
                 f"The selected field '{inner.text}' in the subquery and the left operand field in the where "
                 f"expression in the outer query '{v.text}' should point to the same object type",
             )
-        if get_object(c.query.object_name) is scope.obj:
+        if get_object(c.query.object_name, standard=True) is scope.obj:
             raise malformed(
                 self.text,
                 c.query.object_pos,
@@ -564,6 +745,7 @@ class _Compiler:
         return f"{v.sql} IN ({sub_sql})"
 
     def subquery(self, q: Select) -> tuple[str, _Val]:
+        self.check_clauses(q, nested=True)
         scope = self.scope(q)
         items = [i for i in q.items if isinstance(i, SelectItem)]
         if len(items) != 1 or len(q.items) != 1:
@@ -599,7 +781,7 @@ class _Compiler:
     # -- clauses ---------------------------------------------------------------------------------
 
     def from_clause(self, scope: _Scope) -> str:
-        table = quote_identifier(self.catalog.tables[scope.obj.name])
+        table = self.catalog.table_sql(scope.obj)
         return " ".join([f"{table} AS {quote_identifier(scope.alias)}", *scope.join_sql])
 
     def order_by(self, scope: _Scope, q: Select, groups: Sequence[_Val] | None) -> str:
@@ -642,37 +824,69 @@ class _Compiler:
 
     def top(self, q: Select) -> Plan:
         scope = self.scope(q)
-        for item in q.items:
-            if isinstance(item, ChildSubquery):
-                raise SoqlError(
-                    "INVALID_TYPE",
-                    f"Didn't understand relationship '{item.query.object_name}' in FROM part of query call. If you "
-                    "are attempting to use a custom relationship, be sure to append the '__r' after the custom "
-                    "relationship name. Please reference your WSDL or the describe call for the appropriate names.",
-                    self.text,
-                    item.query.object_pos,
-                )
-        items: list[SelectItem] = list(q.items)  # type: ignore[arg-type]
+        self.check_clauses(q, nested=False)
+        items = [i for i in q.items if isinstance(i, SelectItem)]
+        children = [i for i in q.items if isinstance(i, ChildSubquery)]
+        typeofs = [i for i in q.items if isinstance(i, TypeOf)]
+        if q.having is not None and not q.group_by:
+            # "HAVING": it filters the groups of a GROUP BY; without one there is nothing to filter.
+            raise malformed(self.text, q.having_kw_pos, "HAVING can only be used with GROUP BY")
         count_items = [i for i in items if isinstance(i.expr, FuncCall) and i.expr.name == "COUNT" and not i.expr.arg]
         if count_items:
-            if len(items) != 1:
+            if len(q.items) != 1:
                 raise malformed(
                     self.text, count_items[0].expr.pos, "COUNT() must be the only element in the SELECT list"
                 )
             return self.count_query(scope, q)
         is_aggregate = bool(q.group_by) or q.having is not None
         is_aggregate = is_aggregate or any(
-            isinstance(i.expr, FuncCall) and i.expr.name in AGGREGATES | DATE_FUNCTIONS for i in items
+            isinstance(i.expr, FuncCall)
+            and (
+                i.expr.name in AGGREGATES | DATE_FUNCTIONS
+                or (i.expr.name == "FORMAT" and isinstance(i.expr.arg, FuncCall) and i.expr.arg.name in AGGREGATES)
+            )
+            for i in items
         )
         if is_aggregate:
+            fields = [i for i in items if isinstance(i.expr, FuncCall) and i.expr.name == "FIELDS"]
+            if fields:
+                raise malformed(self.text, fields[0].expr.pos, "FIELDS() cannot be used in an aggregate query")
+            if children:
+                raise malformed(
+                    self.text, children[0].pos, "Parent-to-child subqueries are not allowed in an aggregate query"
+                )
+            if typeofs:
+                raise malformed(self.text, typeofs[0].pos, "TYPEOF cannot be used in an aggregate query")
             return self.aggregate_query(scope, q, items)
-        return self.record_query(scope, q, items)
+        return self.record_query(scope, q)
 
     def where(self, scope: _Scope, q: Select) -> str:
-        if q.where is None:
-            return ""
-        self.check_semi_joins(q.where)
-        return " WHERE " + self.condition(scope, q.where, None, "WHERE")
+        parts = []
+        if q.where is not None:
+            self.check_semi_joins(q.where)
+            parts.append(self.condition(scope, q.where, None, "WHERE"))
+        if q.using_scope is not None and q.using_scope.lower() in ("mine", "mine_and_my_groups"):
+            # The API user's records: those it owns, or created where the object has no owner.
+            f = scope.obj.get_field("OwnerId") or scope.obj.get_field("CreatedById")
+            if f is not None:
+                parts.append(f"{self.column(scope.alias, scope.obj, f, q.using_pos)} = {ORG_CREATOR_SQL}")
+        return " WHERE " + " AND ".join(parts) if parts else ""
+
+    def check_clauses(self, q: Select, nested: bool) -> None:
+        """WITH, USING SCOPE and FOR VIEW|REFERENCE: their values, and where they may stand."""
+        if q.with_mode is not None and q.with_mode.upper() not in WITH_MODES:
+            raise malformed(self.text, q.with_pos, f"unexpected token: '{q.with_mode}'")
+        if q.using_scope is not None:
+            if nested:
+                raise malformed(self.text, q.using_pos, "USING SCOPE is not allowed in a subquery")
+            if q.using_scope.lower() not in SCOPES:
+                raise malformed(
+                    self.text,
+                    q.using_pos,
+                    f"Invalid scope: {q.using_scope}; use one of {', '.join(sorted(SCOPES))}",
+                )
+        if q.for_mode is not None and nested:
+            raise malformed(self.text, q.for_pos, f"FOR {q.for_mode} is only allowed at the end of the outer query")
 
     def check_semi_joins(self, c: Any, nested: bool = False) -> None:
         """Salesforce's placement rules for semi- and anti-joins in a WHERE clause.
@@ -712,12 +926,20 @@ class _Compiler:
         walk(c, None)
 
     def groups(self, scope: _Scope, q: Select) -> list[_Val]:
+        if q.group_kind is not None and len(q.group_by) > MAX_ROLLUP_FIELDS:
+            raise malformed(
+                self.text,
+                q.group_by[MAX_ROLLUP_FIELDS].pos,
+                f"GROUP BY {q.group_kind} takes at most {MAX_ROLLUP_FIELDS} fields",
+            )
         groups = []
         for e in q.group_by:
             if isinstance(e, FuncCall) and e.name in AGGREGATES:
                 raise malformed(self.text, e.pos, f"Aggregate functions are not allowed in GROUP BY: {e.text}")
             v = self.value(scope, e, "GROUP BY")
-            if v.cat in ("longtext", "double", "currency"):
+            # "Considerations When Using GROUP BY": a field's describe says whether it is groupable.
+            ungroupable = v.field is not None and v.func is None and not v.field.groupable
+            if v.cat in ("longtext", "double", "currency") or ungroupable:
                 raise SoqlError(
                     "INVALID_FIELD", f"field '{v.name}' can not be grouped in a query call", self.text, e.pos
                 )
@@ -725,39 +947,31 @@ class _Compiler:
         return groups
 
     def count_query(self, scope: _Scope, q: Select) -> Plan:
-        where = self.where(scope, q)
-        groups = self.groups(scope, q)
-        group_sql = " GROUP BY " + ", ".join(g.sql for g in groups) if groups else ""
-        having = ""
-        if q.having is not None:
-            having = " HAVING " + self.condition(scope, q.having, groups, "HAVING")
+        # "COUNT() and COUNT(fieldName)": COUNT() takes neither ORDER BY nor (API 19.0 on) GROUP BY.
+        if q.group_by:
+            raise malformed(
+                self.text, q.group_kw_pos, "COUNT() cannot be used with GROUP BY: use COUNT(fieldName) instead"
+            )
         if q.order_by:
-            self.order_by(scope, q, groups if groups else None)  # checked, but order cannot change a count
+            raise malformed(
+                self.text, q.order_kw_pos, "COUNT() cannot be used with ORDER BY: use COUNT(fieldName) instead"
+            )
+        where = self.where(scope, q)
         limit = self.limit_offset(q)
-        inner = f"SELECT 1 FROM {self.from_clause(scope)}{where}{group_sql}{having}{limit}"
-        sql = (
-            f"SELECT COUNT(*) FROM ({inner})"
-            if (groups or limit or having)
-            else inner.replace("SELECT 1", "SELECT COUNT(*)", 1)
-        )
+        inner = f"SELECT 1 FROM {self.from_clause(scope)}{where}{limit}"
+        sql = f"SELECT COUNT(*) FROM ({inner})" if limit else inner.replace("SELECT 1", "SELECT COUNT(*)", 1)
         return Plan(sql, tuple(self.params), self.relative, _no_records, True, scope.obj.name)
 
-    def record_query(self, scope: _Scope, q: Select, items: list[SelectItem]) -> Plan:
-        values: list[_Val] = []
-        seen: set[str] = set()
-        for item in items:
-            if item.alias is not None:
-                raise malformed(self.text, item.alias_pos, "Only aggregate expressions use field aliasing")
-            v = self.value(scope, item.expr, "SELECT")
-            if v.sql in seen:
-                raise malformed(self.text, item.expr.pos, f"duplicate field selected: {v.text}")
-            seen.add(v.sql)
-            values.append(v)
-        where = self.where(scope, q)
-        order = self.order_by(scope, q, None)
-        limit = self.limit_offset(q)
-        columns: list[str] = [f'{quote_identifier(scope.alias)}."Id"']
-        index: dict[str, int] = {columns[0]: 0}
+    def record_columns(
+        self, scope: _Scope, items: Sequence[SelectItem | ChildSubquery], columns: list[str]
+    ) -> tuple[str, list[ChildSubquery]]:
+        """Compile a record query's SELECT list into ``columns`` (appended to in place).
+
+        Returns the shaper's record source, the record's ``Id`` being the first new column, and the
+        child subqueries, whose keys the record holds (None) in their place in the list.
+        """
+        items = self.expand_fields(scope, items)
+        index = {c: i for i, c in enumerate(columns)}
 
         def col(sql: str) -> int:
             if sql not in index:
@@ -765,9 +979,36 @@ class _Compiler:
                 columns.append(sql)
             return index[sql]
 
-        # The record tree: key -> leaf (column, category) or nested node (object, id column, children).
+        id_col = col(f'{quote_identifier(scope.alias)}."Id"')
+        # The record tree: key -> leaf (column, category), nested node (object, id column, children) or
+        # a child subquery's placeholder (None,).
         root: dict[str, Any] = {}
-        for v in values:
+        seen: set[str] = set()
+        subs: list[ChildSubquery] = []
+        for item in self.expand_typeof(scope, items):
+            if isinstance(item, ChildSubquery):
+                found = get_child_relationship(scope.obj, item.query.object_name)
+                name = found[1].child_relationship or "" if found else item.query.object_name
+                if f"({name.lower()})" in seen:
+                    raise malformed(self.text, item.query.object_pos, f"duplicate field selected: {name}")
+                seen.add(f"({name.lower()})")
+                root[name] = (None,)
+                subs.append(item)
+                continue
+            labelled = isinstance(item.expr, FuncCall) and item.expr.name in ("TOLABEL", "FORMAT")
+            if item.alias is not None and not labelled:
+                raise malformed(self.text, item.alias_pos, "Only aggregate expressions use field aliasing")
+            v = self.value(scope, item.expr, "SELECT")
+            if item.alias is not None:  # toLabel() and FORMAT() may be aliased: the key is the alias
+                if f"alias {item.alias.lower()}" in seen or item.alias.lower() in (k.lower() for k in root):
+                    raise malformed(self.text, item.alias_pos, f"duplicate alias: {item.alias}")
+                seen.add(f"alias {item.alias.lower()}")
+                root[item.alias] = (col(v.sql), v.cat)
+                continue
+            key = f"{v.sql} {v.name.lower()} {v.cat}"  # two fields may compute alike (SystemModstamp, LastModifiedDate)
+            if key in seen:
+                raise malformed(self.text, item.expr.pos, f"duplicate field selected: {v.text}")
+            seen.add(key)
             node = root
             for rel, parent, alias in v.chain:
                 entry = node.get(rel)
@@ -776,12 +1017,193 @@ class _Compiler:
                     node[rel] = entry
                 node = entry[2]
             node[v.name] = (col(v.sql), v.cat)
-        sql = f"SELECT {', '.join(columns)} FROM {self.from_clause(scope)}{where}{order}{limit}"
-        shape = _generate_shaper(_record_source(scope.obj, 0, root))
-        return Plan(sql, tuple(self.params), self.relative, shape, False, scope.obj.name)
+        return _record_source(scope.obj, id_col, root), subs
+
+    def expand_typeof(
+        self, scope: _Scope, items: Sequence[SelectItem | ChildSubquery | TypeOf]
+    ) -> list[SelectItem | ChildSubquery]:
+        """The SELECT list with each ``TYPEOF`` replaced by the parent fields its record's type selects.
+
+        Every parent here is of the relationship's main type (owners are users: the org has no queues),
+        so its WHEN branch applies, or ELSE without one.
+        """
+        out: list[SelectItem | ChildSubquery] = []
+        for item in items:
+            if not isinstance(item, TypeOf):
+                out.append(item)
+                continue
+            ref = scope.obj.get_relationship(item.relationship)
+            if ref is None or ref.reference_to is None:
+                raise invalid_relationship(self.text, item.rel_pos, item.relationship)
+            if not ref.polymorphic:
+                raise malformed(
+                    self.text,
+                    item.rel_pos,
+                    f"TYPEOF can only be used on a polymorphic relationship, and '{item.relationship}' always "
+                    f"points to {ref.reference_to}",
+                )
+            allowed = {t.lower(): t for t in (ref.reference_to, *ref.polymorphic)}
+            chosen = item.otherwise
+            for type_name, pos, fields in item.whens:
+                if type_name.lower() not in allowed:
+                    raise malformed(
+                        self.text,
+                        pos,
+                        f"'{type_name}' is not a type that '{item.relationship}' can point to "
+                        f"({', '.join(sorted(allowed.values()))})",
+                    )
+                target = get_object(type_name, standard=True)
+                for fp in fields:
+                    if target is not None and len(fp.parts) == 1 and target.get_field(fp.parts[0]) is None:
+                        raise invalid_field(self.text, fp.pos, fp.parts[0], target.name)
+                if type_name.lower() == ref.reference_to.lower():
+                    chosen = fields
+            for fp in chosen:
+                path = FieldPath((item.relationship, *fp.parts), fp.pos, (item.rel_pos, *fp.part_pos))
+                out.append(SelectItem(path, None, -1))
+        return out
+
+    def fields_kind(self, e: FuncCall) -> str:
+        """``ALL``, ``STANDARD`` or ``CUSTOM``, the argument of ``FIELDS()``."""
+        arg = e.arg
+        kind = arg.parts[0].upper() if isinstance(arg, FieldPath) and len(arg.parts) == 1 else ""
+        if kind not in ("ALL", "STANDARD", "CUSTOM"):
+            raise malformed(self.text, e.pos, f"FIELDS() takes ALL, STANDARD or CUSTOM, not {e.text}")
+        return kind
+
+    def expand_fields(
+        self, scope: _Scope, items: Sequence[SelectItem | ChildSubquery]
+    ) -> list[SelectItem | ChildSubquery]:
+        """The SELECT list with each ``FIELDS(...)`` replaced by the fields it names, in describe order."""
+        out: list[SelectItem | ChildSubquery] = []
+        for item in items:
+            if not (isinstance(item, SelectItem) and isinstance(item.expr, FuncCall) and item.expr.name == "FIELDS"):
+                out.append(item)
+                continue
+            if item.alias is not None:
+                raise malformed(self.text, item.alias_pos, "Only aggregate expressions use field aliasing")
+            kind = self.fields_kind(item.expr)
+            pos = item.expr.pos
+            for f in scope.obj.fields:
+                if self.catalog.available(scope.obj, f) and (kind == "ALL" or (kind == "CUSTOM") == f.custom):
+                    out.append(SelectItem(FieldPath((f.name,), pos, (pos,)), None, -1))
+        return out
+
+    def check_fields_limit(self, q: Select) -> None:
+        """``FIELDS(ALL)`` and ``FIELDS(CUSTOM)`` are unbounded: Salesforce wants LIMIT 200 at most with them."""
+        for item in q.items:
+            if isinstance(item, SelectItem) and isinstance(item.expr, FuncCall) and item.expr.name == "FIELDS":
+                kind = self.fields_kind(item.expr)
+                if kind != "STANDARD" and (q.limit is None or q.limit > FIELDS_LIMIT):
+                    raise malformed(
+                        self.text,
+                        item.expr.pos,
+                        f"The SOQL FIELDS function must have a LIMIT of at most {FIELDS_LIMIT} with "
+                        f"FIELDS({kind}) (FIELDS(STANDARD) needs none)",
+                    )
+
+    def record_query(self, scope: _Scope, q: Select) -> Plan:
+        self.check_fields_limit(q)
+        columns: list[str] = []
+        source, subs = self.record_columns(scope, q.items, columns)
+        where = self.where(scope, q)
+        order = self.order_by(scope, q, None)
+        limit = self.limit_offset(q)
+        from_sql = self.from_clause(scope)
+        sql = f"SELECT {', '.join(columns)} FROM {from_sql}{where}{order}{limit}"
+        params = tuple(self.params)
+        ids = f"SELECT {columns[0]} FROM {from_sql}{where}{order}{limit}"
+        children = tuple(self.child_plan(scope, sub, ids, params, 2) for sub in subs)
+        return Plan(sql, params, self.relative, _generate_shaper(source), False, scope.obj.name, children)
+
+    def child_plan(
+        self, parent: _Scope, sub: ChildSubquery, parent_ids: str, parent_params: tuple[Any, ...], level: int
+    ) -> ChildPlan:
+        """Compile a parent-to-child subquery at ``level`` (the root query is level 1).
+
+        ``parent_ids`` selects the ids of every parent record, with ``parent_params``.
+        """
+        q = sub.query
+        found = get_child_relationship(parent.obj, q.object_name)
+        qualifier = (q.object_qualifier or "").lower()
+        if qualifier and qualifier not in (parent.obj.name.lower(), (parent.user_alias or "").lower()):
+            found = None  # FROM Account.Contacts must name the parent object (or its alias)
+        if found is None or not self.catalog.has(found[0]) or not self.catalog.available(*found):
+            raise SoqlError(
+                "INVALID_TYPE",
+                f"Didn't understand relationship '{q.object_name}' in FROM part of query call. If you are attempting "
+                "to use a custom relationship, be sure to append the '__r' after the custom relationship name. "
+                "Please reference your WSDL or the describe call for the appropriate names.",
+                self.text,
+                q.object_pos,
+            )
+        child, ref = found
+        self.n_children += 1
+        if self.n_children > MAX_CHILD_SUBQUERIES:
+            raise malformed(
+                self.text,
+                sub.pos,
+                f"No more than {MAX_CHILD_SUBQUERIES} parent-to-child relationships can be specified in a query",
+            )
+        if level > MAX_CHILD_LEVELS:
+            raise malformed(
+                self.text,
+                sub.pos,
+                "SOQL statements cannot query aggregate relationships more than "
+                f"{MAX_CHILD_LEVELS - 1} levels away from the root entity object.",
+            )
+        for item in q.items:
+            if isinstance(item, SelectItem) and isinstance(item.expr, FuncCall) and item.expr.name in AGGREGATES:
+                raise malformed(self.text, item.expr.pos, "Only root queries support aggregate expressions")
+        if q.group_by or q.having is not None:
+            raise malformed(self.text, sub.pos, "Only root queries support aggregate expressions")
+        if q.offset_kw_pos >= 0:
+            raise malformed(self.text, q.offset_kw_pos, "OFFSET is not allowed in a parent-to-child subquery")
+        self.check_fields_limit(q)
+        self.check_clauses(q, nested=True)
+        saved, self.params = self.params, list(parent_params)
+        try:
+            scope = _Scope(child, self.new_alias(), q.object_alias)
+            fk_sql = self.column(scope.alias, child, ref, q.object_pos)
+            columns = [fk_sql]
+            source, subs = self.record_columns(scope, q.items, columns)
+            where = f" WHERE {fk_sql} IN ({parent_ids})"
+            if q.where is not None:
+                self.check_semi_joins(q.where)
+                where += " AND " + self.condition(scope, q.where, None, "WHERE")
+            order = self.order_by(scope, q, None)
+            from_sql = self.from_clause(scope)
+            sql = f"SELECT {', '.join(columns)} FROM {from_sql}{where}{order}"
+            params = tuple(self.params)
+            ids = f"SELECT {columns[1]} FROM {from_sql}{where}"
+            grand = tuple(self.child_plan(scope, g, ids, params, level + 1) for g in subs)
+        finally:
+            self.params = saved
+        name = ref.child_relationship or q.object_name
+        return ChildPlan(name, sql, params, _generate_shaper(source), q.limit, grand)
 
     def aggregate_query(self, scope: _Scope, q: Select, items: list[SelectItem]) -> Plan:
         groups = self.groups(scope, q)
+        if q.group_kind is not None:
+            return self.grouping_sets_query(scope, q, items, groups)
+        values = self.aggregate_values(scope, q, items, groups)
+        where = self.where(scope, q)
+        group_sql = ""
+        if groups:
+            group_sql = " GROUP BY " + ", ".join(g.sql + (" COLLATE NOCASE" if g.cat == "text" else "") for g in groups)
+        having = ""
+        if q.having is not None:
+            having = " HAVING " + self.condition(scope, q.having, groups, "HAVING")
+        order = self.order_by(scope, q, groups)
+        limit = self.limit_offset(q)
+        columns = ", ".join(v.sql for _, v in values)
+        sql = f"SELECT {columns} FROM {self.from_clause(scope)}{where}{group_sql}{having}{order}{limit}"
+        return Plan(sql, tuple(self.params), self.relative, _aggregate_shaper(values), False, scope.obj.name)
+
+    def aggregate_values(
+        self, scope: _Scope, q: Select, items: list[SelectItem], groups: Sequence[_Val]
+    ) -> list[tuple[str, _Val]]:
+        """The SELECT list of an aggregate query: (key in the AggregateResult, value)."""
         values: list[tuple[str, _Val]] = []
         keys: set[str] = set()
         n_expr = 0
@@ -801,20 +1223,80 @@ class _Compiler:
         if not q.group_by and q.limit is not None and any(v.aggregate for _, v in values):
             # One row at most: Salesforce refuses the LIMIT rather than ignore it (COUNT() is another matter).
             raise malformed(self.text, q.limit_kw_pos, "LIMIT is not allowed in an aggregate query without GROUP BY")
-        where = self.where(scope, q)
-        group_sql = ""
-        if groups:
-            group_sql = " GROUP BY " + ", ".join(g.sql + (" COLLATE NOCASE" if g.cat == "text" else "") for g in groups)
-        having = ""
-        if q.having is not None:
-            having = " HAVING " + self.condition(scope, q.having, groups, "HAVING")
-        order = self.order_by(scope, q, groups)
+        return values
+
+    def grouping_sets_query(self, scope: _Scope, q: Select, items: list[SelectItem], groups: list[_Val]) -> Plan:
+        """GROUP BY ROLLUP(...) or CUBE(...): one GROUP BY per grouping set, their rows in one UNION ALL.
+
+        A set's rows carry null for the fields rolled up in it, and GROUPING(field) is 1 there. ROLLUP
+        rolls up from the right (a, b; a; none), CUBE every combination. Without ORDER BY the rows come
+        sorted by the fields, each subtotal after the rows it sums and the grand total last.
+        """
+        n = len(groups)
+        if q.group_kind == "ROLLUP":
+            sets = [tuple(range(k)) for k in range(n, -1, -1)]
+        else:  # CUBE: every subset, the largest first
+            sets = sorted(
+                (tuple(i for i in range(n) if mask >> i & 1) for mask in range(2**n - 1, -1, -1)),
+                key=lambda s: -len(s),
+            )
+        branches: list[str] = []
+        values: list[tuple[str, _Val]] = []
+        for kept in sets:
+            self.rolled = frozenset(g.sql for i, g in enumerate(groups) if i not in kept)
+            try:
+                values = self.aggregate_values(scope, q, items, groups)
+                where = self.where(scope, q)
+                having = ""
+                if q.having is not None:
+                    having = " HAVING " + self.condition(scope, q.having, groups, "HAVING")
+                hidden: list[str] = []
+                for item in q.order_by:
+                    v = self.grouped(scope, item.expr, groups, "ORDER BY")
+                    if v.cat == "longtext":
+                        raise SoqlError(
+                            "INVALID_FIELD",
+                            f"field '{v.name}' can not be sorted in a query call",
+                            self.text,
+                            item.expr.pos,
+                        )
+                    hidden.append(v.sql)
+                if not q.order_by:  # each field's subtotal after its rows: (rolled up?, value) per field
+                    for g in groups:
+                        hidden += ["1" if g.sql in self.rolled else "0", "NULL" if g.sql in self.rolled else g.sql]
+            finally:
+                self.rolled = None
+            group_sql = ""
+            if kept:
+                group_sql = " GROUP BY " + ", ".join(
+                    groups[i].sql + (" COLLATE NOCASE" if groups[i].cat == "text" else "") for i in kept
+                )
+            columns = [v.sql for _, v in values] + hidden
+            named = ", ".join(f"{c} AS c{i}" for i, c in enumerate(columns))
+            branches.append(f"SELECT {named} FROM {self.from_clause(scope)}{where}{group_sql}{having}")
+        n_values = len(values)
+        order_parts = []
+        if q.order_by:
+            for i, item in enumerate(q.order_by):
+                v = self.grouped(scope, item.expr, groups, "ORDER BY")
+                part = f"c{n_values + i}" + (" COLLATE NOCASE" if v.cat == "text" else "")
+                part += " DESC" if item.descending else " ASC"
+                if item.nulls_first is not None:
+                    part += " NULLS FIRST" if item.nulls_first else " NULLS LAST"
+                order_parts.append(part)
+        else:
+            for i, g in enumerate(groups):
+                order_parts.append(f"c{n_values + 2 * i}")
+                order_parts.append(f"c{n_values + 2 * i + 1}" + (" COLLATE NOCASE" if g.cat == "text" else ""))
         limit = self.limit_offset(q)
-        columns = ", ".join(v.sql for _, v in values)
-        sql = f"SELECT {columns} FROM {self.from_clause(scope)}{where}{group_sql}{having}{order}{limit}"
-        entries = ", ".join(f"{key!r}: {_convert(v.cat, f'r[{i}]')}" for i, (key, v) in enumerate(values))
-        source = "{'attributes': {'type': 'AggregateResult'}" + (", " + entries if entries else "") + "}"
-        return Plan(sql, tuple(self.params), self.relative, _generate_shaper(source), False, scope.obj.name)
+        outer = ", ".join(f"c{i}" for i in range(n_values))
+        sql = f"SELECT {outer} FROM ({' UNION ALL '.join(branches)}) ORDER BY {', '.join(order_parts)}{limit}"
+        return Plan(sql, tuple(self.params), self.relative, _aggregate_shaper(values), False, scope.obj.name)
+
+
+def _aggregate_shaper(values: list[tuple[str, _Val]]) -> Callable[[list[tuple[Any, ...]]], list[dict[str, Any]]]:
+    entries = ", ".join(f"{key!r}: {_convert(v.cat, f'r[{i}]')}" for i, (key, v) in enumerate(values))
+    return _generate_shaper("{'attributes': {'type': 'AggregateResult'}" + (", " + entries if entries else "") + "}")
 
 
 def _convert(cat: str, expr: str) -> str:
@@ -826,7 +1308,9 @@ def _record_source(obj: SObject, id_col: int, node: dict[str, Any]) -> str:
     url = f"{URL_PREFIX}{obj.name}/"
     parts = [f"'attributes': {{'type': {obj.name!r}, 'url': {url!r} + r[{id_col}]}}"]
     for key, entry in node.items():
-        if len(entry) == 2:
+        if len(entry) == 1:  # a child subquery's place, filled in after the parents are shaped
+            parts.append(f"{key!r}: None")
+        elif len(entry) == 2:
             parts.append(f"{key!r}: {_convert(entry[1], f'r[{entry[0]}]')}")
         else:
             parent, parent_id, children = entry
@@ -847,7 +1331,39 @@ def _b(v: Any) -> bool | None:
     return None if v is None else bool(v)
 
 
-_SHAPER_GLOBALS = {"_f": _f, "_i": _i, "_b": _b, "__builtins__": {}}
+def _fmt_currency(v: Any) -> str | None:
+    return None if v is None else ("-" if v < 0 else "") + f"${abs(float(v)):,.2f}"
+
+
+def _fmt_number(v: Any) -> str | None:
+    if v is None:
+        return None
+    return f"{v:,}" if isinstance(v, int) else f"{float(v):,.3f}".rstrip("0").rstrip(".")
+
+
+def _fmt_date(v: Any) -> str | None:
+    if not isinstance(v, str) or len(v) < 10:
+        return v
+    return f"{int(v[5:7])}/{int(v[8:10])}/{v[:4]}"
+
+
+def _fmt_datetime(v: Any) -> str | None:
+    if not isinstance(v, str) or len(v) < 16:
+        return v
+    hour, minute = int(v[11:13]), v[14:16]
+    return f"{_fmt_date(v)}, {(hour - 1) % 12 + 1}:{minute} {'AM' if hour < 12 else 'PM'}"
+
+
+_SHAPER_GLOBALS = {
+    "_f": _f,
+    "_i": _i,
+    "_b": _b,
+    "_fmt_currency": _fmt_currency,
+    "_fmt_number": _fmt_number,
+    "_fmt_date": _fmt_date,
+    "_fmt_datetime": _fmt_datetime,
+    "__builtins__": {},
+}
 
 
 def _generate_shaper(record_source: str) -> Callable[[list[tuple[Any, ...]]], list[dict[str, Any]]]:

@@ -12,12 +12,20 @@ from __future__ import annotations
 SOQL_GRAMMAR = r"""
 start: select
 
-select: SELECT select_list FROM NAME [NAME] [where_clause] [group_clause] [having_clause] [order_clause] \
-        [limit_clause] [offset_clause]
+select: SELECT select_list FROM from_name [NAME] [using_clause] [where_clause] [with_clause] [group_clause] \
+        [having_clause] [order_clause] [limit_clause] [offset_clause] [for_clause]
 
 select_list: select_item ("," select_item)*
 select_item: expr [NAME]             -> item
            | LPAR select RPAR        -> child_subquery
+           | TYPEOF NAME typeof_when+ [ELSE field_list] END -> typeof
+typeof_when: WHEN NAME THEN field_list
+field_list: field ("," field)*
+
+from_name: NAME ["." NAME]
+using_clause: USING SCOPE NAME
+with_clause: WITH NAME
+for_clause: FOR (VIEW | REFERENCE)
 
 ?expr: field | func
 field: NAME ("." NAME)*
@@ -26,6 +34,7 @@ func: NAME LPAR [expr] RPAR
 where_clause: WHERE condition
 having_clause: HAVING condition
 group_clause: GROUP BY expr ("," expr)*
+            | GROUP BY (ROLLUP | CUBE) LPAR expr ("," expr)* RPAR -> group_sets
 order_clause: ORDER BY order_item ("," order_item)*
 order_item: expr [ASC | DESC] [NULLS (FIRST | LAST)]
 limit_clause: LIMIT INT
@@ -49,6 +58,19 @@ literal: STRING | NUMBER | DATETIME | DATE | TRUE | FALSE | NULL | date_literal
 date_literal: NAME [COLON INT]
 
 SELECT: "SELECT"i
+TYPEOF: "TYPEOF"i
+WHEN: "WHEN"i
+THEN: "THEN"i
+ELSE: "ELSE"i
+END: "END"i
+USING: "USING"i
+SCOPE: "SCOPE"i
+WITH: "WITH"i
+FOR: "FOR"i
+VIEW: "VIEW"i
+REFERENCE: "REFERENCE"i
+ROLLUP: "ROLLUP"i
+CUBE: "CUBE"i
 FROM: "FROM"i
 WHERE: "WHERE"i
 HAVING: "HAVING"i

@@ -27,6 +27,7 @@ from crmarena_gym.org.soql._ast import (
     OrderItem,
     Select,
     SelectItem,
+    TypeOf,
 )
 from crmarena_gym.org.soql._dates import DateLiteralError, check_relative, parse_date, parse_datetime
 from crmarena_gym.org.soql._errors import SoqlError, malformed
@@ -139,14 +140,20 @@ class _Walker:
             _from_kw,
             obj,
             obj_alias,
+            using,
             where,
+            with_clause,
             group,
             having,
             order,
             limit,
             offset,
+            for_clause,
         ) = t.children
         items = tuple(self.select_item(c) for c in select_list.children)
+        qualifier, obj = obj.children
+        if obj is None:
+            qualifier, obj = None, qualifier
         limit_value, limit_pos = (
             (None, -1) if limit is None else (_count(limit.children[1]), limit.children[1].start_pos)
         )
@@ -156,10 +163,11 @@ class _Walker:
         return Select(
             items=items,
             object_name=str(obj),
+            object_qualifier=None if qualifier is None else str(qualifier),
             object_pos=obj.start_pos,
             object_alias=None if obj_alias is None else str(obj_alias),
             where=None if where is None else self.condition(where.children[1]),
-            group_by=() if group is None else tuple(self.expr(c) for c in group.children[2:]),
+            group_by=() if group is None else tuple(self.expr(c) for c in group.children[2:] if isinstance(c, Tree)),
             having=None if having is None else self.condition(having.children[1]),
             order_by=() if order is None else tuple(self.order_item(c) for c in order.children[2:]),
             limit=limit_value,
@@ -170,15 +178,37 @@ class _Walker:
             order_kw_pos=-1 if order is None else order.children[0].start_pos,
             limit_kw_pos=-1 if limit is None else limit.children[0].start_pos,
             offset_kw_pos=-1 if offset is None else offset.children[0].start_pos,
+            group_kw_pos=-1 if group is None else group.children[0].start_pos,
+            having_kw_pos=-1 if having is None else having.children[0].start_pos,
+            group_kind=None if group is None or group.data != "group_sets" else str(group.children[2]).upper(),
+            using_scope=None if using is None else str(using.children[2]),
+            using_pos=-1 if using is None else using.children[2].start_pos,
+            with_mode=None if with_clause is None else str(with_clause.children[1]),
+            with_pos=-1 if with_clause is None else with_clause.children[1].start_pos,
+            for_mode=None if for_clause is None else str(for_clause.children[1]).upper(),
+            for_pos=-1 if for_clause is None else for_clause.children[0].start_pos,
         )
 
-    def select_item(self, t: Tree) -> SelectItem | ChildSubquery:
+    def select_item(self, t: Tree) -> SelectItem | ChildSubquery | TypeOf:
         if t.data == "child_subquery":
             return ChildSubquery(self.select(t.children[1]), t.children[0].start_pos)
+        if t.data == "typeof":
+            kw, rel = t.children[0], t.children[1]
+            whens = tuple(
+                (str(w.children[1]), w.children[1].start_pos, self.field_list(w.children[3]))
+                for w in t.children[2:]
+                if isinstance(w, Tree) and w.data == "typeof_when"
+            )
+            lists = [c for c in t.children[2:] if isinstance(c, Tree) and c.data == "field_list"]
+            otherwise = self.field_list(lists[0]) if lists else ()
+            return TypeOf(str(rel), rel.start_pos, whens, otherwise, kw.start_pos)
         expr, alias = t.children
         return SelectItem(
             self.expr(expr), None if alias is None else str(alias), -1 if alias is None else alias.start_pos
         )
+
+    def field_list(self, t: Tree) -> tuple[FieldPath, ...]:
+        return tuple(self.expr(c) for c in t.children)  # type: ignore[misc]
 
     def expr(self, t: Tree) -> FieldPath | FuncCall:
         if t.data == "field":

@@ -1,0 +1,96 @@
+"""Describe results of the embedded org, in the shape of Salesforce's REST ``sobjects/<name>/describe``.
+
+A describe lists every field a query may select on the object, the standard fields the original dump
+lacks included (``CaseNumber``, ``IsDeleted`` ...: ``Field.extra``), and the child relationships that
+parent-to-child subqueries select from. It carries the keys agents and tools read (``name``, ``label``,
+``keyPrefix``, ``fields`` with ``name``, ``type``, ``referenceTo``, ``relationshipName``, ``picklistValues``,
+``filterable``, ``groupable``, ``sortable``, ``nillable``, ``custom``, ``autoNumber``; ``childRelationships``),
+not the layout and permission details a live org adds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from crmarena_gym.org._base import OrgError
+from crmarena_gym.org.soql import URL_PREFIX, Catalog
+from crmarena_gym.schema import Field, FieldType, SObject, child_relationships, get_object
+
+# Salesforce's describe type names (a long text area is a textarea there, told apart by its length).
+_TYPE = {FieldType.LONG_TEXT: "textarea"}
+_LENGTH = {FieldType.LONG_TEXT: 131072, FieldType.TEXTAREA: 32768, FieldType.ID: 18, FieldType.REFERENCE: 18}
+
+
+def _label(name: str) -> str:
+    base = name.removesuffix("__c").removesuffix("Id") if name != "Id" else "Record ID"
+    out = ""
+    for i, ch in enumerate(base):
+        if ch.isupper() and i and not base[i - 1].isupper() and base[i - 1] not in "_ ":
+            out += " "
+        out += " " if ch == "_" else ch
+    return out.strip() or name
+
+
+def _field(obj: SObject, f: Field) -> dict[str, Any]:
+    filterable = f.type.filterable
+    return {
+        "name": f.name,
+        "label": _label(f.name),
+        "type": _TYPE.get(f.type, f.type.value),
+        "length": _LENGTH.get(f.type, 255 if f.type.is_text else 0),
+        "custom": f.custom,
+        "autoNumber": f.autonumber,
+        "calculated": False,
+        "nillable": f.name != "Id" and f.type is not FieldType.BOOLEAN and not f.autonumber,
+        "filterable": filterable,
+        "groupable": f.groupable,
+        "sortable": filterable,
+        "idLookup": f.name == "Id" or f.autonumber,
+        "nameField": f.name == "Name" or (f.name_field and obj.get_field("Name") is None),
+        "referenceTo": sorted([f.reference_to, *f.polymorphic]) if f.reference_to else [],
+        "polymorphicForeignKey": bool(f.polymorphic),
+        "relationshipName": f.relationship_name,
+        "picklistValues": [{"active": True, "defaultValue": False, "label": v, "value": v} for v in f.picklist_values],
+    }
+
+
+def describe_object(name: str, catalog: Catalog) -> dict[str, Any]:
+    """The describe result of object ``name`` (case-insensitive) in a database with ``catalog``.
+
+    Raises:
+        OrgError: NOT_FOUND when the org has no such object, as Salesforce's REST API answers.
+
+    Example:
+        >>> d = describe_object("case", Catalog.full())
+        >>> d["name"], d["keyPrefix"], [f["name"] for f in d["fields"]][-2:]
+        ('Case', '500', ['SystemModstamp', 'IsDeleted'])
+        >>> [c["relationshipName"] for c in d["childRelationships"]]
+        ['CaseHistories__r', 'EmailMessages', 'LiveChatTranscripts', 'Tasks', 'Events', 'CaseComments']
+    """
+    obj = get_object(name, standard=True) if isinstance(name, str) else None
+    if obj is None or not catalog.has(obj):
+        raise OrgError("NOT_FOUND", f"The requested resource does not exist: sObject type {name!r} is not supported")
+    children = [
+        {
+            "childSObject": child.name,
+            "field": f.name,
+            "relationshipName": rel,
+            "cascadeDelete": False,
+        }
+        for rel, child, f in child_relationships(obj)
+        if catalog.has(child) and catalog.available(child, f)
+    ]
+    return {
+        "name": obj.name,
+        "label": obj.label,
+        "keyPrefix": obj.key_prefix,
+        "custom": obj.name.endswith("__c"),
+        "queryable": True,
+        "searchable": any(f.searchable or f.name_field for f in obj.fields),
+        "createable": False,
+        "updateable": False,
+        "deletable": False,
+        "fields": [_field(obj, f) for f in obj.fields if catalog.available(obj, f)],
+        "childRelationships": children,
+        "urls": {"sobject": URL_PREFIX + obj.name, "describe": f"{URL_PREFIX}{obj.name}/describe"},
+    }

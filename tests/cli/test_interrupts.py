@@ -1,0 +1,81 @@
+"""Ctrl-C and SIGTERM stop a run promptly, keep every finished episode, say how to resume, and never
+reach an agent as a query timeout."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from crmarena_gym.eval import read_results
+from crmarena_gym.org import LocalOrg, OrgError
+from crmarena_gym.tasks import TaskInstance, save_tasks
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+# Three copies of the cases crossed: seconds of SQLite work, enough for a signal to land inside it.
+CROSS = 'SELECT COUNT(*) FROM "Case" a, "Case" b, "Case" c'
+
+
+def test_a_signal_inside_sqlite_interrupts_the_program_and_a_deadline_still_times_out(env_org: Path) -> None:
+    backend = LocalOrg(env_org)._live()  # type: ignore[attr-defined]
+    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        backend.execute(CROSS, (), 60.0)
+    assert time.monotonic() - started < 5
+    timer.join()
+    with pytest.raises(OrgError) as err:
+        backend.execute(CROSS, (), 0.2)
+    assert err.value.code == "QUERY_TIMEOUT"
+
+
+@pytest.mark.parametrize(
+    ("signum", "delay", "resume"),
+    [(signal.SIGINT, 0.0, False), (signal.SIGTERM, 0.3, True), (signal.SIGINT, 0.7, False)],
+)
+def test_a_signal_stops_the_run_keeps_its_episodes_and_says_how_to_resume(
+    signum: int, delay: float, resume: bool, tmp_path: Path, env_org: Path, env_tasks: list[TaskInstance]
+) -> None:
+    tasks = tmp_path / "tasks.jsonl"
+    save_tasks(env_tasks, tasks)
+    out = tmp_path / "run"
+    argv = ["eval", "--env", "CRMArena-v0", "--tasks", str(tasks), "--org", str(env_org), "--limit", "10"]
+    argv += ["--trials", "12"]  # 120 episodes of 9 steps: seconds of work
+    argv += ["--policy", "python:tests.cli.heavy_policy:HeavyQueries", "--no-progress", "--out", str(out)]
+    command = [sys.executable, "-c", "from crmarena_gym.cli import main; raise SystemExit(main())", *argv]
+    process = subprocess.Popen(command, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    results = out / "results.jsonl"
+    try:
+        deadline = time.monotonic() + 60
+        while not (results.exists() and results.stat().st_size > 0):  # the run is under way
+            assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+            time.sleep(0.02)
+        time.sleep(delay)
+        os.kill(process.pid, signum)
+        sent = time.monotonic()
+        _, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert time.monotonic() - sent < 10
+    assert process.returncode == 128 + signum, err
+    assert f"stopped by {signal.Signals(signum).name}" in err and "Traceback" not in err
+    assert "To play the rest: crmarena-gym eval" in err and err.rstrip().count("--resume") >= 1
+    kept = read_results(results)
+    assert kept and len(kept) < 120
+    assert "QUERY_TIMEOUT" not in json.dumps(kept)
+    if not resume:
+        return
+    resumed = subprocess.run([*command, "--resume"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    final = read_results(results)
+    assert len(final) == 120 and final[: len(kept)] == kept
+    assert "QUERY_TIMEOUT" not in json.dumps(final)
