@@ -24,7 +24,6 @@ ERROR_CODES = frozenset(
         "SERVER_UNAVAILABLE",
         "UNKNOWN_EXCEPTION",
         # Writes (an OrgSession, the served org's REST API)
-        "NOT_FOUND",
         "MALFORMED_ID",
         "ENTITY_IS_DELETED",
         "REQUIRED_FIELD_MISSING",
