@@ -210,8 +210,8 @@ def _not_found() -> ApiError:
 
 
 def _sobject(name: str, org: LocalOrg) -> str:
-    obj = get_object(name)
-    if obj is None or obj.name not in org._live().catalog.tables:
+    obj = get_object(name, standard=True)
+    if obj is None or not org._live().catalog.has(obj):
         raise ApiError(404, "NOT_FOUND", f"The requested resource does not exist: no sObject type {name!r}")
     return obj.name
 
@@ -370,10 +370,9 @@ def make_app(hub: SessionHub) -> Starlette:
 
     async def _sobjects(request: Request, client: _Client, version: str, tail: list[str]) -> Response:
         org = client.org
-        tables = org._live().catalog.tables
         if not tail:
             _methods(request, ("GET",))
-            return JSONResponse(describe_global(version, tables))
+            return JSONResponse(describe_global(version, org._live().catalog))
         name = _sobject(tail[0], org)
         if len(tail) == 1:
             _methods(request, ("GET", "POST"))
@@ -386,7 +385,7 @@ def make_app(hub: SessionHub) -> Starlette:
             return JSONResponse(object_info(version, name))
         if len(tail) == 2 and tail[1] == "describe":
             _methods(request, ("GET",))
-            return JSONResponse(describe_object(version, name))
+            return JSONResponse(await _call(describe_object, version, org, name))
         if len(tail) != 2:
             raise _not_found()
         record_id = tail[1]
