@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -153,7 +152,8 @@ def main() -> None:
         rates = {n: requests_per_second(server, queries, n, args.requests) for n in (1, 16)}
         for n, rate in rates.items():
             print(f"requests/s at concurrency {n:2d}:                     {rate:8.1f}")
-        print(f"concurrency 16 / concurrency 1:                  {rates[16] / rates[1]:8.2f}x (on {os.cpu_count()} cores)")
+        scaling = rates[16] / rates[1]
+        print(f"concurrency 16 / concurrency 1:                  {scaling:8.2f}x (on {os.cpu_count()} cores)")
     per = session_memory(org_path, args.sessions)
     print(f"resident memory per session (one write, queried, searched): {per:.0f} KiB over {args.sessions} sessions")
 
