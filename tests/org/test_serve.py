@@ -377,3 +377,28 @@ def test_sixteen_concurrent_clients(server: OrgServer, raw: sqlite3.Connection) 
     with ThreadPoolExecutor(16) as pool:
         problems = [p for found in pool.map(client, range(16)) for p in found]
     assert problems == []
+
+
+def test_serve_org_command(tiny_org: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``crmarena-gym serve-org`` as users start it: the printed instance URL, session id and certificate work."""
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-c", "from crmarena_gym.cli import main; raise SystemExit(main())", "serve-org"]
+    command += ["--org", str(tiny_org), "--port", "0"]
+    command += ["--token", "cli-token", "--cert-dir", str(tmp_path), "--today", "2021-02-20"]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = proc.stdout.readline() if proc.stdout else ""
+        assert " as Salesforce on https://127.0.0.1:" in first, first + (proc.stderr.read() if proc.stderr else "")
+        url = first.split(" on ")[1].split(";")[0]
+        cert = tmp_path / "cert.pem"
+        monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(cert))  # as the command's output tells users
+        sf = simple_salesforce.Salesforce(instance_url=url, session_id="cli-token")
+        assert sf.query("SELECT COUNT() FROM Case")["totalSize"] == 2  # the tiny org's two cases
+        sf.session.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    refused = subprocess.run([*command[:4], "--host", "0.0.0.0"], capture_output=True, text=True)
+    assert refused.returncode == 2 and "'0.0.0.0', which other machines can reach" in refused.stderr
