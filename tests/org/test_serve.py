@@ -151,6 +151,10 @@ def test_crud_round_trip_and_isolation(server: OrgServer, raw: sqlite3.Connectio
     with pytest.raises(simple_salesforce.exceptions.SalesforceResourceNotFound) as gone:
         a.Case.get(made["id"])
     assert gone.value.content[0]["errorCode"] == "ENTITY_IS_DELETED"
+    a.Issue__c.create({"Name": "Forgotten on reset"})
+    a.restful("crmarena/reset", method="POST")  # the session forgets its writes, the deletion included
+    assert a.query("SELECT COUNT() FROM Case")["totalSize"] == count
+    assert a.query("SELECT COUNT() FROM Issue__c WHERE Name = 'Forgotten on reset'")["totalSize"] == 0
 
 
 def test_composite_batches(server: OrgServer) -> None:
