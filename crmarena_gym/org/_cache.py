@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import sys
-import time
 from pathlib import Path
 
-from crmarena_gym._console import ProgressLine
+from crmarena_gym._console import interactive, progress_bar
 from crmarena_gym._files import exclusive_lock
 from crmarena_gym.datagen import GENERATOR_VERSION, generate_org, read_manifest, validate_seed_scale
 from crmarena_gym.schema import quote_identifier
@@ -71,17 +69,16 @@ def _is_valid(path: Path, seed: int, scale: float) -> bool:
 
 
 class _GenerationProgress:
-    """Draws the generator's progress (stage and fraction) as a one-line bar on stderr."""
+    """Draws the generator's progress (percent done and the stage) as a ``tqdm`` bar on stderr."""
 
     def __init__(self, label: str) -> None:
-        self.line = ProgressLine(label)
-        self.start = time.monotonic()
+        self.bar = progress_bar(100, label, unit="%")
 
     def __call__(self, stage: str, fraction: float) -> None:
-        elapsed = time.monotonic() - self.start
-        self.line.draw(fraction, f"{fraction:4.0%} {stage:<14} {elapsed:5.1f}s")
+        self.bar.set_postfix_str(stage, refresh=False)
+        self.bar.update(max(0, round(100 * min(fraction, 1.0)) - self.bar.n))
         if fraction >= 1.0:
-            self.line.close()
+            self.bar.close()
 
 
 def default_org_path(*, seed: int = 0, scale: float = 1.0) -> Path:
@@ -89,7 +86,7 @@ def default_org_path(*, seed: int = 0, scale: float = 1.0) -> Path:
 
     Safe to call from several processes at once: they share one file. A cached file whose
     manifest does not match (another generator version, a truncated file) is regenerated. While
-    generating, a progress bar is drawn on stderr when stderr is a terminal.
+    generating, a progress bar is drawn on stderr when stderr is a terminal or a notebook's output.
 
     Args:
         seed: The org seed.
@@ -116,10 +113,15 @@ def default_org_path(*, seed: int = 0, scale: float = 1.0) -> Path:
         with exclusive_lock(lock_path):
             # Another process may have finished the org while this one waited for the lock.
             if not _is_valid(path, seed, scale):
+                # A library call draws only where a person watches (a terminal or a notebook), not in logs.
                 progress = None
-                if sys.stderr is not None and sys.stderr.isatty():
+                if interactive():
                     progress = _GenerationProgress(f"generating org (seed {seed}, scale {scale:g})")
-                generate_org(path, seed=seed, scale=scale, latent=True, progress=progress)
+                try:
+                    generate_org(path, seed=seed, scale=scale, latent=True, progress=progress)
+                finally:
+                    if progress is not None:
+                        progress.bar.close()
     except OSError as exc:
         raise CacheError(
             f"cannot make the embedded org in the cache directory {str(directory)!r} "
