@@ -67,12 +67,16 @@ def query_result_budget(max_chars: int | None) -> Iterator[None]:
     as :class:`TruncatedRows` with the full count. The budget is per thread and per asyncio task (a context variable).
 
     Example:
-        >>> from crmarena_gym.org import LocalOrg
-        >>> org = LocalOrg(getfixture("tiny_org"))
-        >>> with query_result_budget(1):
-        ...     rows = issue_soql_query(org, "SELECT Id FROM Case")
-        >>> len(rows), type(rows).__name__, rows.total > 1
-        (1, 'TruncatedRows', True)
+        >>> from crmarena_gym.org import Org
+        >>> class ThreeCases(Org):
+        ...     def query(self, soql):
+        ...         return {"totalSize": 3, "done": True, "records": [{"Id": "500a"}, {"Id": "500b"}, {"Id": "500c"}]}
+        ...     def search(self, sosl):
+        ...         return {"searchRecords": []}
+        >>> with query_result_budget(4):  # 4 characters: at most 4 // 4 + 1 = 2 rows
+        ...     rows = issue_soql_query(ThreeCases(), "SELECT Id FROM Case")
+        >>> rows, type(rows).__name__, rows.total
+        ([{'Id': '500a'}, {'Id': '500b'}], 'TruncatedRows', 3)
     """
     if max_chars is not None:
         check_max_records(max_chars)
