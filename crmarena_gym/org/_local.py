@@ -19,7 +19,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from crmarena_gym.org._base import Org, OrgError
+from crmarena_gym.org._base import Org, OrgError, check_max_records
 from crmarena_gym.org.soql import SQL_FUNCTIONS, Catalog, Plan, compile_query, parse
 from crmarena_gym.schema import OBJECTS, STANDARD_OBJECTS, quote_identifier
 
@@ -132,12 +132,32 @@ class _Backend:
 
     def execute(self, sql: str, params: tuple[Any, ...], timeout: float) -> list[tuple[Any, ...]]:
         """Run one statement with a deadline; every SQLite failure becomes an OrgError."""
+        rows, _ = self.execute_head(sql, params, timeout, None)
+        return rows
+
+    def execute_head(
+        self, sql: str, params: tuple[Any, ...], timeout: float, keep: int | None
+    ) -> tuple[list[tuple[Any, ...]], int]:
+        """Run one statement with a deadline, keeping its first ``keep`` rows (all if None) and counting all.
+
+        Rows past the head are stepped through and counted, not kept, so memory stays bounded by
+        ``keep`` however many rows match.
+        """
         with self.lock:
             if self.conn is None:
                 raise ValueError(f"the org at {str(self.path)!r} is closed")
             self.deadline = time.monotonic() + timeout
             try:
-                return self.conn.execute(sql, params).fetchall()
+                cursor = self.conn.execute(sql, params)
+                if keep is None:
+                    rows = cursor.fetchall()
+                    return rows, len(rows)
+                rows = cursor.fetchmany(keep)
+                total = len(rows)
+                if total == keep:
+                    while batch := cursor.fetchmany(4096):
+                        total += len(batch)
+                return rows, total
             except sqlite3.OperationalError as exc:
                 if "interrupt" in str(exc):
                     if time.monotonic() <= self.deadline:
@@ -250,10 +270,24 @@ class LocalOrg(Org):
             >>> org.query("SELECT Id, Owner.Name FROM Case LIMIT 1")["records"][0]["Owner"]["Name"]
             'Ada Byrne'
         """
+        return self._guarded(soql, None)
+
+    def query_head(self, soql: str, max_records: int) -> dict[str, Any]:
+        """Run a SOQL query, shaping only its first ``max_records`` rows; see :meth:`Org.query_head`.
+
+        Example:
+            >>> org = LocalOrg(getfixture("tiny_org"))
+            >>> head = org.query_head("SELECT Id FROM Case", 1)
+            >>> len(head["records"]), head["totalSize"] == org.query("SELECT COUNT() FROM Case")["totalSize"]
+            (1, True)
+        """
+        return self._guarded(soql, check_max_records(max_records))
+
+    def _guarded(self, soql: str, keep: int | None) -> dict[str, Any]:
         if not isinstance(soql, str):
             raise OrgError("MALFORMED_QUERY", f"a query is text, got {type(soql).__name__}: {soql!r}")
         try:
-            return self._run(soql)
+            return self._run(soql, keep)
         except (OrgError, ValueError) as exc:
             if isinstance(exc, OrgError) or "closed" in str(exc):
                 raise
@@ -261,19 +295,20 @@ class LocalOrg(Org):
         except (ArithmeticError, RecursionError, TypeError) as exc:  # a bug of ours must still not leak
             raise OrgError("UNKNOWN_EXCEPTION", f"the org could not run the query: {exc}") from None
 
-    def _run(self, soql: str) -> dict[str, Any]:
+    def _run(self, soql: str, keep: int | None = None) -> dict[str, Any]:
         backend = self._live()
         plan = backend.plan(soql)
         params = plan.bind(self._effective_today()) if plan.relative else plan.params
-        rows = backend.execute(plan.sql, params, self._timeout)
         if plan.count_only:
+            rows = backend.execute(plan.sql, params, self._timeout)
             return {"totalSize": int(rows[0][0]) if rows else 0, "done": True, "records": []}
+        rows, total = backend.execute_head(plan.sql, params, self._timeout, keep)
         records = plan.shape(rows)
-        for child in plan.children:
+        for child in plan.children:  # child subqueries run for the kept parents only
             child.attach(
                 rows, records, 0, lambda sql, p: backend.execute(sql, p, self._timeout), self._effective_today()
             )
-        return {"totalSize": len(records), "done": True, "records": records}
+        return {"totalSize": total, "done": total == len(records), "records": records}
 
     def explain(self, soql: str) -> tuple[str, tuple[Any, ...]]:
         """The SQL and parameters ``soql`` compiles to (for benchmarks and debugging).
