@@ -28,9 +28,9 @@ def result_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
 def render_value(value: Any, fmt: ObservationFormat, *, limit: int | None = None) -> str:
     """A Python value as ``str()`` shows it (the paper's format) or as JSON.
 
-    With ``limit``, a list is rendered item by item only until its text passes ``limit`` characters:
-    the text is then the exact start of the full rendering, longer than ``limit`` (a caller cuts it),
-    and rendering a million rows costs what the rows shown cost.
+    With ``limit``, a list is rendered a few items at a time only until its text passes ``limit``
+    characters: the text is then the exact start of the full rendering, longer than ``limit`` (a caller
+    cuts it), and rendering a million rows costs what the rows shown cost.
 
     Example:
         >>> render_value([{"Id": "a"}, {"Id": "b"}], "python")
@@ -64,8 +64,8 @@ def render_head(value: Any, fmt: ObservationFormat, limit: int | None) -> tuple[
     parts: list[str] = []
     size = 1
     for start in range(0, len(value), _CHUNK):
-        chunk = value[start : start + _CHUNK]
-        parts.append(whole(list(chunk))[1:-1])
+        chunk = list(value[start : start + _CHUNK])  # a plain list, whatever list subclass ``value`` is
+        parts.append(whole(chunk)[1:-1])
         size += len(parts[-1]) + 2
         if size > limit and start + _CHUNK < len(value):
             return "[" + ", ".join(parts), False
