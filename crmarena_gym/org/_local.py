@@ -54,9 +54,9 @@ def _coerce_today(today: dt.date | str | None) -> dt.date | None:
 def plan_bytes(soql: str, plan: Plan | OrgError) -> int:
     """An estimate of the memory a cached plan holds: its text, its SQL and parameters, and a fixed part.
 
-    Calibrated with tracemalloc: about 2.3 KiB per plan on ``benchmarks/bench_engine.py``'s corpus (the
-    shaping closures), and about 6.5 bytes per character of a 570 KB query (its text, the SQL, the
-    parameter objects); the estimate errs on the high side.
+    Calibrated with tracemalloc: about 2.3 KiB for a small plan (its shaping closures, measured with the
+    query's own growth of memory), and about 6.5 bytes per character of a 570 KB query (its text, the
+    SQL, the parameter objects); the estimate errs on the high side (a fixed 4 KiB).
 
     Example:
         >>> plan_bytes("SELECT Id FROM Case", OrgError("MALFORMED_QUERY", "bad")) > len("SELECT Id FROM Case")
@@ -65,7 +65,7 @@ def plan_bytes(soql: str, plan: Plan | OrgError) -> int:
     if isinstance(plan, OrgError):
         return 512 + 2 * len(soql) + len(plan.message)
     params = sum(56 + len(p) if isinstance(p, str | bytes) else 32 for p in plan.params)
-    return 2048 + 3 * len(soql) + len(plan.sql) + params
+    return 4096 + 3 * len(soql) + len(plan.sql) + params
 
 
 class _PlanCache:
