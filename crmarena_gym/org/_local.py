@@ -23,8 +23,9 @@ from crmarena_gym.org._base import Org, OrgError, check_max_records
 from crmarena_gym.org.soql import SQL_FUNCTIONS, Catalog, Plan, compile_query, parse
 from crmarena_gym.schema import OBJECTS, STANDARD_OBJECTS, quote_identifier
 
-#: How many compiled plans a backend keeps at most (least recently used are dropped).
-PLAN_CACHE_SIZE = 1024
+#: How many compiled plans a backend keeps at most (least recently used are dropped): an oracle pass over
+#: the 1,170 default instances sends about 1,800 distinct queries, which all stay.
+PLAN_CACHE_SIZE = 8192
 #: The estimated bytes of the plans a backend keeps at most (see :func:`plan_bytes`); a plan bigger than an
 #: eighth of it (a megabyte-long query) is used once and not kept, so it cannot push out the others.
 PLAN_CACHE_BYTES = 64 * 1024 * 1024
