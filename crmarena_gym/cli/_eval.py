@@ -91,7 +91,9 @@ def register(subparsers: Any) -> None:
         help="with --resume: play again the episodes that ended in llm_error, policy_error or env_error",
     )
     run.add_argument("--seed", type=int, default=0, help="the run's seed")
-    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.add_argument(
+        "--no-progress", action="store_true", help="no progress bar (drawn on stderr by default, piped or not)"
+    )
     run.add_argument("--ray", action="store_true", help="spread episodes over a Ray cluster")
     run.add_argument("--ray-address", default=None, metavar="ADDR", help="the Ray cluster (default: a local one)")
     parser.set_defaults(func=run_eval)

@@ -546,7 +546,8 @@ def evaluate(
         seed: The run's seed (each episode's seed derives from it, the instance and the trial).
         allow_foreign_tasks: Run a task set whose gold answers name records the org does not have (by
             default such a run is refused: the tasks were made for another org).
-        progress: Draw a progress bar on stderr (default: when stderr is a terminal).
+        progress: Draw a progress bar on stderr (default: yes; ``tqdm``, so also in a notebook and, redrawn
+            every few seconds, in a piped log).
         ray: Spread the episodes over a Ray cluster (``pip install 'crmarena-gym[rl]'``).
         ray_address: The cluster's address (default: a local cluster).
         command: The command line to record in the metadata.
