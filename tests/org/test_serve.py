@@ -375,3 +375,35 @@ def test_sixteen_concurrent_clients(server: OrgServer, raw: sqlite3.Connection) 
     with ThreadPoolExecutor(16) as pool:
         problems = [p for found in pool.map(client, range(16)) for p in found]
     assert problems == []
+
+
+def test_the_serve_org_command_serves_until_interrupted(
+    org_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-c", "from crmarena_gym.cli import main; raise SystemExit(main())", "serve-org"]
+    command += ["--org", str(org_path), "--port", "0", "--token", "cli-token", "--cert-dir", str(tmp_path)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        first = process.stdout.readline()
+        assert first.startswith("serving the org"), (first, process.stderr.read() if process.poll() else "")
+        url = first.split(" on ", 1)[1].split(";", 1)[0]
+        monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(tmp_path / "cert.pem"))  # as the banner tells users
+        sf = simple_salesforce.Salesforce(instance_url=url, session_id="cli-token", version="60.0")
+        (count,) = sqlite3.connect(org_path).execute("SELECT COUNT(*) FROM Issue__c").fetchone()
+        assert sf.query("SELECT COUNT() FROM Issue__c")["totalSize"] == count
+        os.kill(process.pid, signal.SIGINT)
+        _, err = process.communicate(timeout=30)
+        assert process.returncode == 128 + signal.SIGINT and "Traceback" not in err, err
+    finally:
+        if process.poll() is None:
+            process.kill()
+    bad = subprocess.run([*command[:4], "--port", "70000"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "--port must be 0 to 65535, got 70000" in bad.stderr
+    remote = subprocess.run([*command[:4], "--host", "0.0.0.0"], capture_output=True, text=True, timeout=60)
+    assert remote.returncode == 2 and "--allow-remote" in remote.stderr

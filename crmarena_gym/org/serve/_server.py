@@ -41,6 +41,7 @@ def _socket(host: str, port: int) -> socket.socket:
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # no 40 ms delayed-ack stall per answer
     try:
         sock.bind(address)
+        sock.listen(2048)  # connections queue from now on, before the server loop runs (the URL is printed first)
     except OSError as err:
         sock.close()
         raise OSError(f"cannot listen on {host}:{port}: {err.strerror or err}") from None
@@ -93,7 +94,14 @@ class OrgServer:
         shown = f"[{bound_host}]" if ":" in bound_host else bound_host
         self.url = f"{'https' if tls else 'http'}://{shown}:{bound_port}"
         config = uvicorn.Config(
-            make_app(hub), log_level="warning", limit_concurrency=max_connections, timeout_keep_alive=30, **options
+            make_app(hub),
+            log_level="warning",
+            limit_concurrency=max_connections,
+            timeout_keep_alive=30,
+            # On Ctrl-C, requests under way get 5 s to finish; a client's idle keep-alive connection does not
+            # hold the server open.
+            timeout_graceful_shutdown=5,
+            **options,
         )
         self._server = uvicorn.Server(config)
         self._thread: threading.Thread | None = None
