@@ -6,6 +6,7 @@ from crmarena_gym.org._base import ERROR_CODES, Org, OrgError, check_max_records
 from crmarena_gym.org._cache import CacheError, default_org_path
 from crmarena_gym.org._local import LocalOrg
 from crmarena_gym.org._salesforce import SalesforceOrg
+from crmarena_gym.org._session import OrgSession
 from crmarena_gym.org._sosl import RESERVED_CHARACTERS as SOSL_RESERVED_CHARACTERS
 
 __all__ = [
@@ -15,6 +16,7 @@ __all__ = [
     "LocalOrg",
     "Org",
     "OrgError",
+    "OrgSession",
     "SalesforceOrg",
     "check_max_records",
     "default_org_path",

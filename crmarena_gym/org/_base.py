@@ -23,6 +23,18 @@ ERROR_CODES = frozenset(
         "REQUEST_LIMIT_EXCEEDED",
         "SERVER_UNAVAILABLE",
         "UNKNOWN_EXCEPTION",
+        # Writes (an OrgSession, the served org's REST API)
+        "MALFORMED_ID",
+        "ENTITY_IS_DELETED",
+        "REQUIRED_FIELD_MISSING",
+        "INVALID_OR_NULL_FOR_RESTRICTED_PICKLIST",
+        "INVALID_FIELD_FOR_INSERT_UPDATE",
+        "INVALID_CROSS_REFERENCE_KEY",
+        "FIELD_INTEGRITY_EXCEPTION",
+        "INVALID_EMAIL_ADDRESS",
+        "STRING_TOO_LONG",
+        "JSON_PARSER_ERROR",
+        "STORAGE_LIMIT_EXCEEDED",
     }
 )
 

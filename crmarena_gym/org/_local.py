@@ -17,7 +17,7 @@ import time
 import weakref
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from crmarena_gym.org._base import Org, OrgError, check_max_records
 from crmarena_gym.org.soql import SQL_FUNCTIONS, Catalog, Plan, compile_query, parse
@@ -113,6 +113,46 @@ class _PlanCache:
         return len(self._plans)
 
 
+class _Deadline(Protocol):
+    deadline: float
+
+
+def run_bounded(
+    owner: _Deadline, conn: sqlite3.Connection, sql: str, params: tuple[Any, ...], timeout: float, keep: int | None
+) -> tuple[list[tuple[Any, ...]], int]:
+    """Run one statement on ``conn`` within ``timeout`` seconds: its first ``keep`` rows (all if None) and
+    the count of all; every SQLite failure becomes an OrgError.
+
+    ``owner.deadline`` is what the connection's progress handler reads; the caller holds the connection's
+    lock. Rows past the head are stepped through and counted, not kept, so memory stays bounded by
+    ``keep`` however many rows match.
+    """
+    owner.deadline = time.monotonic() + timeout
+    try:
+        cursor = conn.execute(sql, params)
+        if keep is None:
+            rows = cursor.fetchall()
+            return rows, len(rows)
+        rows = cursor.fetchmany(keep)
+        total = len(rows)
+        if total == keep:
+            while batch := cursor.fetchmany(4096):
+                total += len(batch)
+        return rows, total
+    except sqlite3.OperationalError as exc:
+        if "interrupt" in str(exc):
+            if time.monotonic() <= owner.deadline:
+                # Not our deadline: a signal's KeyboardInterrupt, raised inside SQLite's progress
+                # callback, which swallows it. Stop the program, never answer a timeout.
+                raise KeyboardInterrupt from None
+            raise OrgError("QUERY_TIMEOUT", _TIMEOUT_MESSAGE) from None
+        raise OrgError("UNKNOWN_EXCEPTION", f"the org could not run the query: {exc}") from None
+    except (sqlite3.Error, OverflowError, ValueError) as exc:
+        raise OrgError("UNKNOWN_EXCEPTION", f"the org could not run the query: {exc}") from None
+    finally:
+        owner.deadline = math.inf
+
+
 class _Backend:
     """The shared part of every org on one file: the connection, its lock and the plan cache."""
 
@@ -201,36 +241,12 @@ class _Backend:
     ) -> tuple[list[tuple[Any, ...]], int]:
         """Run one statement with a deadline, keeping its first ``keep`` rows (all if None) and counting all.
 
-        Rows past the head are stepped through and counted, not kept, so memory stays bounded by
-        ``keep`` however many rows match.
+        See :func:`run_bounded`.
         """
         with self.lock:
             if self.conn is None:
                 raise ValueError(f"the org at {str(self.path)!r} is closed")
-            self.deadline = time.monotonic() + timeout
-            try:
-                cursor = self.conn.execute(sql, params)
-                if keep is None:
-                    rows = cursor.fetchall()
-                    return rows, len(rows)
-                rows = cursor.fetchmany(keep)
-                total = len(rows)
-                if total == keep:
-                    while batch := cursor.fetchmany(4096):
-                        total += len(batch)
-                return rows, total
-            except sqlite3.OperationalError as exc:
-                if "interrupt" in str(exc):
-                    if time.monotonic() <= self.deadline:
-                        # Not our deadline: a signal's KeyboardInterrupt, raised inside SQLite's progress
-                        # callback, which swallows it. Stop the program, never answer a timeout.
-                        raise KeyboardInterrupt from None
-                    raise OrgError("QUERY_TIMEOUT", _TIMEOUT_MESSAGE) from None
-                raise OrgError("UNKNOWN_EXCEPTION", f"the org could not run the query: {exc}") from None
-            except (sqlite3.Error, OverflowError, ValueError) as exc:
-                raise OrgError("UNKNOWN_EXCEPTION", f"the org could not run the query: {exc}") from None
-            finally:
-                self.deadline = math.inf
+            return run_bounded(self, self.conn, sql, params, timeout, keep)
 
     def close(self) -> None:
         with self.lock:
@@ -361,15 +377,18 @@ class LocalOrg(Org):
         plan = backend.plan(soql)
         params = plan.bind(self._effective_today()) if plan.relative else plan.params
         if plan.count_only:
-            rows = backend.execute(plan.sql, params, self._timeout)
+            rows, _ = self._execute_head(plan.sql, params, None)
             return {"totalSize": int(rows[0][0]) if rows else 0, "done": True, "records": []}
-        rows, total = backend.execute_head(plan.sql, params, self._timeout, keep)
+        rows, total = self._execute_head(plan.sql, params, keep)
         records = plan.shape(rows)
         for child in plan.children:  # child subqueries run for the kept parents only
-            child.attach(
-                rows, records, 0, lambda sql, p: backend.execute(sql, p, self._timeout), self._effective_today()
-            )
+            child.attach(rows, records, 0, lambda sql, p: self._execute_head(sql, p, None)[0], self._effective_today())
         return {"totalSize": total, "done": total == len(records), "records": records}
+
+    def _execute_head(self, sql: str, params: tuple[Any, ...], keep: int | None) -> tuple[list[tuple[Any, ...]], int]:
+        """Run a compiled plan's SQL: its first ``keep`` rows and the count of all (a writable
+        ``OrgSession`` runs it on its own connection)."""
+        return self._live().execute_head(sql, params, self._timeout, keep)
 
     def explain(self, soql: str) -> tuple[str, tuple[Any, ...]]:
         """The SQL and parameters ``soql`` compiles to (for benchmarks and debugging).

@@ -1,0 +1,82 @@
+"""``crmarena-gym serve-org``: serve the embedded org as Salesforce's REST API on this machine."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the ``serve-org`` subcommand."""
+    parser = subparsers.add_parser(
+        "serve-org",
+        help="serve the embedded org as Salesforce's REST API (simple-salesforce and any client run offline)",
+        description=(
+            "Serve the embedded org as Salesforce's REST API (the serve extra): query, queryAll, search, sobjects "
+            "(describe, get, create, update, delete), composite/sobjects, limits, and the OAuth username-password "
+            "token endpoint. Every session id is an isolated copy-on-write session: its writes are seen by its own "
+            "queries only, and the org file never changes. https with a self-signed certificate unless --http."
+        ),
+    )
+    parser.add_argument("--org", metavar="PATH", help="the org database (default: the generated default org)")
+    parser.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8443, help="the port (default 8443; 0 picks a free one)")
+    parser.add_argument("--token", metavar="T", help="a session id valid from the start (default: a random one)")
+    parser.add_argument("--password", metavar="P", help="the password of the token endpoint (default: a random one)")
+    parser.add_argument("--http", action="store_true", help="plain http instead of https")
+    parser.add_argument("--cert-dir", metavar="DIR", help="where the self-signed certificate is kept")
+    parser.add_argument("--today", metavar="DATE", help="the date TODAY and LAST_N_DAYS resolve against (ISO)")
+    parser.add_argument("--max-sessions", type=int, default=64, help="the most live sessions (default 64)")
+    parser.add_argument("--allow-remote", action="store_true", help="allow an address other machines can reach")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until interrupted."""
+    try:
+        from crmarena_gym.org.serve import OrgServer, SessionHub
+    except ImportError as err:
+        print(f"crmarena-gym serve-org: {err} (pip install 'crmarena-gym[serve]')", file=sys.stderr)
+        return 2
+    from crmarena_gym.org import default_org_path
+
+    if not 0 <= args.port <= 65535:
+        print(f"crmarena-gym serve-org: --port must be 0 to 65535, got {args.port}", file=sys.stderr)
+        return 2
+    try:
+        hub = SessionHub(
+            args.org or default_org_path(),
+            password=args.password,
+            token=args.token,
+            max_sessions=args.max_sessions,
+            today=args.today,
+        )
+    except (ValueError, FileNotFoundError) as err:
+        print(f"crmarena-gym serve-org: {err}", file=sys.stderr)
+        return 2
+    try:
+        server = OrgServer(
+            hub,
+            host=args.host,
+            port=args.port,
+            tls=not args.http,
+            cert_dir=args.cert_dir,
+            allow_remote=args.allow_remote,
+        )
+    except ValueError as err:
+        hub.close()
+        print(f"crmarena-gym serve-org: {err}", file=sys.stderr)
+        return 2
+    except OSError as err:
+        hub.close()
+        print(f"crmarena-gym serve-org: {err}", file=sys.stderr)
+        return 1
+    print(f"serving the org {str(hub.base.path)!r} as Salesforce on {server.url}; Ctrl-C stops it", flush=True)
+    print(f"  session id:  {hub.token}")
+    print(f"  token endpoint: POST {server.url}/services/oauth2/token (grant_type=password, any username, "
+          f"password {hub.password})")  # fmt: skip
+    if server.cert is not None:
+        print(f"  certificate: {server.cert} (clients: REQUESTS_CA_BUNDLE={server.cert})")
+    print(f"  simple_salesforce.Salesforce(instance_url={server.url!r}, session_id={hub.token!r})", flush=True)
+    server.run()
+    return 0

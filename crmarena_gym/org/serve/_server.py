@@ -1,0 +1,141 @@
+"""Running the served org: uvicorn on a loopback socket, TLS by default with a self-signed certificate."""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import socket
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from crmarena_gym.org.serve._app import SessionHub, make_app
+from crmarena_gym.org.serve._tls import self_signed_certificate
+
+
+class _QuietShutdown(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Cancel 0 running task(s)")
+
+
+def check_loopback(host: str) -> None:
+    """Refuse an address other machines can reach (the served org is for this machine).
+
+    Example:
+        >>> check_loopback("127.0.0.1")
+        >>> check_loopback("0.0.0.0")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: refusing to serve the org on '0.0.0.0', which other machines can reach; ...
+    """
+    try:
+        addresses = {info[4][0] for info in socket.getaddrinfo(host, None)}
+    except socket.gaierror as err:
+        raise ValueError(f"cannot resolve the host {host!r}: {err}") from None
+    if not all(ipaddress.ip_address(a.split("%")[0]).is_loopback for a in addresses):
+        raise ValueError(
+            f"refusing to serve the org on {host!r}, which other machines can reach; "
+            "pass --allow-remote (allow_remote=True) if that is what you want"
+        )
+
+
+def _socket(host: str, port: int) -> socket.socket:
+    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # no 40 ms delayed-ack stall per answer
+    try:
+        sock.bind(address)
+        sock.listen(2048)  # connections queue from now on, before the server loop runs (the URL is printed first)
+    except OSError as err:
+        sock.close()
+        raise OSError(f"cannot listen on {host}:{port}: {err.strerror or err}") from None
+    return sock
+
+
+class OrgServer:
+    """The served org on ``host:port`` (port 0: a free one), in a background thread or in the foreground.
+
+    Args:
+        hub: The sessions to serve.
+        host: The address (loopback unless ``allow_remote``).
+        port: The port (0: a free one).
+        tls: Serve https with a self-signed certificate kept in ``cert_dir`` (else plain http).
+        cert_dir: Where the certificate lives (``cert.pem``, ``key.pem``).
+        allow_remote: Allow an address other machines can reach.
+
+    Attributes:
+        url: The instance URL (``https://127.0.0.1:PORT``).
+        cert: The certificate clients must trust (None without TLS).
+    """
+
+    def __init__(
+        self,
+        hub: SessionHub,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        tls: bool = True,
+        cert_dir: str | Path | None = None,
+        allow_remote: bool = False,
+        max_connections: int = 256,
+    ) -> None:
+        import uvicorn
+
+        if not allow_remote:
+            check_loopback(host)
+        self.hub = hub
+        self.cert: Path | None = None
+        options: dict[str, Any] = {}
+        if tls:
+            if cert_dir is None:
+                from crmarena_gym.org._cache import cache_dir
+
+                cert_dir = cache_dir() / "serve-org"
+            self.cert, key = self_signed_certificate(Path(cert_dir), host)
+            options = {"ssl_certfile": str(self.cert), "ssl_keyfile": str(key)}
+        self._sock = _socket(host, port)
+        bound_host, bound_port = self._sock.getsockname()[:2]
+        shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+        self.url = f"{'https' if tls else 'http'}://{shown}:{bound_port}"
+        config = uvicorn.Config(
+            make_app(hub),
+            log_level="warning",
+            limit_concurrency=max_connections,
+            timeout_keep_alive=30,
+            # On Ctrl-C, requests under way get 5 s to finish; a client's idle keep-alive connection does not
+            # hold the server open.
+            timeout_graceful_shutdown=5,
+            **options,
+        )
+        self._server = uvicorn.Server(config)
+        # Idle keep-alive connections of clients still alive outlast the grace period on every stop; uvicorn
+        # then logs an ERROR that reads like a failure. Nothing was under way: keep that line out.
+        logging.getLogger("uvicorn.error").addFilter(_QuietShutdown())
+        self._thread: threading.Thread | None = None
+
+    def run(self) -> None:
+        """Serve in the foreground until interrupted."""
+        try:
+            self._server.run(sockets=[self._sock])
+        finally:
+            self._sock.close()
+            self.hub.close()
+
+    def __enter__(self) -> OrgServer:
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._sock]}, daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 60
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the served org did not start")
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+        self._sock.close()
+        self.hub.close()
