@@ -1,5 +1,7 @@
 """The served org (``crmarena-gym serve-org``): query latency through Salesforce's REST API on 127.0.0.1
-against ``LocalOrg`` in process on the same queries, and requests per second at concurrency 1 and 16.
+against ``LocalOrg`` in process on the same queries, requests per second at concurrency 1 and 16, and the
+memory one session costs (each with a write and a few queries; resident memory of this process, which
+runs the server, before and after, divided by the sessions).
 
 The baseline, measured in the same run, is ``LocalOrg.query`` on the same file. Through the server,
 each query goes through the real simple-salesforce client (``SalesforceOrg``), https with the server's
@@ -18,6 +20,8 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+
+import requests
 
 from crmarena_gym.org import LocalOrg, SalesforceOrg, default_org_path
 from crmarena_gym.org.serve import OrgServer, SessionHub
@@ -97,6 +101,34 @@ def main() -> None:
         for clients in (1, 16):
             rate = throughput(client, clients, args.requests)
             print(f"concurrency {clients:>2}: {rate:,.0f} requests/s")
+        sessions = 32
+        before = rss_kib()
+        for i in range(sessions):
+            token = requests.post(
+                f"{server.url}/services/oauth2/token",
+                data={"grant_type": "password", "username": f"user{i}", "password": "bench"},
+                verify=str(server.cert) if server.cert else True,
+            ).json()["access_token"]
+            org = SalesforceOrg(instance_url=server.url, session_id=token, version="60.0")
+            org._call(lambda sf, i=i: sf.Issue__c.create({"Name": f"Bench issue {i}"}))
+            for soql in QUERIES[:3]:
+                org.query(soql)
+        grown = rss_kib() - before
+        print(f"memory per session (a write, three queries): {grown / sessions:,.0f} KiB ({sessions} sessions)")
+
+
+def rss_kib() -> int:
+    """This process's resident memory in KiB (Linux /proc; elsewhere the peak from getrusage)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    import resource
+
+    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 
 
 if __name__ == "__main__":
