@@ -20,6 +20,7 @@ _COMMAND_MODULES = (
     "crmarena_gym.cli._eval",
     "crmarena_gym.cli._report",
     "crmarena_gym.cli._serve",
+    "crmarena_gym.cli._view",
 )
 
 

@@ -33,12 +33,16 @@ from crmarena_gym.eval._runner import (
     select_instances,
 )
 from crmarena_gym.eval._summary import ERROR_END_REASONS, format_table, summarize
+from crmarena_gym.eval._view_server import VIEWER_ASSETS, export_viewer, make_viewer_server
+from crmarena_gym.eval._viewer import RESULTS_FORMAT, ViewerData, ViewerError
 
 __all__ = [
     "ERROR_END_REASONS",
     "LOCK_FILE",
     "METADATA_FILE",
     "RESULTS_FILE",
+    "RESULTS_FORMAT",
+    "VIEWER_ASSETS",
     "EpisodeCancelled",
     "EvalRun",
     "LockHeldError",
@@ -47,13 +51,17 @@ __all__ = [
     "ResultsWriter",
     "RunStoppedError",
     "RunSummary",
+    "ViewerData",
+    "ViewerError",
     "bootstrap_ci",
     "build_report",
     "episode_seed",
     "evaluate",
+    "export_viewer",
     "format_table",
     "load_run",
     "load_summaries",
+    "make_viewer_server",
     "pass_hat_k",
     "pass_k_curve",
     "read_results",

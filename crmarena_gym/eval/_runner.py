@@ -44,6 +44,7 @@ from crmarena_gym.eval._results import (
     write_metadata,
 )
 from crmarena_gym.eval._summary import ERROR_END_REASONS, summarize
+from crmarena_gym.eval._viewer import RESULTS_FORMAT
 from crmarena_gym.org import LocalOrg, Org
 from crmarena_gym.policies import Policy, PolicyError, make_policy
 from crmarena_gym.tasks import TaskInstance, get_task_spec
@@ -624,6 +625,7 @@ def evaluate(
     }
     spec = gym.spec(env_id)
     metadata: dict[str, Any] = {
+        "results_format": RESULTS_FORMAT,
         "run": run_key,
         "trials": trials,
         "limit": limit,
