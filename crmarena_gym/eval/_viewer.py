@@ -503,6 +503,7 @@ def _episode_detail(run_id: str, record: dict[str, Any], metadata: dict[str, Any
                 "effects": _effects(step),
                 "turns_left": step.get("turns_left"),
                 "reply": policy.get("reply"),
+                "note": policy.get("note"),
                 "tool_calls": policy.get("tool_calls"),
                 "usage": policy.get("usage"),
                 "info": {

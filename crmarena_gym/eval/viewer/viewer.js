@@ -272,6 +272,7 @@ function stepView(step, key) {
       step.turns_left !== null && step.turns_left !== undefined ? h("span", { class: "muted" }, `${step.turns_left} turns left`) : null,
       usage.total_tokens !== undefined ? h("span", { class: "muted" }, `${quote(usage.prompt_tokens)} + ${quote(usage.completion_tokens)} tokens, ${money(usage.cost)}`) : null),
     h("div", { class: "body" },
+      step.note ? h("div", { class: "note" }, `policy: ${step.note}`) : null,
       step.reply ? folded(`model reply (${step.reply.length.toLocaleString()} characters)`, step.reply, `${key}-reply`) : null,
       parsedAction(step, key),
       step.long ? folded(`${obsTitle}, folded`, step.observation, `${key}-obs`)
