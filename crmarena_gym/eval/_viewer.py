@@ -72,32 +72,56 @@ class _Source:
     fatal: str | None = None  # nothing could be read
     torn_bytes: int = 0
     by_key: dict[tuple[int, int], dict[str, Any]] = field(default_factory=dict)
+    offset: int = 0  # where the complete lines read so far end (a growing results file is read from there)
+    lines_read: int = 0
+    cache: dict[str, Any] = field(default_factory=dict)  # documents worked out since the last change
 
 
-def _stat(path: Path) -> tuple[int, int] | None:
+def _stat(path: Path) -> tuple[int, int, int] | None:
     try:
         st = path.stat()
     except OSError:
         return None
-    return (st.st_size, st.st_mtime_ns)
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "run"
 
 
-def _read_lines(path: Path) -> tuple[list[tuple[int, Any]], list[str], int]:
-    """The parsed complete lines of a JSON Lines file (with their numbers), problems met, torn bytes."""
-    data = path.read_bytes()
+def _read_lines(path: Path, offset: int = 0, first: int = 1) -> tuple[list[tuple[int, Any]], list[str], int, int]:
+    """The parsed complete lines of a JSON Lines file from byte ``offset`` (numbered from ``first``), the
+    problems met, the torn bytes at the end, and the offset where the complete lines end."""
+    with open(path, "rb") as handle:
+        handle.seek(offset)
+        data = handle.read()
     lines, end = _complete_lines(data)
     parsed: list[tuple[int, Any]] = []
     problems: list[str] = []
-    for number, line in enumerate(lines, 1):
+    for number, line in enumerate(lines, first):
         try:
             parsed.append((number, json.loads(line)))
         except (json.JSONDecodeError, UnicodeDecodeError) as err:
             problems.append(f"line {number} of {path.name} is not JSON ({err}); it is left out: {line[:80]!r}")
-    return parsed, problems, len(data) - end
+    return parsed, problems, len(data) - end, offset + end
+
+
+def _grew(previous: tuple[Any, ...] | None, now: tuple[Any, ...], source: _Source) -> bool:
+    """Whether only the run's results file changed, by growing (the same file, appended to)."""
+    if source.kind != "run" or previous is None or source.fatal is not None or previous[1:] != now[1:]:
+        return False
+    before, after = previous[0], now[0]
+    return before is not None and after is not None and before[0] == after[0] and after[1] >= source.offset
+
+
+def _torn_problem(source: _Source) -> list[str]:
+    if not source.torn_bytes:
+        return []
+    name = RESULTS_FILE if source.kind == "run" else source.path.name
+    return [
+        f"the last line of {name} is incomplete ({source.torn_bytes} bytes): the run is still writing it, or was "
+        "stopped while writing; it is left out"
+    ]
 
 
 def _is_trajectory_line(value: Any) -> bool:
@@ -164,13 +188,19 @@ class ViewerData:
                     signature = (_stat(source.path),)
                 if signature == source.signature:
                     continue
-                source.signature = signature
+                previous, source.signature = source.signature, signature
                 changed = True
-                self._load(source)
+                source.cache.clear()
+                if _grew(previous, signature, source):
+                    self._append(source)  # a run writing: read only its new lines
+                else:
+                    self._load(source)
         return changed
 
     def _load(self, source: _Source) -> None:
         source.metadata, source.records, source.problems, source.fatal, source.torn_bytes = {}, [], [], None, 0
+        source.offset = source.lines_read = 0
+        source.by_key = {}
         try:
             if source.kind == "run":
                 self._load_run(source)
@@ -178,11 +208,6 @@ class ViewerData:
                 self._load_trajectory(source)
         except OSError as err:
             source.fatal = f"cannot read {str(err.filename or source.path)!r}: {err.strerror or err}"
-        records: dict[tuple[int, int], dict[str, Any]] = {}
-        for record in source.records:
-            records.setdefault((record["idx"], record["trial"]), record)
-        source.by_key = records
-        source.records = sorted(records.values(), key=lambda r: (r["idx"], r["trial"]))
 
     def _load_run(self, source: _Source) -> None:
         path = source.path
@@ -210,31 +235,33 @@ class ViewerData:
                 f"read (it reads format {RESULTS_FORMAT}): open it with the crmarena-gym that wrote it"
             )
             return
-        results = path / RESULTS_FILE
-        if not results.is_file():
+        if not (path / RESULTS_FILE).is_file():
             source.fatal = f"{str(path)!r} is not a run directory: it has no {RESULTS_FILE}"
             return
-        lines, problems, torn = _read_lines(results)
-        source.problems += problems
-        if torn:
-            source.torn_bytes = torn
-            source.problems.append(
-                f"the last line of {RESULTS_FILE} is incomplete ({torn} bytes): the run is still writing it, or was "
-                "stopped while writing; it is left out"
+        self._append(source)
+
+    def _append(self, source: _Source) -> None:
+        """Read the lines a run's results file gained since the last read."""
+        try:
+            lines, problems, source.torn_bytes, source.offset = _read_lines(
+                source.path / RESULTS_FILE, source.offset, source.lines_read + 1
             )
+        except OSError as err:
+            source.fatal = f"cannot read {str(err.filename or source.path)!r}: {err.strerror or err}"
+            return
+        source.lines_read += len(lines) + len(problems)
+        source.problems += problems
         for number, record in lines:
             if not isinstance(record, dict) or not isinstance(record.get("idx"), int) or "trial" not in record:
                 source.problems.append(f"line {number} of {RESULTS_FILE} is not an episode record; it is left out")
                 continue
             record.setdefault("abbrev", "?")
-            source.records.append(record)
+            source.by_key.setdefault((record["idx"], record["trial"]), record)
+        source.records = sorted(source.by_key.values(), key=lambda r: (r["idx"], r["trial"]))
 
     def _load_trajectory(self, source: _Source) -> None:
-        lines, problems, torn = _read_lines(source.path)
+        lines, problems, source.torn_bytes, _ = _read_lines(source.path)
         source.problems += problems
-        if torn:
-            source.torn_bytes = torn
-            source.problems.append(f"the last line of {source.path.name} is incomplete ({torn} bytes); it is left out")
         episodes: dict[int, list[dict[str, Any]]] = defaultdict(list)
         for number, line in lines:
             if not _is_trajectory_line(line):
@@ -249,7 +276,8 @@ class ViewerData:
             record = _trajectory_record(number, episodes[number])
             record["trial"] = trials[record["idx"]]
             trials[record["idx"]] += 1
-            source.records.append(record)
+            source.by_key[(record["idx"], record["trial"])] = record
+        source.records = sorted(source.by_key.values(), key=lambda r: (r["idx"], r["trial"]))
         source.metadata = {"run": {"policy": "(recorded trajectory)", "env_id": "RecordTrajectory"}}
 
     # -- answers -------------------------------------------------------------------------------
@@ -277,10 +305,17 @@ class ViewerData:
                 if len(parts) == 2:
                     return self._run_detail(source)
                 if parts[2] == "episodes" and len(parts) == 3:
-                    return {"run": source.id, "episodes": [_episode_brief(r) for r in source.records]}
+                    briefs = self._cached(source, "episodes", lambda: [_episode_brief(r) for r in source.records])
+                    return {"run": source.id, "episodes": briefs}
                 if parts[2] == "episodes" and len(parts) == 5:
                     return self._episode(source, parts[3], parts[4])
         raise ViewerError(f"no such API path: {target!r}")
+
+    @staticmethod
+    def _cached(source: _Source, key: str, compute: Any) -> Any:
+        if key not in source.cache:
+            source.cache[key] = compute()
+        return source.cache[key]
 
     def _source(self, run_id: str) -> _Source:
         for source in self.sources:
@@ -311,11 +346,11 @@ class ViewerData:
             "expected_episodes": expected,
             "complete": expected is not None and len(source.records) >= expected,
             "error": source.fatal,
-            "problems": source.problems,
+            "problems": source.problems + _torn_problem(source),
             "accuracy": None,
         }
         if source.records:
-            rows = _table(source.records)
+            rows = self._cached(source, "table", lambda: _table(source.records))
             brief["accuracy"] = rows["all"]["accuracy"]
             brief["accuracy_ci"] = rows["all"]["accuracy_ci"]
             brief["pass_k"] = rows["all"]["pass_k"]
@@ -325,7 +360,7 @@ class ViewerData:
         detail = self._run_brief(source)
         detail["metadata"] = {k: v for k, v in source.metadata.items() if k != "system_prompts"}
         detail["system_prompts"] = source.metadata.get("system_prompts") or {}
-        detail["table"] = _table(source.records) if source.records else {}
+        detail["table"] = self._cached(source, "table", lambda: _table(source.records)) if source.records else {}
         return detail
 
     def _episode(self, source: _Source, idx_text: str, trial_text: str) -> dict[str, Any]:

@@ -4,6 +4,7 @@ checked against values computed from the run files themselves."""
 from __future__ import annotations
 
 import json
+import os
 import socket
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import pytest
 
 from crmarena_gym.eval import RESULTS_FORMAT, ViewerData, pass_k_curve, write_report
 from crmarena_gym.tasks import TaskInstance
-from tests.eval.viewer_runs import make_runs, record_dropout_trajectory, serving, write_run
+from tests.eval.viewer_runs import llm_record, make_runs, record_dropout_trajectory, serving, write_run
 
 
 @pytest.fixture(scope="module")
@@ -156,6 +157,12 @@ def test_live_update_while_a_run_writes(tmp_path: Path) -> None:
         assert client.get("/api/state").json() != state
         now = client.get("/api/runs").json()["runs"][0]
         assert now["episodes"] == 2 and now["complete"] and now["accuracy"] == 0.5 and not now["problems"]
+        # A resumed run replaying its errors rewrites the file (a new file renamed over the old one).
+        replaced = run / "results.jsonl.new"
+        replaced.write_text(json.dumps({**episode, "idx": 7, "reward": 0.0}) + "\n")
+        os.replace(replaced, run / "results.jsonl")
+        episodes = client.get("/api/runs/live/episodes").json()["episodes"]
+        assert [(e["idx"], e["reward"]) for e in episodes] == [(7, 0.0)]
 
 
 def test_the_html_report_links_into_episode_pages(runs: dict[str, Path], tmp_path: Path) -> None:
@@ -192,3 +199,19 @@ def test_the_view_command_serves_until_interrupted(runs: dict[str, Path], tmp_pa
     assert "has no results.jsonl" in err  # the bad directory is named at start, the viewer still serves
     refused = subprocess.run([*command[:5], "--host", "0.0.0.0"], capture_output=True, text=True, timeout=60)
     assert refused.returncode == 2 and "loopback address only" in refused.stderr
+
+
+def test_a_model_step_shows_its_reply_tokens_and_cost(tmp_path: Path) -> None:
+    record = llm_record()
+    step, usage = record["trajectory"][1], record["trajectory"][1]["policy"]["usage"]
+    run = write_run(tmp_path / "llm", [record], {"system_prompts": {"ab" * 32: "You are a CRM analyst."}})
+    episode = ViewerData([run]).api("/api/runs/llm/episodes/4/0")
+    shown = episode["steps"][0]
+    assert shown["reply"] == step["policy"]["reply"] and shown["usage"] == usage
+    assert episode["system_prompt"] == "You are a CRM analyst."
+    assert episode["reward_explanation"] == (
+        "exact match of the submission (read as '005Ws000001xSR9IAM' by the lenient matching) against the gold "
+        "'005Ws000001xAAAAAA': different: reward 0"
+    )
+    brief = ViewerData([run]).api("/api/runs/llm/episodes")["episodes"][0]
+    assert (brief["tokens"], brief["cost"]) == (940, 0.0031)

@@ -18,7 +18,7 @@ import pytest
 
 from crmarena_gym.eval import write_report
 from crmarena_gym.tasks import TaskInstance
-from tests.eval.viewer_runs import make_runs, serving, write_run
+from tests.eval.viewer_runs import llm_record, make_runs, serving, write_run
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
@@ -150,7 +150,14 @@ def test_updates_while_a_run_writes_and_says_what_is_wrong(browser: Any, tmp_pat
     live = write_run(tmp_path / "live", [episode], {"episodes": 3, "run": {"policy": "oracle"}})
     broken = tmp_path / "broken"
     broken.mkdir()
-    with serving([live, broken]) as base:
+    llm = write_run(tmp_path / "llm", [llm_record()], {"system_prompts": {"ab" * 32: "You are a CRM analyst."}})
+    with serving([live, broken, llm]) as base:
+        _open(browser, f"{base}/#/episode/llm/4/0", "episode")
+        head = browser.find_element(By.CSS_SELECTOR, ".step .head").text
+        assert "900 + 40 tokens, $0.0031" in head
+        assert "model reply" in browser.find_element(By.CSS_SELECTOR, ".step summary").text
+        assert "lenient matching" in browser.find_element(By.CSS_SELECTOR, ".verdict").text
+
         _open(browser, f"{base}/#/run/live", "run")
         _wait(browser, lambda d: len(_rows(d)) == 1)
         with open(live / "results.jsonl", "a") as handle:

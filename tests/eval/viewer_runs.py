@@ -93,3 +93,25 @@ def serving(sources: list[Path]) -> Iterator[str]:
         server.shutdown()
         server.server_close()
         thread.join(5)
+
+
+def llm_record() -> dict[str, Any]:
+    """An episode of a model's policy, as the runner records it: the reply, tokens and cost of each call."""
+    usage = {"prompt_tokens": 900, "completion_tokens": 40, "total_tokens": 940, "cost": 0.0031, "attempts": 1}
+    step = {
+        "turn": 1,
+        "action": "submit 005Ws000001xSR9IAM",
+        "observation": "Answer submitted. The episode is over.",
+        "action_kind": "submit",
+        "policy": {"reply": "Thought: the agent with the fewest ...\nsubmit 005Ws000001xSR9IAM", "usage": usage},
+    }
+    record = {
+        "idx": 4, "trial": 0, "abbrev": "HTU", "reward": 0.0, "turns": 1, "end_reason": "submitted",
+        "submitted": "005Ws000001xSR9IAM", "gold": "005Ws000001xAAAAAA",
+        "reward_breakdown": {"reward": 0.0, "metric": "exact_match", "mode": "lenient",
+                             "submitted": "Thought ... 005Ws000001xSR9IAM", "compared": "005Ws000001xSR9IAM"},
+        "usage": {"calls": 1, "total_tokens": 940, "prompt_tokens": 900, "completion_tokens": 40, "cost": 0.0031},
+        "system_prompt_sha256": "ab" * 32,
+        "trajectory": [{"observation": "Which agent ...?"}, step],
+    }  # fmt: skip
+    return record
