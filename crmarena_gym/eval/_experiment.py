@@ -302,7 +302,7 @@ def _iter_cells(spec: ExperimentSpec, out: Path, echo: Callable[[str], None]) ->
             except RunStoppedError as err:
                 stopped[cell.policy.name] = f"an earlier cell of {cell.policy.name} stopped: {err}"
                 entry.update(status="stopped", reason=str(err))
-            except (ValueError, TypeError) as err:  # the policy cannot play this setting (the oracle on soql)
+            except (ValueError, TypeError, ImportError) as err:  # the oracle on soql, a missing extra ...
                 entry.update(status="not playable", reason=str(err))
             else:
                 entry.update(status="done", episodes=len(run.results), new=run.new_episodes)

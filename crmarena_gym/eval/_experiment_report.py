@@ -134,8 +134,8 @@ def write_experiment_report(out: str | os.PathLike[str]) -> Path:
     html = [f"<h1>{escape(spec['name'])}</h1>", f"<p>{escape(selection)}; policies: {escape(', '.join(policies))}.</p>"]
     html.append(
         "<p>Accuracy is the mean reward per episode (token F1 for KQA) with its 95% percentile bootstrap interval; "
-        "pass^k as in tau-bench. Each cell is a run directory: browse its episodes with <code>crmarena-gym view "
-        f"{escape(str(out))}/cells/SWEEP/POLICY/SETTING</code>.</p>"
+        "pass^k as in tau-bench. Each cell is a run directory: browse every episode of every cell with "
+        f"<code>crmarena-gym view {escape(str(out))}</code> (or one sweep's: <code>.../cells/SWEEP</code>).</p>"
     )
     markdown = [f"# {spec['name']}", selection]
     if not plots_available:

@@ -669,6 +669,7 @@ def evaluate(
     try:
         probe = gym.make(env_id, org=org_obj, tasks=tasks, **_env_kwargs_for(probe_policy, env_kwargs))
         probe = apply_wrappers(probe, wrappers)
+        probe_policy.attach(probe)  # a policy that cannot play this env (the oracle on soql) fails here, once
         instances: list[TaskInstance] = list(probe.unwrapped.instances)  # type: ignore[attr-defined]
         env_stack = _env_stack(probe)
         probe.close()

@@ -106,6 +106,22 @@ def _read_lines(path: Path, offset: int = 0, first: int = 1) -> tuple[list[tuple
     return parsed, problems, len(data) - end, offset + end
 
 
+def _expand(path: Path) -> list[tuple[Path, str]]:
+    """The sources a path names, with their names: a run directory or a trajectory file is one; a directory
+    holding run directories (an experiment's, a folder of runs) is each of them, named by its relative path."""
+    if path.is_file() and path.name == RESULTS_FILE:
+        path = path.parent  # results.jsonl given: its run directory
+    base = _slug(path.resolve().name if path.name in ("", ".", "..") else path.name)
+    if path.is_file():
+        return [(path, base.removesuffix(".jsonl"))]
+    if path.is_dir() and not (path / RESULTS_FILE).exists():
+        runs = sorted(found.parent for found in path.rglob(RESULTS_FILE))
+        root = path / "cells" if (path / "experiment.json").is_file() and (path / "cells").is_dir() else path
+        if runs:
+            return [(run, _slug(".".join(run.relative_to(root).parts))) for run in runs]
+    return [(path, base)]
+
+
 def _grew(previous: tuple[Any, ...] | None, now: tuple[Any, ...], source: _Source) -> bool:
     """Whether only the run's results file changed, by growing (the same file, appended to)."""
     if source.kind != "run" or previous is None or source.fatal is not None or previous[1:] != now[1:]:
@@ -161,18 +177,13 @@ class ViewerData:
         self.sources: list[_Source] = []
         used: set[str] = set()
         for raw in paths:
-            path = Path(raw)
-            if path.is_file() and path.name == RESULTS_FILE:
-                path = path.parent  # results.jsonl given: its run directory
-            kind = "trajectory" if path.is_file() else "run"
-            name = _slug(path.resolve().name if path.name in ("", ".", "..") else path.name)
-            if kind == "trajectory" and name.endswith(".jsonl"):
-                name = name[: -len(".jsonl")]
-            unique, n = name, 2
-            while unique in used:
-                unique, n = f"{name}-{n}", n + 1
-            used.add(unique)
-            self.sources.append(_Source(unique, path, kind))
+            for path, name in _expand(Path(raw)):
+                kind = "trajectory" if path.is_file() else "run"
+                unique, n = name, 2
+                while unique in used:
+                    unique, n = f"{name}-{n}", n + 1
+                used.add(unique)
+                self.sources.append(_Source(unique, path, kind))
         self.refresh()
 
     # -- reading -------------------------------------------------------------------------------
@@ -321,8 +332,8 @@ class ViewerData:
         for source in self.sources:
             if source.id == run_id:
                 return source
-        known = ", ".join(s.id for s in self.sources)
-        raise ViewerError(f"no run {run_id!r} in this viewer (it shows {known})")
+        known = ", ".join(s.id for s in self.sources[:10]) + (", ..." if len(self.sources) > 10 else "")
+        raise ViewerError(f"no run {run_id!r} in this viewer (it shows {len(self.sources)}: {known})")
 
     def _state(self) -> dict[str, Any]:
         """One token per source that changes whenever its files do (the page polls it to update live)."""

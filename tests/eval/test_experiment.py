@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from crmarena_gym.cli import main
-from crmarena_gym.eval import experiment_cells, load_experiment, read_results
+from crmarena_gym.eval import ViewerData, experiment_cells, load_experiment, read_results
 from crmarena_gym.tasks import TaskInstance, save_tasks
 
 SPEC = """
@@ -108,6 +108,11 @@ def test_every_cell_is_a_run_and_the_report_compares_them(
     assert "95% interval" in report and "skipped: CRMARENA_TEST_NO_SUCH_KEY is not set" in report
     assert "| p=0.6,mode=drop | oracle | done | 4 | 1.000 | [1.000, 1.000] |" in (out / "report.md").read_text()
     capsys.readouterr()
+
+    # The viewer opens every cell of the experiment at once.
+    runs = {r["id"]: r for r in ViewerData([out]).api("/api/runs")["runs"]}
+    assert len(runs) == sum(c["status"] == "done" for c in state["cells"])
+    assert runs["dropout.oracle.p-0.6-mode-drop"]["accuracy"] == 1.0
 
     # The same experiment again plays nothing; another spec in the same directory is refused.
     assert main(["experiment", str(spec_path), "--out", str(out)]) == 0
