@@ -36,7 +36,11 @@ def run_view(args: argparse.Namespace) -> int:
         print(f"crmarena-gym view: {err}", file=sys.stderr)
         return 2
     except OSError as err:
-        print(f"crmarena-gym view: cannot listen on {args.host}:{args.port}: {err.strerror or err}", file=sys.stderr)
+        print(
+            f"crmarena-gym view: cannot listen on {args.host}:{args.port}: {err.strerror or err} (choose another port "
+            "with --port, or --port 0 for a free one)",
+            file=sys.stderr,
+        )
         return 2
     host, port = server.server_address[:2]
     url = f"http://{host}:{port}/"

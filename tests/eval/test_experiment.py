@@ -161,3 +161,14 @@ def test_a_killed_experiment_resumes_every_cell(tmp_path: Path, env_org: Path, n
         assert sorted((r["idx"], r["trial"]) for r in records) == sorted({(r["idx"], r["trial"]) for r in records})
         assert len(records) == 4  # every episode exactly once
         assert cell["new"] == 4 - before.get(directory, 0)  # only what the killed run had not written
+
+
+def test_the_example_spec_is_the_papers_ablation_design() -> None:
+    from crmarena_gym.tools import ABLATION_GROUPS
+
+    spec = load_experiment(Path(__file__).resolve().parents[2] / "examples" / "ablation.toml")
+    assert [p.spec for p in spec.policies][:3] == ["oracle", "reactive-oracle", "random"]
+    sweeps = {s.name: s for s in spec.sweeps}
+    assert sweeps["removal"].removed_groups == [[], *([g] for g in ABLATION_GROUPS)]  # one group at a time
+    assert set(sweeps["dropout"].dropout_mode or []) == {"drop", "error", "truncate", "corrupt"}
+    assert max(sweeps["turns"].max_turns or []) == 20  # up to the paper's budget
