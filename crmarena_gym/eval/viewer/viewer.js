@@ -305,14 +305,22 @@ function episodeView(e, compact) {
     e.steps.map((s, i) => stepView(s, `${key}-${i}`)));
 }
 
+function compareWith(runId, e, row, others) {
+  const href = (o) => `#/compare/${e.idx}?runs=${enc(runId)},${enc(o)}&trials=${e.trial},${Math.min(...row.runs[o].trial_list)}`;
+  if (others.length <= 6) return others.map((o, i) => [i ? ", " : "", h("a", { href: href(o) }, o)]);
+  const select = h("select", { id: "compare-with" }, h("option", { value: "" }, `one of ${others.length} runs…`),
+    others.map((o) => h("option", { value: o }, o)));
+  select.addEventListener("change", () => { if (select.value) location.hash = href(select.value); });
+  return select;
+}
+
 async function episodePage(runId, idx, trial) {
   const [e, list] = await Promise.all([get(`/api/runs/${enc(runId)}/episodes/${enc(idx)}/${enc(trial)}`), get("/api/instances")]);
   const row = list.instances.find((r) => String(r.idx) === String(idx));
   const others = row ? Object.keys(row.runs).filter((r) => r !== runId) : [];
   return h("div", {},
     h("h1", {}, `Episode ${e.idx}, trial ${e.trial} · ${quote(e.abbrev)} · run ${e.run}`),
-    others.length ? h("p", {}, "Compare with: ", others.map((o, i) => [i ? ", " : "",
-      h("a", { href: `#/compare/${e.idx}?runs=${enc(runId)},${enc(o)}&trials=${e.trial},${Math.min(...row.runs[o].trial_list)}` }, o)])) : null,
+    others.length ? h("p", {}, "Compare with: ", compareWith(runId, e, row, others)) : null,
     episodeView(e, false));
 }
 
