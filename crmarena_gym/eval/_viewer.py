@@ -39,6 +39,8 @@ RESULTS_FORMAT = 1
 _FOLD_CHARS, _FOLD_LINES = 1200, 24
 # The part of each action kept in an episode list for search (an oracle's call may carry long lists).
 _SEARCH_CHARS = 4000
+# The usage figures the tables add up.
+_USAGE_NUMBERS = frozenset({"calls", "prompt_tokens", "completion_tokens", "total_tokens", "cost", "unpriced_calls"})
 # As the runner does: the raw result (the observation shows it) and what the record keeps on its own.
 _TRAJECTORY_INFO_SKIPPED = frozenset({"result", "turn", "submitted", "reward_breakdown"})
 _DROPOUT_EFFECTS = {
@@ -120,6 +122,38 @@ def _expand(path: Path) -> list[tuple[Path, str]]:
         if runs:
             return [(run, _slug(".".join(run.relative_to(root).parts))) for run in runs]
     return [(path, base)]
+
+
+def _number(value: Any) -> bool:
+    """None or a number (not a bool)."""
+    return value is None or (isinstance(value, int | float) and not isinstance(value, bool))
+
+
+def _repair(record: dict[str, Any]) -> list[str]:
+    """Make a record safe to show (what a damaged or foreign line lacks is set aside); what was wrong."""
+    problems = []
+    if not isinstance(record.get("abbrev"), str):
+        record["abbrev"] = "?"
+    for key in ("reward", "turns"):
+        if not _number(record.get(key)):
+            problems.append(f"its {key} {record[key]!r} is not a number; shown as 0")
+            record[key] = 0
+    trajectory = record.get("trajectory")
+    if trajectory is not None and (
+        not isinstance(trajectory, list) or not all(isinstance(s, dict) for s in trajectory)
+    ):
+        problems.append("its trajectory is not a list of steps; shown without it")
+        record["trajectory"] = []
+    for key in ("usage", "reward_breakdown"):
+        if record.get(key) is not None and not isinstance(record[key], dict):
+            problems.append(f"its {key} is not an object; shown without it")
+            record[key] = None
+    usage = record.get("usage") or {}
+    for key, value in list(usage.items()):
+        if key in _USAGE_NUMBERS and not _number(value):
+            problems.append(f"its usage {key} {value!r} is not a number; left out")
+            del usage[key]
+    return problems
 
 
 def _grew(previous: tuple[Any, ...] | None, now: tuple[Any, ...], source: _Source) -> bool:
@@ -263,10 +297,17 @@ class ViewerData:
         source.lines_read += len(lines) + len(problems)
         source.problems += problems
         for number, record in lines:
-            if not isinstance(record, dict) or not isinstance(record.get("idx"), int) or "trial" not in record:
+            if (
+                not isinstance(record, dict)
+                or not isinstance(record.get("idx"), int)
+                or not isinstance(record.get("trial"), int)
+            ):
                 source.problems.append(f"line {number} of {RESULTS_FILE} is not an episode record; it is left out")
                 continue
-            record.setdefault("abbrev", "?")
+            for problem in _repair(record):
+                source.problems.append(
+                    f"line {number} of {RESULTS_FILE} (episode {record['idx']}/{record['trial']}): {problem}"
+                )
             source.by_key.setdefault((record["idx"], record["trial"]), record)
         source.records = sorted(source.by_key.values(), key=lambda r: (r["idx"], r["trial"]))
 
@@ -457,7 +498,7 @@ def _episode_brief(record: dict[str, Any]) -> dict[str, Any]:
         "turns": record.get("turns"),
         "error": record.get("error"),
         "error_codes": sorted({s["error"] for s in steps if isinstance(s.get("error"), str)}),
-        "dropout_hits": sum(1 for s in steps if (s.get("dropout") or {}).get("hit")),
+        "dropout_hits": sum(1 for s in steps if isinstance(s.get("dropout"), dict) and s["dropout"].get("hit")),
         "submitted": record.get("submitted"),
         "gold": record.get("gold"),
         "answerable": record.get("answerable"),
@@ -536,7 +577,7 @@ def _episode_detail(run_id: str, record: dict[str, Any], metadata: dict[str, Any
     for step in trajectory[1:]:
         observation = step.get("observation")
         text = observation if isinstance(observation, str) else json.dumps(observation)
-        policy = step.get("policy") or {}
+        policy = step.get("policy") if isinstance(step.get("policy"), dict) else {}
         steps.append(
             {
                 "turn": step.get("turn"),

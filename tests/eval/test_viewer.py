@@ -10,6 +10,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from crmarena_gym.eval import RESULTS_FORMAT, ViewerData, pass_k_curve, write_report
 from crmarena_gym.tasks import TaskInstance
@@ -215,3 +217,35 @@ def test_a_model_step_shows_its_reply_tokens_and_cost(tmp_path: Path) -> None:
     )
     brief = ViewerData([run]).api("/api/runs/llm/episodes")["episodes"][0]
     assert (brief["tokens"], brief["cost"]) == (940, 0.0031)
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5) | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=8,
+)
+_STEP = st.fixed_dictionaries(
+    {},
+    optional={k: _JSON for k in ("turn", "action", "observation", "error", "dropout", "policy", "turns_left")},
+)
+_RECORD = st.fixed_dictionaries(
+    {"idx": st.integers(0, 3), "trial": st.integers(0, 1)},
+    optional={
+        **{k: _JSON for k in ("abbrev", "reward", "turns", "end_reason", "submitted", "gold", "error")},
+        "reward_breakdown": _JSON,
+        "usage": st.dictionaries(st.sampled_from(["calls", "total_tokens", "cost", "unpriced_calls"]), _JSON),
+        "trajectory": st.lists(_STEP, max_size=3) | _JSON,
+    },
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(records=st.lists(_RECORD, max_size=4))
+def test_any_record_is_shown_or_said_wrong_never_a_traceback(tmp_path: Path, records: list[dict]) -> None:
+    run = write_run(tmp_path / "fuzz", records, {"episodes": 4})
+    data = ViewerData([run])
+    documents = [data.api("/api/runs"), data.api("/api/instances"), data.api("/api/runs/fuzz")]
+    documents.append(data.api("/api/runs/fuzz/episodes"))
+    for brief in documents[-1]["episodes"]:
+        documents.append(data.api(f"/api/runs/fuzz/episodes/{brief['idx']}/{brief['trial']}"))
+    json.dumps(documents)  # every document is JSON
