@@ -175,7 +175,13 @@ def _torn_problem(source: _Source) -> list[str]:
 
 
 def _is_trajectory_line(value: Any) -> bool:
-    return isinstance(value, dict) and "episode" in value and "step" in value and "trial" not in value
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("episode"), int)
+        and isinstance(value.get("step"), int)
+        and isinstance(value.get("info", {}), dict)
+        and "trial" not in value
+    )
 
 
 class ViewerData:
@@ -318,14 +324,15 @@ class ViewerData:
         for number, line in lines:
             if not _is_trajectory_line(line):
                 source.fatal = (
-                    f"{str(source.path)!r} line {number} is not a RecordTrajectory line (it needs 'episode' and "
-                    "'step'): give a run directory or a file written by the RecordTrajectory wrapper"
+                    f"{str(source.path)!r} line {number} is not a RecordTrajectory line (it needs the integers "
+                    "'episode' and 'step'): give a run directory or a file written by the RecordTrajectory wrapper"
                 )
                 return
             episodes[line["episode"]].append(line)
         trials: dict[int, int] = defaultdict(int)
         for number in sorted(episodes):
             record = _trajectory_record(number, episodes[number])
+            source.problems += [f"episode {number}: {problem}" for problem in _repair(record)]
             record["trial"] = trials[record["idx"]]
             trials[record["idx"]] += 1
             source.by_key[(record["idx"], record["trial"])] = record
@@ -401,8 +408,8 @@ class ViewerData:
             "problems": source.problems + _torn_problem(source),
             "accuracy": None,
         }
-        if source.records:
-            rows = self._cached(source, "table", lambda: _table(source.records))
+        rows = self._cached(source, "table", lambda: _table(source.records))
+        if rows:  # some episode has ended
             brief["accuracy"] = rows["all"]["accuracy"]
             brief["accuracy_ci"] = rows["all"]["accuracy_ci"]
             brief["pass_k"] = rows["all"]["pass_k"]
@@ -412,7 +419,7 @@ class ViewerData:
         detail = self._run_brief(source)
         detail["metadata"] = {k: v for k, v in source.metadata.items() if k != "system_prompts"}
         detail["system_prompts"] = source.metadata.get("system_prompts") or {}
-        detail["table"] = self._cached(source, "table", lambda: _table(source.records)) if source.records else {}
+        detail["table"] = self._cached(source, "table", lambda: _table(source.records))
         return detail
 
     def _episode(self, source: _Source, idx_text: str, trial_text: str) -> dict[str, Any]:
@@ -655,7 +662,7 @@ def _trajectory_record(number: int, lines: list[dict[str, Any]]) -> dict[str, An
         step.update({k: v for k, v in step_info.items() if k not in _TRAJECTORY_INFO_SKIPPED})
         trajectory.append(step)
         if line.get("terminated"):
-            record["reward"] = float(line.get("reward") or 0.0)
+            record["reward"] = float(line.get("reward") or 0.0) if _number(line.get("reward")) else 0.0
             record["end_reason"] = "submitted"
             record["submitted"] = step_info.get("submitted")
             record["reward_breakdown"] = step_info.get("reward_breakdown")

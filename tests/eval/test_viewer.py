@@ -249,3 +249,23 @@ def test_any_record_is_shown_or_said_wrong_never_a_traceback(tmp_path: Path, rec
     for brief in documents[-1]["episodes"]:
         documents.append(data.api(f"/api/runs/fuzz/episodes/{brief['idx']}/{brief['trial']}"))
     json.dumps(documents)  # every document is JSON
+
+
+_TRAJECTORY_LINE = st.fixed_dictionaries(
+    {"episode": st.integers(0, 2), "step": st.integers(0, 3)},
+    optional={k: _JSON for k in ("action", "observation", "reward", "terminated", "truncated", "seed")}
+    | {"info": st.dictionaries(st.sampled_from(["task", "abbrev", "idx", "submitted", "dropout", "error"]), _JSON)},
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(_TRAJECTORY_LINE | _JSON, max_size=5))
+def test_any_trajectory_file_is_shown_or_said_wrong(tmp_path: Path, lines: list) -> None:
+    path = tmp_path / "recorded.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    data = ViewerData([path])
+    runs = data.api("/api/runs")["runs"]
+    if not runs[0]["error"]:
+        for brief in data.api("/api/runs/recorded/episodes")["episodes"]:
+            json.dumps(data.api(f"/api/runs/recorded/episodes/{brief['idx']}/{brief['trial']}"))
+    json.dumps([runs, data.api("/api/instances")])
