@@ -15,7 +15,8 @@ def register(subparsers: Any) -> None:
         description="Run every cell of an experiment spec (TOML: policies, instances and sweeps over "
         "ToolResultDropout p and mode, FunctionRemoval groups, TurnLimit, toolset, aided, match), each cell a "
         "resumable run under OUT/cells/, then write OUT/report.html with tables, 95%% intervals and plots. "
-        "Running it again resumes every cell where it stopped. Example: examples/ablation.toml.",
+        "Running it again resumes every cell where it stopped. Exits 1 when a cell stopped on an error every "
+        "episode would meet (a rejected API key): fix it and run again. Example: examples/ablation.toml.",
     )
     parser.add_argument("spec", metavar="SPEC.toml", help="the experiment spec")
     parser.add_argument("--out", required=True, metavar="DIR", help="the experiment directory")

@@ -260,7 +260,9 @@ def read_state(out: str | os.PathLike[str]) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def _iter_cells(spec: ExperimentSpec, out: Path, echo: Callable[[str], None]) -> Iterator[dict[str, Any]]:
+def _iter_cells(
+    spec: ExperimentSpec, out: Path, echo: Callable[[str], None], stopped_before: set[str]
+) -> Iterator[dict[str, Any]]:
     stopped: dict[str, str] = {}  # policy -> why its remaining cells are skipped
     cells = experiment_cells(spec)
     for number, cell in enumerate(cells, 1):
@@ -292,6 +294,8 @@ def _iter_cells(spec: ExperimentSpec, out: Path, echo: Callable[[str], None]) ->
                     concurrency=spec.concurrency,
                     out=out / cell.path,
                     resume=True,
+                    # A cell that stopped last time (a rejected key) replays its failed episodes now.
+                    retry_errors=str(cell.path) in stopped_before,
                     select_tasks=spec.task,
                     per_task=spec.per_task,
                     limit=spec.limit,
@@ -330,8 +334,11 @@ def run_experiment(
         raise ValueError(f"the experiment needs a directory, and {os.fspath(out)!r} is a file")
     out.mkdir(parents=True, exist_ok=True)
     spec_data = spec.model_dump(mode="json")
+    stopped_before: set[str] = set()
     if _state_file(out).is_file():
-        previous = read_state(out).get("spec") or {}
+        before = read_state(out)
+        stopped_before = {c["path"] for c in before.get("cells", []) if c.get("status") == "stopped"}
+        previous = before.get("spec") or {}
         if previous != spec_data:
             differ = sorted(k for k in set(previous) | set(spec_data) if previous.get(k) != spec_data.get(k))
             raise ValueError(
@@ -339,7 +346,7 @@ def run_experiment(
                 "choose another --out, or run that spec again to resume it"
             )
     state: dict[str, Any] = {"spec": spec_data, "cells": []}
-    for entry in _iter_cells(spec, out, echo):
+    for entry in _iter_cells(spec, out, echo, stopped_before):
         state["cells"].append(entry)
         atomic_write_text(_state_file(out), json_text(state, indent=2, default=str) + "\n")
     state["complete"] = all(c["status"] != "stopped" for c in state["cells"])

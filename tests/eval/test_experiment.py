@@ -172,3 +172,26 @@ def test_the_example_spec_is_the_papers_ablation_design() -> None:
     assert sweeps["removal"].removed_groups == [[], *([g] for g in ABLATION_GROUPS)]  # one group at a time
     assert set(sweeps["dropout"].dropout_mode or []) == {"drop", "error", "truncate", "corrupt"}
     assert max(sweeps["turns"].max_turns or []) == 20  # up to the paper's budget
+
+
+def test_a_cell_stopped_by_a_missing_key_is_replayed_once_it_is_set(
+    tmp_path: Path, env_org: Path, nine_tasks: list[TaskInstance], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CRMARENA_TEST_KEY", raising=False)
+    sweeps = '[[sweeps]]\nname = "turns"\nmax_turns = [5, 10]\n'
+    spec_text = _write_spec(tmp_path, env_org, nine_tasks, sweeps=sweeps).read_text()
+    policy = '[[policies]]\nname = "keyed"\nspec = "python:tests.eval.viewer_runs:NeedsKey"\n'
+    spec = tmp_path / "spec.toml"
+    spec.write_text(spec_text.split("[[policies]]")[0] + policy + sweeps)
+    out = tmp_path / "out"
+    assert main(["experiment", str(spec), "--out", str(out)]) == 1  # a cell stopped: say so by the exit code
+    cells = json.loads((out / "experiment.json").read_text())["cells"]
+    assert [c["status"] for c in cells] == ["stopped", "skipped"]
+    assert "CRMARENA_TEST_KEY is not set" in cells[0]["reason"] and "stopped" in cells[1]["reason"]
+    monkeypatch.setenv("CRMARENA_TEST_KEY", "set")
+    assert main(["experiment", str(spec), "--out", str(out)]) == 0
+    cells = json.loads((out / "experiment.json").read_text())["cells"]
+    assert [c["status"] for c in cells] == ["done", "done"]
+    for cell in cells:
+        records = read_results(out / cell["path"] / "results.jsonl")
+        assert len(records) == 4 and all(r["end_reason"] == "submitted" for r in records)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -12,7 +13,7 @@ from typing import Any
 import gymnasium as gym
 
 from crmarena_gym.eval import evaluate, make_viewer_server
-from crmarena_gym.policies import OraclePolicy, Policy
+from crmarena_gym.policies import OraclePolicy, Policy, PolicyError
 from crmarena_gym.tasks import TaskInstance
 from crmarena_gym.wrappers import RecordTrajectory, ToolResultDropout
 
@@ -115,3 +116,14 @@ def llm_record() -> dict[str, Any]:
         "trajectory": [{"observation": "Which agent ...?"}, step],
     }  # fmt: skip
     return record
+
+
+class NeedsKey(Policy):
+    """Submits None, but only with ``CRMARENA_TEST_KEY`` set: without it every episode would fail alike."""
+
+    def act(self, observation: str) -> str:
+        if not os.environ.get("CRMARENA_TEST_KEY"):
+            error = PolicyError("CRMARENA_TEST_KEY is not set")
+            error.fatal = True
+            raise error
+        return "submit None"
