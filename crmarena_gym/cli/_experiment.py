@@ -14,7 +14,7 @@ def register(subparsers: Any) -> None:
         help="run a sweep (policies x dropout, removed functions, turn budgets, env settings) and compare",
         description="Run every cell of an experiment spec (TOML: policies, instances and sweeps over "
         "ToolResultDropout p and mode, FunctionRemoval groups, TurnLimit, toolset, aided, match), each cell a "
-        "resumable run under OUT/cells/, then write OUT/report.html with tables, 95%% intervals and plots. "
+        "resumable run under OUT/cells/, then write OUT/report.html with tables, 95% intervals and plots. "
         "Running it again resumes every cell where it stopped. Exits 1 when a cell stopped on an error every "
         "episode would meet (a rejected API key): fix it and run again. Example: examples/ablation.toml.",
     )

@@ -33,7 +33,7 @@ import tomllib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -41,6 +41,7 @@ from crmarena_gym._files import atomic_write_text
 from crmarena_gym._json import json_text
 from crmarena_gym.eval._results import RESULTS_FILE
 from crmarena_gym.eval._runner import RunStoppedError, evaluate
+from crmarena_gym.tools import ABLATION_GROUPS
 
 __all__ = [
     "AXES",
@@ -91,11 +92,11 @@ class Sweep(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     name: str = Field(pattern=r"^[A-Za-z0-9._-]+$")
-    dropout_p: list[float] | None = None
+    dropout_p: list[Annotated[float, Field(ge=0, le=1)]] | None = None
     dropout_mode: list[Literal["drop", "error", "truncate", "corrupt"]] | None = None
     removed_groups: list[list[str]] | None = None
     removed_functions: list[list[str]] | None = None
-    max_turns: list[int] | None = None
+    max_turns: list[Annotated[int, Field(ge=1)]] | None = None
     toolset: list[Literal["soql", "functions", "flex"]] | None = None
     aided: list[bool] | None = None
     match: list[Literal["strict", "lenient"]] | None = None
@@ -105,6 +106,14 @@ class Sweep(BaseModel):
     def _not_empty(cls, values: list[Any] | None) -> list[Any] | None:
         if values is not None and not values:
             raise ValueError("an axis needs at least one value")
+        return values
+
+    @field_validator("removed_groups")
+    @classmethod
+    def _known_groups(cls, values: list[list[str]] | None) -> list[list[str]] | None:
+        unknown = sorted({g for groups in values or [] for g in groups} - set(ABLATION_GROUPS))
+        if unknown:
+            raise ValueError(f"unknown ablation groups {unknown}; the groups are {', '.join(ABLATION_GROUPS)}")
         return values
 
     def settings(self) -> list[dict[str, Any]]:
@@ -161,11 +170,17 @@ def load_experiment(path: str | os.PathLike[str]) -> ExperimentSpec:
 
     Raises:
         ValueError: Not TOML, or not a valid spec (the message names the file and each bad field).
-        FileNotFoundError: No such file.
+        FileNotFoundError: The file cannot be read.
     """
     path = Path(path)
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise FileNotFoundError(f"cannot read the experiment spec {str(path)!r}: {err.strerror or err}") from None
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{str(path)!r} is not a text file: {err}") from None
+    try:
+        raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise ValueError(f"{str(path)!r} is not valid TOML: {err}") from None
     try:

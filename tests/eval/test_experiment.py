@@ -126,6 +126,11 @@ def test_a_bad_spec_says_what_is_wrong(tmp_path: Path, env_org: Path, nine_tasks
     typo = _write_spec(tmp_path, env_org, nine_tasks, sweeps='[[sweeps]]\nname = "x"\ndropout_prob = [0.1]\n')
     with pytest.raises(ValueError, match=r"sweeps\.0\.dropout_prob: Extra inputs are not permitted"):
         load_experiment(typo)
+    bad = typo.read_text().replace("dropout_prob = [0.1]", 'dropout_p = [1.5]\nremoved_groups = [["queries"]]')
+    typo.write_text(bad)
+    with pytest.raises(ValueError, match=r"dropout_p\.0: Input should be less than or equal to 1 \(got 1\.5\)") as err:
+        load_experiment(typo)
+    assert "unknown ablation groups ['queries']" in str(err.value)
     typo.write_text("name = [unclosed")
     with pytest.raises(ValueError, match="is not valid TOML"):
         load_experiment(typo)
