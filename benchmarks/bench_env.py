@@ -3,7 +3,12 @@
 Runs the oracle's actions for every instance of the default test set (1,170 by default) through a
 ``CRMArenaEnv``, recording every SOQL/SOSL text the tools send to the org; then runs exactly those
 queries on the bare ``LocalOrg`` (same task dates). Both passes run twice and the second (warm plan
-cache) is reported. Also reports the time of ``reset``.
+cache: every query of the first pass is cached) is reported. Also reports the time of ``reset``.
+
+Then a fresh-instances pass: the oracle (its solver and its actions through the env) on training
+instances never seen in the process, so that no query text is in the plan cache, once with parse trees
+reused by query shape (the engine as it is) and once without (the baseline: every new text parsed by
+lark), in the same process on the same org.
 
 Usage:
     python benchmarks/bench_env.py [--per-task N] [--scale X]
@@ -24,7 +29,8 @@ from typing import Any
 from crmarena_gym.datagen import generate_org
 from crmarena_gym.envs import CRMArenaEnv
 from crmarena_gym.org import LocalOrg, Org
-from crmarena_gym.tasks import default_tasks, oracle_trace
+from crmarena_gym.org.soql import _parser
+from crmarena_gym.tasks import default_tasks, oracle_trace, training_tasks
 
 
 class RecordingOrg(Org):
@@ -104,6 +110,38 @@ def main() -> None:
     print(
         f"reset: median {statistics.median(reset_times) * 1e3:.3f} ms, max {max(reset_times) * 1e3:.3f} ms"  # type: ignore[type-var]
     )
+
+    # Fresh instances: two disjoint training sets (one per variant), each new to the process.
+    fresh = {
+        label: training_tasks(path, seed=seed, per_task=max(1, args.per_task // 3))
+        for label, seed in (("shapes", 1), ("baseline", 2))
+    }
+    cached_tree = _parser._cached_tree
+    seconds = {}
+    for label, instances in fresh.items():
+        if label == "baseline":
+            _parser._cached_tree = lambda text: _parser._lark().parse(text)
+        seconds[label] = fresh_pass(org, instances)
+        _parser._cached_tree = cached_tree
+    for label, instances in fresh.items():
+        print(
+            f"fresh instances ({label}): {len(instances)} episodes in {seconds[label]:.3f} s, "
+            f"{len(instances) / seconds[label]:,.0f} episodes/s"
+        )
+    per = {label: seconds[label] / len(fresh[label]) for label in fresh}
+    print(f"fresh instances, time per episode: baseline / shapes {per['baseline'] / per['shapes']:.2f}x")
+
+
+def fresh_pass(org: LocalOrg, instances: list[Any]) -> float:
+    """Seconds to solve ``instances`` with the oracle and play its actions through an env."""
+    env = CRMArenaEnv(org=org, tasks=instances, toolset="flex")
+    start = time.perf_counter()
+    for inst in instances:
+        actions = [c.to_action() for c in oracle_trace(inst, org.with_today(inst.params["today"])).actions]
+        env.reset(options={"task_id": inst.idx})
+        for action in actions:
+            env.step(action)
+    return time.perf_counter() - start
 
 
 if __name__ == "__main__":

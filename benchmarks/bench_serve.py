@@ -1,161 +1,134 @@
-"""Benchmark of the served org (``crmarena-gym serve-org``): query latency through the server against
-in-process ``LocalOrg``, requests per second at concurrency 1 and 16, and the memory cost of a session.
+"""The served org (``crmarena-gym serve-org``): query latency through Salesforce's REST API on 127.0.0.1
+against ``LocalOrg`` in process on the same queries, requests per second at concurrency 1 and 16, and the
+memory one session costs (each with a write and a few queries; resident memory of this process, which
+runs the server, before and after, divided by the sessions).
 
-The same SOQL queries and SOSL searches (the shapes the task tools and agents send: lookups by id,
-filters, relationship fields, aggregates, a parent-to-child subquery, searches) are answered
+The baseline, measured in the same run, is ``LocalOrg.query`` on the same file. Through the server,
+each query goes through the real simple-salesforce client (``SalesforceOrg``), https with the server's
+self-signed certificate (``--http`` for plain http), one keep-alive connection per client.
 
-* in process by :class:`~crmarena_gym.org.LocalOrg` on the org file (the baseline: the engine's cost);
-* by :class:`~crmarena_gym.org.SalesforceOrg` (simple-salesforce inside) over HTTPS on 127.0.0.1, from
-  the server (:class:`~crmarena_gym.org.serve.OrgServer`, uvicorn in this process, a self-signed
-  certificate);
-
-each query warmed once (both sides cache plans) and then timed ``--repeat`` times; the figure is the
-ratio of the mean latencies, server over in process. Then 1 and 16 clients (threads, each with its own
-session id from the token endpoint) send ``--requests`` queries in all, for requests per second. Last,
-``--sessions`` sessions each write one record, and the growth of the process's resident memory is
-divided by their number: the memory cost of a session that has written (the server bounds the number
-of sessions with ``--max-sessions``).
-
-Every answer through the server is checked against the in-process one; a difference stops the run.
-
-Run: ``python benchmarks/bench_serve.py [--org PATH] [--repeat 20] [--requests 800] [--sessions 64]``.
+Usage:
+    python benchmarks/bench_serve.py [--org PATH] [--reps 30] [--requests 400] [--http]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import tempfile
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
 
 import requests
 
-from crmarena_gym.org import LocalOrg, OrgSession, SalesforceOrg, default_org_path
+from crmarena_gym.org import LocalOrg, SalesforceOrg, default_org_path
 from crmarena_gym.org.serve import OrgServer, SessionHub
 
+QUERIES = [
+    "SELECT Id, Name FROM Issue__c",
+    "SELECT Id, Subject, Status FROM Case WHERE Status = 'Closed' ORDER BY CreatedDate DESC LIMIT 20",
+    "SELECT OwnerId, COUNT(Id) n FROM Case GROUP BY OwnerId ORDER BY COUNT(Id) DESC LIMIT 5",
+    "SELECT Id, Owner.Name, Account.Name FROM Case WHERE CreatedDate = LAST_N_DAYS:90",
+    "SELECT Id, (SELECT Id, Subject FROM EmailMessages) FROM Case ORDER BY Id LIMIT 10",
+    "SELECT Id, Name, Description FROM Product2 WHERE Name LIKE '%shoe%'",
+]
 TODAY = "2025-07-29"
-PASSWORD = "bench"
 
 
-def workload(org: LocalOrg) -> list[str]:
-    """Queries of the kinds the tools and agents send, with ids taken from the org."""
-    case = org.query("SELECT Id, AccountId, OwnerId FROM Case ORDER BY Id LIMIT 1")["records"][0]
-    return [
-        f"SELECT Id, Subject, Status, Owner.Name, Contact.Name FROM Case WHERE Id = '{case['Id']}'",
-        f"SELECT Id, CreatedDate FROM Case WHERE AccountId = '{case['AccountId']}' ORDER BY CreatedDate",
-        f"SELECT COUNT(Id) n FROM Case WHERE OwnerId = '{case['OwnerId']}' AND Status = 'Closed'",
-        "SELECT OwnerId, COUNT(Id) n FROM Case GROUP BY OwnerId ORDER BY COUNT(Id) DESC LIMIT 5",
-        "SELECT Id, Field__c, NewValue__c FROM CaseHistory__c WHERE CreatedDate = LAST_N_MONTHS:3 LIMIT 200",
-        "SELECT Id, Name, (SELECT Id, Status FROM Orders) FROM Account ORDER BY Id LIMIT 20",
-        "SELECT Product2.Name, UnitPrice FROM PricebookEntry WHERE UnitPrice > 100 ORDER BY UnitPrice DESC LIMIT 50",
-        "FIND {delivery} IN ALL FIELDS RETURNING Knowledge__kav(Id, Title), Case(Id, Subject LIMIT 10)",
-    ]
+def median_seconds(run, reps: int) -> float:
+    run()  # warm: plan cache, connection
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
 
 
-def answer(org: Any, text: str) -> dict[str, Any]:
-    return org.search(text) if text.startswith("FIND") else org.query(text)
-
-
-def mean_latency(org: Any, queries: list[str], repeat: int) -> float:
-    for text in queries:
-        answer(org, text)  # warm: plans and connections on both sides
-    spent = 0.0
-    for _ in range(repeat):
-        for text in queries:
-            start = time.perf_counter()
-            answer(org, text)
-            spent += time.perf_counter() - start
-    return spent / (repeat * len(queries))
-
-
-def login(server: OrgServer) -> str:
-    r = requests.post(
-        f"{server.url}/services/oauth2/token",
-        data={"grant_type": "password", "username": "bench@example.com", "password": PASSWORD},
-        verify=str(server.cert),
-        timeout=60,
-    )
-    r.raise_for_status()
-    return r.json()["access_token"]
-
-
-def requests_per_second(server: OrgServer, queries: list[str], clients: int, total: int) -> float:
-    orgs = [SalesforceOrg(session_id=login(server), instance_url=server.url, max_retries=0) for _ in range(clients)]
+def throughput(make_client, clients: int, requests: int) -> float:
+    """Requests per second with ``clients`` threads sharing ``requests`` queries."""
+    per = requests // clients
+    orgs = [make_client() for _ in range(clients)]
     for org in orgs:
-        answer(org, queries[0])  # each client's connection opened (TLS handshake) before the clock starts
+        org.query(QUERIES[0])
+    barrier = threading.Barrier(clients + 1)
 
-    def run(n: int) -> None:
-        org = orgs[n]
-        for i in range(n, total, clients):
-            answer(org, queries[i % len(queries)])
+    def work(org: SalesforceOrg) -> None:
+        barrier.wait()
+        for i in range(per):
+            org.query(QUERIES[i % 3])
 
+    threads = [threading.Thread(target=work, args=(org,)) for org in orgs]
+    for t in threads:
+        t.start()
+    barrier.wait()
     start = time.perf_counter()
-    with ThreadPoolExecutor(clients) as pool:
-        list(pool.map(run, range(clients)))
-    return total / (time.perf_counter() - start)
-
-
-def rss_kib() -> int:
-    with open("/proc/self/status") as f:
-        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
-
-
-def session_memory(org_path: Path, sessions: int) -> float:
-    """KiB of resident memory per session that has queried and written one record."""
-    base = LocalOrg(org_path, today=TODAY)
-    base.query("SELECT Id FROM Issue__c LIMIT 1")
-    warm = OrgSession(base)  # the first session pays for the shared plan cache and module state, not counted
-    warm.create("Issue__c", {"Name": "warm"})
-    warm.query("SELECT COUNT() FROM Issue__c")
-    before = rss_kib()
-    live = []
-    for i in range(sessions):
-        session = OrgSession(base)
-        session.create("Issue__c", {"Name": f"bench {i}"})
-        session.query("SELECT Id, Name FROM Issue__c WHERE Name LIKE 'bench%'")
-        session.search("FIND {bench} RETURNING Issue__c(Id)")
-        live.append(session)
-    per = (rss_kib() - before) / sessions
-    for session in live:
-        session.drop()
-    warm.drop()
-    base.close()
-    return per
+    for t in threads:
+        t.join()
+    return per * clients / (time.perf_counter() - start)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--org", type=Path, default=None, help="the org file (default: the default org)")
-    parser.add_argument("--repeat", type=int, default=20, help="timed runs of each query per side")
-    parser.add_argument("--requests", type=int, default=800, help="requests per concurrency level")
-    parser.add_argument("--sessions", type=int, default=64, help="sessions for the memory figure")
+    parser.add_argument("--reps", type=int, default=30)
+    parser.add_argument("--requests", type=int, default=400)
+    parser.add_argument("--http", action="store_true", help="plain http instead of https")
     args = parser.parse_args()
-    org_path = args.org or default_org_path()
-    local = LocalOrg(org_path, today=TODAY)
-    queries = workload(local)
-    hub = SessionHub(org_path, password=PASSWORD, today=TODAY, max_sessions=64)
-    with tempfile.TemporaryDirectory() as certs, OrgServer(hub, cert_dir=certs) as server:
-        os.environ["REQUESTS_CA_BUNDLE"] = str(server.cert)
-        served = SalesforceOrg(session_id=login(server), instance_url=server.url, max_retries=0)
-        for text in queries:
-            if answer(served, text) != answer(local, text):
-                raise SystemExit(f"the server answered differently from LocalOrg: {text}")
-        in_process = mean_latency(local, queries, args.repeat)
-        through_server = mean_latency(served, queries, args.repeat)
-        print(f"org: {org_path} ({len(queries)} queries, {args.repeat} timed runs each, HTTPS on 127.0.0.1)")
-        print(f"mean latency in process (LocalOrg):              {in_process * 1e3:8.2f} ms")
-        print(f"mean latency through the server (SalesforceOrg): {through_server * 1e3:8.2f} ms")
-        print(f"ratio server / in process:                       {through_server / in_process:8.2f}x")
-        rates = {n: requests_per_second(server, queries, n, args.requests) for n in (1, 16)}
-        for n, rate in rates.items():
-            print(f"requests/s at concurrency {n:2d}:                     {rate:8.1f}")
-        scaling = rates[16] / rates[1]
-        print(f"concurrency 16 / concurrency 1:                  {scaling:8.2f}x (on {os.cpu_count()} cores)")
-    per = session_memory(org_path, args.sessions)
-    print(f"resident memory per session (one write, queried, searched): {per:.0f} KiB over {args.sessions} sessions")
+    path = args.org or default_org_path()
+    local = LocalOrg(path, today=TODAY)
+    hub = SessionHub(path, token="bench", password="bench", max_sessions=64, today=TODAY)
+    with OrgServer(hub, tls=not args.http, cert_dir=Path(tempfile.mkdtemp())) as server:
+        if server.cert is not None:
+            os.environ["REQUESTS_CA_BUNDLE"] = str(server.cert)
+
+        def client() -> SalesforceOrg:
+            return SalesforceOrg(instance_url=server.url, session_id="bench", version="60.0")
+
+        remote = client()
+        print(f"org {str(path)!r}, served at {server.url}")
+        print(f"{'query':<72} {'local ms':>9} {'served ms':>10} {'ratio':>6}")
+        ratios = []
+        for soql in QUERIES:
+            assert remote.query(soql) == local.query(soql), soql
+            here = median_seconds(lambda soql=soql: local.query(soql), args.reps)
+            there = median_seconds(lambda soql=soql: remote.query(soql), args.reps)
+            ratios.append(there / here)
+            print(f"{soql[:72]:<72} {here * 1e3:>9.2f} {there * 1e3:>10.2f} {there / here:>5.1f}x")
+        print(f"median ratio served / in process: {statistics.median(ratios):.1f}x")
+        for clients in (1, 16):
+            rate = throughput(client, clients, args.requests)
+            print(f"concurrency {clients:>2}: {rate:,.0f} requests/s")
+        sessions = 32
+        before = rss_kib()
+        for i in range(sessions):
+            token = requests.post(
+                f"{server.url}/services/oauth2/token",
+                data={"grant_type": "password", "username": f"user{i}", "password": "bench"},
+                verify=str(server.cert) if server.cert else True,
+            ).json()["access_token"]
+            org = SalesforceOrg(instance_url=server.url, session_id=token, version="60.0")
+            org._call(lambda sf, i=i: sf.Issue__c.create({"Name": f"Bench issue {i}"}))
+            for soql in QUERIES[:3]:
+                org.query(soql)
+        grown = rss_kib() - before
+        print(f"memory per session (a write, three queries): {grown / sessions:,.0f} KiB ({sessions} sessions)")
+
+
+def rss_kib() -> int:
+    """This process's resident memory in KiB (Linux /proc; elsewhere the peak from getrusage)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    import resource
+
+    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 
 
 if __name__ == "__main__":

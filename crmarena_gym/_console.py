@@ -1,4 +1,4 @@
-"""Console output shared by every layer: aligned text tables and a one-line progress bar.
+"""Console output shared by every layer: aligned text tables and progress bars (``tqdm``).
 
 This module sits below the layers (it imports none of them), so that the org cache, the command line
 and the evaluation runner draw the same way.
@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import Literal, TextIO
+from typing import TYPE_CHECKING, Literal, TextIO
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 Align = Literal["<", ">"]
 
@@ -51,44 +54,68 @@ def text_table(
     return "\n".join(lines)
 
 
-class ProgressLine:
-    """A progress bar redrawn in place on one line of a terminal.
+def interactive(stream: TextIO | None = None) -> bool:
+    """Whether ``stream`` (default: stderr) is watched by a person: a terminal, or a Jupyter kernel's output.
+
+    Example:
+        >>> import io
+        >>> interactive(io.StringIO())
+        False
+    """
+    stream = stream if stream is not None else sys.stderr
+    if stream is None:
+        return False
+    try:
+        if stream.isatty():
+            return True
+    except (AttributeError, ValueError):  # a closed or file-like stream without isatty
+        return False
+    return "ipykernel" in sys.modules and stream in (sys.stderr, sys.stdout)
+
+
+def progress_bar(
+    total: float,
+    label: str,
+    *,
+    stream: TextIO | None = None,
+    enabled: bool = True,
+    initial: float = 0,
+    unit: str = "it",
+) -> tqdm:
+    """A ``tqdm`` progress bar: in place on a terminal, a widget in a notebook, periodic lines when piped.
+
+    ``tqdm.auto`` picks the notebook widget when it runs in Jupyter. When ``stream`` is not a terminal (a log
+    file, a pipe), the bar is redrawn at most every few seconds so that logs stay short.
 
     Args:
+        total: The count that means done.
         label: Text before the bar.
         stream: Where to draw (default: stderr).
-        enabled: Draw at all (default: only when ``stream`` is a terminal, so logs stay clean).
-        width: Characters of the bar.
+        enabled: Draw at all (``False``: a bar that draws nothing, so callers need not test).
+        initial: The count already done (a resumed run).
+        unit: The unit shown with rates.
 
     Example:
         >>> import io
         >>> out = io.StringIO()
-        >>> bar = ProgressLine("eval", stream=out, enabled=True, width=4)
-        >>> bar.draw(0.5, "2/4"); bar.close()
-        >>> out.getvalue()
-        '\\reval [##--] 2/4\\n'
+        >>> bar = progress_bar(4, "eval", stream=out, unit="ep")
+        >>> bar.update(4); bar.close()
+        >>> last = out.getvalue().split("\\r")[-1]
+        >>> last.startswith("eval: 100%"), "4/4" in last
+        (True, True)
     """
+    from tqdm.auto import tqdm
 
-    def __init__(self, label: str, *, stream: TextIO | None = None, enabled: bool | None = None, width: int = 30):
-        self.label = label
-        self.stream = stream if stream is not None else sys.stderr
-        self.enabled = bool(self.stream.isatty()) if enabled is None else enabled
-        self.width = width
-        self._drawn = False
-
-    def draw(self, fraction: float, detail: str = "") -> None:
-        """Redraw the bar filled to ``fraction`` (clamped to [0, 1]), followed by ``detail``."""
-        if not self.enabled:
-            return
-        filled = int(self.width * min(max(fraction, 0.0), 1.0))
-        bar = "#" * filled + "-" * (self.width - filled)
-        self.stream.write(f"\r{self.label} [{bar}] {detail}".rstrip())
-        self.stream.flush()
-        self._drawn = True
-
-    def close(self) -> None:
-        """End the line (if anything was drawn)."""
-        if self.enabled and self._drawn:
-            self.stream.write("\n")
-            self.stream.flush()
-            self._drawn = False
+    stream = stream if stream is not None else sys.stderr
+    watched = interactive(stream)
+    return tqdm(
+        total=total,
+        desc=label,
+        file=stream,
+        disable=not enabled,
+        initial=initial,
+        unit=unit,
+        dynamic_ncols=watched,
+        mininterval=0.1 if watched else 5.0,
+        leave=True,
+    )

@@ -1,15 +1,17 @@
 """File helpers shared by every layer: an exclusive lock across processes, and atomic writes.
 
-This module sits below the layers (it imports none of them).
+This module sits below the layers (it imports none of them). The lock is the ``filelock`` library's, so
+the package imports and locks the same way on Windows as on POSIX systems.
 """
 
 from __future__ import annotations
 
-import fcntl
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from filelock import FileLock, Timeout
 
 
 class LockHeldError(OSError):
@@ -38,15 +40,16 @@ def exclusive_lock(path: str | os.PathLike[str], *, blocking: bool = True) -> It
         ...
         crmarena_gym._files.LockHeldError: ... is locked by another process
     """
-    with open(path, "a+") as handle:
-        try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX if blocking else fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise LockHeldError(f"{os.fspath(path)!r} is locked by another process") from None
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+    # A new FileLock object per call: nested calls in one process conflict as separate processes would.
+    lock = FileLock(os.fspath(path), timeout=-1 if blocking else 0)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise LockHeldError(f"{os.fspath(path)!r} is locked by another process") from None
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:

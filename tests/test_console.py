@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from crmarena_gym._console import ProgressLine, text_table
+from crmarena_gym._console import interactive, progress_bar, text_table
 from crmarena_gym._files import LockHeldError, atomic_write_text, exclusive_lock
 
 
@@ -20,15 +20,37 @@ def test_text_table_aligns_and_refuses_ragged_rows() -> None:
         text_table(["a", "b"], [], align=["<"])
 
 
-def test_progress_line_draws_only_when_enabled() -> None:
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_bar_draws_piped_and_on_a_terminal_but_not_when_disabled() -> None:
+    piped = io.StringIO()  # not a terminal: a log or a pipe still gets the bar
+    bar = progress_bar(3, "gen", stream=piped, unit="ep")
+    bar.update(3)
+    bar.close()
+    assert piped.getvalue().endswith("\n") and "3/3" in piped.getvalue().split("\r")[-1]
+    assert piped.getvalue().split("\r")[-1].startswith("gen: 100%")
     quiet = io.StringIO()
-    ProgressLine("x", stream=quiet).draw(0.5)  # StringIO is not a terminal
+    bar = progress_bar(3, "gen", stream=quiet, enabled=False)
+    bar.update(3)
+    bar.close()
     assert quiet.getvalue() == ""
-    loud = io.StringIO()
-    line = ProgressLine("gen", stream=loud, enabled=True, width=10)
-    line.draw(2.0, "done")  # clamped
-    line.close()
-    assert loud.getvalue() == "\rgen [##########] done\n"
+    assert interactive(_Terminal()) and not interactive(io.StringIO())
+
+
+def test_a_piped_bar_is_redrawn_at_most_every_few_seconds() -> None:
+    piped, watched = io.StringIO(), _Terminal()
+    bars = [progress_bar(500, "x", stream=piped), progress_bar(500, "x", stream=watched)]
+    for _ in range(500):
+        for bar in bars:
+            bar.update(1)
+            time.sleep(0.0005)
+    for bar in bars:
+        bar.close()
+    # About 0.5 s of updates: the terminal's bar (every 0.1 s) is redrawn more often than the piped one.
+    assert piped.getvalue().count("\r") <= 3 < watched.getvalue().count("\r")
 
 
 def _hold(lock: str, log: str, tag: str) -> None:

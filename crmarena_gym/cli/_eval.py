@@ -24,7 +24,7 @@ def register(subparsers: Any) -> None:
     """Add the ``eval`` subcommand."""
     parser = subparsers.add_parser(
         "eval",
-        help="evaluate a policy (oracle, random, an LLM through litellm) on a task set",
+        help="evaluate a policy (oracle, reactive-oracle, random, an LLM through litellm) on a task set",
         description="Run a policy on every instance of a task set, --trials times each; write results.jsonl "
         "(one line per episode, as each ends) and metadata.json to --out, and print a table per task.",
         epilog=_EXAMPLES,
@@ -66,10 +66,21 @@ def register(subparsers: Any) -> None:
         "were made for another org and would score near 0)",
     )
     source.add_argument("--match", choices=("strict", "lenient"), default="strict", help="answer matching")
+    source.add_argument(
+        "--wrapper",
+        action="append",
+        default=None,
+        metavar="NAME[:JSON]",
+        help='a wrapper around each environment, innermost first; repeatable: ToolResultDropout:{"p": 0.2, '
+        '"mode": "error"}, TurnLimit:{"max_turns": 10}, FunctionRemoval:{"groups": ["calculation"]}',
+    )
     source.add_argument("--not-aided", action="store_true", help="hide the domain details (quarters, seasons ...)")
     policy = parser.add_argument_group("the policy")
     policy.add_argument(
-        "--policy", required=True, metavar="SPEC", help="oracle, random, litellm:MODEL or python:MODULE:CLASS"
+        "--policy",
+        required=True,
+        metavar="SPEC",
+        help="oracle, reactive-oracle, random, litellm:MODEL or python:MODULE:CLASS",
     )
     policy.add_argument("--framework", choices=("act", "react", "fc"), default=None, help="litellm: the framework")
     policy.add_argument("--temperature", type=float, default=None, help="litellm: sampling temperature")
@@ -91,7 +102,9 @@ def register(subparsers: Any) -> None:
         help="with --resume: play again the episodes that ended in llm_error, policy_error or env_error",
     )
     run.add_argument("--seed", type=int, default=0, help="the run's seed")
-    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.add_argument(
+        "--no-progress", action="store_true", help="no progress bar (drawn on stderr by default, piped or not)"
+    )
     run.add_argument("--ray", action="store_true", help="spread episodes over a Ray cluster")
     run.add_argument("--ray-address", default=None, metavar="ADDR", help="the Ray cluster (default: a local one)")
     parser.set_defaults(func=run_eval)
@@ -133,6 +146,7 @@ def run_eval(args: argparse.Namespace) -> int:
     if args.not_aided:
         env_kwargs["aided"] = False
     try:
+        wrappers = [_wrapper_spec(text) for text in args.wrapper or ()]
         run = evaluate(
             args.policy,
             env_id=args.env or "CRMArena-v0",
@@ -140,6 +154,7 @@ def run_eval(args: argparse.Namespace) -> int:
             org=args.org,
             policy_options=_policy_options(args),
             env_kwargs=env_kwargs,
+            wrappers=wrappers,
             trials=args.trials,
             concurrency=args.concurrency,
             out=args.out,
@@ -169,6 +184,25 @@ def run_eval(args: argparse.Namespace) -> int:
     if run.out is not None:
         print(f"\n{len(run.results)} episodes ({run.new_episodes} new) in {run.out}", file=sys.stderr)
     return 0
+
+
+def _wrapper_spec(text: str) -> dict[str, Any]:
+    """``NAME`` or ``NAME:{json arguments}`` as a wrapper spec.
+
+    Example:
+        >>> _wrapper_spec('TurnLimit:{"max_turns": 5}')
+        {'name': 'TurnLimit', 'kwargs': {'max_turns': 5}}
+    """
+    import json
+
+    name, brace, rest = text.partition(":{")
+    if not brace:
+        return {"name": text, "kwargs": {}}
+    try:
+        kwargs = json.loads("{" + rest)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"--wrapper {text!r}: the arguments after {name}: are not a JSON object ({err})") from None
+    return {"name": name, "kwargs": kwargs}
 
 
 def _interrupted_hint(args: argparse.Namespace) -> str:

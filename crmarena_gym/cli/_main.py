@@ -21,6 +21,8 @@ _COMMAND_MODULES = (
     "crmarena_gym.cli._report",
     "crmarena_gym.cli._serve",
     "crmarena_gym.cli._serve_org",
+    "crmarena_gym.cli._view",
+    "crmarena_gym.cli._experiment",
 )
 
 

@@ -15,6 +15,7 @@ from crmarena_gym.envs._registration import MAX_TURNS, env_ids, register_envs
 from crmarena_gym.envs._render import (
     QUERY_OUTPUT_PREFIX,
     render_error,
+    render_head,
     render_query_result,
     render_value,
     result_rows,
@@ -35,6 +36,7 @@ __all__ = [
     "parse_action",
     "register_envs",
     "render_error",
+    "render_head",
     "render_query_result",
     "render_value",
     "result_rows",

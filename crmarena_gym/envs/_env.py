@@ -17,13 +17,13 @@ from typing import Any, Literal
 import gymnasium as gym
 
 from crmarena_gym.envs._actions import NO_ACTION, Action, parse_action, unwrap_code
-from crmarena_gym.envs._render import QUERY_OUTPUT_PREFIX, ObservationFormat, render_error, render_value
+from crmarena_gym.envs._render import QUERY_OUTPUT_PREFIX, ObservationFormat, render_error, render_head
 from crmarena_gym.envs._result import StepResult
 from crmarena_gym.envs._spaces import ActionText, UnicodeText
 from crmarena_gym.org import LocalOrg, Org
 from crmarena_gym.schema import schema_text
 from crmarena_gym.tasks import TaskInstance, get_task_spec, load_tasks, score_answer
-from crmarena_gym.tools import Toolset
+from crmarena_gym.tools import Toolset, TruncatedRows, query_result_budget
 from crmarena_gym.tools import toolset as make_toolset  # the constructor's ``toolset`` argument shadows the name
 
 ToolsetName = Literal["soql", "functions", "flex"]
@@ -34,6 +34,16 @@ FALLBACK_TODAY = dt.date(2024, 12, 31)
 _QUERY_TOOL_BY_LANGUAGE = {"soql": "issue_soql_query", "sosl": "issue_sosl_query"}
 _LANGUAGE_BY_QUERY_TOOL: dict[str, Literal["soql", "sosl"]] = {"issue_soql_query": "soql", "issue_sosl_query": "sosl"}
 _TRUNCATED = "\n[observation truncated: {n} more characters]"
+# A result whose rendering stopped at the bound (or that the org cut to the rows that could be shown).
+_TRUNCATED_ROWS = "\n[observation truncated: the result has {total} rows, more than fit; narrow the query]"
+
+
+class _Rendered(str):
+    """A result's text that lacks rows (the org or the rendering stopped at the bound), with the note that
+    says so (the full text's length is unknown)."""
+
+    note: str
+
 
 _QUERY_EXAMPLES = (
     "execute SELECT Id, Subject, Status FROM Case LIMIT 5",
@@ -266,7 +276,9 @@ class CRMArenaEnv(gym.Env[str, str]):
                 )
                 return self._observe(message, info, error="UNAVAILABLE")
             info["query"] = parsed.text
-            result = self.tools.call(tool, {"query": parsed.text}, self._view)
+            # Rows past what the observation can show are neither shaped by the org nor rendered.
+            with query_result_budget(self.max_observation_chars):
+                result = self.tools.call(tool, {"query": parsed.text}, self._view)
             if isinstance(result, str):  # "CODE: message" from the org, shown as the original shows it
                 code, _, message = result.partition(": ")
                 return self._observe(render_error(code, message), info, error=code)
@@ -280,9 +292,18 @@ class CRMArenaEnv(gym.Env[str, str]):
         return self._observe(self.render_result(result, query=False), info)
 
     def render_result(self, result: Any, *, query: bool) -> str:
-        """The observation text of a query's rows (``query=True``) or a function's result."""
-        text = render_value(result, self.observation_format)
-        return QUERY_OUTPUT_PREFIX + text if query else text
+        """The observation text of a query's rows (``query=True``) or a function's result.
+
+        A list is rendered only as far as the observation bound (``max_observation_chars``) reaches.
+        """
+        prefix = QUERY_OUTPUT_PREFIX if query else ""
+        body, whole = render_head(result, self.observation_format, self.max_observation_chars)
+        text = prefix + body
+        if isinstance(result, list) and (isinstance(result, TruncatedRows) or not whole):
+            rendered = _Rendered(text)
+            rendered.note = _TRUNCATED_ROWS.format(total=getattr(result, "total", len(result)))
+            return rendered
+        return text
 
     def restrict_tools(self, names: Sequence[str] = (), groups: Sequence[str] = ()) -> None:
         """Take tools out of this environment's toolset (by name or by ablation group).
@@ -361,6 +382,8 @@ class CRMArenaEnv(gym.Env[str, str]):
 
     def _bound(self, text: str) -> str:
         limit = self.max_observation_chars
+        if isinstance(text, _Rendered):  # rows are missing: say so even if what is left fits
+            return text[:limit] + text.note
         if len(text) <= limit:
             return text
         return text[:limit] + _TRUNCATED.format(n=len(text) - limit)

@@ -25,13 +25,58 @@ def result_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
     return clean_records(result.get("records", result.get("searchRecords", [])))
 
 
-def render_value(value: Any, fmt: ObservationFormat) -> str:
-    """A Python value as ``str()`` shows it (the paper's format) or as JSON."""
+def render_value(value: Any, fmt: ObservationFormat, *, limit: int | None = None) -> str:
+    """A Python value as ``str()`` shows it (the paper's format) or as JSON.
+
+    With ``limit``, a list is rendered a few items at a time only until its text passes ``limit``
+    characters: the text is then the exact start of the full rendering, longer than ``limit`` (a caller
+    cuts it), and rendering a million rows costs what the rows shown cost.
+
+    Example:
+        >>> render_value([{"Id": "a"}, {"Id": "b"}], "python")
+        "[{'Id': 'a'}, {'Id': 'b'}]"
+        >>> text = render_value([{"Id": "a"}] * 1000, "json", limit=5)
+        >>> text.startswith('[{"Id": "a"}, '), len(text) < 1000
+        (True, True)
+    """
+    return render_head(value, fmt, limit)[0]
+
+
+def render_head(value: Any, fmt: ObservationFormat, limit: int | None) -> tuple[str, bool]:
+    """:func:`render_value` with ``limit``, and whether the text is the whole rendering.
+
+    Example:
+        >>> render_head(["a"] * 100, "python", 3)[1]
+        False
+        >>> render_head(["a", "b"], "json", 3)
+        ('["a", "b"]', True)
+    """
     if fmt == "json":
-        return json.dumps(value, ensure_ascii=False, default=str)
-    if fmt == "python":
-        return str(value)
-    raise ValueError(f"observation format must be 'python' or 'json', got {fmt!r}")
+        whole = _json
+    elif fmt == "python":
+        whole = str
+    else:
+        raise ValueError(f"observation format must be 'python' or 'json', got {fmt!r}")
+    if limit is None or not isinstance(value, list):
+        return whole(value), True
+    # Chunks of items rendered as lists (at C speed), stripped of their brackets and joined as one list's
+    # items are: the same text as rendering the whole list, stopped soon after ``limit``.
+    parts: list[str] = []
+    size = 1
+    for start in range(0, len(value), _CHUNK):
+        chunk = list(value[start : start + _CHUNK])  # a plain list, whatever list subclass ``value`` is
+        parts.append(whole(chunk)[1:-1])
+        size += len(parts[-1]) + 2
+        if size > limit and start + _CHUNK < len(value):
+            return "[" + ", ".join(parts), False
+    return "[" + ", ".join(parts) + "]", True
+
+
+_CHUNK = 64
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def render_query_result(result: dict[str, Any], fmt: ObservationFormat = "python") -> str:

@@ -9,6 +9,17 @@ Example:
 from __future__ import annotations
 
 from crmarena_gym._files import LockHeldError
+from crmarena_gym.eval._experiment import (
+    AXES,
+    Cell,
+    ExperimentSpec,
+    PolicyEntry,
+    Sweep,
+    experiment_cells,
+    load_experiment,
+    run_experiment,
+)
+from crmarena_gym.eval._experiment_report import write_experiment_report
 from crmarena_gym.eval._metrics import bootstrap_ci, pass_hat_k, pass_k_curve
 from crmarena_gym.eval._progress import ProgressBar
 from crmarena_gym.eval._report import RunSummary, build_report, load_summaries, write_report
@@ -27,40 +38,61 @@ from crmarena_gym.eval._runner import (
     EvalRun,
     PolicyFactory,
     RunStoppedError,
+    apply_wrappers,
+    check_wrappers,
     episode_seed,
     evaluate,
     run_episode,
     select_instances,
 )
 from crmarena_gym.eval._summary import ERROR_END_REASONS, format_table, summarize
+from crmarena_gym.eval._view_server import VIEWER_ASSETS, export_viewer, make_viewer_server
+from crmarena_gym.eval._viewer import RESULTS_FORMAT, ViewerData, ViewerError
 
 __all__ = [
+    "AXES",
     "ERROR_END_REASONS",
     "LOCK_FILE",
     "METADATA_FILE",
     "RESULTS_FILE",
+    "RESULTS_FORMAT",
+    "VIEWER_ASSETS",
+    "Cell",
     "EpisodeCancelled",
     "EvalRun",
+    "ExperimentSpec",
     "LockHeldError",
+    "PolicyEntry",
     "PolicyFactory",
     "ProgressBar",
     "ResultsWriter",
     "RunStoppedError",
     "RunSummary",
+    "Sweep",
+    "ViewerData",
+    "ViewerError",
+    "apply_wrappers",
     "bootstrap_ci",
     "build_report",
+    "check_wrappers",
     "episode_seed",
     "evaluate",
+    "experiment_cells",
+    "export_viewer",
     "format_table",
+    "load_experiment",
     "load_run",
     "load_summaries",
+    "make_viewer_server",
     "pass_hat_k",
     "pass_k_curve",
     "read_results",
     "rewrite_results",
     "run_episode",
+    "run_experiment",
     "select_instances",
     "summarize",
+    "write_experiment_report",
     "write_metadata",
     "write_report",
 ]

@@ -39,6 +39,7 @@ def _play(
     instances: list[dict[str, Any]],
     factory: Callable[[], Policy],
     env_kwargs: Mapping[str, Any],
+    wrappers: Sequence[Mapping[str, Any]],
     seed: int,
     idx: int,
     trial: int,
@@ -50,7 +51,7 @@ def _play(
     worker = _WORKERS.get(token)
     if worker is None:
         tasks = [TaskInstance.model_validate(r) for r in instances]
-        worker = _WORKERS[token] = _Worker(env_id, LocalOrg(org_path), tasks, factory, env_kwargs, seed)
+        worker = _WORKERS[token] = _Worker(env_id, LocalOrg(org_path), tasks, factory, env_kwargs, seed, wrappers)
     return worker.run(idx, trial)
 
 
@@ -65,6 +66,7 @@ def run_on_ray(
     seed: int,
     max_in_flight: int,
     address: str | None = None,
+    wrappers: Sequence[Mapping[str, Any]] = (),
 ) -> Iterator[dict[str, Any]]:
     """Play ``pending`` (instance, trial) episodes as Ray tasks; yield each record as it ends.
 
@@ -78,13 +80,14 @@ def run_on_ray(
         seed: The run's seed.
         max_in_flight: Episodes submitted and not yet finished, at most.
         address: A cluster address; None starts (or joins) a local cluster.
+        wrappers: Wrapper specs around each environment (see :func:`~crmarena_gym.eval.evaluate`).
     """
     ray = import_ray()
     if not ray.is_initialized():
         ray.init(address=address, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False)
     play = ray.remote(num_cpus=1)(_play)
     token = uuid.uuid4().hex
-    shared = [ray.put(value) for value in (instances, factory, dict(env_kwargs))]
+    shared = [ray.put(value) for value in (instances, factory, dict(env_kwargs), list(wrappers))]
     queue = list(pending)
     queue.reverse()
     running: list[Any] = []

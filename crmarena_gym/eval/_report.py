@@ -18,8 +18,10 @@ from typing import Any, Literal
 from crmarena_gym.eval._results import load_run
 from crmarena_gym.eval._summary import format_table, markdown_table, summarize
 from crmarena_gym.eval._svg import bar_chart, line_chart, scatter_chart
+from crmarena_gym.eval._view_server import export_viewer
+from crmarena_gym.eval._viewer import ViewerData
 
-__all__ = ["RunSummary", "build_report", "load_summaries", "write_report"]
+__all__ = ["EpisodeLinks", "RunSummary", "build_report", "load_summaries", "write_report"]
 
 ReportFormat = Literal["md", "html"]
 
@@ -72,8 +74,47 @@ def _f(value: float | None, kind: str = "float") -> str:
     return f"${value:.4f}" if kind == "cost" else f"{value:.3f}"
 
 
-def _blocks(runs: Sequence[RunSummary]) -> list[tuple[str, Any]]:
-    """The report as blocks: ("h2", text), ("p", text), ("table", (header, rows)), ("svg", (name, svg))."""
+#: The most failed episodes a report links to per run (the viewer's filters show them all).
+MAX_EPISODE_LINKS = 30
+
+
+@dataclass(frozen=True)
+class EpisodeLinks:
+    """Where a report links into the viewer's copy written beside it.
+
+    Attributes:
+        page: The viewer page, relative to the report (``report-viewer/index.html``).
+        run_ids: Each run's id in the viewer, in the report's order.
+        failed: Each run's failed episodes: (idx, trial, task, submitted, gold).
+    """
+
+    page: str
+    run_ids: Sequence[str]
+    failed: Sequence[Sequence[tuple[int, int, str, Any, Any]]]
+
+
+def _episode_links(links: EpisodeLinks, n: int) -> list[tuple[str, Any]]:
+    run_id = links.run_ids[n]
+    failed = links.failed[n]
+    items = [
+        (f"every episode of the run, with filters and search ({len(failed)} failed)", f"{links.page}#/run/{run_id}")
+    ]
+    for idx, trial, task, submitted, gold in failed[:MAX_EPISODE_LINKS]:
+        text = f"failed: instance {idx}, trial {trial} ({task}): submitted {submitted!r}, gold {gold!r}"
+        items.append((text, f"{links.page}#/episode/{run_id}/{idx}/{trial}"))
+    if len(failed) > MAX_EPISODE_LINKS:
+        items.append(
+            (
+                f"... and {len(failed) - MAX_EPISODE_LINKS} more failed episodes",
+                f"{links.page}#/run/{run_id}?outcome=failure",
+            )
+        )
+    return [("links", items)]
+
+
+def _blocks(runs: Sequence[RunSummary], links: EpisodeLinks | None = None) -> list[tuple[str, Any]]:
+    """The report as blocks: ("h2", text), ("p", text), ("table", (header, rows)), ("svg", (name, svg)),
+    ("links", [(text, href)])."""
     names = [r.name for r in runs]
     tasks = [t for t in dict.fromkeys(t for r in runs for t in r.rows) if t != "all"] + ["all"]
     blocks: list[tuple[str, Any]] = [("h1", "CRMArena evaluation report")]
@@ -134,7 +175,7 @@ def _blocks(runs: Sequence[RunSummary]) -> list[tuple[str, Any]]:
     else:
         blocks.append(("p", "No run has a known, non-zero cost, so there is no cost plot."))
 
-    for r in runs:
+    for n, r in enumerate(runs):
         blocks.append(("h2", f"Run {r.name}"))
         blocks.append(("md_table", format_table(r.rows, markdown=True)))
         versions = r.metadata.get("versions", {})
@@ -148,6 +189,8 @@ def _blocks(runs: Sequence[RunSummary]) -> list[tuple[str, Any]]:
         if manifest:
             facts.append(f"org: seed {manifest.get('seed')}, scale {manifest.get('scale')}")
         blocks.append(("list", facts))
+        if links is not None:
+            blocks += _episode_links(links, n)
     return blocks
 
 
@@ -163,7 +206,11 @@ def _md_to_rows(markdown: str) -> tuple[list[str], list[list[str]]]:
 
 
 def build_report(
-    runs: Sequence[RunSummary], fmt: ReportFormat = "md", *, svg_prefix: str | None = None
+    runs: Sequence[RunSummary],
+    fmt: ReportFormat = "md",
+    *,
+    svg_prefix: str | None = None,
+    links: EpisodeLinks | None = None,
 ) -> tuple[str, dict[str, str]]:
     """The report text and its SVG files (Markdown: ``{file name: svg}`` to write beside it; HTML: none).
 
@@ -172,12 +219,13 @@ def build_report(
         fmt: ``md`` or ``html``.
         svg_prefix: Markdown only: the plots are referenced as ``{svg_prefix}{name}.svg``; None leaves
             the plots out (a report printed to the terminal).
+        links: Links into a copy of the viewer (each run's episodes, its failed episodes one by one).
     """
     if fmt not in ("md", "html"):
         raise ValueError(f"the report format must be 'md' or 'html', got {fmt!r}")
     svgs: dict[str, str] = {}
     out: list[str] = []
-    for kind, value in _blocks(runs):
+    for kind, value in _blocks(runs, links):
         if fmt == "md":
             if kind in ("h1", "h2"):
                 out.append(("# " if kind == "h1" else "## ") + value)
@@ -189,6 +237,8 @@ def build_report(
                 out.append(value)
             elif kind == "list":
                 out.append("\n".join(f"- {item}" for item in value))
+            elif kind == "links":
+                out.append("\n".join(f"- [{text}]({href})" for text, href in value))
             elif kind == "svg" and svg_prefix is not None:
                 name, svg = value
                 svgs[f"{svg_prefix}{name}.svg"] = svg
@@ -204,6 +254,9 @@ def build_report(
                 out.append(_html_table(*_md_to_rows(value)))
             elif kind == "list":
                 out.append("<ul>" + "".join(f"<li>{escape(item)}</li>" for item in value) + "</ul>")
+            elif kind == "links":
+                items = "".join(f'<li><a href="{escape(href)}">{escape(text)}</a></li>' for text, href in value)
+                out.append(f'<ul class="episodes">{items}</ul>')
             elif kind == "svg":
                 out.append(f"<figure>{value[1]}</figure>")
     if fmt == "md":
@@ -233,7 +286,9 @@ def write_report(
     Args:
         directories: Run directories.
         out: The report file (``.md`` or ``.html``); the SVG plots of a Markdown report go beside it
-            as ``{stem}-{plot}.svg``. None: only return the text (Markdown without plots).
+            as ``{stem}-{plot}.svg``, and a copy of the viewer as ``{stem}-viewer/`` (the report links to
+            each run's episodes and to each failed episode there; its pages open with no server). None:
+            only return the text (Markdown without plots or links).
         fmt: ``md`` or ``html`` (default: from ``out``'s suffix, else ``md``).
 
     Raises:
@@ -253,8 +308,20 @@ def write_report(
         text, _ = build_report(runs, fmt)
         return text
     path = Path(out)
-    text, svgs = build_report(runs, fmt, svg_prefix=f"{path.stem}-")
     path.parent.mkdir(parents=True, exist_ok=True)
+    data = ViewerData(directories)
+    viewer_dir = f"{path.stem}-viewer"
+    export_viewer(data, path.parent / viewer_dir)
+    failed = [
+        [
+            (e["idx"], e["trial"], e["abbrev"], e["submitted"], e["gold"])
+            for e in data.api(f"/api/runs/{source.id}/episodes")["episodes"]
+            if not e["success"]
+        ]
+        for source in data.sources
+    ]
+    links = EpisodeLinks(f"{viewer_dir}/index.html", [s.id for s in data.sources], failed)
+    text, svgs = build_report(runs, fmt, svg_prefix=f"{path.stem}-", links=links)
     for name, svg in svgs.items():
         (path.parent / name).write_text(svg + "\n", encoding="utf-8")
     path.write_text(text, encoding="utf-8")

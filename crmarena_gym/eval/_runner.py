@@ -44,6 +44,7 @@ from crmarena_gym.eval._results import (
     write_metadata,
 )
 from crmarena_gym.eval._summary import ERROR_END_REASONS, summarize
+from crmarena_gym.eval._viewer import RESULTS_FORMAT
 from crmarena_gym.org import LocalOrg, Org
 from crmarena_gym.policies import Policy, PolicyError, make_policy
 from crmarena_gym.tasks import TaskInstance, get_task_spec
@@ -53,6 +54,8 @@ __all__ = [
     "EvalRun",
     "PolicyFactory",
     "RunStoppedError",
+    "apply_wrappers",
+    "check_wrappers",
     "episode_seed",
     "evaluate",
     "run_episode",
@@ -275,6 +278,64 @@ def _env_stack(env: gym.Env[Any, Any]) -> list[dict[str, Any]]:
         return stack
 
 
+def _wrapper_class(name: str) -> type[gym.Wrapper[Any, Any, Any, Any]]:
+    if ":" in name:
+        from gymnasium.envs.registration import load_env_creator
+
+        try:
+            cls = load_env_creator(name)
+        except (ImportError, AttributeError, ValueError) as err:
+            raise ValueError(f"cannot load the wrapper {name!r}: {err}") from None
+    else:
+        import crmarena_gym.wrappers as ours
+
+        if name not in ours.__all__:
+            known = ", ".join(n for n in ours.__all__ if isinstance(getattr(ours, n), type))
+            raise ValueError(f"unknown wrapper {name!r}: one of {known}, or MODULE:CLASS")
+        cls = getattr(ours, name)
+    if not (isinstance(cls, type) and issubclass(cls, gym.Wrapper)):
+        raise ValueError(f"{name!r} is not a gymnasium.Wrapper")
+    return cls
+
+
+def check_wrappers(wrappers: Sequence[Mapping[str, Any]] | None) -> list[dict[str, Any]]:
+    """Wrapper specs in their recorded form, ``{"name": ..., "kwargs": {...}}``, checked.
+
+    A name is a wrapper of :mod:`crmarena_gym.wrappers` (``ToolResultDropout``) or ``MODULE:CLASS``.
+
+    Raises:
+        ValueError: A spec that is not a mapping with a known ``name`` and a mapping of ``kwargs``.
+
+    Example:
+        >>> check_wrappers([{"name": "TurnLimit", "kwargs": {"max_turns": 10}}])
+        [{'name': 'TurnLimit', 'kwargs': {'max_turns': 10}}]
+    """
+    checked = []
+    for spec in wrappers or ():
+        if not isinstance(spec, Mapping) or set(spec) - {"name", "kwargs"} or not isinstance(spec.get("name"), str):
+            raise ValueError(f"a wrapper is given as {{'name': NAME, 'kwargs': {{...}}}}, got {spec!r}")
+        kwargs = spec.get("kwargs") or {}
+        if not isinstance(kwargs, Mapping):
+            raise ValueError(f"the kwargs of wrapper {spec['name']!r} must be a mapping, got {kwargs!r}")
+        _wrapper_class(spec["name"])
+        checked.append({"name": spec["name"], "kwargs": _jsonable(dict(kwargs))})
+    return checked
+
+
+def apply_wrappers(env: gym.Env[Any, Any], wrappers: Sequence[Mapping[str, Any]] | None) -> gym.Env[Any, Any]:
+    """``env`` inside the wrappers (the first given is the innermost), built from their specs.
+
+    Raises:
+        ValueError: An unknown wrapper, or arguments it refuses (the message names the wrapper).
+    """
+    for spec in check_wrappers(wrappers):
+        try:
+            env = _wrapper_class(spec["name"])(env, **spec["kwargs"])
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"wrapper {spec['name']} with {spec['kwargs']}: {err}") from None
+    return env
+
+
 class _Worker:
     """One worker's environment and policy, built on first use."""
 
@@ -286,10 +347,11 @@ class _Worker:
         factory: Callable[[], Policy],
         env_kwargs: Mapping[str, Any],
         seed: int,
+        wrappers: Sequence[Mapping[str, Any]] = (),
     ) -> None:
         self.policy = factory()
         kwargs = _env_kwargs_for(self.policy, env_kwargs)
-        self.env = gym.make(env_id, org=org, tasks=list(instances), **kwargs)
+        self.env = apply_wrappers(gym.make(env_id, org=org, tasks=list(instances), **kwargs), wrappers)
         self.policy.attach(self.env)
         self.seed = seed
 
@@ -504,6 +566,7 @@ def evaluate(
     org: Org | str | os.PathLike[str] | None = None,
     policy_options: Mapping[str, Any] | None = None,
     env_kwargs: Mapping[str, Any] | None = None,
+    wrappers: Sequence[Mapping[str, Any]] | None = None,
     trials: int = 1,
     concurrency: int = 1,
     out: str | os.PathLike[str] | None = None,
@@ -532,6 +595,9 @@ def evaluate(
         policy_options: Constructor arguments of a spec's policy (``framework``, ``api_base`` ...).
         env_kwargs: More ``gym.make`` arguments (``toolset``, ``match``, ``observation_format`` ...);
             by default the toolset is the one the policy asks for.
+        wrappers: Wrappers around each environment, innermost first: ``{"name": "ToolResultDropout",
+            "kwargs": {"p": 0.2, "mode": "drop"}}`` (a wrapper of :mod:`crmarena_gym.wrappers`, or
+            ``MODULE:CLASS``). They are part of the run (a resume must give the same) and of ``env_stack``.
         trials: Episodes per instance (pass^k is reported for k = 1 .. trials).
         concurrency: Episodes played at once (threads; or Ray tasks in flight with ``ray``).
         out: The run directory (``results.jsonl``, ``metadata.json``); None keeps results in memory.
@@ -546,7 +612,8 @@ def evaluate(
         seed: The run's seed (each episode's seed derives from it, the instance and the trial).
         allow_foreign_tasks: Run a task set whose gold answers name records the org does not have (by
             default such a run is refused: the tasks were made for another org).
-        progress: Draw a progress bar on stderr (default: when stderr is a terminal).
+        progress: Draw a progress bar on stderr (default: yes; ``tqdm``, so also in a notebook and, redrawn
+            every few seconds, in a piped log).
         ray: Spread the episodes over a Ray cluster (``pip install 'crmarena-gym[rl]'``).
         ray_address: The cluster's address (default: a local cluster).
         command: The command line to record in the metadata.
@@ -596,11 +663,14 @@ def evaluate(
     for reserved in ("org", "tasks", "task"):
         if reserved in env_kwargs:
             raise ValueError(f"pass {reserved!r} as an argument of evaluate, not in env_kwargs")
+    wrappers = check_wrappers(wrappers)
 
     org_obj = _open_org(org)
     probe_policy = factory()  # fail here, once, on a bad spec or bad options, rather than in every worker
     try:
         probe = gym.make(env_id, org=org_obj, tasks=tasks, **_env_kwargs_for(probe_policy, env_kwargs))
+        probe = apply_wrappers(probe, wrappers)
+        probe_policy.attach(probe)  # a policy that cannot play this env (the oracle on soql) fails here, once
         instances: list[TaskInstance] = list(probe.unwrapped.instances)  # type: ignore[attr-defined]
         env_stack = _env_stack(probe)
         probe.close()
@@ -622,8 +692,11 @@ def evaluate(
         "env_kwargs": _jsonable(env_kwargs),
         "seed": seed,
     }
+    if wrappers:  # absent when none, so that runs recorded before wrappers existed still resume
+        run_key["wrappers"] = wrappers
     spec = gym.spec(env_id)
     metadata: dict[str, Any] = {
+        "results_format": RESULTS_FORMAT,
         "run": run_key,
         "trials": trials,
         "limit": limit,
@@ -710,10 +783,13 @@ def evaluate(
                     env_kwargs=env_kwargs,
                     seed=seed,
                     max_in_flight=concurrency,
+                    wrappers=wrappers,
                     address=ray_address,
                 )
             else:
-                stream = _run_threads(pending, env_id, org_obj, instances, factory, env_kwargs, seed, concurrency)
+                stream = _run_threads(
+                    pending, env_id, org_obj, instances, factory, env_kwargs, seed, concurrency, wrappers
+                )
             try:
                 for result in stream:
                     _keep_system_prompt(result, metadata, directory)
@@ -739,10 +815,11 @@ def _run_threads(
     env_kwargs: Mapping[str, Any],
     seed: int,
     concurrency: int,
+    wrappers: Sequence[Mapping[str, Any]] = (),
 ) -> Iterator[dict[str, Any]]:
     """Play the episodes on ``concurrency`` threads; yield each result as it ends."""
     if concurrency == 1:
-        worker = _Worker(env_id, org, instances, factory, env_kwargs, seed)
+        worker = _Worker(env_id, org, instances, factory, env_kwargs, seed, wrappers)
         try:
             for idx, trial in pending:
                 yield worker.run(idx, trial)
@@ -759,7 +836,7 @@ def _run_threads(
     def play(idx: int, trial: int) -> dict[str, Any]:
         worker = getattr(local, "worker", None)
         if worker is None:
-            worker = local.worker = _Worker(env_id, org, instances, factory, env_kwargs, seed)
+            worker = local.worker = _Worker(env_id, org, instances, factory, env_kwargs, seed, wrappers)
             with lock:
                 workers.append(worker)
         return worker.run(idx, trial, stop)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from crmarena_gym.org._base import ERROR_CODES, Org, OrgError
+from crmarena_gym.org._base import ERROR_CODES, Org, OrgError, check_max_records
 from crmarena_gym.org._cache import CacheError, default_org_path
 from crmarena_gym.org._local import LocalOrg
 from crmarena_gym.org._salesforce import SalesforceOrg
@@ -18,5 +18,6 @@ __all__ = [
     "OrgError",
     "OrgSession",
     "SalesforceOrg",
+    "check_max_records",
     "default_org_path",
 ]

@@ -61,6 +61,13 @@ class OrgError(Exception):
         return (type(self), (self.code, self.message))
 
 
+def check_max_records(max_records: object) -> int:
+    """``max_records`` if it is a positive integer, else a ValueError that quotes it."""
+    if isinstance(max_records, bool) or not isinstance(max_records, int) or max_records < 1:
+        raise ValueError(f"max_records must be a positive integer, got {max_records!r}")
+    return max_records
+
+
 class Org(abc.ABC):
     """A Salesforce org that answers SOQL queries and SOSL searches.
 
@@ -91,6 +98,28 @@ class Org(abc.ABC):
         Raises:
             OrgError: The search is malformed or names an unknown object or field.
         """
+
+    def query_head(self, soql: str, max_records: int) -> dict[str, Any]:
+        """Run a SOQL query and return only its first ``max_records`` rows, with the count of all.
+
+        For callers that show a bounded part of a result (the environment's observations): the
+        embedded org shapes no record beyond the first ``max_records`` and a live org stops fetching
+        batches once it has them, so a query matching millions of rows costs what its head costs. This
+        default runs :meth:`query` and keeps the head.
+
+        Returns:
+            ``{"totalSize": every row's count, "done": whether ``records`` holds every row,
+            "records": the first rows}``, records shaped as in :meth:`query`; as Salesforce answers a
+            query whose rows do not fit in one batch (without ``nextRecordsUrl``).
+
+        Raises:
+            OrgError: As :meth:`query`.
+            ValueError: ``max_records`` is not a positive integer.
+        """
+        check_max_records(max_records)
+        result = self.query(soql)
+        records = result["records"]
+        return {"totalSize": result["totalSize"], "done": len(records) <= max_records, "records": records[:max_records]}
 
     def describe(self, object_name: str) -> dict[str, Any]:
         """Describe one object as Salesforce's REST ``sobjects/<name>/describe`` does.

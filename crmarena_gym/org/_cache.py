@@ -4,19 +4,31 @@ The cache directory is ``$CRMARENA_GYM_CACHE`` if set, else ``$XDG_CACHE_HOME/cr
 ``~/.cache/crmarena-gym``. Files are named after the generator version, seed and scale, so a
 newer generator never reuses an older org. Several processes may ask at once: one generates under
 an exclusive file lock while the others wait, and the org appears by an atomic rename.
+
+A cached org is trusted only once its content has been checked against its manifest: SQLite's structure
+check and the SHA-256 of its rows (:func:`~crmarena_gym.datagen.content_hash`) must agree with what the
+generator recorded. The check is remembered in a ``.verified`` file beside the org, keyed by the file's
+size, modification time and inode, so that it runs again only when the file changes (a damaged or
+edited file is regenerated). Damage that leaves all three unchanged (the disk itself rotting under an
+unmodified file) is not looked for on every use: delete the ``.verified`` file to force the check.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
-import sys
-import time
 from pathlib import Path
 
-from crmarena_gym._console import ProgressLine
-from crmarena_gym._files import exclusive_lock
-from crmarena_gym.datagen import GENERATOR_VERSION, generate_org, read_manifest, validate_seed_scale
+from crmarena_gym._console import interactive, progress_bar
+from crmarena_gym._files import atomic_write_text, exclusive_lock
+from crmarena_gym.datagen import (
+    GENERATOR_VERSION,
+    content_hash,
+    generate_org,
+    read_manifest,
+    validate_seed_scale,
+)
 from crmarena_gym.schema import quote_identifier
 
 CACHE_ENV = "CRMARENA_GYM_CACHE"
@@ -41,8 +53,49 @@ def _file_name(seed: int, scale: float) -> str:
     return f"org-v{GENERATOR_VERSION}-seed{seed}-scale{scale:g}.sqlite"
 
 
+def _verified_path(path: Path) -> Path:
+    return path.with_name(path.name + ".verified")
+
+
+def _verified_record(path: Path, digest: str) -> dict[str, object]:
+    stat = path.stat()
+    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "inode": stat.st_ino, "content_hash": digest}
+
+
+def _remember_verified(path: Path, digest: str) -> None:
+    try:
+        atomic_write_text(_verified_path(path), json.dumps(_verified_record(path, digest)))
+    except OSError:  # a read-only cache: the check runs again next time, nothing is lost
+        pass
+
+
+def _checked_before(path: Path, digest: str) -> bool:
+    try:
+        return json.loads(_verified_path(path).read_text(encoding="utf-8")) == _verified_record(path, digest)
+    except (OSError, ValueError):
+        return False
+
+
+def _content_matches(path: Path, row_counts: dict[str, int], digest: str) -> bool:
+    """Whether SQLite finds the file sound and its rows hash to ``digest`` (seconds at scale 10)."""
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            if conn.execute("PRAGMA quick_check").fetchall() != [("ok",)]:
+                return False
+            for table, count in row_counts.items():  # cheap, and names a missing table before hashing
+                (found,) = conn.execute(f"SELECT COUNT(*) FROM {quote_identifier(table)}").fetchone()
+                if found != count:
+                    return False
+            return content_hash(conn) == digest
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError:
+        return False
+
+
 def _is_valid(path: Path, seed: int, scale: float) -> bool:
-    """Whether ``path`` holds a complete org of this generator version, seed and scale."""
+    """Whether ``path`` holds a complete, undamaged org of this generator version, seed and scale."""
     if not path.is_file():
         return False
     try:
@@ -56,32 +109,25 @@ def _is_valid(path: Path, seed: int, scale: float) -> bool:
         True,
     ):
         return False
-    try:  # cheap integrity check: every table has the rows the manifest promises
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        try:
-            for table, count in manifest.row_counts.items():
-                (found,) = conn.execute(f"SELECT COUNT(*) FROM {quote_identifier(table)}").fetchone()
-                if found != count:
-                    return False
-        finally:
-            conn.close()
-    except sqlite3.DatabaseError:
+    if _checked_before(path, manifest.content_hash):
+        return True
+    if not _content_matches(path, manifest.row_counts, manifest.content_hash):
         return False
+    _remember_verified(path, manifest.content_hash)
     return True
 
 
 class _GenerationProgress:
-    """Draws the generator's progress (stage and fraction) as a one-line bar on stderr."""
+    """Draws the generator's progress (percent done and the stage) as a ``tqdm`` bar on stderr."""
 
     def __init__(self, label: str) -> None:
-        self.line = ProgressLine(label)
-        self.start = time.monotonic()
+        self.bar = progress_bar(100, label, unit="%")
 
     def __call__(self, stage: str, fraction: float) -> None:
-        elapsed = time.monotonic() - self.start
-        self.line.draw(fraction, f"{fraction:4.0%} {stage:<14} {elapsed:5.1f}s")
+        self.bar.set_postfix_str(stage, refresh=False)
+        self.bar.update(max(0, round(100 * min(fraction, 1.0)) - self.bar.n))
         if fraction >= 1.0:
-            self.line.close()
+            self.bar.close()
 
 
 def default_org_path(*, seed: int = 0, scale: float = 1.0) -> Path:
@@ -89,7 +135,7 @@ def default_org_path(*, seed: int = 0, scale: float = 1.0) -> Path:
 
     Safe to call from several processes at once: they share one file. A cached file whose
     manifest does not match (another generator version, a truncated file) is regenerated. While
-    generating, a progress bar is drawn on stderr when stderr is a terminal.
+    generating, a progress bar is drawn on stderr when stderr is a terminal or a notebook's output.
 
     Args:
         seed: The org seed.
@@ -116,10 +162,17 @@ def default_org_path(*, seed: int = 0, scale: float = 1.0) -> Path:
         with exclusive_lock(lock_path):
             # Another process may have finished the org while this one waited for the lock.
             if not _is_valid(path, seed, scale):
+                # A library call draws only where a person watches (a terminal or a notebook), not in logs.
                 progress = None
-                if sys.stderr is not None and sys.stderr.isatty():
+                if interactive():
                     progress = _GenerationProgress(f"generating org (seed {seed}, scale {scale:g})")
-                generate_org(path, seed=seed, scale=scale, latent=True, progress=progress)
+                try:
+                    manifest = generate_org(path, seed=seed, scale=scale, latent=True, progress=progress)
+                finally:
+                    if progress is not None:
+                        progress.bar.close()
+                # The generator hashed the rows it wrote: no need to read them again.
+                _remember_verified(path, manifest.content_hash)
     except OSError as exc:
         raise CacheError(
             f"cannot make the embedded org in the cache directory {str(directory)!r} "

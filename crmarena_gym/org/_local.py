@@ -17,14 +17,18 @@ import time
 import weakref
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from crmarena_gym.org._base import Org, OrgError
+from crmarena_gym.org._base import Org, OrgError, check_max_records
 from crmarena_gym.org.soql import SQL_FUNCTIONS, Catalog, Plan, compile_query, parse
 from crmarena_gym.schema import OBJECTS, STANDARD_OBJECTS, quote_identifier
 
-#: How many compiled plans a backend keeps (least recently used are dropped).
-PLAN_CACHE_SIZE = 1024
+#: How many compiled plans a backend keeps at most (least recently used are dropped): an oracle pass over
+#: the 1,170 default instances sends about 1,800 distinct queries, which all stay.
+PLAN_CACHE_SIZE = 8192
+#: The estimated bytes of the plans a backend keeps at most (see :func:`plan_bytes`); a plan bigger than an
+#: eighth of it (a megabyte-long query) is used once and not kept, so it cannot push out the others.
+PLAN_CACHE_BYTES = 64 * 1024 * 1024
 #: Bytes of the org file SQLite reads through a memory map rather than read() calls (the whole file, up
 #: to this size: a scale-100 org is about 600 MB). Pages of a map are shared by every process on the file.
 MMAP_BYTES = 1 << 30
@@ -46,6 +50,107 @@ def _coerce_today(today: dt.date | str | None) -> dt.date | None:
         except ValueError:
             raise ValueError(f"today must be an ISO date like '2023-04-01', got {today!r}") from None
     raise TypeError(f"today must be a datetime.date, an ISO date string or None, got {today!r}")
+
+
+def plan_bytes(soql: str, plan: Plan | OrgError) -> int:
+    """An estimate of the memory a cached plan holds: its text, its SQL and parameters, and a fixed part.
+
+    Calibrated with tracemalloc: about 2.3 KiB for a small plan (its shaping closures, measured with the
+    query's own growth of memory), and about 6.5 bytes per character of a 570 KB query (its text, the
+    SQL, the parameter objects); the estimate errs on the high side (a fixed 4 KiB).
+
+    Example:
+        >>> plan_bytes("SELECT Id FROM Case", OrgError("MALFORMED_QUERY", "bad")) > len("SELECT Id FROM Case")
+        True
+    """
+    if isinstance(plan, OrgError):
+        return 512 + 2 * len(soql) + len(plan.message)
+    params = sum(56 + len(p) if isinstance(p, str | bytes) else 32 for p in plan.params)
+    return 4096 + 3 * len(soql) + len(plan.sql) + params
+
+
+class _PlanCache:
+    """Compiled plans (and refusals) by query text, least recently used first, bounded by count and bytes."""
+
+    def __init__(self, max_entries: int, max_bytes: int) -> None:
+        self.max_entries = max_entries
+        self.max_bytes = max_bytes
+        self._plans: OrderedDict[str, tuple[Plan | OrgError, int]] = OrderedDict()
+        #: The estimated bytes of the plans kept.
+        self.bytes = 0
+
+    def get(self, soql: str) -> Plan | OrgError | None:
+        entry = self._plans.get(soql)
+        if entry is None:
+            return None
+        self._plans.move_to_end(soql)
+        return entry[0]
+
+    def put(self, soql: str, plan: Plan | OrgError) -> None:
+        size = plan_bytes(soql, plan)
+        if size > self.max_bytes // 8:
+            return
+        old = self._plans.pop(soql, None)
+        if old is not None:
+            self.bytes -= old[1]
+        self._plans[soql] = (plan, size)
+        self.bytes += size
+        while len(self._plans) > self.max_entries or self.bytes > self.max_bytes:
+            _, (_, dropped) = self._plans.popitem(last=False)
+            self.bytes -= dropped
+
+    def clear(self) -> None:
+        self._plans.clear()
+        self.bytes = 0
+
+    def __getitem__(self, soql: str) -> Plan | OrgError:
+        return self._plans[soql][0]
+
+    def __contains__(self, soql: object) -> bool:
+        return soql in self._plans
+
+    def __len__(self) -> int:
+        return len(self._plans)
+
+
+class _Deadline(Protocol):
+    deadline: float
+
+
+def run_bounded(
+    owner: _Deadline, conn: sqlite3.Connection, sql: str, params: tuple[Any, ...], timeout: float, keep: int | None
+) -> tuple[list[tuple[Any, ...]], int]:
+    """Run one statement on ``conn`` within ``timeout`` seconds: its first ``keep`` rows (all if None) and
+    the count of all; every SQLite failure becomes an OrgError.
+
+    ``owner.deadline`` is what the connection's progress handler reads; the caller holds the connection's
+    lock. Rows past the head are stepped through and counted, not kept, so memory stays bounded by
+    ``keep`` however many rows match.
+    """
+    owner.deadline = time.monotonic() + timeout
+    try:
+        cursor = conn.execute(sql, params)
+        if keep is None:
+            rows = cursor.fetchall()
+            return rows, len(rows)
+        rows = cursor.fetchmany(keep)
+        total = len(rows)
+        if total == keep:
+            while batch := cursor.fetchmany(4096):
+                total += len(batch)
+        return rows, total
+    except sqlite3.OperationalError as exc:
+        if "interrupt" in str(exc):
+            if time.monotonic() <= owner.deadline:
+                # Not our deadline: a signal's KeyboardInterrupt, raised inside SQLite's progress
+                # callback, which swallows it. Stop the program, never answer a timeout.
+                raise KeyboardInterrupt from None
+            raise OrgError("QUERY_TIMEOUT", _TIMEOUT_MESSAGE) from None
+        raise OrgError("UNKNOWN_EXCEPTION", f"the org could not run the query: {exc}") from None
+    except (sqlite3.Error, OverflowError, ValueError) as exc:
+        raise OrgError("UNKNOWN_EXCEPTION", f"the org could not run the query: {exc}") from None
+    finally:
+        owner.deadline = math.inf
 
 
 class _Backend:
@@ -70,7 +175,7 @@ class _Backend:
         conn.set_authorizer(self._authorize)
         conn.set_progress_handler(self._progress, _PROGRESS_STEPS)
         self.lock = threading.RLock()
-        self.plans: OrderedDict[str, Plan | OrgError] = OrderedDict()
+        self.plans = _PlanCache(PLAN_CACHE_SIZE, PLAN_CACHE_BYTES)
         #: Free-form per-backend cache for other engines on the same org (the SOSL index).
         self.cache: dict[str, object] = {}
         self.deadline = math.inf
@@ -115,41 +220,33 @@ class _Backend:
         """The compiled plan of ``soql`` (cached, errors included)."""
         with self.lock:
             cached = self.plans.get(soql)
-            if cached is not None:
-                self.plans.move_to_end(soql)
         if cached is None:
             try:
                 cached = compile_query(soql, parse(soql), self.catalog)
             except OrgError as exc:
                 cached = exc
             with self.lock:
-                self.plans[soql] = cached
-                if len(self.plans) > PLAN_CACHE_SIZE:
-                    self.plans.popitem(last=False)
+                self.plans.put(soql, cached)
         if isinstance(cached, OrgError):
             raise OrgError(cached.code, cached.message)
         return cached
 
     def execute(self, sql: str, params: tuple[Any, ...], timeout: float) -> list[tuple[Any, ...]]:
         """Run one statement with a deadline; every SQLite failure becomes an OrgError."""
+        rows, _ = self.execute_head(sql, params, timeout, None)
+        return rows
+
+    def execute_head(
+        self, sql: str, params: tuple[Any, ...], timeout: float, keep: int | None
+    ) -> tuple[list[tuple[Any, ...]], int]:
+        """Run one statement with a deadline, keeping its first ``keep`` rows (all if None) and counting all.
+
+        See :func:`run_bounded`.
+        """
         with self.lock:
             if self.conn is None:
                 raise ValueError(f"the org at {str(self.path)!r} is closed")
-            self.deadline = time.monotonic() + timeout
-            try:
-                return self.conn.execute(sql, params).fetchall()
-            except sqlite3.OperationalError as exc:
-                if "interrupt" in str(exc):
-                    if time.monotonic() <= self.deadline:
-                        # Not our deadline: a signal's KeyboardInterrupt, raised inside SQLite's progress
-                        # callback, which swallows it. Stop the program, never answer a timeout.
-                        raise KeyboardInterrupt from None
-                    raise OrgError("QUERY_TIMEOUT", _TIMEOUT_MESSAGE) from None
-                raise OrgError("UNKNOWN_EXCEPTION", f"the org could not run the query: {exc}") from None
-            except (sqlite3.Error, OverflowError, ValueError) as exc:
-                raise OrgError("UNKNOWN_EXCEPTION", f"the org could not run the query: {exc}") from None
-            finally:
-                self.deadline = math.inf
+            return run_bounded(self, self.conn, sql, params, timeout, keep)
 
     def close(self) -> None:
         with self.lock:
@@ -250,10 +347,24 @@ class LocalOrg(Org):
             >>> org.query("SELECT Id, Owner.Name FROM Case LIMIT 1")["records"][0]["Owner"]["Name"]
             'Ada Byrne'
         """
+        return self._guarded(soql, None)
+
+    def query_head(self, soql: str, max_records: int) -> dict[str, Any]:
+        """Run a SOQL query, shaping only its first ``max_records`` rows; see :meth:`Org.query_head`.
+
+        Example:
+            >>> org = LocalOrg(getfixture("tiny_org"))
+            >>> head = org.query_head("SELECT Id FROM Case", 1)
+            >>> len(head["records"]), head["totalSize"] == org.query("SELECT COUNT() FROM Case")["totalSize"]
+            (1, True)
+        """
+        return self._guarded(soql, check_max_records(max_records))
+
+    def _guarded(self, soql: str, keep: int | None) -> dict[str, Any]:
         if not isinstance(soql, str):
             raise OrgError("MALFORMED_QUERY", f"a query is text, got {type(soql).__name__}: {soql!r}")
         try:
-            return self._run(soql)
+            return self._run(soql, keep)
         except (OrgError, ValueError) as exc:
             if isinstance(exc, OrgError) or "closed" in str(exc):
                 raise
@@ -261,23 +372,23 @@ class LocalOrg(Org):
         except (ArithmeticError, RecursionError, TypeError) as exc:  # a bug of ours must still not leak
             raise OrgError("UNKNOWN_EXCEPTION", f"the org could not run the query: {exc}") from None
 
-    def _run(self, soql: str) -> dict[str, Any]:
+    def _run(self, soql: str, keep: int | None = None) -> dict[str, Any]:
         backend = self._live()
         plan = backend.plan(soql)
         params = plan.bind(self._effective_today()) if plan.relative else plan.params
-        rows = self._execute(plan.sql, params)
         if plan.count_only:
+            rows, _ = self._execute_head(plan.sql, params, None)
             return {"totalSize": int(rows[0][0]) if rows else 0, "done": True, "records": []}
+        rows, total = self._execute_head(plan.sql, params, keep)
         records = plan.shape(rows)
-        for child in plan.children:
-            child.attach(
-                rows, records, 0, lambda sql, p: backend.execute(sql, p, self._timeout), self._effective_today()
-            )
-        return {"totalSize": len(records), "done": True, "records": records}
+        for child in plan.children:  # child subqueries run for the kept parents only
+            child.attach(rows, records, 0, lambda sql, p: self._execute_head(sql, p, None)[0], self._effective_today())
+        return {"totalSize": total, "done": total == len(records), "records": records}
 
-    def _execute(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
-        """Run a compiled plan's SQL (a writable ``OrgSession`` runs it on its own connection)."""
-        return self._live().execute(sql, params, self._timeout)
+    def _execute_head(self, sql: str, params: tuple[Any, ...], keep: int | None) -> tuple[list[tuple[Any, ...]], int]:
+        """Run a compiled plan's SQL: its first ``keep`` rows and the count of all (a writable
+        ``OrgSession`` runs it on its own connection)."""
+        return self._live().execute_head(sql, params, self._timeout, keep)
 
     def explain(self, soql: str) -> tuple[str, tuple[Any, ...]]:
         """The SQL and parameters ``soql`` compiles to (for benchmarks and debugging).

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 from urllib.parse import urlparse
 
-from crmarena_gym.org._base import Org, OrgError
+from crmarena_gym.org._base import Org, OrgError, check_max_records
 
 _T = TypeVar("_T")
 
@@ -220,17 +220,31 @@ class SalesforceOrg(Org):
         Raises:
             OrgError: Salesforce's error code and message, e.g. ``MALFORMED_QUERY`` or ``INVALID_FIELD``.
         """
+        return self._fetch(soql, None)
+
+    def query_head(self, soql: str, max_records: int) -> dict[str, Any]:
+        """Run a SOQL query on the live org, fetching batches only until ``max_records`` rows are in.
+
+        See :meth:`Org.query_head`; ``totalSize`` is Salesforce's count of every row.
+        """
+        return self._fetch(soql, check_max_records(max_records))
+
+    def _fetch(self, soql: str, keep: int | None) -> dict[str, Any]:
         _check_text(soql, "query")
         page = self._call(lambda sf: sf.query(soql))
         total = page.get("totalSize", 0)
         records = list(page.get("records", []))
-        while not page.get("done", True):
+        while not page.get("done", True) and (keep is None or len(records) < keep):
             next_url = page.get("nextRecordsUrl")
             if not next_url:
                 raise OrgError("UNKNOWN_EXCEPTION", "Salesforce marked a page as not done but gave no nextRecordsUrl")
             page = self._call(lambda sf, url=next_url: sf.query_more(url, identifier_is_url=True))
             records.extend(page.get("records", []))
-        return {"totalSize": total, "done": True, "records": _plain(records)}
+        # Stopped before the last batch, or the last batch brought more than the head: rows were left out.
+        cut = keep is not None and (not page.get("done", True) or len(records) > keep)
+        if cut:
+            records = records[:keep]
+        return {"totalSize": total, "done": not cut, "records": _plain(records)}
 
     def describe(self, object_name: str) -> dict[str, Any]:
         """Describe one object of the live org (REST ``sobjects/<name>/describe``).

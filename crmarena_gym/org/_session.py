@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from crmarena_gym.org._base import OrgError
-from crmarena_gym.org._local import _PROGRESS_STEPS, _REGISTRY_LOCK, _TIMEOUT_MESSAGE, LocalOrg, _coerce_today
+from crmarena_gym.org._local import _PROGRESS_STEPS, _REGISTRY_LOCK, LocalOrg, _coerce_today, run_bounded
 from crmarena_gym.org._sosl import (
     _EVERY_FIELD_ALWAYS,
     MAX_RESULTS,
@@ -210,21 +210,13 @@ class _State:
             finally:
                 self.trusted = False
 
-    def execute(self, sql: str, params: tuple[Any, ...], timeout: float) -> list[tuple[Any, ...]]:
+    def execute_head(
+        self, sql: str, params: tuple[Any, ...], timeout: float, keep: int | None
+    ) -> tuple[list[tuple[Any, ...]], int]:
         with self.lock:
             if self.closed:
                 raise ValueError("this OrgSession is closed: it was dropped")
-            self.deadline = time.monotonic() + timeout
-            try:
-                return self.conn.execute(sql, params).fetchall()
-            except sqlite3.OperationalError as exc:
-                if "interrupt" in str(exc):
-                    raise OrgError("QUERY_TIMEOUT", _TIMEOUT_MESSAGE) from None
-                raise OrgError("UNKNOWN_EXCEPTION", f"the org could not run the query: {exc}") from None
-            except (sqlite3.Error, OverflowError, ValueError) as exc:
-                raise OrgError("UNKNOWN_EXCEPTION", f"the org could not run the query: {exc}") from None
-            finally:
-                self.deadline = math.inf
+            return run_bounded(self, self.conn, sql, params, timeout, keep)
 
     # -- overlays ----------------------------------------------------------------------------------
 
@@ -404,9 +396,9 @@ class OrgSession(LocalOrg):
                 self._cache[_CACHE_KEY] = _SessionIndex(_index_for(_Shared(self._live())), self._state)
         return self._cache
 
-    def _execute(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+    def _execute_head(self, sql: str, params: tuple[Any, ...], keep: int | None) -> tuple[list[tuple[Any, ...]], int]:
         self._live()
-        return self._state.execute(sql, params, self._timeout)
+        return self._state.execute_head(sql, params, self._timeout, keep)
 
     # -- writes ------------------------------------------------------------------------------------
 

@@ -18,6 +18,7 @@ from crmarena_gym.policies._litellm import (
     import_litellm,
     system_prompt,
 )
+from crmarena_gym.policies._reactive import ReactiveOraclePolicy
 from crmarena_gym.policies._simple import OraclePolicy, RandomPolicy
 from crmarena_gym.policies._spec import make_policy, parse_policy_spec
 
@@ -32,6 +33,7 @@ __all__ = [
     "Policy",
     "PolicyError",
     "RandomPolicy",
+    "ReactiveOraclePolicy",
     "import_litellm",
     "make_policy",
     "parse_policy_spec",

@@ -24,6 +24,26 @@ _FAILED_OBSERVATION = re.compile(
 _GENERAL_TOOLS = frozenset({"issue_soql_query", "issue_sosl_query", "submit"})
 
 
+def episode_instance(observation: str, info: dict[str, Any]) -> TaskInstance:
+    """The instance an oracle solves, from the first observation and a privileged environment's reset ``info``.
+
+    Raises:
+        PolicyError: ``info`` has no hidden parameters (the environment is not privileged).
+    """
+    if "params" not in info:
+        raise PolicyError("the oracle needs the hidden parameters: make the environment with privileged=True")
+    return TaskInstance.model_validate(
+        {
+            "idx": info["idx"],
+            "task": info["task"],
+            "query": observation,
+            "answer": info.get("gold"),
+            "metadata": dict(info.get("context") or {}),
+            "params": info["params"],
+        }
+    )
+
+
 class OraclePolicy(Policy):
     """Replays the task's oracle solver (:func:`crmarena_gym.tasks.oracle_trace`) as JSON tool calls.
 
@@ -103,20 +123,9 @@ class OraclePolicy(Policy):
         """Solve the instance now; :meth:`act` then hands out the calls one by one, ``submit`` last."""
         super().reset(observation, info, seed=seed)
         self._actions, self._last = [], None
-        if "params" not in info:
-            raise PolicyError("the oracle needs the hidden parameters: make the environment with privileged=True")
+        instance = episode_instance(observation, info)
         if self.org is None:
             raise PolicyError("the oracle has no org: pass OraclePolicy(org=...) or call attach(env) first")
-        instance = TaskInstance.model_validate(
-            {
-                "idx": info["idx"],
-                "task": info["task"],
-                "query": observation,
-                "answer": info.get("gold"),
-                "metadata": dict(info.get("context") or {}),
-                "params": info["params"],
-            }
-        )
         org = self.org
         if info.get("today"):
             try:

@@ -6,11 +6,12 @@ import importlib
 from typing import Any
 
 from crmarena_gym.policies._base import Policy
+from crmarena_gym.policies._reactive import ReactiveOraclePolicy
 from crmarena_gym.policies._simple import OraclePolicy, RandomPolicy
 
 __all__ = ["make_policy", "parse_policy_spec"]
 
-_FORMS = "'oracle', 'random', 'litellm:MODEL' or 'python:MODULE:CLASS'"
+_FORMS = "'oracle', 'reactive-oracle', 'random', 'litellm:MODEL' or 'python:MODULE:CLASS'"
 
 
 def parse_policy_spec(spec: str) -> tuple[str, str | None]:
@@ -26,7 +27,7 @@ def parse_policy_spec(spec: str) -> tuple[str, str | None]:
         raise ValueError(f"a policy spec must be {_FORMS}; got {spec!r}")
     kind, _, argument = spec.strip().partition(":")
     kind = kind.lower()
-    if kind in ("oracle", "random") and not argument:
+    if kind in ("oracle", "reactive-oracle", "random") and not argument:
         return kind, None
     if kind in ("litellm", "python") and argument:
         return kind, argument
@@ -37,9 +38,10 @@ def make_policy(spec: str, **options: Any) -> Policy:
     """Build a policy from its spec.
 
     Args:
-        spec: ``oracle``, ``random``, ``litellm:MODEL`` (a litellm model name) or
+        spec: ``oracle``, ``reactive-oracle``, ``random``, ``litellm:MODEL`` (a litellm model name) or
             ``python:MODULE:CLASS`` (any :class:`Policy` subclass, built with ``options``).
-        **options: Constructor arguments: ``seed`` for random; ``framework``, ``temperature``,
+        **options: Constructor arguments: ``seed`` for random; ``max_retries`` for reactive-oracle;
+            ``framework``, ``temperature``,
             ``max_tokens``, ``timeout``, ``max_retries``, ``api_base``, ``api_key`` ... for litellm.
 
     Example:
@@ -48,12 +50,17 @@ def make_policy(spec: str, **options: Any) -> Policy:
         >>> make_policy("llm:gpt-4o")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        ValueError: unknown policy spec 'llm:gpt-4o'; expected 'oracle', 'random', ...
+        ValueError: unknown policy spec 'llm:gpt-4o'; expected 'oracle', 'reactive-oracle', 'random', ...
     """
     kind, argument = parse_policy_spec(spec)
     if kind == "oracle":
         _no_options(spec, options)
         return OraclePolicy()
+    if kind == "reactive-oracle":
+        extra = set(options) - {"max_retries"}
+        if extra:
+            raise ValueError(f"the reactive-oracle policy takes only max_retries, got {sorted(extra)}")
+        return ReactiveOraclePolicy(**options)
     if kind == "random":
         extra = set(options) - {"seed"}
         if extra:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 _ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -62,6 +63,12 @@ def is_valid_id(value: str) -> bool:
         >>> is_valid_id("500Ws000007qlrjIAA"), is_valid_id("500Ws000007qlrjAAA")
         (True, False)
     """
-    if not isinstance(value, str) or not _ID_RE.match(value):
+    return isinstance(value, str) and _valid_id_text(value)
+
+
+# Tools check every id they are given, the same ids again and again: the answers are kept.
+@functools.lru_cache(maxsize=16384)
+def _valid_id_text(value: str) -> bool:
+    if not _ID_RE.match(value):
         return False
     return len(value) == 15 or id_checksum(value[:15]) == value[15:]

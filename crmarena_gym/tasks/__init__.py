@@ -33,7 +33,16 @@ from crmarena_gym.tasks._generate import (
 )
 from crmarena_gym.tasks._instance import TaskInstance, TaskMetadata
 from crmarena_gym.tasks._loader import TaskFileError, load_tasks, save_tasks
-from crmarena_gym.tasks._oracle import ORACLES, OracleError, OracleTrace, ToolCall, oracle_trace, solve
+from crmarena_gym.tasks._oracle import (
+    ORACLES,
+    OracleError,
+    OracleTrace,
+    SolverCalls,
+    ToolCall,
+    oracle_trace,
+    run_solver,
+    solve,
+)
 from crmarena_gym.tasks._org_check import missing_gold_records
 from crmarena_gym.tasks._periods import (
     MONTH_NAMES,
@@ -75,6 +84,7 @@ __all__ = [
     "OracleError",
     "OracleTrace",
     "Score",
+    "SolverCalls",
     "TaskFileError",
     "TaskGenerationError",
     "TaskInstance",
@@ -95,6 +105,7 @@ __all__ = [
     "oracle_trace",
     "past_window",
     "quarter_window",
+    "run_solver",
     "save_tasks",
     "score_answer",
     "season_window",

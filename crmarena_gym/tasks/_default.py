@@ -3,8 +3,10 @@
 The default task set is 130 instances per task drawn with seed 0 from an org (by default the embedded
 org, :func:`crmarena_gym.org.default_org_path`). It is generated once and cached as JSON Lines beside
 the org, in a file named after the org's content hash, the seed, the size and the generator
-versions, so that a changed org or generator never reuses a stale set. Several processes may ask at
-once: one generates under an exclusive file lock while the others wait, and the file appears by an
+versions, so that a changed org or generator never reuses a stale set. The SHA-256 of the file's bytes
+is recorded beside it (``.sha256``) when it is written, and a set whose bytes no longer match (a gold
+answer edited by hand, a damaged file) is generated again rather than trusted. Several processes may ask
+at once: one generates under an exclusive file lock while the others wait, and the file appears by an
 atomic rename.
 
 Training instances come from :func:`training_tasks`: the same generators with another seed, minus
@@ -17,6 +19,7 @@ set, however reworded, appears in training).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import sqlite3
 import threading
@@ -24,7 +27,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from crmarena_gym._files import exclusive_lock
+from crmarena_gym._files import atomic_write_text, exclusive_lock
 from crmarena_gym.datagen import GENERATOR_VERSION, content_hash, read_manifest
 from crmarena_gym.tasks._generate import TASK_GENERATOR_VERSION, generate_tasks, instance_key
 from crmarena_gym.tasks._instance import TaskInstance
@@ -97,6 +100,14 @@ def _file_identity(path: Path) -> tuple[int, int, int] | None:
     return (stat.st_ino, stat.st_mtime_ns, stat.st_size)
 
 
+def _digest_path(path: Path) -> Path:
+    return path.with_name(path.name + ".sha256")
+
+
+def _file_digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 def _read_cached(path: Path, per_task: int) -> list[TaskInstance] | None:
     identity = _file_identity(path)
     if identity is None:
@@ -106,8 +117,10 @@ def _read_cached(path: Path, per_task: int) -> list[TaskInstance] | None:
     if loaded is not None and loaded[0] == identity:  # the same file as when it was read
         return list(loaded[1])
     try:
+        if _file_digest(path) != _digest_path(path).read_text(encoding="ascii").strip():
+            return None  # edited or damaged since it was written (or written before digests): regenerated
         instances = load_tasks(path)
-    except (OSError, TaskFileError):
+    except (OSError, ValueError, TaskFileError):
         return None  # a damaged file is regenerated
     tasks = {inst.task for inst in instances}
     if len(instances) != per_task * len(tasks) or len(tasks) != 9:
@@ -159,6 +172,7 @@ def default_tasks(
             return cached
         instances = generate_tasks(path, seed=seed, per_task=per_task)
         save_tasks(instances, cache)
+        atomic_write_text(_digest_path(cache), _file_digest(cache) + "\n")
         identity = _file_identity(cache)
         if identity is not None:
             with _LOADED_LOCK:

@@ -33,7 +33,7 @@ import json
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from crmarena_gym.org import Org
 from crmarena_gym.schema import CASE_STATUSES
@@ -41,7 +41,7 @@ from crmarena_gym.tasks._instance import TaskInstance
 from crmarena_gym.tasks._scoring import NONE_ANSWER
 from crmarena_gym.tools import Toolset, to_argument_datetime, toolset
 
-__all__ = ["ORACLES", "OracleError", "OracleTrace", "ToolCall", "oracle_trace", "solve"]
+__all__ = ["ORACLES", "OracleError", "OracleTrace", "SolverCalls", "ToolCall", "oracle_trace", "run_solver", "solve"]
 
 
 class OracleError(RuntimeError):
@@ -90,6 +90,21 @@ class OracleTrace:
         return (*self.calls, ToolCall("submit", {"content": self.answer}, self.answer))
 
 
+class SolverCalls(Protocol):
+    """What a solver calls tools through: the org's tools directly (:func:`oracle_trace`), or an environment
+    one action at a time (the reactive oracle policy, which answers from the observations it received)."""
+
+    def __call__(self, name: str, **arguments: Any) -> Any:
+        """Call the tool ``name`` with JSON ``arguments``; its result."""
+
+    def contradicted(self, message: str) -> None:
+        """The results contradict the instance's hidden parameters (a check of the solver failed).
+
+        The oracle raises :class:`OracleError`; an agent that acts on what it observed carries on with it
+        (the solver then goes on with what the tools said, or answers ``None`` when it cannot tell).
+        """
+
+
 class _Caller:
     """Calls tools by name through a toolset, records each call, and fails loudly on ``Error:``."""
 
@@ -106,6 +121,9 @@ class _Caller:
             raise OracleError(f"{name}({_short(arguments)}) answered {result!r}")
         return result
 
+    def contradicted(self, message: str) -> None:
+        raise OracleError(message)
+
 
 def _short(arguments: dict[str, Any]) -> str:
     text = ", ".join(f"{k}={v!r}" for k, v in arguments.items())
@@ -118,7 +136,7 @@ def _param(params: dict[str, Any], name: str) -> Any:
     return params[name]
 
 
-def _window(call: _Caller, params: dict[str, Any]) -> tuple[str, str]:
+def _window(call: SolverCalls, params: dict[str, Any]) -> tuple[str, str]:
     """The window's start and end, worked out with the date tools the way the query states it."""
     start = to_argument_datetime(_param(params, "start"))
     end = to_argument_datetime(_param(params, "end"))
@@ -136,22 +154,22 @@ def _window(call: _Caller, params: dict[str, Any]) -> tuple[str, str]:
     else:
         return start, end  # no description of the window: use the stored one
     if (computed_start, computed_end) != (start, end):
-        raise OracleError(
+        call.contradicted(
             f"the date tools give the window {computed_start} to {computed_end} for {spec}, "
             f"but the instance was computed over {start} to {end}"
         )
-    return start, end
+    return computed_start, computed_end
 
 
-def _single(found: list[str], what: str) -> str:
+def _single(call: SolverCalls, found: list[str], what: str) -> str:
     if not found:
         return NONE_ANSWER
     if len(found) > 1:
-        raise OracleError(f"the tools give a tie for the {what}: {found}")
+        call.contradicted(f"the tools give a tie for the {what}: {found}")
     return found[0]
 
 
-def _handle_time(call: _Caller, params: dict[str, Any], instance: TaskInstance) -> str:
+def _handle_time(call: SolverCalls, params: dict[str, Any], instance: TaskInstance) -> str:
     start, end = _window(call, params)
     handled = call("get_agent_handled_cases_by_period", start_date=start, end_date=end)
     qualified = call("get_qualified_agent_ids_by_case_count", agent_handled_cases=handled, n_cases=params["n_cases"])
@@ -163,10 +181,10 @@ def _handle_time(call: _Caller, params: dict[str, Any], instance: TaskInstance) 
     cases = call("get_cases", start_date=start, end_date=end, agent_ids=qualified, case_ids=single)
     averages = call("calculate_average_handle_time", cases=cases)
     best = "find_id_with_min_value" if params["direction"] == "min" else "find_id_with_max_value"
-    return _single(call(best, values_by_id=averages), "agent")
+    return _single(call, call(best, values_by_id=averages), "agent")
 
 
-def _transfer_count(call: _Caller, params: dict[str, Any], instance: TaskInstance) -> str:
+def _transfer_count(call: SolverCalls, params: dict[str, Any], instance: TaskInstance) -> str:
     start, end = _window(call, params)
     handled = call("get_agent_handled_cases_by_period", start_date=start, end_date=end)
     qualified = call("get_qualified_agent_ids_by_case_count", agent_handled_cases=handled, n_cases=params["n_cases"])
@@ -176,42 +194,42 @@ def _transfer_count(call: _Caller, params: dict[str, Any], instance: TaskInstanc
         "get_agent_transferred_cases_by_period", start_date=start, end_date=end, qualified_agent_ids=qualified
     )
     best = "find_id_with_min_value" if params["direction"] == "min" else "find_id_with_max_value"
-    return _single(call(best, values_by_id=transfers), "agent")
+    return _single(call, call(best, values_by_id=transfers), "agent")
 
 
-def _top_issue(call: _Caller, params: dict[str, Any], instance: TaskInstance) -> str:
+def _top_issue(call: SolverCalls, params: dict[str, Any], instance: TaskInstance) -> str:
     start, end = _window(call, params)
     items = call("get_order_item_ids_by_product", product_id=_param(params, "product_id"))
     counts = call("get_issue_counts", start_date=start, end_date=end, order_item_ids=items)
-    return _single(call("find_id_with_max_value", values_by_id=counts), "issue")
+    return _single(call, call("find_id_with_max_value", values_by_id=counts), "issue")
 
 
-def _monthly_trend(call: _Caller, params: dict[str, Any], instance: TaskInstance) -> str:
+def _monthly_trend(call: SolverCalls, params: dict[str, Any], instance: TaskInstance) -> str:
     start, end = _window(call, params)
     items = call("get_order_item_ids_by_product", product_id=_param(params, "product_id"))
     if not items:  # an empty list would be no filter for get_cases
         return NONE_ANSWER
     cases = call("get_cases", start_date=start, end_date=end, order_item_ids=items)
     months = call("get_month_to_case_count", cases=cases)
-    return _single(call("find_id_with_max_value", values_by_id=months), "month")
+    return _single(call, call("find_id_with_max_value", values_by_id=months), "month")
 
 
-def _best_region(call: _Caller, params: dict[str, Any], instance: TaskInstance) -> str:
+def _best_region(call: SolverCalls, params: dict[str, Any], instance: TaskInstance) -> str:
     start, end = _window(call, params)
     cases = call("get_cases", start_date=start, end_date=end)
     with_states = call("get_shipping_state", cases=cases)
     averages = call("calculate_region_average_closure_times", cases=with_states)
-    return _single(call("find_id_with_min_value", values_by_id=averages), "state")
+    return _single(call, call("find_id_with_min_value", values_by_id=averages), "state")
 
 
 _OPEN_STATUSES = [s for s in CASE_STATUSES if s != "Closed"]
 
 
-def _case_routing(call: _Caller, params: dict[str, Any], instance: TaskInstance) -> str:
+def _case_routing(call: SolverCalls, params: dict[str, Any], instance: TaskInstance) -> str:
     issue_id = _param(params, "issue_id")
     issues = call("get_issues")
     if not any(i["Id"] == issue_id for i in issues):
-        raise OracleError(f"get_issues does not list the case's issue {issue_id!r}")
+        call.contradicted(f"get_issues does not list the case's issue {issue_id!r}")
     closed_on_issue = call("get_cases", issue_ids=[issue_id], statuses=["Closed"])
     tied = call("get_agents_with_max_cases", subset_cases=closed_on_issue)
     if len(tied) > 1:
@@ -229,10 +247,10 @@ def _case_routing(call: _Caller, params: dict[str, Any], instance: TaskInstance)
         counts.update(c["OwnerId"] for c in open_cases)
         fewest = min(counts.values())
         tied = [agent for agent in tied if counts[agent] == fewest]
-    return _single(tied, "agent")
+    return _single(call, tied, "agent")
 
 
-def _named_entity(call: _Caller, params: dict[str, Any], instance: TaskInstance) -> str:
+def _named_entity(call: SolverCalls, params: dict[str, Any], instance: TaskInstance) -> str:
     account_id = call("get_account_id_by_contact_id", contact_id=_param(params, "contact_id"))
     if account_id is None:
         return NONE_ANSWER
@@ -244,40 +262,44 @@ def _named_entity(call: _Caller, params: dict[str, Any], instance: TaskInstance)
         purchase_date=to_argument_datetime(day),
         related_product_ids=candidates,
     )
-    return _single(bought, "product")
+    return _single(call, bought, "product")
 
 
-def _policy_violation(call: _Caller, params: dict[str, Any], instance: TaskInstance) -> str:
+def _policy_violation(call: SolverCalls, params: dict[str, Any], instance: TaskInstance) -> str:
     case_id = _param(params, "case_id")
     chats = call("get_livechat_transcript_by_case_id", case_id=case_id)
     emails = call("get_email_messages_by_case_id", case_id=case_id)
     texts = [c.get("Body") or "" for c in chats] + [e.get("TextBody") or "" for e in emails]
     if not any(texts):
-        raise OracleError(f"case {case_id!r} has no chat or email to review")
+        call.contradicted(f"case {case_id!r} has no chat or email to review")
     articles = call("search_knowledge_articles", search_term=_param(params, "search_term"))
     article_id = params.get("article_id")
     if article_id is None:
         return NONE_ANSWER
     if not any(a["Id"] == article_id for a in articles):
-        raise OracleError(f"searching {params['search_term']!r} does not find the violated article {article_id!r}")
+        call.contradicted(f"searching {params['search_term']!r} does not find the violated article {article_id!r}")
+        return NONE_ANSWER  # no article to name
     evidence = params.get("evidence")
     if evidence and not any(evidence in text for text in texts):
-        raise OracleError(f"the offending words {evidence!r} are in neither the chat nor the emails of {case_id!r}")
+        call.contradicted(f"the offending words {evidence!r} are in neither the chat nor the emails of {case_id!r}")
+        return NONE_ANSWER  # no violation seen
     return str(article_id)
 
 
-def _knowledge(call: _Caller, params: dict[str, Any], instance: TaskInstance) -> str:
+def _knowledge(call: SolverCalls, params: dict[str, Any], instance: TaskInstance) -> str:
     article_id = _param(params, "article_id")
     articles = call("search_knowledge_articles", search_term=_param(params, "search_term"))
     found = [a for a in articles if a["Id"] == article_id]
     if not found:
-        raise OracleError(f"searching {params['search_term']!r} does not find article {article_id!r}")
+        call.contradicted(f"searching {params['search_term']!r} does not find article {article_id!r}")
+        return NONE_ANSWER  # no article to read the answer in
     if instance.answer is None or instance.answer not in (found[0]["Content"] or ""):
-        raise OracleError(f"article {article_id!r} does not state the answer {instance.answer!r}")
+        call.contradicted(f"article {article_id!r} does not state the answer {instance.answer!r}")
+        return NONE_ANSWER
     return instance.answer
 
 
-Solver = Callable[[_Caller, dict[str, Any], TaskInstance], str]
+Solver = Callable[[SolverCalls, dict[str, Any], TaskInstance], str]
 
 #: The solver of each task, by task name.
 ORACLES: dict[str, Solver] = {
@@ -311,8 +333,19 @@ def oracle_trace(instance: TaskInstance, org: Org, *, tools: Toolset | None = No
     if not instance.params:
         raise OracleError(f"instance {instance.idx} has no hidden params; only generated instances can be solved")
     caller = _Caller(org, tools or toolset("functions"))
-    answer = ORACLES[instance.task](caller, instance.params, instance)
+    answer = run_solver(instance, caller)
     return OracleTrace(tuple(caller.calls), answer)
+
+
+def run_solver(instance: TaskInstance, calls: SolverCalls) -> str:
+    """Run the instance's solver with its tool calls answered by ``calls``; the answer it reaches.
+
+    Raises:
+        OracleError: The instance has no hidden parameters, or ``calls`` raised it.
+    """
+    if not instance.params:
+        raise OracleError(f"instance {instance.idx} has no hidden params; only generated instances can be solved")
+    return ORACLES[instance.task](calls, instance.params, instance)
 
 
 def solve(instance: TaskInstance, org: Org) -> str:

@@ -30,7 +30,13 @@ from crmarena_gym.tools._calculations import (
     get_start_date,
 )
 from crmarena_gym.tools._common import DATETIME_FORMAT, clean_records, to_argument_datetime
-from crmarena_gym.tools._general import issue_soql_query, issue_sosl_query, submit
+from crmarena_gym.tools._general import (
+    TruncatedRows,
+    issue_soql_query,
+    issue_sosl_query,
+    query_result_budget,
+    submit,
+)
 from crmarena_gym.tools._queries import (
     get_account_id_by_contact_id,
     get_agent_handled_cases_by_period,
@@ -61,6 +67,7 @@ __all__ = [
     "Kind",
     "Tool",
     "Toolset",
+    "TruncatedRows",
     "calculate_average_handle_time",
     "calculate_region_average_closure_times",
     "check_arguments",
@@ -91,6 +98,7 @@ __all__ = [
     "issue_sosl_query",
     "json_type",
     "parse_docstring",
+    "query_result_budget",
     "search_knowledge_articles",
     "search_products",
     "sosl_escape",

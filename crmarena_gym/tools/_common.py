@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import calendar
 import datetime as dt
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -90,16 +91,25 @@ def parse_row_datetime(value: Any, where: str) -> dt.datetime:
     Raises:
         ToolInputError: The value is not a datetime string.
     """
-    if isinstance(value, str) and _ROW_DATETIME_RE.match(value):
-        try:
-            parsed = dt.datetime.fromisoformat(value)
-        except ValueError:
-            pass
-        else:
-            if parsed.tzinfo is not None:
-                parsed = parsed.astimezone(dt.UTC).replace(tzinfo=None)
-            return parsed
-    raise ToolInputError(f"{where} must be a datetime like 2020-12-22T11:00:00.000+0000, got {_quote(value)}")
+    parsed = _row_datetime(value) if isinstance(value, str) else None
+    if parsed is None:
+        raise ToolInputError(f"{where} must be a datetime like 2020-12-22T11:00:00.000+0000, got {_quote(value)}")
+    return parsed
+
+
+# Records' datetimes are parsed again each time a result is handed back to a tool: the answers are kept
+# (datetimes are immutable).
+@functools.lru_cache(maxsize=16384)
+def _row_datetime(value: str) -> dt.datetime | None:
+    if not _ROW_DATETIME_RE.match(value):
+        return None
+    try:
+        parsed = dt.datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if parsed.tzinfo is not None:
+        parsed = parsed.astimezone(dt.UTC).replace(tzinfo=None)
+    return parsed
 
 
 def format_datetime(value: dt.datetime) -> str:

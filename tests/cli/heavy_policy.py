@@ -2,24 +2,30 @@
 
 from __future__ import annotations
 
+import os
 import time
 
 from crmarena_gym.policies import Policy
 
-# A scan of every email with a pattern no index serves, joined to its cases: tens of milliseconds.
+# A scan of every email with a pattern no index serves, joined to its cases: a millisecond or more of SQLite
+# (landing a signal inside SQLite for sure is the job of the direct test with a cross join).
 HEAVY_QUERY = (
     "execute SELECT Id, Subject FROM Case WHERE Id IN (SELECT ParentId FROM EmailMessage WHERE Subject LIKE '%e%a%') "
     "AND Subject LIKE '%e%' ORDER BY Subject"
 )
+# Seconds to think before each action: long enough that a run of 120 episodes lasts tens of seconds (so a
+# signal always finds it under way, however loaded the machine), and 0 for a resumed run to finish fast.
+DELAY_ENV = "HEAVY_POLICY_DELAY"
 
 
 class HeavyQueries(Policy):
-    """Runs :data:`HEAVY_QUERY` ``queries`` times, thinking ``delay`` seconds before each, then submits None."""
+    """Runs :data:`HEAVY_QUERY` ``queries`` times, thinking ``delay`` seconds before each, then submits None
+    (``delay`` defaults to ``$HEAVY_POLICY_DELAY``, else 0.02)."""
 
-    def __init__(self, queries: int = 8, delay: float = 0.004) -> None:
+    def __init__(self, queries: int = 8, delay: float | None = None) -> None:
         super().__init__()
         self.queries = queries
-        self.delay = delay
+        self.delay = float(os.environ.get(DELAY_ENV, "0.02")) if delay is None else delay
         self._sent = 0
 
     def reset(self, observation: str, info: dict, *, seed: int | None = None) -> None:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from crmarena_gym.datagen import GENERATOR_VERSION, read_manifest
+from crmarena_gym.datagen import GENERATOR_VERSION, content_hash, read_manifest
 from crmarena_gym.org import default_org_path
 from crmarena_gym.org._cache import cache_dir
 
@@ -40,6 +41,52 @@ def test_a_corrupt_cached_file_is_regenerated(cache: Path) -> None:
     assert read_manifest(again).content_hash == good
     path.write_text("garbage")
     assert read_manifest(default_org_path(seed=4, scale=0.05)).content_hash == good
+
+
+def _damage_middle(path: Path) -> None:
+    """Overwrite 64 KiB in the middle of the file (its size stays), as a bad disk or a stray write would."""
+    data = bytearray(path.read_bytes())
+    middle = len(data) // 2
+    data[middle : middle + 65536] = bytes((i * 7 + 3) % 256 for i in range(65536))
+    with open(path, "r+b") as handle:  # in place: same inode, same size
+        handle.write(data)
+
+
+def test_a_file_damaged_in_the_middle_is_regenerated(cache: Path) -> None:
+    path = default_org_path(seed=4, scale=0.05)
+    good = read_manifest(path).content_hash
+    _damage_middle(path)
+    assert default_org_path(seed=4, scale=0.05) == path
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA quick_check").fetchall() == [("ok",)]
+    assert content_hash(conn) == good  # the rows hash as the manifest says: regenerated, not reused
+    conn.close()
+
+
+def test_an_edited_row_is_found_by_the_content_hash(cache: Path) -> None:
+    path = default_org_path(seed=4, scale=0.05)
+    conn = sqlite3.connect(path)
+    (subject,) = conn.execute('SELECT Subject FROM "Case" ORDER BY Id LIMIT 1').fetchone()
+    with conn:  # a sound file whose manifest and row counts still match, with one value changed
+        conn.execute('UPDATE "Case" SET Subject = ? WHERE Id = (SELECT MIN(Id) FROM "Case")', (subject + "!",))
+    conn.close()
+    default_org_path(seed=4, scale=0.05)
+    conn = sqlite3.connect(path)
+    assert conn.execute('SELECT Subject FROM "Case" ORDER BY Id LIMIT 1').fetchone() == (subject,)
+    conn.close()
+
+
+def test_an_unchanged_file_is_not_hashed_again(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = default_org_path(seed=4, scale=0.05)  # generated: its hash is the generator's
+    hashed: list[object] = []
+    monkeypatch.setattr("crmarena_gym.org._cache.content_hash", lambda conn: hashed.append(conn) or "x")
+    assert default_org_path(seed=4, scale=0.05) == path
+    assert hashed == []
+    inode = path.stat().st_ino
+    (path.parent / (path.name + ".verified")).unlink()  # forget the check: the rows are read again
+    assert default_org_path(seed=4, scale=0.05) == path
+    assert len(hashed) >= 1
+    assert path.stat().st_ino != inode  # the stand-in hash disagreed with the manifest: regenerated
 
 
 def test_cache_dir_follows_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -78,5 +125,5 @@ def test_two_processes_at_once_share_one_file(cache: Path) -> None:
     assert len(reported) == 1, reported  # same path and same inode: generated once, not replaced
     files = sorted(p.name for p in cache.iterdir())
     name = f"org-v{GENERATOR_VERSION}-seed8-scale0.3.sqlite"
-    assert files == [name, name + ".lock"]
+    assert files == [name, name + ".lock", name + ".verified"]
     assert all(err == "" for _out, err in outputs)  # no progress bar when stderr is not a terminal

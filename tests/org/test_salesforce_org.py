@@ -492,3 +492,19 @@ def test_nested_subquery_results_pass_through_unchanged(tmp_path: Path, sleeps: 
         None,
         3,
     ]
+
+
+def test_query_head_stops_following_batches_once_it_has_the_rows(standin, sleeps, db) -> None:
+    org = login(standin, sleeps)
+    expected = sql(db, 'SELECT Id, Name FROM "Product2" ORDER BY Name')
+    head = org.query_head("SELECT Id, Name FROM Product2 ORDER BY Name", 3)
+    assert [(r["Id"], r["Name"]) for r in head["records"]] == expected[:3]
+    assert (head["totalSize"], head["done"]) == (5, False)
+    # Two per page: the first page and one follow-up bring 4 rows, enough for 3; the third page is not asked.
+    assert (standin.count("query"), standin.count("query_more")) == (1, 1)
+    whole = org.query_head("SELECT Id, Name FROM Product2 ORDER BY Name", 5)
+    assert whole["done"] is True and len(whole["records"]) == 5
+    counted = org.query_head("SELECT COUNT() FROM Product2", 1)
+    assert counted == {"totalSize": 5, "done": True, "records": []}
+    with pytest.raises(ValueError, match="positive integer, got 0"):
+        org.query_head("SELECT Id FROM Product2", 0)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import multiprocessing
 import shutil
 import sqlite3
@@ -63,6 +65,18 @@ def test_a_damaged_cache_is_regenerated(org_path: Path, test_set: list[TaskInsta
     cache.write_text(text[: len(text) // 2])  # cut mid-record
     assert default_tasks(org_path) == test_set
     assert cache.read_text() == text
+
+
+def test_a_hand_edited_gold_answer_is_not_trusted(org_path: Path, test_set: list[TaskInstance]) -> None:
+    cache = task_cache_path(org_path, seed=0, per_task=130)
+    text = cache.read_text()
+    rows = [json.loads(line) for line in text.splitlines()]
+    rows[5]["answer"] = "a gold answer edited by hand"
+    cache.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    default_module._LOADED.clear()  # as a new process would
+    assert default_tasks(org_path) == test_set
+    assert cache.read_text() == text
+    assert cache.with_name(cache.name + ".sha256").read_text().strip() == hashlib.sha256(text.encode()).hexdigest()
 
 
 def test_the_cache_is_keyed_by_the_org_content(tmp_path: Path) -> None:

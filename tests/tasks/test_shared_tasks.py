@@ -46,13 +46,17 @@ def test_instances_cannot_be_changed(small_org: Path) -> None:
         inst.answer = "something else"  # type: ignore[misc]
 
 
-def test_an_edited_cache_file_is_read_again(small_org: Path, tmp_path: Path) -> None:
+def test_a_cache_file_edited_after_it_was_read_is_neither_served_from_memory_nor_trusted(
+    small_org: Path, tmp_path: Path
+) -> None:
     org = tmp_path / "org.sqlite"
     shutil.copyfile(small_org, org)
     before = default_tasks(org, per_task=2)
     cache = task_cache_path(org, seed=0, per_task=2)
-    rows = [json.loads(line) for line in cache.read_text().splitlines()]
-    rows[0]["query"] = "An edited question?"
+    text = cache.read_text()
+    rows = [json.loads(line) for line in text.splitlines()]
+    rows[0]["answer"] = "an edited gold answer"
     cache.write_text("".join(json.dumps(r) + "\n" for r in rows))
     after = default_tasks(org, per_task=2)
-    assert after[0].query == "An edited question?" != before[0].query
+    assert after == before and after[0].answer != "an edited gold answer"
+    assert cache.read_text() == text  # generated again over the edited file

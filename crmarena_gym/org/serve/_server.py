@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import logging
 import socket
 import threading
 import time
@@ -13,6 +14,11 @@ from crmarena_gym.org.serve._app import SessionHub, make_app
 from crmarena_gym.org.serve._tls import self_signed_certificate
 
 
+class _QuietShutdown(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Cancel 0 running task(s)")
+
+
 def check_loopback(host: str) -> None:
     """Refuse an address other machines can reach (the served org is for this machine).
 
@@ -21,7 +27,7 @@ def check_loopback(host: str) -> None:
         >>> check_loopback("0.0.0.0")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        ValueError: refusing to serve the org on '0.0.0.0', which other machines can reach...
+        ValueError: refusing to serve the org on '0.0.0.0', which other machines can reach; ...
     """
     try:
         addresses = {info[4][0] for info in socket.getaddrinfo(host, None)}
@@ -41,7 +47,7 @@ def _socket(host: str, port: int) -> socket.socket:
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # no 40 ms delayed-ack stall per answer
     try:
         sock.bind(address)
-        sock.listen(2048)  # connections wait in the backlog from now on, so the printed URL works at once
+        sock.listen(2048)  # connections queue from now on, before the server loop runs (the URL is printed first)
     except OSError as err:
         sock.close()
         raise OSError(f"cannot listen on {host}:{port}: {err.strerror or err}") from None
@@ -98,10 +104,15 @@ class OrgServer:
             log_level="warning",
             limit_concurrency=max_connections,
             timeout_keep_alive=30,
-            timeout_graceful_shutdown=2,  # a TLS client that keeps its connection open must not hold up Ctrl-C
+            # On Ctrl-C, requests under way get 5 s to finish; a client's idle keep-alive connection does not
+            # hold the server open.
+            timeout_graceful_shutdown=5,
             **options,
         )
         self._server = uvicorn.Server(config)
+        # Idle keep-alive connections of clients still alive outlast the grace period on every stop; uvicorn
+        # then logs an ERROR that reads like a failure. Nothing was under way: keep that line out.
+        logging.getLogger("uvicorn.error").addFilter(_QuietShutdown())
         self._thread: threading.Thread | None = None
 
     def run(self) -> None:

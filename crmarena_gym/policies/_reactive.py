@@ -1,0 +1,219 @@
+"""The reactive oracle: a perfect but honest agent, the reference policy for fault injection.
+
+The replaying oracle (:class:`~crmarena_gym.policies.OraclePolicy`) solves the instance against the org
+before the first step and hands out the recorded calls, so it scores 1.0 whatever the environment shows it.
+The reactive oracle runs the same task solvers (:func:`~crmarena_gym.tasks.run_solver`), but each tool call
+is an action whose result it reads back from the observation it actually received: a dropped, truncated or
+corrupted result flows into its next calls and its answer, as it would for any agent. It retries a call
+whose result came back as a transient error, or empty (a lost result looks empty: it asks once more), as
+long as the turn budget allows, and always keeps its last turn to submit.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from typing import Any
+
+import gymnasium as gym
+
+from crmarena_gym.policies._base import PolicyError
+from crmarena_gym.policies._simple import OraclePolicy, episode_instance
+from crmarena_gym.tasks import NONE_ANSWER, OracleError, TaskInstance, ToolCall, run_solver
+from crmarena_gym.wrappers import TRANSIENT_ERROR, TurnLimit
+
+__all__ = ["ReactiveOraclePolicy"]
+
+_TRANSIENT_CODE = TRANSIENT_ERROR.split(":", 1)[0]
+# Shapes a corrupted or lost result can give the solvers: they then cannot work the answer out.
+_SOLVER_FAILURES = (TypeError, KeyError, AttributeError, ValueError, IndexError)
+
+
+class _NeedCall(Exception):
+    """The solver needs the result of a call it has not seen yet."""
+
+    def __init__(self, name: str, arguments: dict[str, Any]) -> None:
+        super().__init__(name)
+        self.call = ToolCall(name, arguments)
+
+
+class _Replay:
+    """Answers a solver's calls with the results received so far; stops it at the first new call."""
+
+    def __init__(self, results: list[tuple[ToolCall, Any]]) -> None:
+        self.results = results
+        self.position = 0
+        self.notes: list[str] = []
+
+    def __call__(self, name: str, **arguments: Any) -> Any:
+        if self.position == len(self.results):
+            raise _NeedCall(name, arguments)
+        call, result = self.results[self.position]
+        if (call.name, call.arguments) != (name, arguments):  # the solvers are deterministic
+            raise PolicyError(f"the reactive oracle's solver asked for {name}() where it had called {call.name}()")
+        self.position += 1
+        return result
+
+    def contradicted(self, message: str) -> None:
+        self.notes.append(message)
+
+
+def _turn_budget(env: Any) -> int | None:
+    """The fewest turns any limit in the wrapper stack allows (Gymnasium's TimeLimit, our TurnLimit)."""
+    limits = []
+    while isinstance(env, gym.Wrapper):
+        if isinstance(env, gym.wrappers.TimeLimit):
+            limits.append(env._max_episode_steps)
+        if isinstance(env, TurnLimit):
+            limits.append(env.max_turns)
+        env = env.env
+    return min(limits) if limits else None
+
+
+class ReactiveOraclePolicy(OraclePolicy):
+    """Solves each instance from the observations it receives, one tool call per turn.
+
+    It knows what the question asks (the instance's hidden parameters, as a perfect reader of the
+    question would), never the gold answer or the org's data: every value it uses comes from an
+    observation. A call whose result comes back as a transient error is retried; one whose result is
+    empty is asked once more (a result lost by the environment looks empty). When a result cannot be read
+    as the tool's answer (a damaged one), a function answers with an error, or a single turn is left, it
+    submits what it has, ``None`` if nothing. What it did at each step is in :meth:`step_details`.
+
+    Like :class:`OraclePolicy` it needs a privileged environment with the task functions, and only generated
+    instances (the published ones have no hidden parameters).
+
+    Args:
+        max_retries: How many times one call is repeated after a transient error (within the turn budget).
+
+    Example:
+        Every result lost to a transient error: the call is retried, then the answer is None.
+
+        >>> import pathlib, tempfile
+        >>> import gymnasium as gym
+        >>> from crmarena_gym.datagen import generate_org
+        >>> from crmarena_gym.tasks import generate_tasks
+        >>> from crmarena_gym.wrappers import ToolResultDropout
+        >>> org = pathlib.Path(tempfile.mkdtemp()) / "org.sqlite"
+        >>> _ = generate_org(org, seed=0, scale=0.2)
+        >>> made = gym.make("CRMArena-v0", org=org, tasks=generate_tasks(org, seed=0, per_task=1, tasks=["TII"]),
+        ...                 toolset="functions", privileged=True)
+        >>> env = ToolResultDropout(made, p=1.0, mode="error")
+        >>> policy = ReactiveOraclePolicy(max_retries=1)
+        >>> policy.attach(env)
+        >>> observation, info = env.reset(seed=0)
+        >>> policy.reset(observation, info)
+        >>> actions, notes = [], []
+        >>> while not actions or '"submit"' not in actions[-1]:
+        ...     actions.append(policy.act(observation))
+        ...     notes.append(policy.step_details().get("note"))
+        ...     observation = env.step(actions[-1])[0]
+        >>> actions[0] == actions[1], notes[1]
+        (True, 'get_start_date() answered a transient error: retry 1')
+        >>> actions[-1]
+        '{"name": "submit", "arguments": {"content": "None"}}'
+    """
+
+    def __init__(self, max_retries: int = 3) -> None:
+        super().__init__()
+        if not isinstance(max_retries, int) or max_retries < 0:
+            raise ValueError(f"max_retries must be a non-negative integer, got {max_retries!r}")
+        self.max_retries = max_retries
+        self._budget: int | None = None
+        self._format = "python"
+        self._instance: TaskInstance | None = None
+        self._results: list[tuple[ToolCall, Any]] = []
+        self._pending: ToolCall | None = None
+        self._attempts = 0
+        self._asked_again = False
+        self._turn = 0
+        self._note = ""
+
+    def attach(self, env: Any) -> None:
+        """Check the toolset, and read the turn budget and the observation format off the environment."""
+        super().attach(env)
+        self._budget = _turn_budget(env)
+        self._format = getattr(env.unwrapped, "observation_format", "python")
+
+    def reset(self, observation: str, info: dict[str, Any], *, seed: int | None = None) -> None:
+        """Start an episode: nothing is solved ahead; the first call comes from :meth:`act`."""
+        super(OraclePolicy, self).reset(observation, info, seed=seed)
+        self._instance = episode_instance(observation, info)
+        if isinstance(info.get("turns_left"), int):
+            self._budget = info["turns_left"] if self._budget is None else min(self._budget, info["turns_left"])
+        self._results, self._pending, self._attempts, self._asked_again, self._turn = [], None, 0, False, 0
+
+    def step_details(self) -> dict[str, Any]:
+        """What the policy made of the last observation (a retry, a damaged result ...), if anything."""
+        return {"note": self._note} if self._note else {}
+
+    def act(self, observation: str) -> str:
+        """The next call, worked out from every result received so far; ``submit`` once the answer is known."""
+        if self._instance is None:
+            raise PolicyError("the reactive oracle has no episode: call reset() first")
+        self._turn += 1
+        self._note = ""
+        if self._pending is not None:
+            retry = self._read(observation)
+            if retry is not None:
+                return retry
+        if self._budget is not None and self._turn >= self._budget:
+            self._note = self._note or "the last turn: submitting what is known"
+            return self._submit(self._answer_so_far())
+        if self._pending is None and self._note.startswith("gave up"):
+            return self._submit(NONE_ANSWER)
+        replay = _Replay(self._results)
+        try:
+            answer = run_solver(self._instance, replay)
+        except _NeedCall as need:
+            self._pending, self._attempts, self._asked_again = need.call, 0, False
+            return need.call.to_action()
+        except OracleError as err:
+            raise PolicyError(f"the reactive oracle cannot solve instance {self._instance.idx}: {err}") from err
+        except _SOLVER_FAILURES as err:
+            self._note = f"the results received do not fit the task ({type(err).__name__}: {err}): submitting None"
+            return self._submit(NONE_ANSWER)
+        if replay.notes:
+            self._note = "the results contradict the question: " + "; ".join(replay.notes)
+        return self._submit(answer)
+
+    def _read(self, observation: str) -> str | None:
+        """Take the pending call's result from ``observation``; the same call again when it must be retried."""
+        assert self._pending is not None
+        call = self._pending
+        text = observation.strip()
+        last_turn = self._budget is not None and self._turn >= self._budget
+        if text.startswith(_TRANSIENT_CODE):
+            if self._attempts < self.max_retries and not last_turn:
+                self._attempts += 1
+                self._note = f"{call.name}() answered a transient error: retry {self._attempts}"
+                return call.to_action()
+            self._note = f"gave up on {call.name}() after {self._attempts} retries"
+            self._pending = None
+            return None
+        if text.startswith("Error:") or text.startswith("FORMAT_ERROR"):
+            self._note = f"gave up: {call.name}() failed ({text[:200]})"
+            self._pending = None
+            return None
+        try:
+            value = json.loads(text) if self._format == "json" else ast.literal_eval(text)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            value = text  # a text result (a date) reads as itself
+        if value in ([], {}, None, "") and not self._asked_again and not last_turn:
+            self._asked_again = True
+            self._note = f"{call.name}() answered nothing: asking once more (a lost result looks empty)"
+            return call.to_action()
+        self._results.append((call, value))
+        self._pending = None
+        return None
+
+    def _answer_so_far(self) -> str:
+        """The answer if the solver can finish with the results received, else ``None``."""
+        try:
+            return run_solver(self._instance, _Replay(self._results))  # type: ignore[arg-type]
+        except (_NeedCall, OracleError, *_SOLVER_FAILURES):
+            return NONE_ANSWER
+
+    def _submit(self, answer: str) -> str:
+        self._pending = None
+        return ToolCall("submit", {"content": answer}).to_action()
