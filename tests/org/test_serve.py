@@ -230,6 +230,7 @@ MISSING_USER = "005Ws0000000000" + id_checksum("005Ws0000000000")
             "REQUEST_ENTITY_TOO_LARGE",
         ),
         ("POST", "composite/sobjects", b'{"records": []}', 400, "INVALID_FIELD"),
+        ("POST", "sobjects/Task", b'{"Subject": "Call"}', 400, "INVALID_TYPE_FOR_OPERATION"),
         ("GET", "query?q=SELECT+Id+FROM+Case", None, 400, "INVALID_HEADER_TYPE"),
     ],
 )

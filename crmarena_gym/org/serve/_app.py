@@ -373,6 +373,12 @@ def make_app(hub: SessionHub) -> Starlette:
         if len(tail) == 1:
             _methods(request, ("GET", "POST"))
             if request.method == "POST":
+                if get_object(name) is None:  # a standard object every org has: listed, queryable, never stored here
+                    raise ApiError(
+                        400,
+                        "INVALID_TYPE_FOR_OPERATION",
+                        f"entity type cannot be inserted: {name} (this org answers it with no rows and stores none)",
+                    )
                 values = await _json(request)
                 if not isinstance(values, dict):
                     raise ApiError(400, "JSON_PARSER_ERROR", f"a record is a JSON object, got {str(values)[:80]!r}")

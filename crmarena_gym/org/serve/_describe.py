@@ -26,12 +26,26 @@ def _urls(version: str, name: str) -> dict[str, str]:
     return {"sobject": base, "describe": f"{base}/describe", "rowTemplate": f"{base}/{{ID}}"}
 
 
+def _plural(label: str) -> str:
+    """English plural of an object's label.
+
+    Example:
+        >>> _plural("Case"), _plural("Case History"), _plural("Address"), _plural("Knowledge")
+        ('Cases', 'Case Histories', 'Addresses', 'Knowledge')
+    """
+    if label.endswith("Knowledge"):
+        return label
+    if label.endswith("y") and label[-2:-1] not in "aeiou":
+        return label[:-1] + "ies"
+    return label + ("es" if label.endswith(("s", "x", "ch", "sh")) else "s")
+
+
 def _summary(version: str, obj: SObject) -> dict[str, Any]:
     writable = get_object(obj.name) is not None  # the standard objects every org has are read-only (and empty) here
     return {
         "name": obj.name,
         "label": obj.label,
-        "labelPlural": obj.label + ("es" if obj.label.endswith("s") else "s"),
+        "labelPlural": _plural(obj.label),
         "keyPrefix": obj.key_prefix,
         "custom": obj.name.endswith("__c"),
         "createable": writable,
