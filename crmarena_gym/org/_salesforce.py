@@ -498,3 +498,11 @@ def _check_text(text: object, what: str) -> None:
             "MALFORMED_QUERY" if what == "query" else "MALFORMED_SEARCH",
             f"the {what} must be a string, got {type(text).__name__}: {text!r}",
         )
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:  # no request can carry it: refuse here, never a raw encoding error
+        raise OrgError(
+            "MALFORMED_QUERY" if what == "query" else "MALFORMED_SEARCH",
+            f"the {what} holds {exc.object[exc.start : exc.end]!r} at character {exc.start}, which UTF-8 cannot "
+            f"encode (a lone surrogate), so no request to Salesforce can carry it: {text!r}",
+        ) from None

@@ -98,16 +98,26 @@ def test_search_describe_get_and_limits(server: OrgServer, raw: sqlite3.Connecti
     local = LocalOrg(server.hub.base.path, today=TODAY)
     sosl = "FIND {running} IN ALL FIELDS RETURNING Product2(Id, Name)"
     assert sf.search(sosl)["searchRecords"] == local.search(sosl)["searchRecords"]
-    names = {o["name"] for o in sf.describe()["sobjects"]}
-    assert names == {r[0] for r in raw.execute("SELECT name FROM sqlite_master WHERE type = 'table'")} & names
-    assert {"Case", "Knowledge__kav", "CaseHistory__c"} <= names
+    listed = {o["name"]: o for o in sf.describe()["sobjects"]}
+    tables = {r[0] for r in raw.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    tables -= {t for t in tables if t.startswith(("sqlite_", "crmarena_"))}  # the file's own bookkeeping
+    assert {n for n, o in listed.items() if o["createable"]} == tables  # every table, writable in a session
+    assert {"Task", "Opportunity"} <= set(listed) and not listed["Task"]["createable"]  # standard, read-only here
+    assert sf.Task.describe()["fields"][0]["createable"] is False
     case = sf.Case.describe()
     fields = {f["name"]: f for f in case["fields"]}
     assert fields["Status"]["type"] == "picklist" and "Closed" in [
         v["value"] for v in fields["Status"]["picklistValues"]
     ]
-    assert (fields["OwnerId"]["referenceTo"], fields["OwnerId"]["relationshipName"]) == (["User"], "Owner")
+    assert (fields["OwnerId"]["referenceTo"], fields["OwnerId"]["relationshipName"]) == (["Group", "User"], "Owner")
     assert case["keyPrefix"] == "500" and fields["Subject"]["length"] == 255
+    keys = ("name", "label", "type", "length", "referenceTo", "relationshipName", "picklistValues", "filterable")
+    assert [{k: f[k] for k in keys} for f in case["fields"]] == [
+        {k: f[k] for k in keys} for f in local.describe("Case")["fields"]
+    ]  # Org.describe's fields (standard ones included), with the write rules added
+    writable = {name for name, f in fields.items() if f["createable"]}
+    assert {"Subject", "Status", "OwnerId"} <= writable and not {"Id", "CaseNumber", "IsClosed"} & writable
+    assert case["urls"]["describe"] == "/services/data/v60.0/sobjects/Case/describe"
     (case_id, subject, owner) = raw.execute('SELECT "Id", "Subject", "OwnerId" FROM "Case" LIMIT 1').fetchone()
     got = sf.Case.get(case_id)
     assert (got["Id"], got["Subject"], got["OwnerId"]) == (case_id, subject, owner)
@@ -142,6 +152,9 @@ def test_crud_round_trip_and_isolation(server: OrgServer, raw: sqlite3.Connectio
     with pytest.raises(simple_salesforce.exceptions.SalesforceResourceNotFound) as gone:
         a.Case.get(made["id"])
     assert gone.value.content[0]["errorCode"] == "ENTITY_IS_DELETED"
+    a.Issue__c.create({"Name": "Forgotten on reset"})
+    a.restful("crmarena/reset", method="POST")  # the session forgets its writes
+    assert a.query("SELECT COUNT() FROM Issue__c WHERE Name = 'Forgotten on reset'")["totalSize"] == 0
 
 
 def test_composite_batches(server: OrgServer) -> None:
@@ -217,6 +230,7 @@ MISSING_USER = "005Ws0000000000" + id_checksum("005Ws0000000000")
             "REQUEST_ENTITY_TOO_LARGE",
         ),
         ("POST", "composite/sobjects", b'{"records": []}', 400, "INVALID_FIELD"),
+        ("POST", "sobjects/Task", b'{"Subject": "Call"}', 400, "INVALID_TYPE_FOR_OPERATION"),
         ("GET", "query?q=SELECT+Id+FROM+Case", None, 400, "INVALID_HEADER_TYPE"),
     ],
 )

@@ -210,8 +210,8 @@ def _not_found() -> ApiError:
 
 
 def _sobject(name: str, org: LocalOrg) -> str:
-    obj = get_object(name)
-    if obj is None or obj.name not in org._live().catalog.tables:
+    obj = get_object(name, standard=True)
+    if obj is None or not org._live().catalog.has(obj):
         raise ApiError(404, "NOT_FOUND", f"The requested resource does not exist: no sObject type {name!r}")
     return obj.name
 
@@ -317,9 +317,7 @@ def make_app(hub: SessionHub) -> Starlette:
             _methods(request, ("GET",))
             if tail:
                 return _more(client, base, head, tail)
-            q = request.query_params.get("q")
-            if q is None or not q.strip():
-                raise ApiError(400, "MALFORMED_QUERY", "A query string is required: ?q=SELECT ...")
+            q = request.query_params.get("q", "")  # an empty query is the engine's to refuse, as Salesforce's parser
             size = _batch_size(request)
             result = await _call(org.query, q)
             records = result["records"]
@@ -333,9 +331,7 @@ def make_app(hub: SessionHub) -> Starlette:
             return JSONResponse(_page(records, result["totalSize"], 0, size, f"{base}/{head}/{locator}"))
         if head == "search" and not tail:
             _methods(request, ("GET",))
-            q = request.query_params.get("q")
-            if q is None or not q.strip():
-                raise ApiError(400, "MALFORMED_SEARCH", "A search string is required: ?q=FIND {...}")
+            q = request.query_params.get("q", "")
             return JSONResponse(await _call(org.search, q))
         if head == "limits" and not tail:
             _methods(request, ("GET",))
@@ -370,14 +366,19 @@ def make_app(hub: SessionHub) -> Starlette:
 
     async def _sobjects(request: Request, client: _Client, version: str, tail: list[str]) -> Response:
         org = client.org
-        tables = org._live().catalog.tables
         if not tail:
             _methods(request, ("GET",))
-            return JSONResponse(describe_global(version, tables))
+            return JSONResponse(describe_global(version, org._live().catalog))
         name = _sobject(tail[0], org)
         if len(tail) == 1:
             _methods(request, ("GET", "POST"))
             if request.method == "POST":
+                if get_object(name) is None:  # a standard object every org has: listed, queryable, never stored here
+                    raise ApiError(
+                        400,
+                        "INVALID_TYPE_FOR_OPERATION",
+                        f"entity type cannot be inserted: {name} (this org answers it with no rows and stores none)",
+                    )
                 values = await _json(request)
                 if not isinstance(values, dict):
                     raise ApiError(400, "JSON_PARSER_ERROR", f"a record is a JSON object, got {str(values)[:80]!r}")
@@ -386,7 +387,7 @@ def make_app(hub: SessionHub) -> Starlette:
             return JSONResponse(object_info(version, name))
         if len(tail) == 2 and tail[1] == "describe":
             _methods(request, ("GET",))
-            return JSONResponse(describe_object(version, name))
+            return JSONResponse(await _call(describe_object, version, org, name))
         if len(tail) != 2:
             raise _not_found()
         record_id = tail[1]

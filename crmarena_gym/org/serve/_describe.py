@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-from crmarena_gym.org._session import _CREATE_ONLY, REQUIRED_FIELDS, TEXT_LENGTHS
-from crmarena_gym.schema import OBJECTS, Field, FieldType, SObject, get_object
+from crmarena_gym.org._local import LocalOrg
+from crmarena_gym.org._session import _CREATE_ONLY, REQUIRED_FIELDS
+from crmarena_gym.org.soql import Catalog
+from crmarena_gym.schema import OBJECTS, STANDARD_OBJECTS, FieldType, SObject, get_object
 
 _SOAP = {
     FieldType.ID: "tns:ID",
@@ -25,16 +26,31 @@ def _urls(version: str, name: str) -> dict[str, str]:
     return {"sobject": base, "describe": f"{base}/describe", "rowTemplate": f"{base}/{{ID}}"}
 
 
+def _plural(label: str) -> str:
+    """English plural of an object's label.
+
+    Example:
+        >>> _plural("Case"), _plural("Case History"), _plural("Address"), _plural("Knowledge")
+        ('Cases', 'Case Histories', 'Addresses', 'Knowledge')
+    """
+    if label.endswith("Knowledge"):
+        return label
+    if label.endswith("y") and label[-2:-1] not in "aeiou":
+        return label[:-1] + "ies"
+    return label + ("es" if label.endswith(("s", "x", "ch", "sh")) else "s")
+
+
 def _summary(version: str, obj: SObject) -> dict[str, Any]:
+    writable = get_object(obj.name) is not None  # the standard objects every org has are read-only (and empty) here
     return {
         "name": obj.name,
         "label": obj.label,
-        "labelPlural": obj.label + ("es" if obj.label.endswith("s") else "s"),
+        "labelPlural": _plural(obj.label),
         "keyPrefix": obj.key_prefix,
         "custom": obj.name.endswith("__c"),
-        "createable": True,
-        "updateable": True,
-        "deletable": True,
+        "createable": writable,
+        "updateable": writable,
+        "deletable": writable,
         "queryable": True,
         "retrieveable": True,
         "searchable": any(f.searchable or f.name_field for f in obj.fields),
@@ -43,68 +59,59 @@ def _summary(version: str, obj: SObject) -> dict[str, Any]:
     }
 
 
-def describe_global(version: str, tables: Mapping[str, str]) -> dict[str, Any]:
+def describe_global(version: str, catalog: Catalog) -> dict[str, Any]:
     """``GET sobjects``: the objects the org file holds."""
     return {
         "encoding": "UTF-8",
         "maxBatchSize": 200,
-        "sobjects": [_summary(version, o) for o in OBJECTS if o.name in tables],
+        "sobjects": [_summary(version, o) for o in (*OBJECTS, *STANDARD_OBJECTS) if catalog.has(o)],
     }
 
 
 def object_info(version: str, name: str) -> dict[str, Any]:
     """``GET sobjects/X``: the object's summary."""
-    obj = get_object(name)
+    obj = get_object(name, standard=True)
     assert obj is not None
     return {"objectDescribe": _summary(version, obj), "recentItems": []}
 
 
-def _field(obj: SObject, f: Field) -> dict[str, Any]:
-    kind = f.type
-    text = kind in TEXT_LENGTHS
-    computed = f.formula is not None or kind is FieldType.ID
-    required = f.name in REQUIRED_FIELDS.get(obj.name, ())
+def _write_rules(obj: SObject, described: dict[str, Any]) -> dict[str, Any]:
+    """What a writable session adds to a field of the org's describe: whether it can be written, and how."""
+    f = obj.get_field(described["name"])
+    kind = f.type if f is not None else None
+    stored = f is not None and get_object(obj.name) is not None and f.formula is None
+    writable = stored and kind is not FieldType.ID and not f.extra and not f.autonumber
+    required = f is not None and f.name in REQUIRED_FIELDS.get(obj.name, ())
     return {
-        "name": f.name,
-        "label": f.description,
-        "type": "textarea" if kind is FieldType.LONG_TEXT else kind.value,
-        "extraTypeInfo": "plaintextarea" if kind in (FieldType.LONG_TEXT, FieldType.TEXTAREA) else None,
-        "soapType": _SOAP.get(kind, "xsd:string"),
-        "length": TEXT_LENGTHS[kind] if text else 0,
-        "byteLength": TEXT_LENGTHS[kind] * 3 if text else 0,
-        "precision": 18 if kind in (FieldType.DOUBLE, FieldType.CURRENCY) else 0,
-        "scale": 2 if kind in (FieldType.DOUBLE, FieldType.CURRENCY) else 0,
-        "digits": 9 if kind is FieldType.INTEGER else 0,
-        "nillable": not required and kind is not FieldType.ID and kind is not FieldType.BOOLEAN,
-        "defaultedOnCreate": kind in (FieldType.ID, FieldType.BOOLEAN) or f.name in _CREATE_ONLY,
-        "createable": not computed,
-        "updateable": not computed and f.name not in _CREATE_ONLY,
-        "calculated": f.formula is not None,
-        "custom": f.name.endswith("__c"),
-        "filterable": kind.filterable,
-        "sortable": kind.filterable,
-        "groupable": kind.filterable and kind not in (FieldType.DOUBLE, FieldType.CURRENCY, FieldType.DATETIME),
-        "idLookup": kind is FieldType.ID,
-        "nameField": f.name_field,
+        **described,
+        "soapType": _SOAP.get(kind, "xsd:string") if kind is not None else "xsd:string",
+        "nillable": described["nillable"] and not required,
+        "defaultedOnCreate": kind in (FieldType.ID, FieldType.BOOLEAN) or described["name"] in _CREATE_ONLY,
+        "createable": writable,
+        "updateable": writable and described["name"] not in _CREATE_ONLY,
+        "restrictedPicklist": kind is FieldType.PICKLIST,
         "unique": False,
         "externalId": False,
-        "restrictedPicklist": kind is FieldType.PICKLIST,
-        "picklistValues": [
-            {"active": True, "defaultValue": False, "label": v, "validFor": None, "value": v} for v in f.picklist_values
-        ],
-        "referenceTo": [f.reference_to] if f.reference_to else [],
-        "relationshipName": f.relationship_name,
     }
 
 
-def describe_object(version: str, name: str) -> dict[str, Any]:
-    """``GET sobjects/X/describe``: fields with types, lengths, picklist values, references and relationships."""
-    obj = get_object(name)
-    assert obj is not None
-    children = [
-        {"childSObject": other.name, "field": f.name, "relationshipName": None, "cascadeDelete": False}
-        for other in OBJECTS
-        for f in other.references
-        if f.reference_to == obj.name
-    ]
-    return {**_summary(version, obj), "fields": [_field(obj, f) for f in obj.fields], "childRelationships": children}
+def describe_object(version: str, org: LocalOrg, name: str) -> dict[str, Any]:
+    """``GET sobjects/X/describe``: the org's own describe (:meth:`LocalOrg.describe`) with the write rules.
+
+    Example:
+        >>> from crmarena_gym.org import OrgSession
+        >>> d = describe_object("60.0", OrgSession(getfixture("tiny_org")), "Case")
+        >>> d["urls"]["describe"], d["createable"]
+        ('/services/data/v60.0/sobjects/Case/describe', True)
+        >>> {f["name"]: f["createable"] for f in d["fields"]}["Id"]
+        False
+    """
+    described = org.describe(name)
+    obj = get_object(described["name"], standard=True)
+    assert obj is not None  # describe answered, so the object exists
+    summary = _summary(version, obj)
+    return {
+        **described,
+        **{k: summary[k] for k in ("labelPlural", "createable", "updateable", "deletable", "retrieveable", "urls")},
+        "fields": [_write_rules(obj, f) for f in described["fields"]],
+    }
