@@ -56,8 +56,9 @@ def _random_rollout(env: CandidateActionWrapper, seed: int, episodes: int) -> li
 def test_spaces_are_discrete_actions_and_a_masked_box(env: CandidateActionWrapper) -> None:
     k = env.generator.num_slots
     assert env.action_space == gym.spaces.Discrete(k)
-    assert set(env.observation_space.spaces) == {"observations", "action_mask"}
+    assert set(env.observation_space.spaces) == {"observations", "action_mask", "action_features"}
     assert env.observation_space["action_mask"].shape == (k,)
+    assert env.observation_space["action_features"].shape == (k, env.featurizer.size)
     assert env.observation_space["observations"].shape == (env.encoder.size,)
 
 
@@ -83,6 +84,43 @@ def test_masks_match_candidates_and_candidates_are_valid_calls(env: CandidateAct
             # A candidate call is well-formed and valid: the tools never answer it with an error.
             assert "error" not in info, (sent[:200], info.get("error"))
             done = terminated or truncated
+
+
+def _feature_rollout(env: CandidateActionWrapper, seed: int, steps: int) -> list[tuple[Any, ...]]:
+    policy = RandomCandidatePolicy(seed)
+    obs, info = env.reset(seed=seed)
+    trace = []
+    for _ in range(steps):
+        trace.append((obs["action_features"].copy(), obs["action_mask"].copy(), info["candidates"]))
+        obs, _r, terminated, truncated, info = env.step(policy(obs))
+        if terminated or truncated:
+            obs, info = env.reset()
+    return trace
+
+
+def test_candidate_features_have_a_fixed_shape_follow_the_mask_and_repeat_with_the_seed(
+    env: CandidateActionWrapper,
+) -> None:
+    featurizer = env.featurizer
+    trace = _feature_rollout(env, seed=2, steps=60)
+    space = env.observation_space["action_features"]
+    for features, mask, candidates in trace:
+        assert features.shape == space.shape and features.dtype == np.float32 and space.contains(features)
+        present = features[:, featurizer.scalar_offset]  # the "present" scalar
+        np.testing.assert_array_equal(present, mask)
+        assert not features[mask == 0].any()  # an empty slot has no features
+        for i, text in enumerate(candidates):
+            if text:  # the slot's own number, and exactly one kind
+                assert features[i, i] == 1.0
+                kind = features[i, featurizer.kind_offset : featurizer.source_offset]
+                assert kind.sum() == 1.0
+                is_submission = text.startswith("submit ")
+                assert features[i, featurizer.scalar_offset + 2] == float(is_submission)
+                assert features[i, featurizer.scalar_offset + 3] == float(text == "submit None")
+    again = _feature_rollout(env, seed=2, steps=60)
+    for (a, _m, c), (b, _n, d) in zip(trace, again, strict=True):
+        assert c == d
+        np.testing.assert_array_equal(a, b)
 
 
 def test_encodings_have_a_fixed_shape_and_stay_in_their_space(env: CandidateActionWrapper) -> None:
