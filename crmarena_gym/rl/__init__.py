@@ -18,12 +18,14 @@ from __future__ import annotations
 import gymnasium as gym
 
 from crmarena_gym.rl._candidates import (
+    DEFAULT_CHOICES,
     DEFAULT_TEMPLATES,
     MISSING,
     Binding,
     CallTemplate,
     CandidateGenerator,
     CandidateState,
+    ChoiceTemplate,
     Fact,
     ResultOf,
     StepRecord,
@@ -54,6 +56,7 @@ if DISCRETE_ENV_ID not in gym.registry:
     gym.register(id=DISCRETE_ENV_ID, entry_point="crmarena_gym.rl.crmarena_gym:make_discrete_env")
 
 __all__ = [
+    "DEFAULT_CHOICES",
     "DEFAULT_TEMPLATES",
     "DISCRETE_ENV_ID",
     "EMPTY_SLOT_ACTION",
@@ -67,6 +70,7 @@ __all__ = [
     "CandidateFeaturizer",
     "CandidateGenerator",
     "CandidateState",
+    "ChoiceTemplate",
     "Encoder",
     "EvaluationResult",
     "Fact",

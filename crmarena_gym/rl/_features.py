@@ -201,6 +201,7 @@ class SlotFeatures:
         question = state.facts.text
         last_text = _last_result_text(state)
         last = state.history[-1] if state.history else None
+        pasted = _pasted_text(last.result) if last is not None and last.ok else None
         submissions = [i for i, s in enumerate(slots) if s is not None and s.startswith("submit ")]
         for i, (text, source) in enumerate(zip(slots, sources, strict=True)):
             if text is None:
@@ -232,8 +233,7 @@ class SlotFeatures:
                 function = text[len("execute ") :].split("(", 1)[0].strip()
                 row[self.kind_offset + self._functions.get(function, n)] = 1.0
                 row[self.source_offset + n] = 1.0
-                if last is not None and last.ok and last.observation and len(last.observation) > 20:
-                    scalars["takes_last_result"] = float(_pastes(text, last.result))
+                scalars["takes_last_result"] = float(pasted is not None and pasted in text)
                 context = " ".join(candidate_context(state, v) or v for v in _call_values(text))
             share, reverse = overlap(context, question)
             scalars["context_in_question"] = share
@@ -249,8 +249,8 @@ class SlotFeatures:
         return f"SlotFeatures(num_slots={self.num_slots}, context_buckets={self.context_buckets})"
 
 
-def _pastes(text: str, result: Any) -> bool:
-    """Whether a call's text carries ``result`` (pasted by value), as the next step of a pipeline does."""
+def _pasted_text(result: Any) -> str | None:
+    """``result`` as a call carries it when pasted by value (as the next step of a pipeline does), or None if empty."""
     if result is None or result in ([], {}, ""):
-        return False
-    return json.dumps(result, ensure_ascii=False, separators=(", ", ": ")) in text
+        return None
+    return json.dumps(result, ensure_ascii=False, separators=(", ", ": "))
