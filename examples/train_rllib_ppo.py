@@ -172,7 +172,7 @@ def main() -> int:
     train_started = time.perf_counter()
     for iteration in range(1, args.iterations + 1):
         result = algo.train()
-        runners = result["env_runners"]
+        runners = result.get("env_runners", {})
         steps = int(result.get("num_env_steps_sampled_lifetime", runners.get("num_env_steps_sampled_lifetime", 0)))
         history.append(
             {

@@ -162,6 +162,7 @@ def masked_ppo_config(
     env_name: str | None = None,
     module: str = "parametric",
     candidate_hidden: Sequence[int] = (128,),
+    sample_timeout_s: float = 600.0,
 ) -> Any:
     """A PPO configuration (new API stack, CPU only) for the wrapped environment with action masking.
 
@@ -181,6 +182,8 @@ def masked_ppo_config(
             state and their features) or ``masking`` (:func:`action_masking_module_class`: one logit
             per slot number from the state alone).
         candidate_hidden: Hidden layer sizes of the parametric module's candidate network.
+        sample_timeout_s: How long an iteration waits for the env runners' samples (RLlib's default, 60 s,
+            drops a batch that a busy machine samples more slowly).
 
     Returns:
         A ``PPOConfig``; ``config.build_algo()`` builds the algorithm.
@@ -210,7 +213,12 @@ def masked_ppo_config(
         .api_stack(enable_rl_module_and_learner=True, enable_env_runner_and_connector_v2=True)
         .framework("torch")
         .environment(name, env_config=dict(env_config), disable_env_checking=True)
-        .env_runners(num_env_runners=num_env_runners, num_envs_per_env_runner=1, num_cpus_per_env_runner=1)
+        .env_runners(
+            num_env_runners=num_env_runners,
+            num_envs_per_env_runner=1,
+            num_cpus_per_env_runner=1,
+            sample_timeout_s=sample_timeout_s,
+        )
         .learners(num_learners=0, num_gpus_per_learner=0)
         .rl_module(rl_module_spec=spec)
         .training(
