@@ -196,6 +196,13 @@ def main() -> int:
                 }
             )
             line += f"  held-out {scored.overall():.3f} " + str({k: round(v, 2) for k, v in scored.success().items()})
+            write_curve(args.out, history, baseline, evals)  # the figures so far, should the run be stopped
+            if args.json is not None:
+                partial = {"baseline": baseline, "baseline_overall": baseline_result.overall(), "partial": True}
+                partial.update(trained=evals[-1]["per_family"], trained_overall=evals[-1]["overall"])
+                partial.update(history=history, evals=evals, train_seconds=time.perf_counter() - train_started)
+                partial["args"] = {k: str(v) for k, v in vars(args).items()}
+                args.json.write_text(json.dumps(partial, indent=2))
         print(line, flush=True)
     train_seconds = time.perf_counter() - train_started
 

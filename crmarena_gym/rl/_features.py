@@ -14,6 +14,7 @@ Any object with ``size`` and ``features(state, slots, sources)`` is a featurizer
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterator, Sequence
@@ -48,8 +49,9 @@ SCALARS: tuple[str, ...] = (
 )
 
 
-def _tokens(text: str) -> set[str]:
-    return {t for t in _TOKEN_RE.findall(text.lower()) if len(t) > 2 and t not in _STOP}
+@functools.lru_cache(maxsize=4096)  # the question and the listed records' texts recur at every step
+def _tokens(text: str) -> frozenset[str]:
+    return frozenset(t for t in _TOKEN_RE.findall(text.lower()) if len(t) > 2 and t not in _STOP)
 
 
 def overlap(context: str, question: str) -> tuple[float, float]:
@@ -81,6 +83,35 @@ def _records(value: Any) -> Iterator[dict[str, Any]]:
             yield from _records(item)
 
 
+def _step_contexts(result: Any) -> dict[str, str]:
+    """For each text value in ``result``'s records, the other text fields of the first record holding it."""
+    found: dict[str, str] = {}
+    for record in _records(result):
+        texts = [v for v in record.values() if isinstance(v, str)]
+        for value in texts:
+            if value not in found:
+                found[value] = " ".join(v for v in texts if v != value)
+    return found
+
+
+class _ContextIndex:
+    """Value to context over an episode's history, extended step by step (each step's records read once)."""
+
+    def __init__(self) -> None:
+        self.state: CandidateState | None = None
+        self.indexed = 0
+        self.contexts: dict[str, str] = {}
+
+    def get(self, state: CandidateState) -> dict[str, str]:
+        if state is not self.state or len(state.history) < self.indexed:
+            self.state, self.indexed, self.contexts = state, 0, {}
+        for step in state.history[self.indexed :]:
+            if step.ok:
+                self.contexts.update(_step_contexts(step.result))  # a newer step's record wins
+        self.indexed = len(state.history)
+        return self.contexts
+
+
 def candidate_context(state: CandidateState, value: str) -> str:
     """The text the results seen so far put beside ``value``: the other text fields of the newest record holding it.
 
@@ -95,13 +126,7 @@ def candidate_context(state: CandidateState, value: str) -> str:
         >>> candidate_context(state, "a1M2")
         'Wrong Size'
     """
-    for step in reversed(state.history):
-        if not step.ok:
-            continue
-        for record in _records(step.result):
-            if value in record.values():
-                return " ".join(str(v) for v in record.values() if isinstance(v, str) and v != value)
-    return ""
+    return _ContextIndex().get(state).get(value, "")
 
 
 def _call_values(text: str) -> list[str]:
@@ -191,6 +216,7 @@ class SlotFeatures:
         self.scalar_offset = self.source_offset + n + 1
         self.context_offset = self.scalar_offset + len(SCALARS)
         self.size = self.context_offset + context_buckets
+        self._index = _ContextIndex()
 
     def features(self, state: CandidateState, slots: Sequence[str | None], sources: Sequence[str | None]) -> np.ndarray:
         """The ``(num_slots, size)`` features of ``slots`` in ``state`` (see the class docs)."""
@@ -201,6 +227,7 @@ class SlotFeatures:
         question = state.facts.text
         last_text = _last_result_text(state)
         last = state.history[-1] if state.history else None
+        contexts = self._index.get(state)
         pasted = _pasted_text(last.result) if last is not None and last.ok else None
         submissions = [i for i, s in enumerate(slots) if s is not None and s.startswith("submit ")]
         for i, (text, source) in enumerate(zip(slots, sources, strict=True)):
@@ -227,14 +254,14 @@ class SlotFeatures:
                     scalars["in_last_result"] = float(count > 0)
                     scalars["count_in_last_result"] = min(count, 5) / 5
                     scalars["value_in_question"] = float(value in question)
-                    context = candidate_context(state, value) or value
+                    context = contexts.get(value) or value
             else:
                 scalars["is_call"] = 1.0
                 function = text[len("execute ") :].split("(", 1)[0].strip()
                 row[self.kind_offset + self._functions.get(function, n)] = 1.0
                 row[self.source_offset + n] = 1.0
                 scalars["takes_last_result"] = float(pasted is not None and pasted in text)
-                context = " ".join(candidate_context(state, v) or v for v in _call_values(text))
+                context = " ".join(contexts.get(v) or v for v in _call_values(text))
             share, reverse = overlap(context, question)
             scalars["context_in_question"] = share
             scalars["question_in_context"] = reverse
