@@ -47,6 +47,11 @@ def table(figures: dict[str, Any]) -> str:
             f"| {family} | {figures['baseline'][family]:.2f} | {figures['trained'].get(family, 0.0):.2f} | {measure} |"
         )
     lines.append(f"| overall | {figures['baseline_overall']:.2f} | {figures['trained_overall']:.2f} | |")
+    if figures.get("partial"):
+        lines += [
+            "",
+            f"(The run was stopped after iteration {figures['evals'][-1]['iteration']}: figures of that evaluation.)",
+        ]
     return "\n".join(lines)
 
 
