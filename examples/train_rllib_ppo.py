@@ -2,19 +2,25 @@
 
 What it does:
 
-1. generates an org and two disjoint instance sets of five task families (HTU, TCU, TII, MTA, BRI):
-   training instances from a training seed, held-out instances from another seed (no held-out
-   question, however reworded, appears in training);
+1. generates an org and two disjoint instance sets of the nine task families (``CRMArena-v0``, all
+   families mixed in one environment): training instances from a training seed, held-out instances
+   from another seed (no held-out question, however reworded, appears in training);
 2. measures the random-candidate baseline on the held-out instances;
-3. trains PPO with action masking on the training instances, with several env runners, evaluating
-   the greedy policy on the held-out instances as it goes;
+3. trains one PPO policy (the parametric-actions RLModule: candidates scored from the state and
+   their features, empty slots masked) on the training instances, with several env runners (on this
+   machine, or on a running Ray cluster with ``--address``), evaluating the greedy policy on the
+   held-out instances per family as it goes;
 4. saves a checkpoint, restores it, and checks that the restored policy scores the same;
 5. writes the learning curve as a PNG (matplotlib, from the ``rl`` extra) and prints the figures.
 
-Run (about 6 minutes on 2 CPUs)::
+Run (about 20 minutes on 2 CPUs)::
 
     pip install torch==2.13.0 && pip install -e '.[rl]'
     python examples/train_rllib_ppo.py --out docs/ppo_learning_curve.png
+    python examples/train_rllib_ppo.py --address auto --num-env-runners 16   # on a running Ray cluster
+
+On a cluster, ``--workdir`` must be a path every node sees (a shared volume): the env runners open
+the org and the instance files there.
 """
 
 from __future__ import annotations
@@ -27,14 +33,19 @@ import time
 from pathlib import Path
 from typing import Any
 
-FAMILIES = ("HTU", "TCU", "TII", "MTA", "BRI")
+FAMILIES = ("HTU", "TCU", "TII", "MTA", "BRI", "NCR", "NED", "PVI", "KQA")
 
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--iterations", type=int, default=40, help="PPO training iterations")
     parser.add_argument("--num-env-runners", type=int, default=2, help="remote env runners (CPU each)")
-    parser.add_argument("--num-cpus", type=int, default=2, help="CPUs Ray may use")
+    parser.add_argument("--num-cpus", type=int, default=2, help="CPUs Ray may use (a local Ray only)")
+    parser.add_argument(
+        "--address", default=None, help="a running Ray cluster (host:port, ray://host:10001, or auto); default: local"
+    )
+    parser.add_argument("--families", default=",".join(FAMILIES), help="comma-separated task families")
+    parser.add_argument("--module", choices=("parametric", "masking"), default="parametric", help="the RLModule")
     parser.add_argument("--batch", type=int, default=2000, help="environment steps per iteration")
     parser.add_argument("--train-per-task", type=int, default=80, help="training instances per family")
     parser.add_argument("--eval-per-task", type=int, default=30, help="held-out instances per family")
@@ -56,10 +67,11 @@ def parse_args() -> argparse.Namespace:
 def make_instances(org: Path, args: argparse.Namespace, workdir: Path) -> tuple[Path, Path, list[Any], list[Any]]:
     from crmarena_gym.tasks import generate_tasks, instance_key, save_tasks
 
-    held_out = generate_tasks(org, seed=args.eval_seed, per_task=args.eval_per_task, tasks=FAMILIES)
+    families = [f.strip() for f in args.families.split(",") if f.strip()]
+    held_out = generate_tasks(org, seed=args.eval_seed, per_task=args.eval_per_task, tasks=families)
     exclude = {instance_key(inst.task, inst.params) for inst in held_out}
     train = generate_tasks(
-        org, seed=args.train_seed, per_task=args.train_per_task, tasks=FAMILIES, exclude=exclude, allow_fewer=True
+        org, seed=args.train_seed, per_task=args.train_per_task, tasks=families, exclude=exclude, allow_fewer=True
     )
     train_path, eval_path = workdir / "train.jsonl", workdir / "held_out.jsonl"
     save_tasks(train, train_path)
@@ -75,7 +87,7 @@ def write_curve(
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.2))
     steps = [h["env_steps"] / 1000 for h in history]
     left.plot(steps, [h["return_mean"] for h in history], color="tab:blue", label="training episodes (sampled)")
     left.axhline(float(sum(baseline.values()) / len(baseline)), color="gray", ls="--", label="random candidates")
@@ -88,7 +100,7 @@ def write_curve(
             label="held-out, greedy",
         )
     left.set(xlabel="environment steps (thousands)", ylabel="success rate", ylim=(-0.02, 1.02))
-    left.set_title("PPO on CRMArena (5 task families)")
+    left.set_title(f"One PPO policy on CRMArena ({len(baseline)} task families)")
     left.legend(loc="lower right")
     left.grid(alpha=0.3)
     families = sorted(baseline)
@@ -141,7 +153,10 @@ def main() -> int:
     baseline = baseline_result.success()
     print("random-candidate baseline (held-out):", {k: round(v, 3) for k, v in baseline.items()})
 
-    ray.init(num_cpus=args.num_cpus, include_dashboard=False, log_to_driver=False)
+    if args.address:
+        ray.init(address=args.address, log_to_driver=False)
+    else:
+        ray.init(num_cpus=args.num_cpus, include_dashboard=False, log_to_driver=False)
     config = masked_ppo_config(
         {"org": str(org), "tasks": str(train_path)},
         num_env_runners=args.num_env_runners,
@@ -149,6 +164,7 @@ def main() -> int:
         lr=args.lr,
         entropy_coeff=args.entropy,
         seed=args.seed,
+        module=args.module,
     )
     algo = config.build_algo()
     history: list[dict[str, Any]] = []
@@ -156,7 +172,7 @@ def main() -> int:
     train_started = time.perf_counter()
     for iteration in range(1, args.iterations + 1):
         result = algo.train()
-        runners = result["env_runners"]
+        runners = result.get("env_runners", {})
         steps = int(result.get("num_env_steps_sampled_lifetime", runners.get("num_env_steps_sampled_lifetime", 0)))
         history.append(
             {
@@ -180,6 +196,13 @@ def main() -> int:
                 }
             )
             line += f"  held-out {scored.overall():.3f} " + str({k: round(v, 2) for k, v in scored.success().items()})
+            write_curve(args.out, history, baseline, evals)  # the figures so far, should the run be stopped
+            if args.json is not None:
+                partial = {"baseline": baseline, "baseline_overall": baseline_result.overall(), "partial": True}
+                partial.update(trained=evals[-1]["per_family"], trained_overall=evals[-1]["overall"])
+                partial.update(history=history, evals=evals, train_seconds=time.perf_counter() - train_started)
+                partial["args"] = {k: str(v) for k, v in vars(args).items()}
+                args.json.write_text(json.dumps(partial, indent=2))
         print(line, flush=True)
     train_seconds = time.perf_counter() - train_started
 

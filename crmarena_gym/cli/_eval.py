@@ -106,7 +106,14 @@ def register(subparsers: Any) -> None:
         "--no-progress", action="store_true", help="no progress bar (drawn on stderr by default, piped or not)"
     )
     run.add_argument("--ray", action="store_true", help="spread episodes over a Ray cluster")
-    run.add_argument("--ray-address", default=None, metavar="ADDR", help="the Ray cluster (default: a local one)")
+    run.add_argument(
+        "--ray-address",
+        "--address",
+        dest="ray_address",
+        default=None,
+        metavar="ADDR",
+        help="with --ray: a running Ray cluster (host:port, ray://host:10001, or auto; default: a local one)",
+    )
     parser.set_defaults(func=run_eval)
 
 

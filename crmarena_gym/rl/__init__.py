@@ -1,7 +1,8 @@
 """Reinforcement learning on CRMArena: discrete candidate actions, numeric observations, RLlib glue.
 
 :class:`CandidateActionWrapper` turns a text environment into ``Discrete(K)`` actions over generated
-candidate actions and ``Dict({"observations": Box, "action_mask": Box})`` observations, which RLlib,
+candidate actions and ``Dict({"observations": Box, "action_mask": Box, "action_features": Box})``
+observations (each candidate with its feature vector), which RLlib,
 and any library that reads Gymnasium spaces, can train on. The RLlib functions import Ray only when
 called (``pip install 'crmarena-gym[rl]'``).
 
@@ -17,12 +18,14 @@ from __future__ import annotations
 import gymnasium as gym
 
 from crmarena_gym.rl._candidates import (
+    DEFAULT_CHOICES,
     DEFAULT_TEMPLATES,
     MISSING,
     Binding,
     CallTemplate,
     CandidateGenerator,
     CandidateState,
+    ChoiceTemplate,
     Fact,
     ResultOf,
     StepRecord,
@@ -33,11 +36,13 @@ from crmarena_gym.rl._candidates import (
 )
 from crmarena_gym.rl._encoding import Encoder, HashingEncoder, stable_hash
 from crmarena_gym.rl._facts import QUESTION_PARAMS, QuestionFacts, question_facts
+from crmarena_gym.rl._features import CandidateFeaturizer, SlotFeatures, candidate_context, overlap
 from crmarena_gym.rl._rllib import (
     RLLIB_ENV_NAME,
     action_masking_module_class,
     greedy_policy,
     masked_ppo_config,
+    parametric_module_class,
     register_rllib_env,
     rllib_env_creator,
 )
@@ -51,6 +56,7 @@ if DISCRETE_ENV_ID not in gym.registry:
     gym.register(id=DISCRETE_ENV_ID, entry_point="crmarena_gym.rl.crmarena_gym:make_discrete_env")
 
 __all__ = [
+    "DEFAULT_CHOICES",
     "DEFAULT_TEMPLATES",
     "DISCRETE_ENV_ID",
     "EMPTY_SLOT_ACTION",
@@ -61,8 +67,10 @@ __all__ = [
     "Binding",
     "CallTemplate",
     "CandidateActionWrapper",
+    "CandidateFeaturizer",
     "CandidateGenerator",
     "CandidateState",
+    "ChoiceTemplate",
     "Encoder",
     "EvaluationResult",
     "Fact",
@@ -70,16 +78,20 @@ __all__ = [
     "QuestionFacts",
     "RandomCandidatePolicy",
     "ResultOf",
+    "SlotFeatures",
     "StepRecord",
     "ToolPipelineCandidates",
     "ValuesById",
     "action_masking_module_class",
     "call_text",
+    "candidate_context",
     "evaluate_policy",
     "greedy_policy",
     "make_discrete_env",
     "masked_ppo_config",
     "observed_values",
+    "overlap",
+    "parametric_module_class",
     "question_facts",
     "register_rllib_env",
     "rllib_env_creator",

@@ -20,12 +20,14 @@ from typing import Any, Protocol, runtime_checkable
 from crmarena_gym.rl._facts import QuestionFacts
 
 __all__ = [
+    "DEFAULT_CHOICES",
     "DEFAULT_TEMPLATES",
     "MISSING",
     "Binding",
     "CallTemplate",
     "CandidateGenerator",
     "CandidateState",
+    "ChoiceTemplate",
     "Fact",
     "ResultOf",
     "StepRecord",
@@ -286,8 +288,66 @@ DEFAULT_TEMPLATES: tuple[CallTemplate, ...] = (
         ),
     ),
     CallTemplate("issues", "get_issues"),
+    CallTemplate("max_case_agents", "get_agents_with_max_cases", (("subset_cases", ResultOf("get_cases")),)),
     CallTemplate("chat_transcripts", "get_livechat_transcript_by_case_id", (("case_id", Fact("case_id")),)),
     CallTemplate("emails", "get_email_messages_by_case_id", (("case_id", Fact("case_id")),)),
+)
+
+
+@dataclass(frozen=True)
+class ChoiceTemplate:
+    """One call per record of an earlier result: slot ``i`` passes the ``i``-th record's ``key``.
+
+    Where a task needs the agent to pick one of several listed records (the issue a new case is
+    about), each record gets its own candidate, and the candidate's features (its record's text
+    against the question's, :class:`~crmarena_gym.rl.SlotFeatures`) tell the policy which to pick.
+
+    Attributes:
+        name: The slots' name prefix (``closed_cases_of_issue`` gives ``closed_cases_of_issue_0`` ...).
+        function: The function to call.
+        source: The function whose latest result lists the records.
+        argument: The argument that takes the record's ``key``.
+        key: The record field passed.
+        as_list: Pass the key as a one-item list (``issue_ids: ["a1M..."]``).
+        fixed: Other arguments, fixed.
+        count: The number of slots (records beyond it are not offered).
+
+    Example:
+        >>> from crmarena_gym.rl import QuestionFacts
+        >>> choice = ChoiceTemplate("cases_of_issue", "get_cases", "get_issues", "issue_ids", count=3)
+        >>> state = CandidateState(QuestionFacts("NCR", "..."))
+        >>> listed = [{"Id": "a1M1", "Name": "X"}]
+        >>> state.history.append(StepRecord("execute get_issues()", "get_issues", listed, True, ""))
+        >>> choice.render_all(state)
+        ['execute get_cases({"issue_ids": ["a1M1"]})', None, None]
+    """
+
+    name: str
+    function: str
+    source: str
+    argument: str
+    key: str = "Id"
+    as_list: bool = True
+    fixed: tuple[tuple[str, Any], ...] = ()
+    count: int = 10
+
+    def render_all(self, state: CandidateState) -> list[str | None]:
+        """``count`` entries: the call for each listed record, None beyond the records."""
+        result = state.latest(self.source)
+        records = result if isinstance(result, list) else []
+        keys = [r[self.key] for r in records if isinstance(r, dict) and isinstance(r.get(self.key), str)]
+        out: list[str | None] = [
+            call_text(self.function, {self.argument: [key] if self.as_list else key, **dict(self.fixed)})
+            for key in keys[: self.count]
+        ]
+        return out + [None] * (self.count - len(out))
+
+
+#: The default choice slots: NCR's "closed cases filed under this issue", one slot per issue listed.
+DEFAULT_CHOICES: tuple[ChoiceTemplate, ...] = (
+    ChoiceTemplate(
+        "closed_cases_of_issue", "get_cases", "get_issues", "issue_ids", fixed=(("statuses", ["Closed"]),), count=10
+    ),
 )
 
 
@@ -343,8 +403,10 @@ class ToolPipelineCandidates:
        (its other result arguments take the latest result of their function), as an agent pastes
        one function's output into the next; calls that take only facts are offered at any step. A
        slot is also empty once exactly its call has been made (repeating it would tell nothing new);
-    2. ``submit None``;
-    3. ``num_values`` slots ``submit <value>`` for the ids and values of the short results seen so
+    2. the :class:`ChoiceTemplate` slots (default :data:`DEFAULT_CHOICES`): one call per record an
+       earlier result listed (NCR: the closed cases of each issue ``get_issues`` listed);
+    3. ``submit None``;
+    4. ``num_values`` slots ``submit <value>`` for the ids and values of the short results seen so
        far, newest first (:func:`observed_values`): after ``find_id_with_max_value`` answers
        ``["a1M..."]``, the first value slot submits that id.
 
@@ -354,6 +416,7 @@ class ToolPipelineCandidates:
 
     Args:
         templates: The call slots.
+        choices: The choice slots.
         num_values: How many submission slots for observed values (also the longest result whose
             items become answer candidates).
         chain: Offer a result-taking call only right after the step that produced its input.
@@ -366,20 +429,26 @@ class ToolPipelineCandidates:
         ['execute get_order_item_ids_by_product({"product_id": "01tWs000001nXIWIA2"})', 'execute get_issues()', \
 'submit None']
         >>> gen.num_slots, gen.slot_names[8], gen.slot_names[-1]
-        (26, 'order_items', 'submit_value_3')
+        (37, 'order_items', 'submit_value_3')
     """
 
     def __init__(
-        self, templates: Sequence[CallTemplate] = DEFAULT_TEMPLATES, *, num_values: int = 4, chain: bool = True
+        self,
+        templates: Sequence[CallTemplate] = DEFAULT_TEMPLATES,
+        *,
+        choices: Sequence[ChoiceTemplate] = DEFAULT_CHOICES,
+        num_values: int = 4,
+        chain: bool = True,
     ) -> None:
         if not templates:
             raise ValueError("ToolPipelineCandidates needs at least one call template")
-        names = [t.name for t in templates]
+        names = [t.name for t in templates] + [f"{c.name}_{i}" for c in choices for i in range(c.count)]
         if len(set(names)) != len(names):
             raise ValueError(f"call template names must be unique, got {names}")
         if not isinstance(num_values, int) or isinstance(num_values, bool) or num_values < 1:
             raise ValueError(f"num_values must be a positive integer, got {num_values!r}")
         self.templates = tuple(templates)
+        self.choices = tuple(choices)
         self.num_values = num_values
         self.chain = chain
         self.slot_names: tuple[str, ...] = (
@@ -388,7 +457,7 @@ class ToolPipelineCandidates:
             *(f"submit_value_{i}" for i in range(num_values)),
         )
         self.num_slots = len(self.slot_names)
-        self.submit_none_slot = len(self.templates)
+        self.submit_none_slot = len(names)
         self.first_value_slot = self.submit_none_slot + 1
 
     def slots(self, state: CandidateState) -> list[str | None]:
@@ -398,6 +467,8 @@ class ToolPipelineCandidates:
         for template in self.templates:
             text = template.render(state, chain=self.chain)
             out.append(None if text is None or text in taken else text)
+        for choice in self.choices:
+            out += [None if text is None or text in taken else text for text in choice.render_all(state)]
         out.append("submit None")
         values = observed_values(state.history, self.num_values)
         out += [f"submit {value}" for value, _ in values]
@@ -408,6 +479,7 @@ class ToolPipelineCandidates:
         """For each slot, the function it calls (call slots) or whose result its value came from."""
         values = observed_values(state.history, self.num_values)
         sources: list[str | None] = [t.function for t in self.templates]
+        sources += [c.function for c in self.choices for _ in range(c.count)]
         sources.append("submit")
         sources += [function for _, function in values]
         sources += [None] * (self.num_values - len(values))

@@ -7,6 +7,7 @@ the README).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -19,6 +20,7 @@ __all__ = [
     "action_masking_module_class",
     "greedy_policy",
     "masked_ppo_config",
+    "parametric_module_class",
     "register_rllib_env",
     "rllib_env_creator",
 ]
@@ -78,6 +80,73 @@ def action_masking_module_class() -> type:
     return module.ActionMaskingTorchRLModule
 
 
+_PARAMETRIC_MODULE: type | None = None
+
+
+def parametric_module_class() -> type:
+    """The parametric-actions PPO RLModule (torch, new API stack): candidates scored from the state and their features.
+
+    It reads ``Dict({"observations": (D,), "action_mask": (K,), "action_features": (K, F)})``
+    observations (:class:`~crmarena_gym.rl.CandidateActionWrapper`'s). A state network maps the
+    observation vector to an embedding; a candidate network maps each ``(embedding, features)`` pair to
+    one logit, the same weights for every slot, so that a candidate is judged by what it is rather than
+    by its slot number; ``log(mask)`` (clipped) is added, so that empty slots are never sampled. The
+    value network reads the observation vector. ``model_config`` keys: ``hidden`` (state and value
+    layers, default ``[256, 256]``) and ``candidate_hidden`` (default ``[128]``).
+    """
+    global _PARAMETRIC_MODULE
+    if _PARAMETRIC_MODULE is not None:
+        return _PARAMETRIC_MODULE
+    torch = _require("torch")
+    columns = _require("ray.rllib.core.columns").Columns
+    torch_rl_module = _require("ray.rllib.core.rl_module.torch.torch_rl_module")
+    value_api = _require("ray.rllib.core.rl_module.apis.value_function_api")
+    float_min = _require("ray.rllib.utils.torch_utils").FLOAT_MIN
+    nn = torch.nn
+
+    def mlp(sizes: Sequence[int], last_activation: bool) -> Any:
+        layers: list[Any] = []
+        for i, (a, b) in enumerate(itertools.pairwise(sizes)):
+            layers.append(nn.Linear(a, b))
+            if last_activation or i < len(sizes) - 2:
+                layers.append(nn.ReLU())
+        return nn.Sequential(*layers)
+
+    class ParametricActionsTorchRLModule(torch_rl_module.TorchRLModule, value_api.ValueFunctionAPI):
+        """Scores candidates from the state and their features (see :func:`parametric_module_class`)."""
+
+        def setup(self) -> None:
+            space = self.observation_space
+            keys = ("observations", "action_mask", "action_features")
+            if not hasattr(space, "spaces") or any(key not in space.spaces for key in keys):
+                raise ValueError(f"the parametric module needs a Dict observation space with {keys}, got {space!r}")
+            size = int(space["observations"].shape[0])
+            slots, features = (int(n) for n in space["action_features"].shape)
+            if slots != self.action_space.n:
+                raise ValueError(f"action_features has {slots} rows but the action space has {self.action_space.n}")
+            config = self.model_config or {}
+            hidden = [int(n) for n in config.get("hidden", (256, 256))]
+            candidate_hidden = [int(n) for n in config.get("candidate_hidden", (128,))]
+            self.state_net = mlp([size, *hidden], last_activation=True)
+            self.candidate_net = mlp([hidden[-1] + features, *candidate_hidden, 1], last_activation=False)
+            self.value_net = mlp([size, *hidden, 1], last_activation=False)
+
+        def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+            obs = batch[columns.OBS]
+            state = self.state_net(obs["observations"])
+            candidates = obs["action_features"]
+            paired = torch.cat([state.unsqueeze(1).expand(-1, candidates.shape[1], -1), candidates], dim=-1)
+            logits = self.candidate_net(paired).squeeze(-1)
+            logits = logits + torch.clamp(torch.log(obs["action_mask"]), min=float_min)
+            return {columns.ACTION_DIST_INPUTS: logits}
+
+        def compute_values(self, batch: dict[str, Any], embeddings: Any = None) -> Any:
+            return self.value_net(batch[columns.OBS]["observations"]).squeeze(-1)
+
+    _PARAMETRIC_MODULE = ParametricActionsTorchRLModule
+    return ParametricActionsTorchRLModule
+
+
 def masked_ppo_config(
     env_config: Mapping[str, Any],
     *,
@@ -91,6 +160,9 @@ def masked_ppo_config(
     gamma: float = 0.99,
     seed: int | None = 0,
     env_name: str | None = None,
+    module: str = "parametric",
+    candidate_hidden: Sequence[int] = (128,),
+    sample_timeout_s: float = 600.0,
 ) -> Any:
     """A PPO configuration (new API stack, CPU only) for the wrapped environment with action masking.
 
@@ -106,28 +178,47 @@ def masked_ppo_config(
         gamma: Discount (below 1: shorter pipelines are preferred).
         seed: Seed of the environments and the networks (``debugging(seed=...)``).
         env_name: A name registered with :func:`register_rllib_env` (default: registers the default name).
+        module: ``parametric`` (default, :func:`parametric_module_class`: candidates scored from the
+            state and their features) or ``masking`` (:func:`action_masking_module_class`: one logit
+            per slot number from the state alone).
+        candidate_hidden: Hidden layer sizes of the parametric module's candidate network.
+        sample_timeout_s: How long an iteration waits for the env runners' samples (RLlib's default, 60 s,
+            drops a batch that a busy machine samples more slowly).
 
     Returns:
         A ``PPOConfig``; ``config.build_algo()`` builds the algorithm.
     """
     ppo = _require("ray.rllib.algorithms.ppo")
     rl_module = _require("ray.rllib.core.rl_module.rl_module")
+    if module == "parametric":
+        spec = rl_module.RLModuleSpec(
+            module_class=parametric_module_class(),
+            model_config={"hidden": list(hidden), "candidate_hidden": list(candidate_hidden)},
+        )
+    elif module == "masking":
+        spec = rl_module.RLModuleSpec(
+            module_class=action_masking_module_class(),
+            model_config={
+                "fcnet_hiddens": list(hidden),
+                "fcnet_activation": "relu",
+                "head_fcnet_hiddens": [],
+                "vf_share_layers": False,
+            },
+        )
+    else:
+        raise ValueError(f"module must be 'parametric' or 'masking', got {module!r}")
     name = env_name or register_rllib_env()
-    spec = rl_module.RLModuleSpec(
-        module_class=action_masking_module_class(),
-        model_config={
-            "fcnet_hiddens": list(hidden),
-            "fcnet_activation": "relu",
-            "head_fcnet_hiddens": [],
-            "vf_share_layers": False,
-        },
-    )
     config = (
         ppo.PPOConfig()
         .api_stack(enable_rl_module_and_learner=True, enable_env_runner_and_connector_v2=True)
         .framework("torch")
         .environment(name, env_config=dict(env_config), disable_env_checking=True)
-        .env_runners(num_env_runners=num_env_runners, num_envs_per_env_runner=1, num_cpus_per_env_runner=1)
+        .env_runners(
+            num_env_runners=num_env_runners,
+            num_envs_per_env_runner=1,
+            num_cpus_per_env_runner=1,
+            sample_timeout_s=sample_timeout_s,
+        )
         .learners(num_learners=0, num_gpus_per_learner=0)
         .rl_module(rl_module_spec=spec)
         .training(
@@ -148,7 +239,7 @@ def greedy_policy(module: Any) -> Any:
     """A policy (observation dict to slot number) taking the masked argmax of an RLModule's logits.
 
     Args:
-        module: The trained RLModule (``algo.get_module()``), an action-masking module.
+        module: The trained RLModule (``algo.get_module()``): the parametric or the action-masking module.
     """
     torch = _require("torch")
     columns = _require("ray.rllib.core.columns").Columns
@@ -156,8 +247,7 @@ def greedy_policy(module: Any) -> Any:
     def act(obs: Mapping[str, np.ndarray]) -> int:
         batch = {
             columns.OBS: {
-                "observations": torch.as_tensor(np.asarray(obs["observations"])[None], dtype=torch.float32),
-                "action_mask": torch.as_tensor(np.asarray(obs["action_mask"])[None], dtype=torch.float32),
+                key: torch.as_tensor(np.asarray(value)[None], dtype=torch.float32) for key, value in obs.items()
             }
         }
         with torch.no_grad():

@@ -6,8 +6,10 @@ takes the number of one of them as the action, and describes the state as a fixe
 :class:`~crmarena_gym.rl.Encoder`) with a mask of the candidates that exist:
 
 - action space: ``Discrete(K)``;
-- observation space: ``Dict({"observations": Box(0, 1, (D,)), "action_mask": Box(0, 1, (K,))})``, the
-  layout of RLlib's action-masking RLModule.
+- observation space: ``Dict({"observations": Box(0, 1, (D,)), "action_mask": Box(0, 1, (K,)),
+  "action_features": Box(0, 1, (K, F))})``: the state, the mask of the slots that hold a candidate, and
+  each candidate's features (a :class:`~crmarena_gym.rl.CandidateFeaturizer`), which the parametric
+  RLModule scores candidates from (:func:`~crmarena_gym.rl.parametric_module_class`).
 
 A masked (empty) slot can still be chosen (``check_env`` and ``action_space.sample()`` ignore masks);
 it is sent as an unreadable reply, which the environment answers with ``FORMAT_ERROR`` and which uses
@@ -27,6 +29,7 @@ from crmarena_gym.envs import MAX_TURNS, CRMArenaEnv, StepResult
 from crmarena_gym.rl._candidates import CandidateGenerator, CandidateState, StepRecord, ToolPipelineCandidates
 from crmarena_gym.rl._encoding import Encoder, HashingEncoder
 from crmarena_gym.rl._facts import question_facts
+from crmarena_gym.rl._features import CandidateFeaturizer, SlotFeatures
 
 __all__ = ["EMPTY_SLOT_ACTION", "INFO_KEYS", "CandidateActionWrapper", "make_discrete_env"]
 
@@ -57,6 +60,8 @@ class CandidateActionWrapper(gym.Wrapper[dict[str, np.ndarray], np.int64, str, s
         generator: The candidate generator (default :class:`~crmarena_gym.rl.ToolPipelineCandidates`).
         encoder: The observation encoder (default :class:`~crmarena_gym.rl.HashingEncoder` for the
             generator's slots).
+        featurizer: The candidate featurizer (default :class:`~crmarena_gym.rl.SlotFeatures` for the
+            generator's slots).
         max_turns: The turn budget used for the turn feature (default: the environment's
             ``max_episode_steps``, else 20).
         full_info: Pass the text environment's whole ``info`` through (tool results, schema, tools);
@@ -75,8 +80,8 @@ class CandidateActionWrapper(gym.Wrapper[dict[str, np.ndarray], np.int64, str, s
         >>> text_env = CRMArenaEnv("BRI", org=getfixture("tiny_org"), tasks=[record], toolset="functions")
         >>> env = CandidateActionWrapper(text_env)
         >>> obs, info = env.reset(seed=0)
-        >>> sorted(obs), obs["action_mask"].shape == (env.action_space.n,)
-        (['action_mask', 'observations'], True)
+        >>> sorted(obs), obs["action_features"].shape == (env.action_space.n, env.featurizer.size)
+        (['action_features', 'action_mask', 'observations'], True)
         >>> [c for c in info["candidates"] if c]
         ['execute get_issues()', 'submit None']
         >>> env.step(env.generator.slot_names.index("submit_none"))[1:3]
@@ -88,6 +93,7 @@ class CandidateActionWrapper(gym.Wrapper[dict[str, np.ndarray], np.int64, str, s
         env: gym.Env[str, str],
         generator: CandidateGenerator | None = None,
         encoder: Encoder | None = None,
+        featurizer: CandidateFeaturizer | None = None,
         *,
         max_turns: int | None = None,
         full_info: bool = False,
@@ -97,6 +103,7 @@ class CandidateActionWrapper(gym.Wrapper[dict[str, np.ndarray], np.int64, str, s
             self,
             generator=generator,
             encoder=encoder,
+            featurizer=featurizer,
             max_turns=max_turns,
             full_info=full_info,
             text_in_info=text_in_info,
@@ -118,6 +125,11 @@ class CandidateActionWrapper(gym.Wrapper[dict[str, np.ndarray], np.int64, str, s
         self.encoder: Encoder = encoder if encoder is not None else HashingEncoder(self.generator.num_slots)
         if not isinstance(self.encoder, Encoder):
             raise TypeError(f"encoder must have size and encode(state, slots, sources), got {self.encoder!r}")
+        self.featurizer: CandidateFeaturizer = (
+            featurizer if featurizer is not None else SlotFeatures(self.generator.num_slots)
+        )
+        if not isinstance(self.featurizer, CandidateFeaturizer):
+            raise TypeError(f"featurizer must have size and features(state, slots, sources), got {self.featurizer!r}")
         if max_turns is None:
             spec_turns = env.spec.max_episode_steps if env.spec is not None else None
             max_turns = spec_turns or MAX_TURNS
@@ -132,6 +144,7 @@ class CandidateActionWrapper(gym.Wrapper[dict[str, np.ndarray], np.int64, str, s
             {
                 "observations": spaces.Box(0.0, 1.0, shape=(self.encoder.size,), dtype=np.float32),
                 "action_mask": spaces.Box(0.0, 1.0, shape=(k,), dtype=np.float32),
+                "action_features": spaces.Box(0.0, 1.0, shape=(k, self.featurizer.size), dtype=np.float32),
             }
         )
         self.state: CandidateState | None = None
@@ -177,10 +190,11 @@ class CandidateActionWrapper(gym.Wrapper[dict[str, np.ndarray], np.int64, str, s
         sources = list(sources_of(self.state)) if callable(sources_of) else [_function_of(s) for s in self.slots]
         vector = np.asarray(self.encoder.encode(self.state, self.slots, sources), dtype=np.float32)
         mask = np.array([s is not None for s in self.slots], dtype=np.float32)
+        features = np.asarray(self.featurizer.features(self.state, self.slots, sources), dtype=np.float32)
         out = dict(info) if self.full_info else {k: info[k] for k in INFO_KEYS if k in info}
         if self.text_in_info:
             out["candidates"] = [s or "" for s in self.slots]
-        return {"observations": vector, "action_mask": mask}, out
+        return {"observations": vector, "action_mask": mask, "action_features": features}, out
 
     @property
     def action_mask(self) -> np.ndarray:
@@ -223,6 +237,7 @@ def make_discrete_env(
     *,
     generator: CandidateGenerator | None = None,
     encoder: Encoder | None = None,
+    featurizer: CandidateFeaturizer | None = None,
     max_turns: int | None = None,
     full_info: bool = False,
     text_in_info: bool = True,
@@ -237,6 +252,7 @@ def make_discrete_env(
         task: A task abbreviation or name, or None for every task in the task source.
         generator: The candidate generator.
         encoder: The observation encoder.
+        featurizer: The candidate featurizer.
         max_turns: The turn budget (default 20, the paper's).
         full_info: Pass the text environment's whole ``info`` through.
         text_in_info: Put the candidates' and the sent action's text in ``info``.
@@ -251,7 +267,7 @@ def make_discrete_env(
     turns = max_turns or MAX_TURNS
     text_env = gym.make(env_id, max_episode_steps=turns, disable_env_checker=True, **env_kwargs)
     return CandidateActionWrapper(
-        text_env, generator, encoder, max_turns=turns, full_info=full_info, text_in_info=text_in_info
+        text_env, generator, encoder, featurizer, max_turns=turns, full_info=full_info, text_in_info=text_in_info
     )
 
 

@@ -11,7 +11,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from crmarena_gym.rl import RandomCandidatePolicy, greedy_policy, make_discrete_env, masked_ppo_config
+from crmarena_gym.rl import (
+    RandomCandidatePolicy,
+    greedy_policy,
+    make_discrete_env,
+    masked_ppo_config,
+    parametric_module_class,
+)
 
 
 @pytest.fixture(scope="module")
@@ -48,6 +54,7 @@ def _weights(algo: Any) -> list[np.ndarray]:
 
 
 def test_ppo_trains_one_iteration_with_one_env_runner(algo: Any, env_org: Path, env_tasks_file: Path) -> None:
+    assert isinstance(algo.get_module(), parametric_module_class())  # candidates scored from their features
     before = _weights(algo)
     result = algo.train()
     runners = result["env_runners"]
@@ -75,3 +82,36 @@ def test_checkpoint_restores_the_same_policy(algo: Any, env_org: Path, env_tasks
             np.testing.assert_array_equal(a, b)
     finally:
         restored.stop()
+
+
+def test_parametric_module_scores_a_candidate_by_its_features_not_its_slot(algo: Any) -> None:
+    """The same features in another slot get the same logit: one candidate network serves every slot."""
+    import torch
+    from ray.rllib.core.columns import Columns
+
+    module = algo.get_module()
+    space = module.observation_space
+    rng = np.random.default_rng(0)
+    features = rng.random(space["action_features"].shape).astype(np.float32)
+    mask = np.ones(space["action_mask"].shape, dtype=np.float32)
+    mask[-1] = 0.0
+    swapped = features.copy()
+    swapped[[0, 1]] = features[[1, 0]]
+    obs = rng.random(space["observations"].shape).astype(np.float32)
+
+    def logits(f: np.ndarray) -> np.ndarray:
+        batch = {
+            Columns.OBS: {
+                "observations": torch.as_tensor(obs[None]),
+                "action_mask": torch.as_tensor(mask[None]),
+                "action_features": torch.as_tensor(f[None]),
+            }
+        }
+        with torch.no_grad():
+            return module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS][0].numpy()
+
+    a, b = logits(features), logits(swapped)
+    assert a[0] == pytest.approx(b[1]) and a[1] == pytest.approx(b[0])
+    assert a[-1] < -1e30  # the empty slot is never chosen
+    with pytest.raises(ValueError, match="module must be 'parametric' or 'masking', got 'lstm'"):
+        masked_ppo_config({}, module="lstm")

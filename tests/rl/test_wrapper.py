@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import re
+import sqlite3
 import warnings
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,7 @@ import crmarena_gym.rl as rl
 from crmarena_gym.envs import CRMArenaEnv, parse_action
 from crmarena_gym.rl import (
     EMPTY_SLOT_ACTION,
+    QUESTION_PARAMS,
     CandidateActionWrapper,
     CandidateState,
     HashingEncoder,
@@ -23,6 +26,7 @@ from crmarena_gym.rl import (
     evaluate_policy,
     make_discrete_env,
     question_facts,
+    stable_hash,
 )
 from crmarena_gym.tasks import TaskInstance
 from crmarena_gym.tools import get_period, get_start_date, toolset
@@ -56,8 +60,9 @@ def _random_rollout(env: CandidateActionWrapper, seed: int, episodes: int) -> li
 def test_spaces_are_discrete_actions_and_a_masked_box(env: CandidateActionWrapper) -> None:
     k = env.generator.num_slots
     assert env.action_space == gym.spaces.Discrete(k)
-    assert set(env.observation_space.spaces) == {"observations", "action_mask"}
+    assert set(env.observation_space.spaces) == {"observations", "action_mask", "action_features"}
     assert env.observation_space["action_mask"].shape == (k,)
+    assert env.observation_space["action_features"].shape == (k, env.featurizer.size)
     assert env.observation_space["observations"].shape == (env.encoder.size,)
 
 
@@ -83,6 +88,43 @@ def test_masks_match_candidates_and_candidates_are_valid_calls(env: CandidateAct
             # A candidate call is well-formed and valid: the tools never answer it with an error.
             assert "error" not in info, (sent[:200], info.get("error"))
             done = terminated or truncated
+
+
+def _feature_rollout(env: CandidateActionWrapper, seed: int, steps: int) -> list[tuple[Any, ...]]:
+    policy = RandomCandidatePolicy(seed)
+    obs, info = env.reset(seed=seed)
+    trace = []
+    for _ in range(steps):
+        trace.append((obs["action_features"].copy(), obs["action_mask"].copy(), info["candidates"]))
+        obs, _r, terminated, truncated, info = env.step(policy(obs))
+        if terminated or truncated:
+            obs, info = env.reset()
+    return trace
+
+
+def test_candidate_features_have_a_fixed_shape_follow_the_mask_and_repeat_with_the_seed(
+    env: CandidateActionWrapper,
+) -> None:
+    featurizer = env.featurizer
+    trace = _feature_rollout(env, seed=2, steps=60)
+    space = env.observation_space["action_features"]
+    for features, mask, candidates in trace:
+        assert features.shape == space.shape and features.dtype == np.float32 and space.contains(features)
+        present = features[:, featurizer.scalar_offset]  # the "present" scalar
+        np.testing.assert_array_equal(present, mask)
+        assert not features[mask == 0].any()  # an empty slot has no features
+        for i, text in enumerate(candidates):
+            if text:  # the slot's own number, and exactly one kind
+                assert features[i, i] == 1.0
+                kind = features[i, featurizer.kind_offset : featurizer.source_offset]
+                assert kind.sum() == 1.0
+                is_submission = text.startswith("submit ")
+                assert features[i, featurizer.scalar_offset + 2] == float(is_submission)
+                assert features[i, featurizer.scalar_offset + 3] == float(text == "submit None")
+    again = _feature_rollout(env, seed=2, steps=60)
+    for (a, _m, c), (b, _n, d) in zip(trace, again, strict=True):
+        assert c == d
+        np.testing.assert_array_equal(a, b)
 
 
 def test_encodings_have_a_fixed_shape_and_stay_in_their_space(env: CandidateActionWrapper) -> None:
@@ -113,8 +155,11 @@ def test_same_seed_same_candidates(env_org: Path, env_tasks: list[TaskInstance])
     assert comparable(one) != comparable(other)
 
 
-def test_check_env_passes_on_the_wrapped_env(env_org: Path, env_tasks: list[TaskInstance]) -> None:
-    env = make_discrete_env("TII", org=env_org, tasks=env_tasks)
+@pytest.mark.parametrize("family", ["HTU", "TCU", "TII", "MTA", "BRI", "NCR", "NED", "PVI", "KQA"])
+def test_check_env_passes_on_the_wrapped_env(
+    env_org: Path, env_tasks: list[TaskInstance], new_family_tasks: list[TaskInstance], family: str
+) -> None:
+    env = make_discrete_env(family, org=env_org, tasks=env_tasks + new_family_tasks)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         # The checker notes that a wrapped env is not its unwrapped self: the wrapper is what is checked.
@@ -394,3 +439,84 @@ def test_text_can_stay_out_of_info(env_org: Path, env_tasks: list[TaskInstance])
     _obs, _r, _t, _u, info = env.step(slot)
     assert "action_text" not in info and "candidates" not in info
     assert env.state.history[-1].action.startswith("execute get_cases(")
+
+
+@pytest.fixture(scope="module")
+def new_family_tasks(env_org: Path) -> list[TaskInstance]:
+    from crmarena_gym.tasks import generate_tasks
+
+    return generate_tasks(env_org, seed=6, per_task=4, tasks=["NCR", "NED", "PVI", "KQA"])
+
+
+def test_new_case_routing_offers_one_call_per_listed_issue_with_the_issue_name_as_context(
+    env_org: Path, new_family_tasks: list[TaskInstance]
+) -> None:
+    """NCR: after get_issues, a candidate per issue fetches its closed cases; the chosen issue's agents with
+    the most closed cases are what the routing policy's first rule names (the gold, when not tied)."""
+    ncr = [i for i in new_family_tasks if i.abbrev == "NCR"]
+    env = make_discrete_env(org=env_org, tasks=ncr)
+    names = env.generator.slot_names
+    con = sqlite3.connect(env_org)
+    issue_names = dict(con.execute('SELECT "Id", "Name" FROM "Issue__c"').fetchall())
+    solved = 0
+    for inst in ncr:
+        obs, info = env.reset(options={"task_id": inst.idx})
+        assert not any(c.startswith("execute get_cases") for c in info["candidates"])  # no issue listed yet
+        obs, _r, _t, _tr, info = env.step(names.index("issues"))
+        offered = [c for c in info["candidates"] if '"issue_ids"' in c]
+        assert len(offered) == min(len(issue_names), 10)
+        for slot, text in enumerate(info["candidates"]):
+            if '"issue_ids"' in text:  # the slot's context words: its issue's name and the status it passes
+                issue = json.loads(text.split("(", 1)[1][:-1])["issue_ids"][0]
+                words = obs["action_features"][slot, env.featurizer.context_offset :]
+                expected = np.zeros_like(words)
+                for word in re.findall(r"[a-z0-9]+", issue_names[issue].lower() + " closed"):
+                    if word != "return":  # a stop word: every question says "Return only the Id"
+                        expected[stable_hash(word) % env.featurizer.context_buckets] = 1.0
+                np.testing.assert_array_equal(words, expected)
+        gold_issue = next(i for i, c in enumerate(info["candidates"]) if inst.params["issue_id"] in c)
+        env.step(gold_issue)
+        obs, _r, _t, _tr, info = env.step(names.index("max_case_agents"))
+        closed = dict(
+            con.execute(
+                'SELECT "OwnerId", COUNT(*) FROM "Case" WHERE "Status" = \'Closed\' AND "IssueId__c" = ? '
+                'GROUP BY "OwnerId"',
+                (inst.params["issue_id"],),
+            ).fetchall()
+        )
+        top = max(closed.values())
+        assert sorted(env.state.history[-1].result) == sorted(a for a, n in closed.items() if n == top)
+        if len(env.state.history[-1].result) == 1:
+            _obs, reward, terminated, _tr, info = env.step(names.index("submit_value_0"))
+            assert terminated and reward == 1.0 and info["submitted"] == inst.answer
+            solved += 1
+    assert solved >= 1
+
+
+def _without_privileged(inst: TaskInstance) -> TaskInstance:
+    """``inst`` with a wrong gold, no gold-only parameter, and no id or term the question does not state."""
+    stated_only = ("product_id", "contact_id", "case_id", "issue_id", "search_term")
+    shown = (inst.query + " " + str(inst.metadata)).lower()  # the question and its context
+    params = {
+        key: value
+        for key, value in inst.params.items()
+        if key in QUESTION_PARAMS
+        and value != inst.answer
+        and not (key in stated_only and str(value).lower() not in shown)
+    }
+    return _with(inst, answer="005XXXXXXXXXXXXXXX", params=params)
+
+
+def test_no_candidate_or_feature_reads_the_gold_or_hidden_params_in_any_family(
+    env_org: Path, env_tasks: list[TaskInstance], new_family_tasks: list[TaskInstance]
+) -> None:
+    originals = [i for i in env_tasks if i.idx % 3 == 0] + new_family_tasks
+    assert {i.abbrev for i in originals} == {"HTU", "TCU", "TII", "MTA", "BRI", "NCR", "NED", "PVI", "KQA"}
+    traces = []
+    for instances in (originals, [_without_privileged(i) for i in originals]):
+        env = make_discrete_env(org=env_org, tasks=instances)
+        traces.append(_feature_rollout(env, seed=7, steps=120))
+    for (a, m, c), (b, n, d) in zip(*traces, strict=True):
+        assert c == d
+        np.testing.assert_array_equal(m, n)
+        np.testing.assert_array_equal(a, b)

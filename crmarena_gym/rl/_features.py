@@ -1,0 +1,283 @@
+"""Candidate features: a vector per candidate slot, so that a policy scores candidates by what they mean.
+
+A slot's number says little when its content changes from step to step (the third value seen, the
+fourth issue listed); a feature vector computed from the state and the candidate itself says what
+the candidate is and how it relates to the question: which function it calls or which function's
+result its value came from, whether and how often the value appeared in the last result, where it
+ranks, and how much the text around it (the record it was found in, the names of the ids it passes)
+overlaps the question. A network that scores ``(state, features)`` pairs (the parametric-actions
+pattern, :func:`~crmarena_gym.rl.parametric_module_class`) then serves every task family.
+
+Any object with ``size`` and ``features(state, slots, sources)`` is a featurizer (see
+:class:`CandidateFeaturizer`); :class:`SlotFeatures` is the default.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Iterator, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from crmarena_gym.rl._candidates import CandidateState
+from crmarena_gym.rl._encoding import FUNCTIONS, stable_hash
+
+__all__ = ["CandidateFeaturizer", "SlotFeatures", "candidate_context", "overlap"]
+
+_TOKEN_RE = re.compile(r"[a-z0-9]+")
+_STOP = frozenset(
+    "a an and are as at be by for from has have i in is it its me my of on or our so that the this to was "
+    "we were what which who with you your not no only return id ids".split()
+)
+#: The scalar features of a slot, in order (see :class:`SlotFeatures`).
+SCALARS: tuple[str, ...] = (
+    "present",
+    "is_call",
+    "is_submission",
+    "is_none",
+    "value_rank",
+    "in_last_result",
+    "count_in_last_result",
+    "takes_last_result",
+    "context_in_question",
+    "question_in_context",
+    "context_words",
+    "value_in_question",
+)
+
+
+@functools.lru_cache(maxsize=4096)  # the question and the listed records' texts recur at every step
+def _tokens(text: str) -> frozenset[str]:
+    return frozenset(t for t in _TOKEN_RE.findall(text.lower()) if len(t) > 2 and t not in _STOP)
+
+
+def overlap(context: str, question: str) -> tuple[float, float]:
+    """How much two texts share: (share of ``context``'s words in ``question``, share of ``question``'s in ``context``).
+
+    Words are lower-case alphanumeric runs of three letters or more, common words left out.
+
+    Example:
+        >>> overlap("Billing/Payment Issue", "I was charged twice: a billing error")  # billing: 1 of 3, 1 of 4
+        (0.3333333333333333, 0.25)
+        >>> overlap("", "anything")
+        (0.0, 0.0)
+    """
+    a, b = _tokens(context), _tokens(question)
+    if not a or not b:
+        return 0.0, 0.0
+    shared = len(a & b)
+    return shared / len(a), shared / len(b)
+
+
+def _records(value: Any) -> Iterator[dict[str, Any]]:
+    if isinstance(value, dict):
+        yield value
+        for item in value.values():
+            if isinstance(item, list | dict):
+                yield from _records(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _records(item)
+
+
+def _step_contexts(result: Any) -> dict[str, str]:
+    """For each text value in ``result``'s records, the other text fields of the first record holding it."""
+    found: dict[str, str] = {}
+    for record in _records(result):
+        texts = [v for v in record.values() if isinstance(v, str)]
+        for value in texts:
+            if value not in found:
+                found[value] = " ".join(v for v in texts if v != value)
+    return found
+
+
+class _ContextIndex:
+    """Value to context over an episode's history, extended step by step (each step's records read once)."""
+
+    def __init__(self) -> None:
+        self.state: CandidateState | None = None
+        self.indexed = 0
+        self.contexts: dict[str, str] = {}
+
+    def get(self, state: CandidateState) -> dict[str, str]:
+        if state is not self.state or len(state.history) < self.indexed:
+            self.state, self.indexed, self.contexts = state, 0, {}
+        for step in state.history[self.indexed :]:
+            if step.ok:
+                self.contexts.update(_step_contexts(step.result))  # a newer step's record wins
+        self.indexed = len(state.history)
+        return self.contexts
+
+
+def candidate_context(state: CandidateState, value: str) -> str:
+    """The text the results seen so far put beside ``value``: the other text fields of the newest record holding it.
+
+    An issue id's context is the issue's name (from ``get_issues``), an article id's is its title and
+    content (from ``search_knowledge_articles``); a value found in no record has no context.
+
+    Example:
+        >>> from crmarena_gym.rl import QuestionFacts, StepRecord
+        >>> state = CandidateState(QuestionFacts("NCR", "..."))
+        >>> state.history.append(StepRecord("execute get_issues()", "get_issues",
+        ...     [{"Id": "a1M1", "Name": "Billing/Payment Issue"}, {"Id": "a1M2", "Name": "Wrong Size"}], True, ""))
+        >>> candidate_context(state, "a1M2")
+        'Wrong Size'
+    """
+    return _ContextIndex().get(state).get(value, "")
+
+
+def _call_values(text: str) -> list[str]:
+    """The short string arguments of a call's text (ids, names, terms), for looking up their context."""
+    body = text.split("(", 1)[1].rsplit(")", 1)[0] if "(" in text else ""
+    if not body:
+        return []
+    try:
+        arguments = json.loads(body)
+    except json.JSONDecodeError:
+        return []
+    found: list[str] = []
+    for value in arguments.values() if isinstance(arguments, dict) else []:
+        items = value if isinstance(value, list) and len(value) <= 3 else [value]
+        found += [v for v in items if isinstance(v, str) and len(v) <= 200]
+    return found
+
+
+def _last_result_text(state: CandidateState) -> str:
+    last = state.history[-1] if state.history else None
+    if last is None or not last.ok:
+        return ""
+    return last.observation
+
+
+@runtime_checkable
+class CandidateFeaturizer(Protocol):
+    """The interface of a candidate featurizer.
+
+    Attributes:
+        size: F, the number of features per slot.
+    """
+
+    size: int
+
+    def features(self, state: CandidateState, slots: Sequence[str | None], sources: Sequence[str | None]) -> np.ndarray:
+        """A float32 array ``(len(slots), size)`` of values in [0, 1] (zeros for an empty slot)."""
+        ...
+
+
+class SlotFeatures:
+    """The default featurizer: what each candidate is, and how it relates to the question and the last result.
+
+    Per slot, the concatenation of:
+
+    - the slot's number, one-hot (``num_slots`` values): fixed slots keep their identity;
+    - what the candidate does, one-hot: the function it calls (one value per task-specific function,
+      sorted names), or ``submit None``, or the submission of a value (``len(FUNCTIONS) + 2``);
+    - for a submitted value, the function whose result gave it, one-hot (``len(FUNCTIONS) + 1``;
+      the last value for calls);
+    - the scalars of :data:`SCALARS`: the slot holds an action; it is a call; a submission; the
+      submission of None; the value's rank among the submitted values (0 first, 1 last); the value is
+      in the last result; how often (clipped at 5, over 5); the call takes the last result; the share
+      of the candidate's context words (:func:`candidate_context` of its value, or of the ids and
+      terms a call passes) found in the question, and the reverse share; the context's length
+      (words, clipped at 50, over 50); the value is quoted in the question;
+    - ``context_buckets`` values: the context's words, hashed (1 where any word falls), so that a
+      network can learn which words go with which question.
+
+    Args:
+        num_slots: K, the generator's number of slots.
+        context_buckets: Hash buckets for the context's words.
+
+    Example:
+        >>> from crmarena_gym.rl import QuestionFacts, ToolPipelineCandidates
+        >>> gen = ToolPipelineCandidates()
+        >>> featurizer = SlotFeatures(gen.num_slots)
+        >>> state = CandidateState(QuestionFacts("BRI", "Which state closed cases fastest?"))
+        >>> slots = gen.slots(state)
+        >>> x = featurizer.features(state, slots, gen.slot_sources(state))
+        >>> x.shape == (gen.num_slots, featurizer.size), float(x.min()) >= 0.0, float(x.max()) <= 1.0
+        (True, True, True)
+        >>> [bool(row[featurizer.scalar_offset]) for row in x] == [s is not None for s in slots]
+        True
+    """
+
+    def __init__(self, num_slots: int, *, context_buckets: int = 32) -> None:
+        for name, value in (("num_slots", num_slots), ("context_buckets", context_buckets)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        self.num_slots = num_slots
+        self.context_buckets = context_buckets
+        self._functions = {name: i for i, name in enumerate(FUNCTIONS)}
+        n = len(FUNCTIONS)
+        self.kind_offset = num_slots
+        self.source_offset = self.kind_offset + n + 2
+        self.scalar_offset = self.source_offset + n + 1
+        self.context_offset = self.scalar_offset + len(SCALARS)
+        self.size = self.context_offset + context_buckets
+        self._index = _ContextIndex()
+
+    def features(self, state: CandidateState, slots: Sequence[str | None], sources: Sequence[str | None]) -> np.ndarray:
+        """The ``(num_slots, size)`` features of ``slots`` in ``state`` (see the class docs)."""
+        if len(slots) != self.num_slots or len(sources) != self.num_slots:
+            raise ValueError(f"expected {self.num_slots} slots and sources, got {len(slots)} and {len(sources)}")
+        n = len(FUNCTIONS)
+        out = np.zeros((self.num_slots, self.size), dtype=np.float32)
+        question = state.facts.text
+        last_text = _last_result_text(state)
+        last = state.history[-1] if state.history else None
+        contexts = self._index.get(state)
+        pasted = _pasted_text(last.result) if last is not None and last.ok else None
+        submissions = [i for i, s in enumerate(slots) if s is not None and s.startswith("submit ")]
+        for i, (text, source) in enumerate(zip(slots, sources, strict=True)):
+            if text is None:
+                continue
+            row = out[i]
+            row[i] = 1.0
+            scalars = dict.fromkeys(SCALARS, 0.0)
+            scalars["present"] = 1.0
+            if text.startswith("submit "):
+                value = text[len("submit ") :]
+                scalars["is_submission"] = 1.0
+                if value == "None":
+                    row[self.kind_offset + n] = 1.0
+                    scalars["is_none"] = 1.0
+                    context = ""
+                else:
+                    row[self.kind_offset + n + 1] = 1.0
+                    row[self.source_offset + self._functions.get(source or "", n)] = 1.0
+                    values = [s for s in submissions if slots[s] != "submit None"]
+                    rank = values.index(i) if i in values else 0
+                    scalars["value_rank"] = rank / max(len(values) - 1, 1)
+                    count = last_text.count(value) if last_text else 0
+                    scalars["in_last_result"] = float(count > 0)
+                    scalars["count_in_last_result"] = min(count, 5) / 5
+                    scalars["value_in_question"] = float(value in question)
+                    context = contexts.get(value) or value
+            else:
+                scalars["is_call"] = 1.0
+                function = text[len("execute ") :].split("(", 1)[0].strip()
+                row[self.kind_offset + self._functions.get(function, n)] = 1.0
+                row[self.source_offset + n] = 1.0
+                scalars["takes_last_result"] = float(pasted is not None and pasted in text)
+                context = " ".join(contexts.get(v) or v for v in _call_values(text))
+            share, reverse = overlap(context, question)
+            scalars["context_in_question"] = share
+            scalars["question_in_context"] = reverse
+            words = _tokens(context)
+            scalars["context_words"] = min(len(words), 50) / 50
+            row[self.scalar_offset : self.context_offset] = [scalars[name] for name in SCALARS]
+            for word in words:
+                row[self.context_offset + stable_hash(word) % self.context_buckets] = 1.0
+        return out
+
+    def __repr__(self) -> str:
+        return f"SlotFeatures(num_slots={self.num_slots}, context_buckets={self.context_buckets})"
+
+
+def _pasted_text(result: Any) -> str | None:
+    """``result`` as a call carries it when pasted by value (as the next step of a pipeline does), or None if empty."""
+    if result is None or result in ([], {}, ""):
+        return None
+    return json.dumps(result, ensure_ascii=False, separators=(", ", ": "))
