@@ -23,8 +23,11 @@ from crmarena_gym.org._base import Org, OrgError
 from crmarena_gym.org.soql import SQL_FUNCTIONS, Catalog, Plan, compile_query, parse
 from crmarena_gym.schema import OBJECTS, STANDARD_OBJECTS, quote_identifier
 
-#: How many compiled plans a backend keeps (least recently used are dropped).
+#: How many compiled plans a backend keeps at most (least recently used are dropped).
 PLAN_CACHE_SIZE = 1024
+#: The estimated bytes of the plans a backend keeps at most (see :func:`plan_bytes`); a plan bigger than an
+#: eighth of it (a megabyte-long query) is used once and not kept, so it cannot push out the others.
+PLAN_CACHE_BYTES = 64 * 1024 * 1024
 #: Bytes of the org file SQLite reads through a memory map rather than read() calls (the whole file, up
 #: to this size: a scale-100 org is about 600 MB). Pages of a map are shared by every process on the file.
 MMAP_BYTES = 1 << 30
@@ -46,6 +49,67 @@ def _coerce_today(today: dt.date | str | None) -> dt.date | None:
         except ValueError:
             raise ValueError(f"today must be an ISO date like '2023-04-01', got {today!r}") from None
     raise TypeError(f"today must be a datetime.date, an ISO date string or None, got {today!r}")
+
+
+def plan_bytes(soql: str, plan: Plan | OrgError) -> int:
+    """An estimate of the memory a cached plan holds: its text, its SQL and parameters, and a fixed part.
+
+    Calibrated with tracemalloc: about 2.3 KiB per plan on ``benchmarks/bench_engine.py``'s corpus (the
+    shaping closures), and about 6.5 bytes per character of a 570 KB query (its text, the SQL, the
+    parameter objects); the estimate errs on the high side.
+
+    Example:
+        >>> plan_bytes("SELECT Id FROM Case", OrgError("MALFORMED_QUERY", "bad")) > len("SELECT Id FROM Case")
+        True
+    """
+    if isinstance(plan, OrgError):
+        return 512 + 2 * len(soql) + len(plan.message)
+    params = sum(56 + len(p) if isinstance(p, str | bytes) else 32 for p in plan.params)
+    return 2048 + 3 * len(soql) + len(plan.sql) + params
+
+
+class _PlanCache:
+    """Compiled plans (and refusals) by query text, least recently used first, bounded by count and bytes."""
+
+    def __init__(self, max_entries: int, max_bytes: int) -> None:
+        self.max_entries = max_entries
+        self.max_bytes = max_bytes
+        self._plans: OrderedDict[str, tuple[Plan | OrgError, int]] = OrderedDict()
+        #: The estimated bytes of the plans kept.
+        self.bytes = 0
+
+    def get(self, soql: str) -> Plan | OrgError | None:
+        entry = self._plans.get(soql)
+        if entry is None:
+            return None
+        self._plans.move_to_end(soql)
+        return entry[0]
+
+    def put(self, soql: str, plan: Plan | OrgError) -> None:
+        size = plan_bytes(soql, plan)
+        if size > self.max_bytes // 8:
+            return
+        old = self._plans.pop(soql, None)
+        if old is not None:
+            self.bytes -= old[1]
+        self._plans[soql] = (plan, size)
+        self.bytes += size
+        while len(self._plans) > self.max_entries or self.bytes > self.max_bytes:
+            _, (_, dropped) = self._plans.popitem(last=False)
+            self.bytes -= dropped
+
+    def clear(self) -> None:
+        self._plans.clear()
+        self.bytes = 0
+
+    def __getitem__(self, soql: str) -> Plan | OrgError:
+        return self._plans[soql][0]
+
+    def __contains__(self, soql: object) -> bool:
+        return soql in self._plans
+
+    def __len__(self) -> int:
+        return len(self._plans)
 
 
 class _Backend:
@@ -70,7 +134,7 @@ class _Backend:
         conn.set_authorizer(self._authorize)
         conn.set_progress_handler(self._progress, _PROGRESS_STEPS)
         self.lock = threading.RLock()
-        self.plans: OrderedDict[str, Plan | OrgError] = OrderedDict()
+        self.plans = _PlanCache(PLAN_CACHE_SIZE, PLAN_CACHE_BYTES)
         #: Free-form per-backend cache for other engines on the same org (the SOSL index).
         self.cache: dict[str, object] = {}
         self.deadline = math.inf
@@ -115,17 +179,13 @@ class _Backend:
         """The compiled plan of ``soql`` (cached, errors included)."""
         with self.lock:
             cached = self.plans.get(soql)
-            if cached is not None:
-                self.plans.move_to_end(soql)
         if cached is None:
             try:
                 cached = compile_query(soql, parse(soql), self.catalog)
             except OrgError as exc:
                 cached = exc
             with self.lock:
-                self.plans[soql] = cached
-                if len(self.plans) > PLAN_CACHE_SIZE:
-                    self.plans.popitem(last=False)
+                self.plans.put(soql, cached)
         if isinstance(cached, OrgError):
             raise OrgError(cached.code, cached.message)
         return cached

@@ -333,3 +333,61 @@ def test_a_dump_missing_columns_and_tables(tmp_path: Path) -> None:
     assert info.value.code == "INVALID_TYPE"
     # A real Name column wins over the formula.
     assert org.query("SELECT Name FROM User")["records"][0]["Name"] == "Dr A B"
+
+
+def test_plan_cache_is_bounded_by_bytes(small_org_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 16 item 5: the plan cache, keyed by the full query text, grew by the size of every distinct
+    # long query it saw. Distinct 150 KB queries against a cache bounded to 8 MB stay within the bound,
+    # and one bigger than an eighth of it is answered but never kept.
+    import tracemalloc
+
+    from crmarena_gym.org import _local
+
+    monkeypatch.setattr(_local, "PLAN_CACHE_BYTES", 8 * 1024 * 1024, raising=False)
+    path = tmp_path / "org.db"
+    path.write_bytes(small_org_path.read_bytes())  # a backend of its own, made under the bound
+    org = LocalOrg(path, today=SMALL_TODAY)
+    backend = org._live()
+
+    def long_query(i: int, n: int) -> str:
+        return f"SELECT Id FROM Case WHERE Subject = '{i}{'x' * n}'"
+
+    org.query(long_query(-1, 10))  # the fixed costs of a first query, before measuring
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for i in range(20):
+            assert org.query(long_query(i, 150_000))["totalSize"] == 0
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert backend.plans.bytes <= 8 * 1024 * 1024
+    assert 0 < len(backend.plans) < 20
+    assert long_query(19, 150_000) in backend.plans and long_query(0, 150_000) not in backend.plans
+    assert grown < 10 * 1024 * 1024, grown  # 20 queries of 150 KB kept would be about 15 MB
+
+    kept = len(backend.plans)
+    big = long_query(99, 300_000)  # its estimate is over an eighth of 8 MB
+    assert org.query(big)["totalSize"] == 0
+    assert big not in backend.plans and len(backend.plans) == kept
+
+
+def test_plan_bytes_errs_on_the_high_side(small_org_path: Path, tmp_path: Path) -> None:
+    import tracemalloc
+
+    from crmarena_gym.org._local import plan_bytes
+
+    path = tmp_path / "org.db"
+    path.write_bytes(small_org_path.read_bytes())
+    org = LocalOrg(path, today=SMALL_TODAY)
+    backend = org._live()
+    org.query("SELECT Id FROM Case LIMIT 1")
+    for soql in ["SELECT Id, Subject FROM Case WHERE Subject = '" + "y" * 100_000 + "'", "SELECT Id FROM Case LIMIT 2"]:
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            org.query(soql)
+            grown = tracemalloc.get_traced_memory()[0] - before
+        finally:
+            tracemalloc.stop()
+        assert grown <= plan_bytes(soql, backend.plans[soql]), (len(soql), grown)
