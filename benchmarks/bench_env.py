@@ -131,7 +131,8 @@ def main() -> None:
     shapes = {lift(t).key if lift(t) is not None else t for t in queries}
     print(f"org scale {args.scale}; {len(seen)} instances seen first, then {n} fresh ones (task seed 1)")
     print(
-        f"fresh set: {steps} env steps, {len(warm_log)} org calls, {len(set(queries))} distinct queries of {len(shapes)} shapes"
+        f"fresh set: {steps} env steps, {len(warm_log)} org calls, "
+        f"{len(set(queries))} distinct queries of {len(shapes)} shapes"
     )
     print(f"  actions also played in the seen set (same text and date): {repeated}/{steps}")
     print(f"oracle solved {solved:.0f}/{n}")
@@ -142,7 +143,7 @@ def main() -> None:
     print(f"warm (the fresh set again):           {warm_seconds:.3f} s, {warm_seconds / n * 1e3:.2f} ms/episode")
     print(f"  queries compiled in the warm pass: {compiled} (every plan cached: 0)")
     print(
-        f"  speedup warm vs fresh baseline: {base / warm_seconds:.2f}x; warm vs fresh by shape: {shaped / warm_seconds:.2f}x"
+        f"  speedup warm vs fresh baseline: {base / warm_seconds:.2f}x, vs fresh by shape: {shaped / warm_seconds:.2f}x"
     )
     print(
         f"engine alone on the warm pass's calls: {engine_seconds:.3f} s, {len(warm_log) / engine_seconds:,.0f} calls/s"
