@@ -191,12 +191,51 @@ def test_values_that_change_the_statement_or_a_refusal_are_not_served_from_the_s
     with pytest.raises(OrgError) as info:
         org.query("SELECT Id FROM Case WHERE CreatedDate > 2022-01-01")
     assert info.value.code == "INVALID_FIELD" and "must be of type dateTime" in info.value.message
-    # Repeats in an IN list of ids collapse: fewer placeholders, another statement.
+    # Repeats in an IN list of ids collapse: fewer placeholders, the statement written for them.
     two = f"SELECT Id FROM Case WHERE Id IN ('{ids['Case'][0]}', '{ids['Case'][1]}')"
     org.query(two)
     template = backend.plans.get(("shape", lift(two).key))
-    assert template.instantiate(lift(two.replace(ids["Case"][1], ids["Case"][0]))) is None
-    assert org.query(two.replace(ids["Case"][1], ids["Case"][0]))["totalSize"] == 1
+    same = two.replace(ids["Case"][1], ids["Case"][0])
+    assert _statements(template.instantiate(lift(same))) == _statements(compiled(org, same))
+    assert org.query(same)["totalSize"] == 1
+
+
+@pytest.mark.parametrize(
+    ("template", "field"),
+    [
+        ("SELECT Id FROM Case WHERE Id IN ({}) AND Status != 'x'", "Case"),
+        ("SELECT Id FROM Case WHERE OwnerId NOT IN ({})", "User"),
+        ("SELECT Id FROM Case WHERE Status IN ({}) OR Priority IN ('High')", "status"),
+        ("SELECT Priority, COUNT(Id) FROM Case WHERE Status IN ({}) GROUP BY ROLLUP(Priority)", "status"),
+        ("SELECT Id, (SELECT Id FROM Cases WHERE Status NOT IN ({})) FROM Account", "status"),
+        ("SELECT Id FROM OrderItem WHERE Quantity IN ({})", "number"),
+        ("SELECT Id FROM Order WHERE EffectiveDate IN ({})", "date"),
+    ],
+)
+def test_in_lists_of_any_length_share_a_shape(
+    org: LocalOrg, ids: dict[str, list[str]], template: str, field: str
+) -> None:
+    pool = {
+        "Case": [f"'{x}'" for x in ids["Case"]] + [f"'{ids['Case'][0][:15]}'", f"'{ids['Case'][1]}'"],
+        "User": [f"'{x}'" for x in ids["User"]] + [f"'{ids['User'][2].lower()}'"],
+        "status": ["'Closed'", "'closed'", "'Working'", "'New'", "'Escalated'", "'O\\'Brien'"],
+        "number": ["1", "2", "3.0", "-4", "5e0", "2"],
+        "date": ["2022-05-01", "2023-04-12", "2022-02-28", "2021-01-01", "2022-05-01"],
+    }[field]
+    backend = org._live()
+    backend.plans.clear()
+    org.query(template.format(", ".join(pool[:2])))  # the shape's plan, from a list of two
+    rng = random.Random(field)
+    for length in [1, 2, 3, 5, len(pool), 1, 4]:
+        soql = template.format(", ".join(rng.sample(pool, length)))
+        plan = backend.plans.get(("shape", lift(soql).key)).instantiate(lift(soql))
+        assert plan is not None, soql  # served by the shape, whatever the length
+        assert _statements(plan) == _statements(compiled(org, soql)), soql
+        assert answer(org, soql) == answer_alone(org, soql), soql
+    # A null in the list keeps its own statement (IS NULL): not a list of literals, another shape.
+    with_null = template.format(f"{pool[0]}, null")
+    assert lift(with_null).key != lift(template.format(pool[0])).key
+    assert answer(org, with_null) == answer_alone(org, with_null)
 
 
 def test_counts_and_relative_literals_stay_in_the_shape(org: LocalOrg) -> None:
@@ -209,11 +248,6 @@ def test_counts_and_relative_literals_stay_in_the_shape(org: LocalOrg) -> None:
     with pytest.raises(OrgError) as info:  # OFFSET's bound holds whatever plan the shape has
         org.query("SELECT Id FROM Case WHERE Status = 'Old' LIMIT 5 OFFSET 2001")
     assert info.value.code == "NUMBER_OUTSIDE_VALID_RANGE"
-    # IN lists of other lengths are other shapes.
-    assert (
-        lift("SELECT Id FROM Case WHERE Status IN ('a')").key
-        != lift("SELECT Id FROM Case WHERE Status IN ('a', 'b')").key
-    )
     # Relative literals bind per view: one shape's plan serves every date.
     soql = "SELECT COUNT() FROM Case WHERE Status != '{}' AND CreatedDate = LAST_N_DAYS:200"
     for today, status in itertools.product(["2022-03-01", "2022-12-31", "2023-06-15"], ["New", "Closed"]):

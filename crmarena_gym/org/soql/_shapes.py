@@ -62,22 +62,31 @@ class Lifted:
     """A query split into its shape and its literals.
 
     Attributes:
-        key: The text with every literal replaced by ``\\x00`` and a letter for its kind.
+        key: The text with every literal replaced by ``\\x00`` and a letter for its kind, and every
+            ``IN`` list of literals of one kind by ``\\x00L`` and the kind (lists of any length share it).
         raws: The literals as written, in order.
         positions: Where each starts in the text.
+        items: The shape's literal places in order: ``(first, count, is_list)`` over ``raws`` (a single
+            literal has count 1 and is not a list).
     """
 
     key: str
     raws: tuple[str, ...]
     positions: tuple[int, ...]
+    items: tuple[tuple[int, int, bool], ...]
+
+
+# An IN list of literals of one kind, in a key whose literals are markers.
+_IN_LIST = re.compile(r"(?<![A-Za-z0-9_])([Ii][Nn]\s*\()\s*\x00([sndt])(?:\s*,\s*\x00\2)*\s*\)")
 
 
 def lift(text: str) -> Lifted | None:
     """Lift the literals out of a SOQL query; None when it has none to lift (or holds a NUL).
 
     Example:
-        >>> lift("SELECT Id FROM Case WHERE Status = 'New' AND CreatedDate > 2024-01-01T00:00:00Z LIMIT 3").raws
-        ("'New'", '2024-01-01T00:00:00Z')
+        >>> lifted = lift("SELECT Id FROM Case WHERE Status IN ('New', 'Open') AND CreatedDate > 2024-01-01T00:00:00Z")
+        >>> lifted.raws, lifted.key.replace(chr(0), "?")
+        (("'New'", "'Open'", '2024-01-01T00:00:00Z'), 'SELECT Id FROM Case WHERE Status IN (?Ls) AND CreatedDate > ?t')
     """
     if "\x00" in text:  # the marker's character: a text holding it could mimic another's shape
         return None
@@ -100,7 +109,20 @@ def lift(text: str) -> Lifted | None:
     if not raws:
         return None
     parts.append(text[last:])
-    return Lifted("".join(parts), tuple(raws), tuple(positions))
+    key = "".join(parts)
+    items: list[tuple[int, int, bool]] = []
+    out: list[str] = []
+    done, at = 0, 0  # literals placed in items; characters of the key copied
+    for m in _IN_LIST.finditer(key):
+        first = done + key.count("\x00", at, m.start())
+        items += [(i, 1, False) for i in range(done, first)]
+        count = key.count("\x00", m.start(), m.end())
+        items.append((first, count, True))
+        out += [key[at : m.start()], m[1], "\x00L", m[2], ")"]
+        done, at = first + count, m.end()
+    items += [(i, 1, False) for i in range(done, len(raws))]
+    out.append(key[at:])
+    return Lifted("".join(out), tuple(raws), tuple(positions), tuple(items))
 
 
 def _one(fn: Callable[[str], Any]) -> Callable[[tuple[str, ...]], tuple[Any, ...]]:
@@ -132,24 +154,30 @@ DERIVATIONS: dict[str, Callable[[tuple[str, ...]], tuple[Any, ...]]] = {
     "id_in": _id_in,
 }
 
-# A plan or child plan and, parallel to its parameters, (literal indices, derivation, index) or None.
-_Slot = tuple[tuple[int, ...], str, int]
+# How a template makes a parameter (or a run of them): ("const", value), ("one", items, derivation, index)
+# for the index-th value derived from single literals, or ("span", item, derivation) for the values of
+# an IN list (one per literal, or an id list's spellings), as many as it has.
+_Slot = tuple[Any, ...]
 
 
 @dataclass(frozen=True)
 class _Node:
     plan: Plan | ChildPlan
-    slots: tuple[_Slot | None, ...]
+    slots: tuple[_Slot, ...]
+    # The SQL around the slots: texts[i] precedes slot i, the last follows them; None: the plan's SQL.
+    texts: tuple[str, ...] | None
     children: tuple[_Node, ...]
 
 
 class PlanTemplate:
     """A compiled plan with its literal parameters re-derived for each query of its shape."""
 
-    def __init__(self, root: _Node, groups: dict[tuple[tuple[int, ...], str], int]) -> None:
+    def __init__(self, root: _Node, groups: dict[tuple[tuple[int, ...], str], int], spans: set[tuple[int, str]]):
         self._root = root
-        #: (literal indices, derivation) -> how many values it gave for the query compiled.
+        #: (single literal items, derivation) -> how many values it gave for the query compiled.
         self._groups = groups
+        #: (IN list item, derivation): its values vary with its length.
+        self._spans = spans
 
     @property
     def plan(self) -> Plan:
@@ -164,66 +192,131 @@ class PlanTemplate:
         plan (its value may have decided something else), or the plan cannot be rebuilt from its literals.
         """
         literals = {lit.pos: lit.raw for lit in _literals(query)}
-        index = {pos: i for i, pos in enumerate(lifted.positions)}
         if any(literals.get(pos) != raw for pos, raw in zip(lifted.positions, lifted.raws, strict=True)):
             return None
+        place: dict[int, tuple[int, int]] = {}  # position -> (item, index in the item)
+        for n, (first, count, _) in enumerate(lifted.items):
+            for k in range(count):
+                place[lifted.positions[first + k]] = (n, k)
         groups: dict[tuple[tuple[int, ...], str], int] = {}
+        spans: set[tuple[int, str]] = set()
         used: set[int] = set()
 
         def node(p: Plan | ChildPlan) -> _Node | None:
-            slots: list[_Slot | None] = []
             origins: Sequence[Origin | None] = p.origins or (None,) * len(p.params)
-            for origin in origins:
-                if origin is None or not any(pos in index for pos in origin[0]):
-                    slots.append(None)  # a constant of the shape
+            slots: list[_Slot] = []
+            pieces = p.sql.split("?")
+            texts = [pieces[0]]
+            if len(pieces) != len(p.params) + 1:  # a "?" that is no parameter: no template
+                return None
+            i = 0
+            while i < len(p.params):
+                origin = origins[i]
+                if origin is None or not any(pos in place for pos in origin[0]):
+                    slots.append(("const", p.params[i]))  # a constant of the shape
+                    texts.append(pieces[i + 1])
+                    i += 1
                     continue
-                if not all(pos in index for pos in origin[0]):
+                if not all(pos in place for pos in origin[0]):
                     return None
-                where = tuple(index[pos] for pos in origin[0])
-                slots.append((where, origin[1], origin[2]))
-                used.update(where)
-                groups[(where, origin[1])] = -1
+                where = tuple(place[pos] for pos in origin[0])
+                items = tuple(dict.fromkeys(n for n, _ in where))
+                listed = [lifted.items[n][2] for n in items]
+                if not any(listed):
+                    slots.append(("one", items, origin[1], origin[2]))
+                    groups[(items, origin[1])] = -1
+                    used.update(items)
+                    texts.append(pieces[i + 1])
+                    i += 1
+                    continue
+                if len(items) != 1:
+                    return None
+                n, how = items[0], origin[1]
+                first, count, _ = lifted.items[n]
+                if how == "id_in":  # the list's spellings: every parameter of this origin, in order
+                    if len(where) != count:
+                        return None
+                    j = i
+                    while j < len(p.params) and origins[j] == (origin[0], how, j - i):
+                        j += 1
+                else:  # one parameter per literal of the list, in order, derived alike
+                    j = i + count
+                    expected = [((lifted.positions[first + k],), how, 0) for k in range(count)]
+                    if list(origins[i:j]) != expected:
+                        return None
+                if any(piece != ", " for piece in pieces[i + 1 : j]):
+                    return None
+                slots.append(("span", n, how))
+                spans.add((n, how))
+                used.add(n)
+                texts.append(pieces[j])
+                i = j
             children = [node(c) for c in p.children]
             if any(c is None for c in children):
                 return None
-            return _Node(p, tuple(slots), tuple(children))  # type: ignore[arg-type]
+            plain = all(slot[0] != "span" for slot in slots)
+            return _Node(p, tuple(slots), None if plain else tuple(texts), tuple(children))  # type: ignore[arg-type]
 
         root = node(plan)
-        if root is None or used != set(range(len(lifted.raws))):
+        if root is None or used != set(range(len(lifted.items))):
             return None
+        template = cls(root, groups, spans)
         try:
-            for where, how in groups:
-                groups[(where, how)] = len(DERIVATIONS[how](tuple(lifted.raws[i] for i in where)))
+            for items, how in groups:
+                groups[(items, how)] = len(DERIVATIONS[how](template._raws(lifted, items)))
         except (OrgError, ValueError):
             return None
-        template = cls(root, groups)
         again = template.instantiate(lifted)
         if again is None or not _same(again, plan):  # the derivations must give back the compiler's values
             return None
         return template
 
+    @staticmethod
+    def _raws(lifted: Lifted, items: tuple[int, ...]) -> tuple[str, ...]:
+        return tuple(lifted.raws[lifted.items[n][0]] for n in items)
+
     def instantiate(self, lifted: Lifted) -> Plan | None:
         """The plan of the query ``lifted`` came from (of this template's shape); None: compile it instead."""
-        raws = lifted.raws
-        derived: dict[tuple[tuple[int, ...], str], tuple[Any, ...]] = {}
+        derived: dict[Any, tuple[Any, ...]] = {}
         try:
-            for (where, how), count in self._groups.items():
-                values = DERIVATIONS[how](tuple(raws[i] for i in where))
+            for (items, how), count in self._groups.items():
+                values = DERIVATIONS[how](self._raws(lifted, items))
                 if len(values) != count:  # a different number of placeholders: another statement
                     return None
-                derived[(where, how)] = values
+                derived[(items, how)] = values
+            for n, how in self._spans:
+                first, count, _ = lifted.items[n]
+                raws = lifted.raws[first : first + count]
+                if how == "id_in":
+                    derived[(n, how)] = DERIVATIONS[how](raws)
+                else:
+                    derived[(n, how)] = tuple(DERIVATIONS[how]((raw,))[0] for raw in raws)
         except (OrgError, ValueError, IndexError):
             return None
         return _rebuild(self._root, derived)  # type: ignore[return-value]
 
 
-def _rebuild(node: _Node, derived: dict[tuple[tuple[int, ...], str], tuple[Any, ...]]) -> Plan | ChildPlan:
-    params = tuple(
-        value if slot is None else derived[(slot[0], slot[1])][slot[2]]
-        for value, slot in zip(node.plan.params, node.slots, strict=True)
-    )
+def _rebuild(node: _Node, derived: dict[Any, tuple[Any, ...]]) -> Plan | ChildPlan:
+    params: list[Any] = []
+    sql: list[str] = []
+    for i, slot in enumerate(node.slots):
+        if node.texts is not None:
+            sql.append(node.texts[i])
+        if slot[0] == "const":
+            params.append(slot[1])
+            sql.append("?")
+        elif slot[0] == "one":
+            params.append(derived[(slot[1], slot[2])][slot[3]])
+            sql.append("?")
+        else:
+            values = derived[(slot[1], slot[2])]
+            params += values
+            sql.append(", ".join("?" * len(values)))
     children = tuple(_rebuild(c, derived) for c in node.children)
-    return dataclasses.replace(node.plan, params=params, children=children)  # type: ignore[arg-type]
+    if node.texts is None:
+        return dataclasses.replace(node.plan, params=tuple(params), children=children)  # type: ignore[arg-type]
+    sql.append(node.texts[-1])
+    return dataclasses.replace(node.plan, sql="".join(sql), params=tuple(params), children=children)  # type: ignore[arg-type]
 
 
 def _same(a: Plan | ChildPlan, b: Plan | ChildPlan) -> bool:
