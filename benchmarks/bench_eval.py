@@ -2,10 +2,11 @@
 concurrency.
 
 The baseline, measured in the same run, is the oracle's solver alone (``oracle_trace`` on each
-instance, no environment, no runner): the tool calls every episode must make. The runner replays
-those calls through the environment, so an episode costs about twice the baseline plus the env's
-and the runner's own work; the ratio shows that overhead. Threads share one org whose connection is
-guarded by a lock, so concurrency helps only where work happens outside it.
+instance, no environment, no runner): the tool calls every episode must make. The oracle policy plays
+step by step (each call runs once, in the environment, and the solver reads its result); the runner
+is also timed with the oracle as it played before (the whole solution solved at reset, then replayed
+through the environment: every call ran twice), for the gain. Threads share one org whose connection
+is guarded by a lock, so concurrency helps only where work happens outside it.
 
 Usage:
     python benchmarks/bench_eval.py [--limit N] [--concurrency N] [--org PATH] [--tasks FILE]
@@ -16,17 +17,45 @@ The concurrent run uses every CPU, and is skipped below 4 CPUs unless --concurre
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import os
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from crmarena_gym.eval import evaluate
 from crmarena_gym.org import LocalOrg, default_org_path
-from crmarena_gym.tasks import default_tasks, load_tasks, oracle_trace
+from crmarena_gym.policies import OraclePolicy
+from crmarena_gym.tasks import TaskInstance, default_tasks, load_tasks, oracle_trace
 
 #: Below this many CPUs the concurrent run measures contention for cores, not the runner.
 MIN_CPUS_FOR_CONCURRENCY = 4
+
+
+class ReplayedOracle(OraclePolicy):
+    """The oracle as it played before: the solution solved at reset (every call run), then replayed."""
+
+    def reset(self, observation: str, info: dict[str, Any], *, seed: int | None = None) -> None:
+        self.info = info
+        instance = TaskInstance.model_validate(
+            {
+                "idx": info["idx"],
+                "task": info["task"],
+                "query": observation,
+                "answer": info.get("gold"),
+                "metadata": dict(info.get("context") or {}),
+                "params": info["params"],
+            }
+        )
+        trace = oracle_trace(instance, self.org.with_today(dt.date.fromisoformat(info["today"])))  # type: ignore[union-attr]
+        self._replay = [c.to_action() for c in reversed(trace.actions)]
+
+    def observe(self, info: dict[str, Any]) -> None:
+        pass
+
+    def act(self, observation: str) -> str:
+        return self._replay.pop()
 
 
 def main() -> None:
@@ -55,11 +84,11 @@ def main() -> None:
     print(f"baseline (solver alone):     {n / baseline:8.1f} instances/s  ({baseline:.2f}s)")
 
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    runs = [("serial", 1)]
+    runs = [("serial, replayed (before)", 1, ReplayedOracle), ("serial", 1, "oracle")]
     if args.concurrency is not None:
-        runs.append((f"concurrency {args.concurrency}", args.concurrency))
+        runs.append((f"concurrency {args.concurrency}", args.concurrency, "oracle"))
     elif cpus >= MIN_CPUS_FOR_CONCURRENCY:
-        runs.append((f"concurrency {cpus}", cpus))
+        runs.append((f"concurrency {cpus}", cpus, "oracle"))
     else:
         print(
             f"concurrent run skipped: {cpus} CPUs; its figure means something with at least "
@@ -67,11 +96,16 @@ def main() -> None:
             "(--concurrency N runs it anyway)"
         )
     figures = {}
-    for label, concurrency in runs:
+    for label, concurrency, policy in runs:
         with tempfile.TemporaryDirectory() as out:
             started = time.perf_counter()
             run = evaluate(
-                "oracle", tasks=instances, org=org, concurrency=concurrency, out=Path(out) / "run", progress=False
+                policy,  # type: ignore[arg-type]
+                tasks=instances,
+                org=org,
+                concurrency=concurrency,
+                out=Path(out) / "run",
+                progress=False,
             )
             seconds = time.perf_counter() - started
         accuracy = run.summary["all"]["accuracy"]
@@ -80,8 +114,10 @@ def main() -> None:
             f"runner, {label + ':':<19} {n / seconds:8.1f} episodes/s   ({seconds:.2f}s, accuracy {accuracy:.3f}, "
             f"{baseline / seconds:.2f}x the baseline's rate)"
         )
-    if len(figures) == 2:
-        serial, concurrent = figures.values()
+    replayed, serial = figures["serial, replayed (before)"], figures["serial"]
+    print(f"step by step vs replayed: {serial / replayed:.2f}x the episodes per second")
+    if len(figures) == 3:
+        concurrent = list(figures.values())[-1]
         print(f"concurrency speed-up: {concurrent / serial:.2f}x on {cpus} CPUs")
 
 

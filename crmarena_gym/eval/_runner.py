@@ -180,6 +180,7 @@ def run_episode(
                 raise EpisodeCancelled(f"episode (idx {idx}, trial {trial}) stopped with the run")
             action = policy.act(observation)
             observation, reward, terminated, truncated, step_info = env.step(action)
+            policy.observe(step_info)
             record["turns"] += 1
             step: dict[str, Any] = {"turn": record["turns"], "action": action, "observation": observation}
             step.update({k: _jsonable(v) for k, v in step_info.items() if k not in _STEP_INFO_SKIPPED})

@@ -20,11 +20,20 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from crmarena_gym.org._base import Org, OrgError, check_max_records
-from crmarena_gym.org.soql import SQL_FUNCTIONS, Catalog, Plan, compile_query, parse
+from crmarena_gym.org.soql import (
+    SQL_FUNCTIONS,
+    Catalog,
+    Plan,
+    PlanTemplate,
+    compile_query,
+    compile_shaped,
+    lift,
+    parse,
+)
 from crmarena_gym.schema import OBJECTS, STANDARD_OBJECTS, quote_identifier
 
-#: How many compiled plans a backend keeps at most (least recently used are dropped): an oracle pass over
-#: the 1,170 default instances sends about 1,800 distinct queries, which all stay.
+#: How many compiled plans a backend keeps at most (least recently used are dropped): plans by query
+#: text (refusals included) and plan templates by query shape (see ``crmarena_gym.org.soql.lift``).
 PLAN_CACHE_SIZE = 8192
 #: The estimated bytes of the plans a backend keeps at most (see :func:`plan_bytes`); a plan bigger than an
 #: eighth of it (a megabyte-long query) is used once and not kept, so it cannot push out the others.
@@ -70,24 +79,28 @@ def plan_bytes(soql: str, plan: Plan | OrgError) -> int:
 
 
 class _PlanCache:
-    """Compiled plans (and refusals) by query text, least recently used first, bounded by count and bytes."""
+    """Compiled plans (and refusals) by query text, and plan templates by ``("shape", key)``, least
+    recently used first, bounded by count and bytes."""
 
     def __init__(self, max_entries: int, max_bytes: int) -> None:
         self.max_entries = max_entries
         self.max_bytes = max_bytes
-        self._plans: OrderedDict[str, tuple[Plan | OrgError, int]] = OrderedDict()
+        self._plans: OrderedDict[str | tuple[str, str], tuple[Any, int]] = OrderedDict()
         #: The estimated bytes of the plans kept.
         self.bytes = 0
 
-    def get(self, soql: str) -> Plan | OrgError | None:
+    def get(self, soql: str | tuple[str, str]) -> Any:
         entry = self._plans.get(soql)
         if entry is None:
             return None
         self._plans.move_to_end(soql)
         return entry[0]
 
-    def put(self, soql: str, plan: Plan | OrgError) -> None:
-        size = plan_bytes(soql, plan)
+    def put(self, soql: str | tuple[str, str], plan: Plan | OrgError | PlanTemplate) -> None:
+        if isinstance(plan, PlanTemplate):  # its shape is as long as the query, its plan that of the query
+            size = plan_bytes(soql[1], plan.plan) + 64 * len(plan.plan.params)
+        else:
+            size = plan_bytes(soql, plan)  # type: ignore[arg-type]
         if size > self.max_bytes // 8:
             return
         old = self._plans.pop(soql, None)
@@ -103,7 +116,7 @@ class _PlanCache:
         self._plans.clear()
         self.bytes = 0
 
-    def __getitem__(self, soql: str) -> Plan | OrgError:
+    def __getitem__(self, soql: str | tuple[str, str]) -> Any:
         return self._plans[soql][0]
 
     def __contains__(self, soql: object) -> bool:
@@ -176,6 +189,8 @@ class _Backend:
         conn.set_progress_handler(self._progress, _PROGRESS_STEPS)
         self.lock = threading.RLock()
         self.plans = _PlanCache(PLAN_CACHE_SIZE, PLAN_CACHE_BYTES)
+        #: Whether a query of a shape seen before gets that shape's plan (off: only the same text's plan).
+        self.by_shape = True
         #: Free-form per-backend cache for other engines on the same org (the SOSL index).
         self.cache: dict[str, object] = {}
         self.deadline = math.inf
@@ -217,16 +232,33 @@ class _Backend:
         return 1 if time.monotonic() > self.deadline else 0
 
     def plan(self, soql: str) -> Plan:
-        """The compiled plan of ``soql`` (cached, errors included)."""
+        """The compiled plan of ``soql`` (cached, errors included).
+
+        A query seen before is looked up by its text; another of a shape seen before (the same query
+        with other literals) gets the shape's plan with its literals bound; any other is compiled.
+        """
         with self.lock:
             cached = self.plans.get(soql)
         if cached is None:
+            lifted = lift(soql) if self.by_shape else None
+            if lifted is not None:
+                with self.lock:
+                    template = self.plans.get(("shape", lifted.key))
+                if template is not None:
+                    plan = template.instantiate(lifted)
+                    if plan is not None:
+                        return plan
             try:
-                cached = compile_query(soql, parse(soql), self.catalog)
+                if lifted is None:
+                    cached, template = compile_query(soql, parse(soql), self.catalog), None
+                else:
+                    cached, template = compile_shaped(soql, self.catalog, lifted)
             except OrgError as exc:
-                cached = exc
+                cached, template = exc, None
             with self.lock:
                 self.plans.put(soql, cached)
+                if template is not None and lifted is not None:
+                    self.plans.put(("shape", lifted.key), template)
         if isinstance(cached, OrgError):
             raise OrgError(cached.code, cached.message)
         return cached

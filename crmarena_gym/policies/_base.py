@@ -146,6 +146,10 @@ class Policy(ABC):
             PolicyError: The policy cannot go on (a model that keeps failing, say).
         """
 
+    def observe(self, info: dict[str, Any]) -> None:  # noqa: B027 - optional hook, a no-op by default
+        """Called by the runner after each step with the step's ``info`` (``info["result"]`` holds what a
+        query or call returned), for policies that read results rather than observations."""
+
     def unplayable(self, instances: Sequence[TaskInstance]) -> dict[int, str]:
         """The instances this policy cannot play, by ``idx``, each with the reason; none by default.
 

@@ -10,7 +10,8 @@ from typing import Any
 from crmarena_gym.chat import tool_names
 from crmarena_gym.org import Org
 from crmarena_gym.policies._base import Policy, PolicyError
-from crmarena_gym.tasks import OracleError, TaskInstance, oracle_trace
+from crmarena_gym.tasks import OracleError, TaskInstance, ToolCall, oracle_trace
+from crmarena_gym.tools import toolset as make_toolset
 
 __all__ = ["OraclePolicy", "RandomPolicy"]
 
@@ -53,12 +54,18 @@ class OraclePolicy(Policy):
     environment's org, which :meth:`attach` takes from the environment, or the ``org`` given here.
     Only generated instances can be solved: the original's published instances have no parameters.
 
+    The solver plays step by step: it runs until it needs a tool, :meth:`act` hands that call to the
+    environment, and the environment's result (``info["result"]``, which the runner passes to
+    :meth:`observe`) is what the solver reads, so every call runs once. Played
+    without :meth:`observe` (a loop of ``env.step(policy.act(obs))``), the policy runs each call itself
+    as well to read its result.
+
     The oracle reads what each call answers: a failed call (an observation starting with ``Error:``,
     ``FORMAT_ERROR``, ``UNAVAILABLE`` or a Salesforce error code such as ``MALFORMED_QUERY: ``) raises
     :class:`PolicyError` naming the step, so a broken environment shows up as ``policy_error`` rather
-    than as a lucky submission. A toolset without the functions the trace calls is refused before the
-    first step (:meth:`attach` for a toolset with no task functions at all, :meth:`reset` for one that
-    lacks some).
+    than as a lucky submission. A toolset without the functions the solver calls is refused before the
+    call is made (:meth:`attach` for a toolset with no task functions at all, :meth:`reset` when the
+    first call's function is missing, :meth:`act` for a later one).
 
     Args:
         org: The org to solve against (default: the attached environment's org).
@@ -89,8 +96,10 @@ class OraclePolicy(Policy):
     def __init__(self, org: Org | None = None) -> None:
         super().__init__()
         self.org = org
-        self._actions: list[tuple[str, str]] = []
+        self._solver: _StepSolver | None = None
+        self._available: frozenset[str] | None = None
         self._last: tuple[int, str] | None = None
+        self._submitted = False
 
     def attach(self, env: Any) -> None:
         """Take the environment's org (unless one was given), and check it has task functions.
@@ -120,9 +129,9 @@ class OraclePolicy(Policy):
         return {inst.idx: reason for inst in instances if not inst.params}
 
     def reset(self, observation: str, info: dict[str, Any], *, seed: int | None = None) -> None:
-        """Solve the instance now; :meth:`act` then hands out the calls one by one, ``submit`` last."""
+        """Start the solver: it runs up to its first call, which :meth:`act` hands out first (``submit`` last)."""
         super().reset(observation, info, seed=seed)
-        self._actions, self._last = [], None
+        self._last = None
         instance = episode_instance(observation, info)
         if self.org is None:
             raise PolicyError("the oracle has no org: pass OraclePolicy(org=...) or call attach(env) first")
@@ -132,38 +141,125 @@ class OraclePolicy(Policy):
                 org = org.with_today(dt.date.fromisoformat(info["today"]))
             except NotImplementedError:
                 pass  # a live org resolves relative dates itself; the oracle's tools take explicit dates
-        try:
-            trace = oracle_trace(instance, org)
-        except OracleError as err:
-            raise PolicyError(f"the oracle cannot solve instance {info['idx']}: {err}") from err
+        self.close()
         available = tool_names(info.get("tools"))
-        if available is not None:
-            missing = sorted({c.name for c in trace.actions} - available)
-            if missing:
-                raise PolicyError(
-                    f"the oracle's solution of instance {info['idx']} calls {', '.join(missing)}, which the "
-                    f"toolset {info.get('toolset')!r} lacks: make the environment with toolset='functions' or "
-                    "'flex' and keep those functions"
-                )
-        self._actions = [(c.name, c.to_action()) for c in trace.actions]
-        self._actions.reverse()
+        self._available = None if available is None else frozenset(available)
+        self._submitted = False
+        self._solver = _StepSolver(instance, org)
+        self._check(self._solver.next_call)
+
+    def observe(self, info: dict[str, Any]) -> None:
+        """Take the result of the call just played from the step's ``info`` (the runner passes it)."""
+        if self._solver is not None and self._last is not None and "result" in info:
+            self._solver.deliver(getattr(info["result"], "value", info["result"]))
 
     def act(self, observation: str) -> str:
-        """The next recorded call, once the observation shows that the previous one worked.
+        """The solver's next call, once the observation shows that the previous one worked.
 
         Raises:
-            PolicyError: The previous call failed (its observation is an error), or no call is left.
+            PolicyError: The previous call failed (its observation is an error), the solver could not
+                go on, or no call is left.
         """
+        solver = self._solver
         if self._last is not None:
             step, name = self._last
             if _FAILED_OBSERVATION.match(observation.lstrip()):
+                self.close()
                 excerpt = " ".join(observation.split())[:300]
                 raise PolicyError(f"the oracle's call {name}() at step {step} failed: {excerpt!r}")
-        if not self._actions:
+        if solver is None or self._submitted:
             raise PolicyError("the oracle has no action left: the environment did not end the episode at submit")
-        name, action = self._actions.pop()
-        self._last = (1 if self._last is None else self._last[0] + 1, name)
-        return action
+        if self._last is not None:
+            self._check(solver.resume())
+        call = solver.next_call
+        self._last = (1 if self._last is None else self._last[0] + 1, call.name)
+        if call.name == "submit":
+            self._submitted = True
+            self.close()
+        return call.to_action()
+
+    def _check(self, call: ToolCall | OracleError) -> None:
+        """Refuse what the solver cannot go on with: its failure, or a function the toolset lacks."""
+        if isinstance(call, OracleError):
+            self.close()
+            raise PolicyError(f"the oracle cannot solve instance {self.info['idx']}: {call}") from call
+        if self._available is not None and call.name not in self._available:
+            self.close()
+            raise PolicyError(
+                f"the oracle's solution of instance {self.info['idx']} calls {call.name}, which the "
+                f"toolset {self.info.get('toolset')!r} lacks: make the environment with toolset='functions' or "
+                "'flex' and keep those functions"
+            )
+
+    def close(self) -> None:
+        """Drop the solver of the episode under way, if any."""
+        self._solver = None
+
+
+class _Pending(BaseException):
+    """Stops a solver at its first call whose result is not known yet."""
+
+    def __init__(self, call: ToolCall) -> None:
+        super().__init__(call.name)
+        self.call = call
+
+
+class _StepSolver:
+    """An oracle solver played one tool call at a time.
+
+    Each step runs the solver from the start with the results known so far (the solvers are
+    deterministic and only read results), up to its first call without one: that call is
+    :attr:`next_call`. :meth:`deliver` hands it the environment's result, or :meth:`resume` runs the call
+    itself when nothing was delivered. Re-running the solver's own logic costs little next to its calls.
+    """
+
+    def __init__(self, instance: TaskInstance, org: Org) -> None:
+        self.instance = instance
+        self.org = org
+        self.tools = make_toolset("functions")
+        self._known: list[tuple[ToolCall, Any]] = []
+        self._delivered: tuple[Any] | None = None
+        self.next_call: ToolCall | OracleError = self._advance()
+
+    def _advance(self) -> ToolCall | OracleError:
+        known = iter(self._known)
+
+        def run(name: str, arguments: dict[str, Any]) -> Any:
+            found = next(known, None)
+            if found is None:
+                raise _Pending(ToolCall(name, arguments))
+            call, result = found
+            if (call.name, call.arguments) != (name, arguments):
+                raise OracleError(f"the solver called {name}() where it called {call.name}() before: not deterministic")
+            return result
+
+        try:
+            trace = oracle_trace(self.instance, self.org, run=run)
+        except _Pending as pending:
+            return pending.call
+        except OracleError as err:
+            return err
+        except Exception as err:  # a solver's bug reaches the episode's record as the oracle's failure
+            return OracleError(f"{type(err).__name__}: {err}")
+        return trace.actions[-1]  # submit(content=answer)
+
+    def deliver(self, result: Any) -> None:
+        """The environment's result of :attr:`next_call`."""
+        self._delivered = (result,)
+
+    def resume(self) -> ToolCall | OracleError:
+        """Hand the solver the result of its call; its next call (or its failure) becomes :attr:`next_call`."""
+        call = self.next_call
+        if not isinstance(call, ToolCall) or call.name == "submit":
+            return call
+        if self._delivered is None:  # played without observe(): run the call to read its result
+            result = self.tools.call(call.name, call.arguments, self.org, trusted=True)
+        else:
+            (result,) = self._delivered
+        self._delivered = None
+        self._known.append((call, result))
+        self.next_call = self._advance()
+        return self.next_call
 
 
 class RandomPolicy(Policy):

@@ -108,14 +108,18 @@ class SolverCalls(Protocol):
 class _Caller:
     """Calls tools by name through a toolset, records each call, and fails loudly on ``Error:``."""
 
-    def __init__(self, org: Org, tools: Toolset) -> None:
+    def __init__(self, org: Org, tools: Toolset, run: Callable[[str, dict[str, Any]], Any] | None = None) -> None:
         self.org = org
         self.tools = tools
+        self.run = run
         self.calls: list[ToolCall] = []
 
     def __call__(self, name: str, **arguments: Any) -> Any:
-        # The solvers build their arguments from the tools' own results: no model input to check.
-        result = self.tools.call(name, arguments, self.org, trusted=True)
+        if self.run is not None:
+            result = self.run(name, arguments)
+        else:
+            # The solvers build their arguments from the tools' own results: no model input to check.
+            result = self.tools.call(name, arguments, self.org, trusted=True)
         self.calls.append(ToolCall(name, arguments, result))
         if isinstance(result, str) and result.startswith("Error:"):
             raise OracleError(f"{name}({_short(arguments)}) answered {result!r}")
@@ -315,13 +319,21 @@ ORACLES: dict[str, Solver] = {
 }
 
 
-def oracle_trace(instance: TaskInstance, org: Org, *, tools: Toolset | None = None) -> OracleTrace:
+def oracle_trace(
+    instance: TaskInstance,
+    org: Org,
+    *,
+    tools: Toolset | None = None,
+    run: Callable[[str, dict[str, Any]], Any] | None = None,
+) -> OracleTrace:
     """Solve an instance through the tools and record the calls.
 
     Args:
         instance: A generated instance (its ``params`` hold the hidden parameters).
         org: The org the instance was generated from.
         tools: The toolset to call through (default: the 25 task-specific functions).
+        run: Carries out each call instead, ``run(name, arguments)`` returning the tool's result (as an
+            environment does when the oracle plays it step by step; see ``OraclePolicy``).
 
     Returns:
         The calls and the answer (``"None"`` when the tools show there is none).
@@ -332,7 +344,7 @@ def oracle_trace(instance: TaskInstance, org: Org, *, tools: Toolset | None = No
     """
     if not instance.params:
         raise OracleError(f"instance {instance.idx} has no hidden params; only generated instances can be solved")
-    caller = _Caller(org, tools or toolset("functions"))
+    caller = _Caller(org, tools or toolset("functions"), run)
     answer = run_solver(instance, caller)
     return OracleTrace(tuple(caller.calls), answer)
 

@@ -350,7 +350,8 @@ def test_plan_cache_is_bounded_by_bytes(small_org_path: Path, tmp_path: Path, mo
     backend = org._live()
 
     def long_query(i: int, n: int) -> str:
-        return f"SELECT Id FROM Case WHERE Subject = '{i}{'x' * n}'"
+        # Distinct shapes (the padding is part of a shape; a literal is not), so that none shares a plan.
+        return f"SELECT Id FROM Case WHERE Subject = '{i}'{' ' * (n + i)}"
 
     org.query(long_query(-1, 10))  # the fixed costs of a first query, before measuring
     tracemalloc.start()
@@ -367,9 +368,13 @@ def test_plan_cache_is_bounded_by_bytes(small_org_path: Path, tmp_path: Path, mo
     assert grown < 10 * 1024 * 1024, grown  # 20 queries of 150 KB kept would be about 15 MB
 
     kept = len(backend.plans)
-    big = long_query(99, 300_000)  # its estimate is over an eighth of 8 MB
+    big = long_query(99, 400_000)  # its estimate is over an eighth of 8 MB
     assert org.query(big)["totalSize"] == 0
     assert big not in backend.plans and len(backend.plans) == kept
+    # Long literals in one shape: each query is answered from the shape's plan, none is kept by its text.
+    for i in range(5):
+        assert org.query(f"SELECT Id FROM Case WHERE Subject = '{i}{'x' * 150_000}'")["totalSize"] == 0
+    assert len(backend.plans) <= kept + 2 and backend.plans.bytes <= 8 * 1024 * 1024
 
 
 def test_plan_bytes_errs_on_the_high_side(small_org_path: Path, tmp_path: Path) -> None:

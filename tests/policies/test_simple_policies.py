@@ -155,3 +155,42 @@ def test_the_oracle_refuses_a_toolset_without_its_functions(env_org: Path, env_t
     info["tools"] = [t for t in info["tools"] if t["function"]["name"] != first]
     with pytest.raises(PolicyError, match=f"calls {first}, which the toolset 'functions' lacks"):
         policy.reset(observation, info)
+
+
+def test_the_oracle_plays_step_by_step_each_call_running_once(
+    env_org: Path, env_tasks: list[TaskInstance], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 17 item 3: under the runner the solver reads the environment's results (info["result"]) and
+    # runs no call of its own; the episodes are those of the solver's trace, call for call.
+    from crmarena_gym.tools import Toolset
+
+    calls: list[tuple[str, bool]] = []
+    real_call = Toolset.call
+
+    def counted(self: Toolset, name: str, arguments: object, org: object = None, *, trusted: bool = False) -> object:
+        calls.append((name, trusted))
+        return real_call(self, name, arguments, org, trusted=trusted)  # type: ignore[arg-type]
+
+    instances = [next(i for i in env_tasks if i.abbrev == abbrev) for abbrev in sorted({i.abbrev for i in env_tasks})]
+    traces = {i.idx: oracle_trace(i, LocalOrg(env_org).with_today(i.params["today"])).actions for i in instances}
+    monkeypatch.setattr(Toolset, "call", counted)
+    run = evaluate("oracle", org=env_org, tasks=instances, progress=False)
+    assert len(run.results) == len(instances) >= 5
+    for record in run.results:
+        assert record["reward"] == 1.0, record.get("error")
+        played = [json.loads(step["action"]) for step in record["trajectory"][1:]]
+        assert [(a["name"], a["arguments"]) for a in played] == [(c.name, c.arguments) for c in traces[record["idx"]]]
+    steps = sum(len(trace) - 1 for trace in traces.values())  # every call but submit, which runs no tool
+    assert len(calls) == steps and not any(trusted for _, trusted in calls)  # all in the env, none by the solver
+    # Played without the runner (no observe()), the oracle runs each call itself to read it, as before.
+    calls.clear()
+    instance = instances[0]
+    env = gym.make(f"CRMArena-{instance.abbrev}-v0", org=env_org, tasks=env_tasks, toolset="flex", privileged=True)
+    policy = OraclePolicy()
+    policy.attach(env)
+    observation, info = env.reset(options={"task_id": instance.idx})
+    policy.reset(observation, info)
+    done, reward = False, 0.0
+    while not done:
+        observation, reward, done, _, _ = env.step(policy.act(observation))
+    assert reward == 1.0 and sum(trusted for _, trusted in calls) == len(traces[instance.idx]) - 1

@@ -21,6 +21,7 @@ from crmarena_gym.org.soql._compiler import (
     URL_PREFIX,
     Catalog,
     ChildPlan,
+    Origin,
     Plan,
     RelativeParam,
     canonical_id,
@@ -35,11 +36,13 @@ from crmarena_gym.org.soql._dates import (
 )
 from crmarena_gym.org.soql._errors import SoqlError, positioned_message
 from crmarena_gym.org.soql._grammar import SOQL_GRAMMAR
-from crmarena_gym.org.soql._parser import decode_string, parse
+from crmarena_gym.org.soql._parser import decode_string, number_value, parse
+from crmarena_gym.org.soql._shapes import DERIVATIONS, Lifted, PlanTemplate, compile_shaped, lift
 
 __all__ = [
     "AGGREGATES",
     "DATE_FUNCTIONS",
+    "DERIVATIONS",
     "FIELDS_LIMIT",
     "MAX_CHILD_LEVELS",
     "MAX_CHILD_SUBQUERIES",
@@ -51,12 +54,18 @@ __all__ = [
     "URL_PREFIX",
     "Catalog",
     "ChildPlan",
+    "Lifted",
+    "Origin",
     "Plan",
+    "PlanTemplate",
     "RelativeParam",
     "SoqlError",
     "canonical_id",
     "compile_query",
+    "compile_shaped",
     "decode_string",
+    "lift",
+    "number_value",
     "parse",
     "parse_date",
     "parse_datetime",

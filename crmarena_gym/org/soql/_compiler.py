@@ -13,6 +13,7 @@ single list comprehension per plan), because shaping is the engine's hot loop.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -210,6 +211,13 @@ class Catalog:
         )
 
 
+#: Where a parameter's value comes from: (positions of the literals in the query text, the name of the
+#: derivation in :data:`crmarena_gym.org.soql._shapes.DERIVATIONS`, the index among its values).
+Origin = tuple[tuple[int, ...], str, int]
+# The derivation of a literal's bound value, by the literal's kind (after the type checks of coerce).
+_DERIVATION = {"string": "string", "number": "number", "date": "date", "datetime": "datetime"}
+
+
 @dataclass(frozen=True)
 class RelativeParam:
     """A bound value that depends on today: one end of a relative date literal's range."""
@@ -241,6 +249,7 @@ class ChildPlan:
         shape: Rows to child records (the parent id column is ignored).
         limit: The subquery's LIMIT, applied per parent; None: no limit.
         children: Subqueries of the subquery (API 58.0 and later allow five levels).
+        origins: Where each parameter comes from (see :attr:`Plan.origins`).
     """
 
     name: str
@@ -249,6 +258,7 @@ class ChildPlan:
     shape: Callable[[list[tuple[Any, ...]]], list[dict[str, Any]]]
     limit: int | None
     children: tuple[ChildPlan, ...] = ()
+    origins: tuple[Origin | None, ...] = ()
 
     def attach(
         self,
@@ -292,6 +302,10 @@ class Plan:
         object_name: The queried object.
         children: The parent-to-child subqueries, run after this statement (its rows' first column is
             the record id); see :meth:`ChildPlan.attach`.
+        origins: Parallel to ``params``: for a value taken from literals of the query, an
+            :data:`Origin` (the literals' positions, how the value is derived from them, and its
+            index among the values derived); None for a constant of the query's shape. They let a plan
+            serve every query of its shape with other literals (see :mod:`._shapes`).
     """
 
     sql: str
@@ -301,6 +315,7 @@ class Plan:
     count_only: bool
     object_name: str
     children: tuple[ChildPlan, ...] = ()
+    origins: tuple[Origin | None, ...] = ()
 
     def bind(self, today: dt.date) -> tuple[Any, ...]:
         """The parameters with relative dates resolved against ``today``."""
@@ -362,6 +377,11 @@ def _id_forms(typed: str, canonical: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys((canonical, typed)))
 
 
+def id_in_values(typed: Sequence[str], canonical: Sequence[str]) -> list[str]:
+    """The values an ``Id IN (...)`` list binds: each id's stored spellings, without repeats."""
+    return list(dict.fromkeys(f for t, x in zip(typed, canonical, strict=True) for f in _id_forms(t, x)))
+
+
 def compile_query(text: str, query: Select, catalog: Catalog) -> Plan:
     """Check ``query`` (parsed from ``text``) against the schema and ``catalog`` and compile it.
 
@@ -376,6 +396,7 @@ class _Compiler:
         self.text = text
         self.catalog = catalog
         self.params: list[Any] = []
+        self.origins: list[Origin | None] = []
         self.relative = False
         self.n_alias = 0
         self.n_children = 0
@@ -389,9 +410,15 @@ class _Compiler:
         self.n_alias += 1
         return alias
 
-    def param(self, value: Any) -> str:
+    def param(self, value: Any, origin: Origin | None = None) -> str:
         self.params.append(value)
+        self.origins.append(origin)
         return "?"
+
+    def literal_param(self, value: Any, lit: Literal, v: _Val) -> str:
+        """A parameter holding ``value``, the coerced value of ``lit`` compared with ``v``."""
+        how = "id" if v.cat == "id" else _DERIVATION.get(lit.kind)
+        return self.param(value, None if how is None else ((lit.pos,), how, 0))
 
     def scope(self, q: Select) -> _Scope:
         if q.object_qualifier is not None:  # Parent.Children names a relationship: only a subquery's FROM
@@ -648,7 +675,7 @@ class _Compiler:
                 )
             if lit.kind != "string":
                 raise self.type_error(v, lit)
-            return f"{sql} LIKE {self.param(lit.value)} ESCAPE '\\'"
+            return f"{sql} LIKE {self.param(lit.value, ((lit.pos,), 'like', 0))} ESCAPE '\\'"
         if lit.kind == "relative":
             if v.cat not in ("date", "datetime"):
                 raise self.type_error(v, lit)
@@ -672,12 +699,16 @@ class _Compiler:
         if v.cat == "id" and op in ("=", "!="):
             forms = _id_forms(lit.value, value)
             if len(forms) > 1:  # also match a dump whose ids are 15 characters or break the checksum
-                marks = ", ".join(self.param(x) for x in forms)
+                marks = ", ".join(self.param(x, ((lit.pos,), "id_forms", i)) for i, x in enumerate(forms))
                 return f"{sql} IN ({marks})" if op == "=" else f"({sql} IS NULL OR {sql} NOT IN ({marks}))"
+            # One spelling: derived as its spellings are, so that a shape's plan holds only for one-spelling ids.
+            mark = self.param(value, ((lit.pos,), "id_forms", 0))
+        else:
+            mark = self.literal_param(value, lit, v)
         collate = " COLLATE NOCASE" if v.cat == "text" else ""
         if op == "!=":  # SOQL's != matches null values too
-            return f"{sql} IS NOT {self.param(value)}{collate}"
-        return f"{sql} {op} {self.param(value)}{collate}"
+            return f"{sql} IS NOT {mark}{collate}"
+        return f"{sql} {op} {mark}{collate}"
 
     def in_values(self, v: _Val, c: InValues) -> str:
         if any(lit.kind == "relative" for lit in c.values):
@@ -685,12 +716,15 @@ class _Compiler:
             joined = "(" + " OR ".join(parts) + ")"
             return f"(NOT IFNULL({joined}, 0))" if c.negated else joined
         has_null = any(lit.kind == "null" for lit in c.values)
-        values = [self.coerce(v, lit) for lit in c.values if lit.kind != "null"]
+        lits = [lit for lit in c.values if lit.kind != "null"]
+        values = [self.coerce(v, lit) for lit in lits]
         if v.cat == "id":
-            typed = [lit.value for lit in c.values if lit.kind != "null"]
-            values = list(dict.fromkeys(f for t, x in zip(typed, values, strict=True) for f in _id_forms(t, x)))
+            values = id_in_values([lit.value for lit in lits], values)
+            where = tuple(lit.pos for lit in lits)
+            placeholders = ", ".join(self.param(x, (where, "id_in", i)) for i, x in enumerate(values))
+        else:
+            placeholders = ", ".join(self.literal_param(x, lit, v) for x, lit in zip(values, lits, strict=True))
         collate = " COLLATE NOCASE" if v.cat == "text" else ""
-        placeholders = ", ".join(self.param(x) for x in values)
         if not c.negated:
             parts = []
             if values:
@@ -960,7 +994,9 @@ class _Compiler:
         limit = self.limit_offset(q)
         inner = f"SELECT 1 FROM {self.from_clause(scope)}{where}{limit}"
         sql = f"SELECT COUNT(*) FROM ({inner})" if limit else inner.replace("SELECT 1", "SELECT COUNT(*)", 1)
-        return Plan(sql, tuple(self.params), self.relative, _no_records, True, scope.obj.name)
+        return Plan(
+            sql, tuple(self.params), self.relative, _no_records, True, scope.obj.name, origins=tuple(self.origins)
+        )
 
     def record_columns(
         self, scope: _Scope, items: Sequence[SelectItem | ChildSubquery], columns: list[str]
@@ -1111,17 +1147,23 @@ class _Compiler:
         limit = self.limit_offset(q)
         from_sql = self.from_clause(scope)
         sql = f"SELECT {', '.join(columns)} FROM {from_sql}{where}{order}{limit}"
-        params = tuple(self.params)
+        params, origins = tuple(self.params), tuple(self.origins)
         ids = f"SELECT {columns[0]} FROM {from_sql}{where}{order}{limit}"
-        children = tuple(self.child_plan(scope, sub, ids, params, 2) for sub in subs)
-        return Plan(sql, params, self.relative, _generate_shaper(source), False, scope.obj.name, children)
+        children = tuple(self.child_plan(scope, sub, ids, (params, origins), 2) for sub in subs)
+        shaper = _generate_shaper(source)
+        return Plan(sql, params, self.relative, shaper, False, scope.obj.name, children, origins)
 
     def child_plan(
-        self, parent: _Scope, sub: ChildSubquery, parent_ids: str, parent_params: tuple[Any, ...], level: int
+        self,
+        parent: _Scope,
+        sub: ChildSubquery,
+        parent_ids: str,
+        parent_params: tuple[tuple[Any, ...], tuple[Origin | None, ...]],
+        level: int,
     ) -> ChildPlan:
         """Compile a parent-to-child subquery at ``level`` (the root query is level 1).
 
-        ``parent_ids`` selects the ids of every parent record, with ``parent_params``.
+        ``parent_ids`` selects the ids of every parent record, with ``parent_params`` (values, origins).
         """
         q = sub.query
         found = get_child_relationship(parent.obj, q.object_name)
@@ -1161,7 +1203,8 @@ class _Compiler:
             raise malformed(self.text, q.offset_kw_pos, "OFFSET is not allowed in a parent-to-child subquery")
         self.check_fields_limit(q)
         self.check_clauses(q, nested=True)
-        saved, self.params = self.params, list(parent_params)
+        saved = self.params, self.origins
+        self.params, self.origins = list(parent_params[0]), list(parent_params[1])
         try:
             scope = _Scope(child, self.new_alias(), q.object_alias)
             fk_sql = self.column(scope.alias, child, ref, q.object_pos)
@@ -1174,13 +1217,13 @@ class _Compiler:
             order = self.order_by(scope, q, None)
             from_sql = self.from_clause(scope)
             sql = f"SELECT {', '.join(columns)} FROM {from_sql}{where}{order}"
-            params = tuple(self.params)
+            params, origins = tuple(self.params), tuple(self.origins)
             ids = f"SELECT {columns[1]} FROM {from_sql}{where}"
-            grand = tuple(self.child_plan(scope, g, ids, params, level + 1) for g in subs)
+            grand = tuple(self.child_plan(scope, g, ids, (params, origins), level + 1) for g in subs)
         finally:
-            self.params = saved
+            self.params, self.origins = saved
         name = ref.child_relationship or q.object_name
-        return ChildPlan(name, sql, params, _generate_shaper(source), q.limit, grand)
+        return ChildPlan(name, sql, params, _generate_shaper(source), q.limit, grand, origins)
 
     def aggregate_query(self, scope: _Scope, q: Select, items: list[SelectItem]) -> Plan:
         groups = self.groups(scope, q)
@@ -1198,7 +1241,8 @@ class _Compiler:
         limit = self.limit_offset(q)
         columns = ", ".join(v.sql for _, v in values)
         sql = f"SELECT {columns} FROM {self.from_clause(scope)}{where}{group_sql}{having}{order}{limit}"
-        return Plan(sql, tuple(self.params), self.relative, _aggregate_shaper(values), False, scope.obj.name)
+        shaper = _aggregate_shaper(values)
+        return Plan(sql, tuple(self.params), self.relative, shaper, False, scope.obj.name, (), tuple(self.origins))
 
     def aggregate_values(
         self, scope: _Scope, q: Select, items: list[SelectItem], groups: Sequence[_Val]
@@ -1291,7 +1335,8 @@ class _Compiler:
         limit = self.limit_offset(q)
         outer = ", ".join(f"c{i}" for i in range(n_values))
         sql = f"SELECT {outer} FROM ({' UNION ALL '.join(branches)}) ORDER BY {', '.join(order_parts)}{limit}"
-        return Plan(sql, tuple(self.params), self.relative, _aggregate_shaper(values), False, scope.obj.name)
+        shaper = _aggregate_shaper(values)
+        return Plan(sql, tuple(self.params), self.relative, shaper, False, scope.obj.name, (), tuple(self.origins))
 
 
 def _aggregate_shaper(values: list[tuple[str, _Val]]) -> Callable[[list[tuple[Any, ...]]], list[dict[str, Any]]]:
@@ -1366,6 +1411,7 @@ _SHAPER_GLOBALS = {
 }
 
 
+@functools.lru_cache(maxsize=4096)  # a shaper is a pure function of its source: queries of one SELECT list share it
 def _generate_shaper(record_source: str) -> Callable[[list[tuple[Any, ...]]], list[dict[str, Any]]]:
     # The source holds only schema names, validated aliases and repr()'d constants.
     namespace: dict[str, Any] = {}

@@ -168,6 +168,8 @@ def decode_string(raw: str, text: str, pos: int, *, like: bool = False) -> str:
     backslash) for an SQL ``LIKE ... ESCAPE '\\'``; otherwise they are the plain characters.
     """
     body = raw[1:-1]
+    if "\\" not in body and not _SURROGATE.search(body):  # most literals: the text is the value
+        return body
     out: list[str] = []
     i = 0
     while i < len(body):
@@ -202,6 +204,21 @@ def decode_string(raw: str, text: str, pos: int, *, like: bool = False) -> str:
             raise malformed(
                 text, pos, f"Invalid string literal '{shown}'. A lone surrogate (U+D800..U+DFFF) is not a character."
             ) from None
+    return value
+
+
+def number_value(raw: str) -> int | float:
+    """The value of a NUMBER literal: an integer when it is written as one and fits 64 bits, else a float.
+
+    Example:
+        >>> number_value("42"), number_value("-1.5e2"), number_value("9" * 20)
+        (42, -150.0, 1e+20)
+    """
+    # Past 19 digits it cannot be a 64-bit integer anyway (and int() refuses thousands of them).
+    exact = all(c not in raw for c in ".eE") and len(raw.lstrip("+-")) <= 19
+    value: int | float = int(raw) if exact else float(raw)
+    if isinstance(value, int) and not -(2**63) <= value < 2**63:
+        value = float(value)  # beyond SQLite's integers; Salesforce reads it as a double too
     return value
 
 
@@ -361,12 +378,7 @@ class _Walker:
             if kind == "STRING":
                 return Literal("string", decode_string(raw, self.text, pos, like=like), pos, raw)
             if kind == "NUMBER":
-                # Past 19 digits it cannot be a 64-bit integer anyway (and int() refuses thousands of them).
-                exact = all(c not in raw for c in ".eE") and len(raw.lstrip("+-")) <= 19
-                value: int | float = int(raw) if exact else float(raw)
-                if isinstance(value, int) and not -(2**63) <= value < 2**63:
-                    value = float(value)  # beyond SQLite's integers; Salesforce reads it as a double too
-                return Literal("number", value, pos, raw)
+                return Literal("number", number_value(raw), pos, raw)
             if kind == "DATE":
                 return Literal("date", parse_date(raw), pos, raw)
             if kind == "DATETIME":
@@ -378,4 +390,4 @@ class _Walker:
         return Literal("null", None, pos, raw)
 
 
-__all__ = ["SoqlError", "decode_string", "parse"]
+__all__ = ["SoqlError", "decode_string", "number_value", "parse"]
