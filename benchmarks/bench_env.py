@@ -29,7 +29,7 @@ from typing import Any
 from crmarena_gym.datagen import generate_org
 from crmarena_gym.envs import CRMArenaEnv
 from crmarena_gym.org import LocalOrg, Org, _local
-from crmarena_gym.org.soql import _compiler, _parser, compile_shaped, lift
+from crmarena_gym.org.soql import _compiler, compile_shaped, lift
 from crmarena_gym.tasks import default_tasks, oracle_trace
 
 
@@ -101,17 +101,13 @@ def main() -> None:
 
     fresh_seconds: dict[bool, float] = {}
     shaper = _compiler._generate_shaper
-    cached_tree = _parser._cached_tree
     for by_shape in (False, True):  # the baseline first, then plans by shape, each from the same start
         backend.plans.clear()
         shaper.cache_clear()
-        _parser._SHAPES.clear()
-        # The baseline is the engine before plans by shape: 1,024 plans by text, a shaper per plan, every
-        # new text parsed by lark (no parse tree reused by shape).
+        # The baseline is the engine before plans by shape: 1,024 plans by text, a shaper per plan.
         backend.by_shape = by_shape
         backend.plans.max_entries = _local.PLAN_CACHE_SIZE if by_shape else 1024
         _compiler._generate_shaper = shaper if by_shape else shaper.__wrapped__  # type: ignore[attr-defined]
-        _parser._cached_tree = cached_tree if by_shape else (lambda text: _parser._lark().parse(text))
         play(seen_env, seen, seen_traces)
         fresh_seconds[by_shape], steps, solved, _ = play(fresh_env, fresh, fresh_traces)
     compiled = 0

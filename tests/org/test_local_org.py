@@ -381,7 +381,6 @@ def test_plan_bytes_errs_on_the_high_side(small_org_path: Path, tmp_path: Path) 
     import tracemalloc
 
     from crmarena_gym.org._local import plan_bytes
-    from crmarena_gym.org.soql import parse
 
     path = tmp_path / "org.db"
     path.write_bytes(small_org_path.read_bytes())
@@ -389,7 +388,6 @@ def test_plan_bytes_errs_on_the_high_side(small_org_path: Path, tmp_path: Path) 
     backend = org._live()
     org.query("SELECT Id FROM Case LIMIT 1")
     for soql in ["SELECT Id, Subject FROM Case WHERE Subject = '" + "y" * 100_000 + "'", "SELECT Id FROM Case LIMIT 2"]:
-        parse(soql)  # the parse tree kept by the query's shape is not the plan's memory
         tracemalloc.start()
         try:
             before = tracemalloc.get_traced_memory()[0]

@@ -6,12 +6,8 @@ Syntax errors become MALFORMED_QUERY errors worded as Salesforce's parser words 
 
 from __future__ import annotations
 
-import bisect
 import functools
 import re
-import threading
-from collections import OrderedDict
-from typing import Any
 
 import lark
 from lark import Token, Tree
@@ -46,85 +42,6 @@ def _lark() -> lark.Lark:
     return lark.Lark(SOQL_GRAMMAR, parser="lalr", propagate_positions=True, maybe_placeholders=True)
 
 
-# -- parse trees by shape ---------------------------------------------------------------------------
-# Queries that differ only in their string, date and datetime literals (one per case id, one per date
-# window) have the same parse tree but for those tokens' values and positions. lark's parse is most of the
-# cost of a new query, so a tree is kept by the query's shape (its text with those literals replaced by
-# their kind) and reused with the new literals put in place; the walk below (which decodes and checks
-# every literal) and the compiler then run on the new values as on a fresh parse. A shape is reused only
-# if lark's own tokens in its first query were exactly the literals the scanner found (same kinds, same
-# spans). Since no other terminal can contain a quote, and the scanner tries DATETIME before DATE as
-# lark's priorities do, a query with the same text around literals of the same kinds lexes the same.
-_LITERALS = re.compile(
-    r"(?P<STRING>'(?:[^'\\]|\\.)*')"
-    r"|(?P<DATETIME>(?i:\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})))"
-    r"|(?P<DATE>\d{4}-\d{2}-\d{2})",
-    re.S,
-)
-_LIFTED = frozenset({"STRING", "DATETIME", "DATE"})
-_SHAPES_MAX = 1024  # a tree takes about 6 KB
-_SHAPE_TEXT_MAX = 20_000
-# shape -> (tree, literal spans in the query it was parsed from), or None for a shape not to reuse.
-_SHAPES: OrderedDict[str, tuple[Tree, tuple[tuple[int, int], ...]] | None] = OrderedDict()
-_SHAPES_LOCK = threading.Lock()
-
-
-def _scan(text: str) -> tuple[str, list[tuple[str, int, int]]]:
-    """The query's shape and its literals as (kind, start, end)."""
-    literals = [(m.lastgroup or "", m.start(), m.end()) for m in _LITERALS.finditer(text)]
-    parts, last = [], 0
-    for kind, start, end in literals:
-        parts.append(text[last:start].replace("\x00", "\x00\x00"))
-        parts.append(f"\x00{kind}\x00")
-        last = end
-    parts.append(text[last:].replace("\x00", "\x00\x00"))
-    return "".join(parts), literals
-
-
-def _lark_literals(tree: Tree) -> list[tuple[str, int, int]]:
-    found = [(t.type, t.start_pos, t.end_pos) for t in tree.scan_values(lambda v: isinstance(v, Token))]
-    return sorted((x for x in found if x[0] in _LIFTED), key=lambda x: x[1])
-
-
-def _retarget(
-    node: Tree | Token | None, old: tuple[tuple[int, int], ...], literals: list[tuple[str, int, int]], text: str
-) -> Any:
-    """A copy of a cached tree whose tokens carry the new query's literals and positions."""
-    if node is None:
-        return None
-    if isinstance(node, Token):
-        i = bisect.bisect_right(old, (node.start_pos, 1 << 62)) - 1
-        if i >= 0 and old[i][0] == node.start_pos and node.type in _LIFTED:  # a literal: the new one
-            _, start, end = literals[i]
-            return Token(node.type, text[start:end], start_pos=start, end_pos=end)
-        # Another token moves by the change in length of the literals before it.
-        shift = 0 if i < 0 else literals[i][2] - old[i][1]
-        return Token(node.type, node.value, start_pos=node.start_pos + shift, end_pos=node.end_pos + shift)
-    return Tree(node.data, [_retarget(c, old, literals, text) for c in node.children])
-
-
-def _cached_tree(text: str) -> Tree:
-    """lark's parse tree of ``text``, reused from a query of the same shape when there is one."""
-    if len(text) > _SHAPE_TEXT_MAX:
-        return _lark().parse(text)
-    shape, literals = _scan(text)
-    with _SHAPES_LOCK:
-        entry = _SHAPES.get(shape, False)
-        if entry is not False:
-            _SHAPES.move_to_end(shape)
-    if entry:
-        tree, old = entry
-        return _retarget(tree, old, literals, text)
-    tree = _lark().parse(text)
-    if entry is False:
-        reusable = _lark_literals(tree) == literals
-        with _SHAPES_LOCK:
-            _SHAPES[shape] = (tree, tuple((s, e) for _, s, e in literals)) if reusable else None
-            if len(_SHAPES) > _SHAPES_MAX:
-                _SHAPES.popitem(last=False)
-    return tree
-
-
 def parse(text: str) -> Select:
     """Parse one SOQL query.
 
@@ -136,7 +53,7 @@ def parse(text: str) -> Select:
         5
     """
     try:
-        tree = _cached_tree(text)
+        tree = _lark().parse(text)
     except lark.exceptions.UnexpectedToken as exc:
         tok = exc.token
         if tok.type == "$END":
