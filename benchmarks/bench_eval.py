@@ -26,8 +26,8 @@ from typing import Any
 
 from crmarena_gym.eval import evaluate
 from crmarena_gym.org import LocalOrg, default_org_path
-from crmarena_gym.policies import OraclePolicy
-from crmarena_gym.tasks import TaskInstance, default_tasks, load_tasks, oracle_trace
+from crmarena_gym.policies import OraclePolicy, episode_instance
+from crmarena_gym.tasks import default_tasks, load_tasks, oracle_trace
 
 #: Below this many CPUs the concurrent run measures contention for cores, not the runner.
 MIN_CPUS_FOR_CONCURRENCY = 4
@@ -38,16 +38,7 @@ class ReplayedOracle(OraclePolicy):
 
     def reset(self, observation: str, info: dict[str, Any], *, seed: int | None = None) -> None:
         self.info = info
-        instance = TaskInstance.model_validate(
-            {
-                "idx": info["idx"],
-                "task": info["task"],
-                "query": observation,
-                "answer": info.get("gold"),
-                "metadata": dict(info.get("context") or {}),
-                "params": info["params"],
-            }
-        )
+        instance = episode_instance(observation, info)
         trace = oracle_trace(instance, self.org.with_today(dt.date.fromisoformat(info["today"])))  # type: ignore[union-attr]
         self._replay = [c.to_action() for c in reversed(trace.actions)]
 

@@ -19,7 +19,7 @@ from crmarena_gym.policies._litellm import (
     system_prompt,
 )
 from crmarena_gym.policies._reactive import ReactiveOraclePolicy
-from crmarena_gym.policies._simple import OraclePolicy, RandomPolicy
+from crmarena_gym.policies._simple import OraclePolicy, RandomPolicy, episode_instance
 from crmarena_gym.policies._spec import make_policy, parse_policy_spec
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "PolicyError",
     "RandomPolicy",
     "ReactiveOraclePolicy",
+    "episode_instance",
     "import_litellm",
     "make_policy",
     "parse_policy_spec",

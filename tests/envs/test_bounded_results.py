@@ -96,17 +96,23 @@ def test_the_query_tool_keeps_the_head_only_under_a_budget(org: LocalOrg) -> Non
             pass
 
 
-def test_narrow_rows_are_asked_for_again_until_they_fill_the_budget(
-    org: LocalOrg, env_org: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    asked: list[int] = []
+@pytest.fixture
+def asked(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The ``max_records`` of every ``LocalOrg.query_head`` call while the test runs."""
+    calls: list[int] = []
     head = LocalOrg.query_head
 
     def spy(self: LocalOrg, soql: str, max_records: int) -> dict[str, Any]:
-        asked.append(max_records)
+        calls.append(max_records)
         return head(self, soql, max_records)
 
     monkeypatch.setattr(LocalOrg, "query_head", spy)
+    return calls
+
+
+def test_narrow_rows_are_asked_for_again_until_they_fill_the_budget(
+    org: LocalOrg, env_org: Path, asked: list[int]
+) -> None:
     soql = "SELECT Id FROM PricebookEntry ORDER BY Id"
     total = _count(env_org, 'SELECT COUNT(*) FROM "PricebookEntry"')
     assert 2048 < total < 25_001  # 2,048 ids render in under 100,000 characters; all of them do not
@@ -133,16 +139,8 @@ def test_render_head_is_the_exact_start_of_the_full_rendering(fmt: str) -> None:
 
 
 def test_a_huge_result_is_shaped_and_rendered_only_as_far_as_the_observation_reaches(
-    org: LocalOrg, env_org: Path, monkeypatch: pytest.MonkeyPatch
+    org: LocalOrg, env_org: Path, asked: list[int]
 ) -> None:
-    asked: list[int] = []
-    head = LocalOrg.query_head
-
-    def spy(self: LocalOrg, soql: str, max_records: int) -> dict[str, Any]:
-        asked.append(max_records)
-        return head(self, soql, max_records)
-
-    monkeypatch.setattr(LocalOrg, "query_head", spy)
     env = CRMArenaEnv(org=env_org, tasks=[TASK], max_observation_chars=1000)
     env.reset(seed=0)
     obs, _, _, _, info = env.step("execute " + BIG)
