@@ -27,7 +27,7 @@ from crmarena_gym.chat._episode import ChatEpisode
 from crmarena_gym.chat._prompt import FRAMEWORKS, Framework
 from crmarena_gym.envs import env_ids
 from crmarena_gym.org import LocalOrg, Org
-from crmarena_gym.tasks import TaskInstance, default_tasks, get_task_spec, training_tasks
+from crmarena_gym.tasks import TaskInstance, default_tasks, first_per_task, get_task_spec, training_tasks
 
 __all__ = [
     "DEFAULT_TRAIN_SEED",
@@ -238,14 +238,8 @@ def _cached_tasks(
         instances = default_tasks(path)
         if tasks is not None:
             instances = [i for i in instances if i.abbrev in tasks]
-        if per_task is not None:  # the first per_task of each task
-            seen: dict[str, int] = {}
-            kept = []
-            for instance in instances:
-                seen[instance.abbrev] = seen.get(instance.abbrev, 0) + 1
-                if seen[instance.abbrev] <= per_task:
-                    kept.append(instance)
-            instances = kept
+        if per_task is not None:
+            instances = first_per_task(instances, per_task)
         return tuple(instances)
     options: dict[str, Any] = {"seed": seed, "tasks": tasks}
     if per_task is not None:

@@ -47,7 +47,7 @@ from crmarena_gym.eval._summary import ERROR_END_REASONS, summarize
 from crmarena_gym.eval._viewer import RESULTS_FORMAT
 from crmarena_gym.org import LocalOrg, Org
 from crmarena_gym.policies import Policy, PolicyError, make_policy
-from crmarena_gym.tasks import TaskInstance, get_task_spec
+from crmarena_gym.tasks import TaskInstance, first_per_task, get_task_spec
 
 __all__ = [
     "EpisodeCancelled",
@@ -501,13 +501,7 @@ def select_instances(
         wanted = set(idx)
         chosen = [inst for inst in chosen if inst.idx in wanted]
     if per_task is not None:
-        seen: dict[str, int] = {}
-        kept = []
-        for inst in chosen:
-            seen[inst.task] = seen.get(inst.task, 0) + 1
-            if seen[inst.task] <= per_task:
-                kept.append(inst)
-        chosen = kept
+        chosen = first_per_task(chosen, per_task)
     if limit is not None:
         chosen = chosen[:limit]
     return chosen

@@ -31,7 +31,7 @@ from crmarena_gym.tasks._generate import (
     generate_tasks,
     instance_key,
 )
-from crmarena_gym.tasks._instance import TaskInstance, TaskMetadata
+from crmarena_gym.tasks._instance import TaskInstance, TaskMetadata, first_per_task
 from crmarena_gym.tasks._loader import TaskFileError, load_tasks, save_tasks
 from crmarena_gym.tasks._oracle import (
     ORACLES,
@@ -95,6 +95,7 @@ __all__ = [
     "add_months",
     "default_tasks",
     "extract_answer",
+    "first_per_task",
     "generate_tasks",
     "get_task_spec",
     "instance_key",

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -121,6 +123,23 @@ class TaskInstance(BaseModel):
     def to_public_dict(self) -> dict[str, Any]:
         """The instance as the original's file format has it (no ``persona`` or ``params``)."""
         return self.model_dump(include={"idx", "task", "query", "answer", "metadata", "reward_metric"})
+
+
+def first_per_task(instances: Iterable[TaskInstance], per_task: int) -> list[TaskInstance]:
+    """The first ``per_task`` instances of each task, in their order.
+
+    Example:
+        >>> insts = [TaskInstance(idx=i, task=t, query="?", answer=None) for i, t in enumerate(["HTU", "HTU", "KQA"])]
+        >>> [i.idx for i in first_per_task(insts, 1)]
+        [0, 2]
+    """
+    seen: Counter[str] = Counter()
+    kept = []
+    for inst in instances:
+        seen[inst.task] += 1
+        if seen[inst.task] <= per_task:
+            kept.append(inst)
+    return kept
 
 
 def _iso_date(value: Any, field: str) -> dt.date:
