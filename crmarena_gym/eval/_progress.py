@@ -32,13 +32,11 @@ class ProgressBar:
     def __init__(self, total: int, *, done: int = 0, stream: TextIO | None = None, enabled: bool | None = None) -> None:
         self.enabled = True if enabled is None else enabled
         self.bar = progress_bar(total, "eval", stream=stream, enabled=self.enabled, initial=done, unit="ep")
-        self.total, self.done = total, done
         self._reward = 0.0
         self._counted = 0
 
     def update(self, reward: float) -> None:
         """Count one finished episode with its reward, and redraw (at most as often as ``tqdm`` redraws)."""
-        self.done += 1
         self._counted += 1
         self._reward += reward
         self.bar.set_postfix(reward=f"{self._reward / self._counted:.3f}", refresh=False)

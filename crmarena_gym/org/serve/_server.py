@@ -19,6 +19,9 @@ class _QuietShutdown(logging.Filter):
         return not record.getMessage().startswith("Cancel 0 running task(s)")
 
 
+_QUIET_SHUTDOWN = _QuietShutdown()
+
+
 def check_loopback(host: str) -> None:
     """Refuse an address other machines can reach (the served org is for this machine).
 
@@ -112,7 +115,7 @@ class OrgServer:
         self._server = uvicorn.Server(config)
         # Idle keep-alive connections of clients still alive outlast the grace period on every stop; uvicorn
         # then logs an ERROR that reads like a failure. Nothing was under way: keep that line out.
-        logging.getLogger("uvicorn.error").addFilter(_QuietShutdown())
+        logging.getLogger("uvicorn.error").addFilter(_QUIET_SHUTDOWN)  # one filter, however many servers
         self._thread: threading.Thread | None = None
 
     def run(self) -> None:
