@@ -189,19 +189,26 @@ class CallTemplate:
         name: The slot's name (``issue_counts``).
         function: The function to call.
         arguments: Argument name to binding; the call is offered only when every binding resolves.
+        when: Question facts (:class:`~crmarena_gym.rl.QuestionFacts` fields) of which the question must
+            state at least one for the call to be offered (empty: always). A lookup that only one kind
+            of question needs (the issue list, for routing a described case) is then not offered to
+            every question, where it would only be a way to waste turns.
     """
 
     name: str
     function: str
     arguments: tuple[tuple[str, Binding], ...] = ()
+    when: tuple[str, ...] = ()
 
     def render(self, state: CandidateState, *, chain: bool = True) -> str | None:
-        """The call as a text action, or None when an argument is missing.
+        """The call as a text action, or None when an argument is missing or ``when`` does not hold.
 
         With ``chain``, a call that takes earlier results is offered only right after a step whose
         result one of its arguments takes: each result is pasted into the next call, as an agent
         chains functions, and stale results are not offered again.
         """
+        if self.when and all(getattr(state.facts, name) is None for name in self.when):
+            return None
         if chain and any(not isinstance(bind, Fact) for _, bind in self.arguments):
             last = state.history[-1] if state.history else None
             if last is None or not any(bind.fed_by(last) for _, bind in self.arguments):
@@ -287,8 +294,13 @@ DEFAULT_TEMPLATES: tuple[CallTemplate, ...] = (
             ("related_product_ids", ResultOf("search_products")),
         ),
     ),
-    CallTemplate("issues", "get_issues"),
-    CallTemplate("max_case_agents", "get_agents_with_max_cases", (("subset_cases", ResultOf("get_cases")),)),
+    CallTemplate("issues", "get_issues", when=("case_subject", "case_description")),
+    CallTemplate(
+        "max_case_agents",
+        "get_agents_with_max_cases",
+        (("subset_cases", ResultOf("get_cases")),),
+        when=("case_subject", "case_description"),
+    ),
     CallTemplate("chat_transcripts", "get_livechat_transcript_by_case_id", (("case_id", Fact("case_id")),)),
     CallTemplate("emails", "get_email_messages_by_case_id", (("case_id", Fact("case_id")),)),
 )
@@ -301,6 +313,8 @@ class ChoiceTemplate:
     Where a task needs the agent to pick one of several listed records (the issue a new case is
     about), each record gets its own candidate, and the candidate's features (its record's text
     against the question's, :class:`~crmarena_gym.rl.SlotFeatures`) tell the policy which to pick.
+    The calls are offered right after the step that listed the records (as chained calls are): a
+    pick is made once, and ten stale choices do not linger at every later step.
 
     Attributes:
         name: The slots' name prefix (``closed_cases_of_issue`` gives ``closed_cases_of_issue_0`` ...).
@@ -332,9 +346,10 @@ class ChoiceTemplate:
     count: int = 10
 
     def render_all(self, state: CandidateState) -> list[str | None]:
-        """``count`` entries: the call for each listed record, None beyond the records."""
-        result = state.latest(self.source)
-        records = result if isinstance(result, list) else []
+        """``count`` entries: the call for each record the last step listed, None beyond them (or all None)."""
+        last = state.history[-1] if state.history else None
+        fresh = last is not None and last.ok and last.function == self.source
+        records = last.result if fresh and isinstance(last.result, list) else []
         keys = [r[self.key] for r in records if isinstance(r, dict) and isinstance(r.get(self.key), str)]
         out: list[str | None] = [
             call_text(self.function, {self.argument: [key] if self.as_list else key, **dict(self.fixed)})
@@ -403,8 +418,8 @@ class ToolPipelineCandidates:
        (its other result arguments take the latest result of their function), as an agent pastes
        one function's output into the next; calls that take only facts are offered at any step. A
        slot is also empty once exactly its call has been made (repeating it would tell nothing new);
-    2. the :class:`ChoiceTemplate` slots (default :data:`DEFAULT_CHOICES`): one call per record an
-       earlier result listed (NCR: the closed cases of each issue ``get_issues`` listed);
+    2. the :class:`ChoiceTemplate` slots (default :data:`DEFAULT_CHOICES`): one call per record the
+       last result listed (NCR: the closed cases of each issue ``get_issues`` listed);
     3. ``submit None``;
     4. ``num_values`` slots ``submit <value>`` for the ids and values of the short results seen so
        far, newest first (:func:`observed_values`): after ``find_id_with_max_value`` answers
@@ -426,8 +441,7 @@ class ToolPipelineCandidates:
         >>> gen = ToolPipelineCandidates()
         >>> state = CandidateState(QuestionFacts("TII", "...", product_id="01tWs000001nXIWIA2"))
         >>> gen.candidates(state)
-        ['execute get_order_item_ids_by_product({"product_id": "01tWs000001nXIWIA2"})', 'execute get_issues()', \
-'submit None']
+        ['execute get_order_item_ids_by_product({"product_id": "01tWs000001nXIWIA2"})', 'submit None']
         >>> gen.num_slots, gen.slot_names[8], gen.slot_names[-1]
         (37, 'order_items', 'submit_value_3')
     """

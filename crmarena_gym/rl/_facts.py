@@ -18,9 +18,12 @@ second, and it never reads ``answer``. Field by field:
 - ``purchase_date`` (NED, with the stated contact): "bought a fortnight ago" with today's date.
 - ``search_term``: only when the term appears (in any case) in the question: NED describes the product
   by its type; in PVI and KQA the term is an article title the question does not state, so it is left out.
+- ``case_subject``, ``case_description``: the new case a routing question describes (NCR), when the
+  question quotes them.
 
-Instances without ``params`` (the original's published file) still give ``today`` and the ids
-quoted in their text (by pattern), so the generator offers what it can.
+Instances without ``params`` (the original's published file) still give ``today``, the ids quoted in
+their text and the described case's subject and description (by pattern), so the generator offers
+what it can.
 """
 
 from __future__ import annotations
@@ -48,9 +51,16 @@ QUESTION_PARAMS: tuple[str, ...] = (
     "issue_id",
     "purchase_date",
     "search_term",
+    "case_subject",
+    "case_description",
 )
 _ID_FIELDS = {"product_id": "01t", "contact_id": "003", "case_id": "500", "issue_id": "a1M"}
 _TODAY_RE = re.compile(r"Today's date:\s*(\d{4}-\d{2}-\d{2})")
+#: A described case's lines: ours ("- Subject: ...") and the original's ("- Case Subject: ...").
+_CASE_LINE_RE = {
+    key: re.compile(rf"^- (?:Case )?{label}:[ \t]*(\S.*)$", re.MULTILINE)
+    for key, label in (("case_subject", "Subject"), ("case_description", "Description"))
+}
 
 
 @dataclass(frozen=True)
@@ -71,6 +81,8 @@ class QuestionFacts:
         issue_id: The issue's id when the question quotes it.
         purchase_date: The purchase day in the tools' datetime format, or None.
         search_term: A search term the question contains, or None.
+        case_subject: The subject of the new case the question describes, or None.
+        case_description: The description of that case, or None.
     """
 
     task: str
@@ -86,6 +98,18 @@ class QuestionFacts:
     issue_id: str | None = None
     purchase_date: str | None = None
     search_term: str | None = None
+    case_subject: str | None = None
+    case_description: str | None = None
+
+
+def _stated_text(params: dict[str, Any], key: str, text: str) -> str | None:
+    value = params.get(key)
+    if isinstance(value, str) and value and value in text:
+        return value
+    if not params:  # a published instance: the line that states it
+        match = _CASE_LINE_RE[key].search(text)
+        return match.group(1).strip() if match else None
+    return None
 
 
 def _stated_id(params: dict[str, Any], key: str, text: str) -> str | None:
@@ -142,4 +166,6 @@ def question_facts(instance: TaskInstance, text: str) -> QuestionFacts:
         issue_id=_stated_id(params, "issue_id", text),
         purchase_date=to_argument_datetime(purchase) if isinstance(purchase, str) and contact_id else None,
         search_term=term if isinstance(term, str) and term and term.lower() in text.lower() else None,
+        case_subject=_stated_text(params, "case_subject", text),
+        case_description=_stated_text(params, "case_description", text),
     )

@@ -75,9 +75,9 @@ class CandidateActionWrapper(gym.Wrapper[dict[str, np.ndarray], np.int64, str, s
     never the gold answer.
 
     Example:
-        >>> record = {"idx": 0, "task": "BRI", "query": "Which state closed cases fastest?", "answer": "OR",
-        ...           "metadata": {"required": "- Today's date: 2021-03-01"}}
-        >>> text_env = CRMArenaEnv("BRI", org=getfixture("tiny_org"), tasks=[record], toolset="functions")
+        >>> record = {"idx": 0, "task": "NCR", "answer": "005000000000001AAA", "metadata": {"required": ""},
+        ...           "query": "Who should take this case?\\n- Case Subject: Wrong size\\n- Case Description: Too small."}
+        >>> text_env = CRMArenaEnv("NCR", org=getfixture("tiny_org"), tasks=[record], toolset="functions")
         >>> env = CandidateActionWrapper(text_env)
         >>> obs, info = env.reset(seed=0)
         >>> sorted(obs), obs["action_features"].shape == (env.action_space.n, env.featurizer.size)

@@ -196,6 +196,8 @@ def test_candidate_arguments_come_from_the_question(env: CandidateActionWrapper,
         # Chained calls need a result first: none is offered before the first call.
         for chained in ("qualified_agents", "issue_counts", "max_value_ids", "shipping_states", "purchases"):
             assert info["candidates"][names.index(chained)] == ""
+        # The routing lookups are for questions that describe a new case: not these.
+        assert info["candidates"][names.index("issues")] == ""
         assert [c for c in info["candidates"] if c.startswith("submit")] == ["submit None"]
 
 
@@ -369,7 +371,7 @@ def test_question_facts_keep_only_what_the_question_states() -> None:
     assert "ka0CCCCCCCCCCCCCCC" not in repr(facts)
 
 
-def test_published_instances_without_params_give_today_and_quoted_ids(shared_dir: Path) -> None:
+def test_published_instances_without_params_give_today_quoted_ids_and_the_described_case(shared_dir: Path) -> None:
     import json
 
     records = json.loads((shared_dir / "tasks_original.json").read_text())
@@ -379,6 +381,11 @@ def test_published_instances_without_params_give_today_and_quoted_ids(shared_dir
     expected_id = re.search(r"Id is (01t\w{15})", tii["query"]).group(1)  # type: ignore[union-attr]
     expected_today = re.search(r"(\d{4}-\d{2}-\d{2})", tii["metadata"]["required"]).group(1)  # type: ignore[union-attr]
     assert (facts.product_id, facts.today, facts.start) == (expected_id, expected_today, None)
+    ncr = next(r for r in records if r["task"] == "case_routing")
+    facts = question_facts(TaskInstance.model_validate(ncr), ncr["query"])
+    lines = dict(line[2:].split(": ", 1) for line in ncr["query"].splitlines() if line.startswith("- Case "))
+    assert (facts.case_subject, facts.case_description) == (lines["Case Subject"], lines["Case Description"])
+    assert facts.case_subject and facts.case_description
 
 
 class _IssuesOnly:
@@ -475,7 +482,8 @@ def test_new_case_routing_offers_one_call_per_listed_issue_with_the_issue_name_a
                         expected[stable_hash(word) % env.featurizer.context_buckets] = 1.0
                 np.testing.assert_array_equal(words, expected)
         gold_issue = next(i for i, c in enumerate(info["candidates"]) if inst.params["issue_id"] in c)
-        env.step(gold_issue)
+        obs, _r, _t, _tr, info = env.step(gold_issue)
+        assert not any('"issue_ids"' in c for c in info["candidates"])  # one pick: the choices are gone
         obs, _r, _t, _tr, info = env.step(names.index("max_case_agents"))
         closed = dict(
             con.execute(
@@ -495,7 +503,7 @@ def test_new_case_routing_offers_one_call_per_listed_issue_with_the_issue_name_a
 
 def _without_privileged(inst: TaskInstance) -> TaskInstance:
     """``inst`` with a wrong gold, no gold-only parameter, and no id or term the question does not state."""
-    stated_only = ("product_id", "contact_id", "case_id", "issue_id", "search_term")
+    stated_only = ("product_id", "contact_id", "case_id", "issue_id", "search_term", "case_subject", "case_description")
     shown = (inst.query + " " + str(inst.metadata)).lower()  # the question and its context
     params = {
         key: value
