@@ -76,7 +76,7 @@ class CandidateActionWrapper(gym.Wrapper[dict[str, np.ndarray], np.int64, str, s
 
     Example:
         >>> record = {"idx": 0, "task": "NCR", "answer": "005000000000001AAA", "metadata": {"required": ""},
-        ...           "query": "Who should take this case?\\n- Case Subject: Wrong size\\n- Case Description: Too small."}
+        ...           "query": "Who takes this case?\\n- Case Subject: Wrong size\\n- Case Description: Small."}
         >>> text_env = CRMArenaEnv("NCR", org=getfixture("tiny_org"), tasks=[record], toolset="functions")
         >>> env = CandidateActionWrapper(text_env)
         >>> obs, info = env.reset(seed=0)
