@@ -88,11 +88,18 @@ def parametric_module_class() -> type:
 
     It reads ``Dict({"observations": (D,), "action_mask": (K,), "action_features": (K, F)})``
     observations (:class:`~crmarena_gym.rl.CandidateActionWrapper`'s). A state network maps the
-    observation vector to an embedding; a candidate network maps each ``(embedding, features)`` pair to
-    one logit, the same weights for every slot, so that a candidate is judged by what it is rather than
-    by its slot number; ``log(mask)`` (clipped) is added, so that empty slots are never sampled. The
-    value network reads the observation vector. ``model_config`` keys: ``hidden`` (state and value
-    layers, default ``[256, 256]``) and ``candidate_hidden`` (default ``[128]``).
+    observation vector to an embedding ``h``; a candidate network maps each candidate's features to an
+    embedding ``c_k`` of the same size, the same weights for every slot, so that a candidate is judged by
+    what it is rather than by its slot number; the candidate's logit is the dot product ``h . c_k``, and
+    ``log(mask)`` (clipped) is added, so that empty slots are never sampled. The value network reads
+    the observation vector.
+
+    The dot product (rather than a network over the concatenated pair) lets every state feature weigh
+    every candidate feature directly: a slot's one-hot feature gives it a state-dependent preference
+    (what a per-slot output layer gives, so fixed pipelines are learnt as fast), and the words of a
+    question meet the words of a candidate's context (which issue a case is about). ``model_config``
+    keys: ``hidden`` (state and value layers, default ``[256, 256]``; the last is the embedding size)
+    and ``candidate_hidden`` (the candidate network's hidden layers, default ``[128]``).
     """
     global _PARAMETRIC_MODULE
     if _PARAMETRIC_MODULE is not None:
@@ -127,16 +134,16 @@ def parametric_module_class() -> type:
             config = self.model_config or {}
             hidden = [int(n) for n in config.get("hidden", (256, 256))]
             candidate_hidden = [int(n) for n in config.get("candidate_hidden", (128,))]
-            self.state_net = mlp([size, *hidden], last_activation=True)
-            self.candidate_net = mlp([hidden[-1] + features, *candidate_hidden, 1], last_activation=False)
+            self.state_net = mlp([size, *hidden], last_activation=False)
+            self.candidate_net = mlp([features, *candidate_hidden, hidden[-1]], last_activation=False)
             self.value_net = mlp([size, *hidden, 1], last_activation=False)
+            self.scale = float(hidden[-1]) ** -0.5  # dot products of unit-variance embeddings stay O(1)
 
         def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
             obs = batch[columns.OBS]
-            state = self.state_net(obs["observations"])
-            candidates = obs["action_features"]
-            paired = torch.cat([state.unsqueeze(1).expand(-1, candidates.shape[1], -1), candidates], dim=-1)
-            logits = self.candidate_net(paired).squeeze(-1)
+            state = self.state_net(obs["observations"])  # (B, E)
+            candidates = self.candidate_net(obs["action_features"])  # (B, K, E)
+            logits = torch.einsum("be,bke->bk", state, candidates) * self.scale
             logits = logits + torch.clamp(torch.log(obs["action_mask"]), min=float_min)
             return {columns.ACTION_DIST_INPUTS: logits}
 
