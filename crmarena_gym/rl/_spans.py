@@ -268,11 +268,14 @@ def _spans_of(tokens: list[_Token]) -> dict[tuple[int, int], bool]:
             while a < b and tokens[a].role != "n":
                 a += 1
             if a < b:
-                found.setdefault((a, b), False)
                 c = b
                 while c > a and tokens[c - 1].role != "n":
                     c -= 1
-                found.setdefault((a, c), False)
+                for s in (a, a - 1, a - 2):  # with up to two function words before ("as soon as ...")
+                    if s < start or (s < a and tokens[s].role != "f"):
+                        break
+                    found.setdefault((s, b), False)
+                    found.setdefault((s, c), False)
             start = k + 1
     return found
 
@@ -300,8 +303,9 @@ def answer_spans(
       semicolons and conjunctions such as ``so``, ``because``, ``when``) that starts and ends on a new
       word, then with up to two function words before it (``within 10``, ``up to 48 hours``), with the
       question word before it (``size 5``), and with the question word after it (``10 days``);
-    - each clause with its leading words cut until a new word, with and without its trailing
-      question and function words (``as soon as the carrier scans the returned wrong item``).
+    - each clause with its leading words cut until a new word (then with up to two function words
+      before it, as above), with and without its trailing question and function words (``as soon as
+      the carrier scans the returned wrong item``).
 
     A phrase's score, with the weights of :data:`SPAN_WEIGHTS`, is
 
