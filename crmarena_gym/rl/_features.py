@@ -206,7 +206,10 @@ class SlotFeatures:
       network can learn which words go with which question;
     - ``reply_buckets`` values: for an article a knowledge search returned, the words and word pairs
       of the agent's line that best matches one of its sentences (:func:`~crmarena_gym.rl.best_reply`),
-      hashed: what the agent said about the article's rule ("but I've waived the fee", "a fee applies").
+      hashed: what the agent said about the article's rule ("but I've waived the fee", "a fee applies");
+    - ``own_buckets`` values: the words of that line which its rule sentence does not use, hashed: the
+      agent's own words around the rule ("anyway", "waived", "unable"), which recur across rules and so
+      tell a broken rule from a kept one beyond the rules seen in training.
 
     The knowledge scalars (PVI, KQA; zero for other candidates): which knowledge search a call is (of
     the question's words, of the conversation's); an article's or phrase's rank in its slots (clipped
@@ -222,6 +225,7 @@ class SlotFeatures:
         num_slots: K, the generator's number of slots.
         context_buckets: Hash buckets for the context's words.
         reply_buckets: Hash buckets for the words of the agent line an article's rule meets.
+        own_buckets: Hash buckets for that line's words its rule sentence lacks.
 
     Example:
         >>> from crmarena_gym.rl import QuestionFacts, ToolPipelineCandidates
@@ -236,11 +240,14 @@ class SlotFeatures:
         True
     """
 
-    def __init__(self, num_slots: int, *, context_buckets: int = 32, reply_buckets: int = 64) -> None:
+    def __init__(
+        self, num_slots: int, *, context_buckets: int = 32, reply_buckets: int = 64, own_buckets: int = 32
+    ) -> None:
         for name, value in (
             ("num_slots", num_slots),
             ("context_buckets", context_buckets),
             ("reply_buckets", reply_buckets),
+            ("own_buckets", own_buckets),
         ):
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
@@ -254,7 +261,9 @@ class SlotFeatures:
         self.context_offset = self.scalar_offset + len(SCALARS)
         self.reply_offset = self.context_offset + context_buckets
         self.reply_buckets = reply_buckets
-        self.size = self.reply_offset + reply_buckets
+        self.own_offset = self.reply_offset + reply_buckets
+        self.own_buckets = own_buckets
+        self.size = self.own_offset + own_buckets
         self._index = _ContextIndex()
 
     def features(self, state: CandidateState, slots: Sequence[str | None], sources: Sequence[str | None]) -> np.ndarray:
@@ -296,7 +305,9 @@ class SlotFeatures:
                     scalars["value_in_question"] = float(value in question)
                     context = contexts.get(value) or value
                     if knowledge is not None and source == "search_knowledge_articles":
-                        knowledge.answer(value, scalars, row[self.reply_offset :])
+                        knowledge.answer(
+                            value, scalars, row[self.reply_offset : self.own_offset], row[self.own_offset :]
+                        )
             else:
                 scalars["is_call"] = 1.0
                 function = text[len("execute ") :].split("(", 1)[0].strip()
@@ -319,7 +330,7 @@ class SlotFeatures:
     def __repr__(self) -> str:
         return (
             f"SlotFeatures(num_slots={self.num_slots}, context_buckets={self.context_buckets}, "
-            f"reply_buckets={self.reply_buckets})"
+            f"reply_buckets={self.reply_buckets}, own_buckets={self.own_buckets})"
         )
 
 
@@ -344,7 +355,7 @@ class _KnowledgeFeatures:
             scalars["search_of_question"] = float(words <= self.asked)
             scalars["search_of_conversation"] = 1.0 - scalars["search_of_question"]
 
-    def answer(self, value: str, scalars: dict[str, float], reply: np.ndarray) -> None:
+    def answer(self, value: str, scalars: dict[str, float], reply: np.ndarray, own: np.ndarray) -> None:
         """A submitted article of the latest search, or a phrase of its articles."""
         if value in self.articles:
             rank, article = self.articles[value]
@@ -359,6 +370,10 @@ class _KnowledgeFeatures:
                 words = word_list(line)
                 for gram in [*words, *(f"{a} {b}" for a, b in itertools.pairwise(words))]:
                     reply[stable_hash(gram) % len(reply)] = 1.0
+                ruled = set(word_list(sentence))
+                for word in words:
+                    if word not in ruled:
+                        own[stable_hash(word) % len(own)] = 1.0
         elif value in self.spans:
             rank, span = self.spans[value]
             scalars["knowledge_rank"] = min(rank, 15) / 15

@@ -222,8 +222,9 @@ def test_policy_violation_is_reached_through_the_conversation(
         expected = np.zeros(featurizer.reply_buckets, dtype=np.float32)
         for gram in [*grams, *(f"{a} {b}" for a, b in itertools.pairwise(grams))]:
             expected[stable_hash(gram) % featurizer.reply_buckets] = 1.0
-        np.testing.assert_array_equal(obs["action_features"][slot, featurizer.reply_offset :], expected)
-        rule_overlap = obs["action_features"][slot, featurizer.scalar_offset + SCALARS.index("reply_rule_overlap")]
+        row = obs["action_features"][slot]
+        np.testing.assert_array_equal(row[featurizer.reply_offset : featurizer.own_offset], expected)
+        rule_overlap = row[featurizer.scalar_offset + SCALARS.index("reply_rule_overlap")]
         assert 0.0 < rule_overlap <= 1.0
         _obs, reward, terminated, _truncated, _info = knowledge_env.step(slot)
         assert terminated and reward == 1.0
@@ -288,5 +289,10 @@ def test_number_features_of_an_article_reply() -> None:
     # The agent's line "It is only 2 business days late, ..." meets the first rule; 2 is within 3.
     assert (scalar["reply_number_above_rule"], scalar["reply_number_within_rule"]) == (0.0, 1.0)
     assert scalar["knowledge_rank"] == 0.0 and 0.0 < scalar["reply_rule_overlap"] <= 1.0
+    # The agent's own words: those of its line that the rule sentence does not use.
+    own = np.zeros(featurizer.own_buckets, dtype=np.float32)
+    for word in ("it", "only", "2", "but", "i", "ve", "the", "shipping", "fee", "anyway"):
+        own[stable_hash(word) % featurizer.own_buckets] = 1.0
+    np.testing.assert_array_equal(row[featurizer.own_offset :], own)
     search = x[gen.slot_names.index("search_conversation")]
     assert search[featurizer.scalar_offset + SCALARS.index("search_of_conversation")] == 1.0
