@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -410,8 +411,14 @@ def agent_lines(result: Any) -> list[str]:
     return lines
 
 
-def _weighted_stems(text: str) -> set[str]:
-    return {stem(w) for w in word_list(text) if w not in FUNCTION_WORDS and not w.isdigit()}
+@functools.lru_cache(maxsize=8192)  # article sentences and agent lines recur at every step of an episode
+def _weighted_stems(text: str) -> frozenset[str]:
+    return frozenset(stem(w) for w in word_list(text) if w not in FUNCTION_WORDS and not w.isdigit())
+
+
+@functools.lru_cache(maxsize=64)
+def _document_frequencies(corpus: tuple[str, ...]) -> Counter[str]:
+    return Counter(t for sentence in corpus for t in _weighted_stems(sentence))
 
 
 def best_reply(lines: Sequence[str], article: str, corpus: Sequence[str]) -> tuple[str, str, float]:
@@ -437,12 +444,12 @@ def best_reply(lines: Sequence[str], article: str, corpus: Sequence[str]) -> tup
         >>> best_reply(lines, rules, sentences(rules) + ["Track your order online."])[:2]
         ("Once placed, a backorder can't be cancelled.", 'Backorders can be cancelled before they ship.')
     """
-    held = [_weighted_stems(s) for s in corpus]
+    corpus = tuple(corpus)
+    frequency = _document_frequencies(corpus)
     rules = [(sentence, _weighted_stems(sentence)) for sentence in sentences(article)]
 
-    @functools.cache
     def weight(t: str) -> float:
-        return math.log(1.0 + len(held) / (1 + sum(t in h for h in held)))
+        return math.log(1.0 + len(corpus) / (1 + frequency[t]))
 
     best = ("", "", 0.0)
     best_shared = 0.0
