@@ -46,6 +46,7 @@ from crmarena_gym.rl._knowledge import (
     KnowledgeSlots,
     KnowledgeView,
     knowledge_view,
+    search_term_of,
 )
 from crmarena_gym.rl._rllib import (
     RLLIB_ENV_NAME,
@@ -132,6 +133,7 @@ __all__ = [
     "question_text",
     "register_rllib_env",
     "rllib_env_creator",
+    "search_term_of",
     "search_terms",
     "sentences",
     "stable_hash",

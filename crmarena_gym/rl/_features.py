@@ -25,7 +25,7 @@ import numpy as np
 
 from crmarena_gym.rl._candidates import CandidateState
 from crmarena_gym.rl._encoding import FUNCTIONS, stable_hash
-from crmarena_gym.rl._knowledge import KnowledgeView, knowledge_view
+from crmarena_gym.rl._knowledge import KnowledgeView, knowledge_view, search_term_of
 from crmarena_gym.rl._spans import best_reply, number_relation, word_list
 
 __all__ = ["CandidateFeaturizer", "SlotFeatures", "candidate_context", "overlap"]
@@ -346,11 +346,8 @@ class _KnowledgeFeatures:
 
     def search(self, text: str, scalars: dict[str, float]) -> None:
         """A search call: are its words the question's, or others (the conversation's)?"""
-        try:
-            term = json.loads(text.split("(", 1)[1].rsplit(")", 1)[0]).get("search_term")
-        except (IndexError, ValueError, AttributeError):
-            return
-        words = set(word_list(term)) if isinstance(term, str) else set()
+        term = search_term_of(text)
+        words = set(word_list(term)) if term is not None else set()
         if words:
             scalars["search_of_question"] = float(words <= self.asked)
             scalars["search_of_conversation"] = 1.0 - scalars["search_of_question"]

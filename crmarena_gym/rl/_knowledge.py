@@ -15,7 +15,8 @@ generated instances; the other seven tasks' do not), so that the other tasks kee
   transcripts and emails fetched so far (offered once one was fetched);
 - ``submit_article_0`` ...: ``submit <Id>`` of each article of the latest search, in its order;
 - ``submit_span_0`` ...: ``submit <phrase>`` of the phrases of the latest search's first articles that
-  may answer the question (:func:`~crmarena_gym.rl.answer_spans`), best first.
+  may answer the question (:func:`~crmarena_gym.rl.answer_spans`), best first, when that search was made
+  with the question's words.
 
 :func:`knowledge_view` gathers what these slots and their features (:class:`~crmarena_gym.rl.SlotFeatures`)
 read from a state: the question, the conversation, the agent's lines, the latest articles, the phrases.
@@ -23,13 +24,29 @@ read from a state: the question, the conversation, the agent's lines, the latest
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
 from crmarena_gym.rl._candidates import CandidateState, call_text
-from crmarena_gym.rl._spans import Span, agent_lines, answer_spans, question_text, search_terms, sentences
+from crmarena_gym.rl._spans import (
+    Span,
+    agent_lines,
+    answer_spans,
+    question_text,
+    search_terms,
+    sentences,
+    word_list,
+)
 
-__all__ = ["CONVERSATION_FUNCTIONS", "SEARCH_FUNCTION", "KnowledgeSlots", "KnowledgeView", "knowledge_view"]
+__all__ = [
+    "CONVERSATION_FUNCTIONS",
+    "SEARCH_FUNCTION",
+    "KnowledgeSlots",
+    "KnowledgeView",
+    "knowledge_view",
+    "search_term_of",
+]
 
 #: The functions whose results are a case's conversation (chat transcripts, emails).
 CONVERSATION_FUNCTIONS = ("get_livechat_transcript_by_case_id", "get_email_messages_by_case_id")
@@ -46,7 +63,9 @@ class KnowledgeView:
         conversation: The texts of the chat transcripts and emails fetched so far (bodies, subjects).
         lines: The agent's lines in them (:func:`~crmarena_gym.rl.agent_lines`).
         articles: The latest search's articles (``{"Id", "Title", "Content"}``), in its order.
-        spans: The answer phrases of the latest search's first articles, best first.
+        spans: The answer phrases of the latest search's first articles, best first, when that search
+            was made with the question's words (phrases answer the question; the articles found for a
+            conversation are answers of another kind, Ids).
         corpus: The sentences of the latest search's articles (for weighing words by their rarity).
     """
 
@@ -73,7 +92,8 @@ def knowledge_view(state: CandidateState, *, spans: int = 16, span_articles: int
         >>> from crmarena_gym.rl import QuestionFacts, StepRecord
         >>> state = CandidateState(QuestionFacts("KQA", "How long is a reset link valid?\\n- Answer briefly."))
         >>> found = [{"Id": "ka01", "Title": "Accounts", "Content": "A password reset link is valid for 30 minutes."}]
-        >>> state.history.append(StepRecord("...", "search_knowledge_articles", found, True, ""))
+        >>> asked = call_text("search_knowledge_articles", {"search_term": "long reset link valid"})
+        >>> state.history.append(StepRecord(asked, "search_knowledge_articles", found, True, ""))
         >>> view = knowledge_view(state)
         >>> view.question, [a["Id"] for a in view.articles], view.spans[0].text
         ('How long is a reset link valid?', ['ka01'], '30 minutes')
@@ -90,23 +110,41 @@ def knowledge_view(state: CandidateState, *, spans: int = 16, span_articles: int
             for record in (r for r in step.result if isinstance(r, dict)):
                 conversation += [record[k] for k in ("Body", "Subject", "TextBody") if isinstance(record.get(k), str)]
             lines += agent_lines(step.result)
-    found = state.latest(SEARCH_FUNCTION)
-    articles = tuple(
-        r for r in (found if isinstance(found, list) else []) if isinstance(r, dict) and isinstance(r.get("Id"), str)
-    )
+    search = next((step for step in reversed(state.history) if step.ok and step.function == SEARCH_FUNCTION), None)
+    found = search.result if search is not None and isinstance(search.result, list) else []
+    articles = tuple(r for r in found if isinstance(r, dict) and isinstance(r.get("Id"), str))
     bodies = [r.get("Content") if isinstance(r.get("Content"), str) else "" for r in articles]
+    term = search_term_of(search.action) if search is not None else None
+    asked = term is not None and set(word_list(term)) <= set(word_list(question))
     view = KnowledgeView(
         question=question,
         conversation=tuple(conversation),
         lines=tuple(lines),
         articles=articles,
-        spans=tuple(answer_spans(question, bodies[:span_articles], limit=spans)) if articles else (),
+        spans=tuple(answer_spans(question, bodies[:span_articles], limit=spans)) if asked and articles else (),
         corpus=tuple(s for body in bodies for s in sentences(body)),
     )
     if len(_VIEW_CACHE) > 64:  # one entry per live episode is all that is reused
         _VIEW_CACHE.clear()
     _VIEW_CACHE[key] = (state, view)
     return view
+
+
+def search_term_of(action: str) -> str | None:
+    """The ``search_term`` of a search call's text action, or None.
+
+    Example:
+        >>> search_term_of('execute search_knowledge_articles({"search_term": "gift cards"})')
+        'gift cards'
+        >>> search_term_of("submit None") is None
+        True
+    """
+    try:
+        arguments = json.loads(action.split("(", 1)[1].rsplit(")", 1)[0])
+    except (IndexError, ValueError):
+        return None
+    term = arguments.get("search_term") if isinstance(arguments, dict) else None
+    return term if isinstance(term, str) else None
 
 
 class KnowledgeSlots:

@@ -206,6 +206,8 @@ def test_policy_violation_is_reached_through_the_conversation(
         assert term.split() and set(term.split()) <= said  # the conversation's words, nothing else
         obs, _r, _t, info = _step(knowledge_env, "search_conversation")
         found = [r["Id"] for r in knowledge_env.state.history[-1].result]
+        # Phrases answer a question: none come from the articles found for the conversation.
+        assert not any(text for name, text in zip(names, info["candidates"], strict=True) if "span" in name)
         article_slots = [names.index(f"submit_article_{k}") for k in range(5)]
         assert [info["candidates"][s] for s in article_slots] == [f"submit {i}" for i in found[:5]] + [""] * max(
             0, 5 - len(found)
