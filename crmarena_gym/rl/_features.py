@@ -278,7 +278,8 @@ class SlotFeatures:
         contexts = self._index.get(state)
         pasted = _pasted_text(last.result) if last is not None and last.ok else None
         submissions = [i for i, s in enumerate(slots) if s is not None and s.startswith("submit ")]
-        knowledge = _KnowledgeFeatures(state) if any(s == "search_knowledge_articles" for s in sources) else None
+        searched = any(t is not None and s == "search_knowledge_articles" for t, s in zip(slots, sources, strict=True))
+        knowledge = _KnowledgeFeatures(state) if searched else None
         for i, (text, source) in enumerate(zip(slots, sources, strict=True)):
             if text is None:
                 continue
