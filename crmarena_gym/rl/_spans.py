@@ -59,10 +59,19 @@ FUNCTION_WORDS = frozenset(
 _CONTEXT_WORDS = frozenset("answer briefly using say says knowledge articles article none".split())
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9$])")
 _ABBREVIATION = re.compile(r"(?:\b[a-zA-Z]\.[a-zA-Z]\.|\b(?:e\.g|i\.e|vs|etc|Mr|Ms|Mrs|Dr|St|No)\.)$")
-_CONJUNCTIONS = frozenset("so because when before after while unless until if which whereas".split())
+_CONJUNCTIONS = frozenset("so because when before after while unless until if which whereas except".split())
 #: The weights of a phrase's score (see :func:`answer_spans`): chosen on the generator's knowledge
 #: facts of the seed-0 org (benchmarks/bench_candidates.py measures the candidate set they give).
-SPAN_WEIGHTS = {"whole": 0.2, "new": 0.25, "beside": 0.1, "long": 0.02, "bare_word": 0.4, "later_article": 0.15}
+SPAN_WEIGHTS = {
+    "whole": 0.2,
+    "new": 0.25,
+    "beside": 0.1,
+    "long": 0.02,
+    "bare_word": 0.4,
+    "later_article": 0.15,
+    "quantity": 0.3,
+}
+_QUANTITY = re.compile(r"\bhow (?:many|much|long|often|late|soon|far|old|big|bright|heavy)\b", re.IGNORECASE)
 _EDGE_PUNCT = "\"'()[]{},;:.!?"
 _CLAUSE_END = (",", ";", ":")
 _LIST_MARK = re.compile(r"^\d+[.)]\s+")
@@ -83,9 +92,11 @@ def stem(word: str) -> str:
     """A crude stem, so that a question's ``replaced`` meets an article's ``replace`` (no dictionary needed).
 
     Example:
-        >>> [stem(w) for w in ("ships", "returned", "replace", "replaced", "washing", "boxes", "class")]
-        ['ship', 'return', 'replac', 'replac', 'wash', 'box', 'class']
+        >>> [stem(w) for w in ("ships", "returned", "replace", "replaced", "washing", "dried", "dry", "class")]
+        ['ship', 'return', 'replac', 'replac', 'wash', 'dry', 'dry', 'class']
     """
+    if word.endswith(("ied", "ies")) and len(word) > 4:
+        return word[:-3] + "y"
     for suffix in ("ing", "ed", "es", "s", "e"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
             return word[: -len(suffix)]
@@ -93,17 +104,22 @@ def stem(word: str) -> str:
 
 
 def question_text(text: str) -> str:
-    """The question itself: the sentences of ``text`` that end with a question mark (all of ``text`` if none does).
+    """The question itself: the last sentence of ``text`` that ends with a question mark, without a lead-in
+    that ends with a colon (all of ``text`` if no sentence asks).
 
-    An instance's text holds the question and its context ("Today's date: ...", "Answer briefly ..."); the
-    context says nothing about the topic.
+    An instance's text holds the question, a preamble ("A customer asks:", "Can you check the knowledge
+    base?") and its context ("Today's date: ...", "Answer briefly ..."), which say nothing about the topic.
 
     Example:
-        >>> question_text("A customer asks: How long is a reset link valid?\\n- Answer briefly.")
-        'A customer asks: How long is a reset link valid?'
+        >>> question_text("Can you check? A customer asks: How long is a reset link valid?\\n- Answer briefly.")
+        'How long is a reset link valid?'
+        >>> question_text("No question here.")
+        'No question here.'
     """
-    asked = [part.strip() for part in re.findall(r"[^?\n]*\?", text)]
-    return " ".join(part for part in asked if part) or text
+    asked = [part.strip() for part in re.findall(r"[^?\n.!]*\?", text) if part.strip()]
+    if not asked:
+        return text
+    return asked[-1].rsplit(":", 1)[-1].strip() or asked[-1]
 
 
 def search_terms(text: str, limit: int = 60, *, numbers: bool = True) -> str:
@@ -257,14 +273,16 @@ def _spans_of(tokens: list[_Token]) -> dict[tuple[int, int], bool]:
             if a < 0 or tokens[a].role != "f":
                 break
             starts.append(a)
-        if i > 0 and tokens[i - 1].role == "q":
-            starts.append(i - 1)
-        ends = [j, j + 1] if j < n and tokens[j].role == "q" else [j]
+        before = _across(tokens, i - 1, -1)
+        if before is not None:
+            starts.append(before)
+        after = _across(tokens, j, 1)
+        ends = [j] if after is None else [j, after + 1]
         for key in ((a, b) for a in starts for b in ends):
             found[key] = found.get(key, False) or whole
     start = 0
     for k in range(n):  # clauses with their leading words cut until a new word, with and without trailing ones
-        if tokens[k].clause_end or k == n - 1:
+        if tokens[k].clause_end or k == n - 1 or tokens[k + 1].breaks:
             a, b = start, k + 1
             while a < b and tokens[a].role != "n":
                 a += 1
@@ -279,6 +297,17 @@ def _spans_of(tokens: list[_Token]) -> dict[tuple[int, int], bool]:
                     found.setdefault((s, c), False)
             start = k + 1
     return found
+
+
+def _across(tokens: list[_Token], k: int, step: int) -> int | None:
+    """The question word at ``k`` or past up to two function words from it (in direction ``step``), or None."""
+    for _ in range(3):
+        if not 0 <= k < len(tokens) or tokens[k].role == "n":
+            return None
+        if tokens[k].role == "q":
+            return k
+        k += step
+    return None
 
 
 def _beside(tokens: list[_Token], i: int, j: int) -> bool:
@@ -303,18 +332,19 @@ def answer_spans(
     - every stretch of a run of non-question words (the whole run, and the run cut at commas,
       semicolons and conjunctions such as ``so``, ``because``, ``when``) that starts and ends on a new
       word, then with up to two function words before it (``within 10``, ``up to 48 hours``), with the
-      question word before it (``size 5``), and with the question word after it (``10 days``);
-    - each clause with its leading words cut until a new word (then with up to two function words
-      before it, as above), with and without its trailing question and function words (``as soon as
-      the carrier scans the returned wrong item``).
+      question word before it (``size 5``), and with the question word after it (``10 days``, ``a photo
+      of the defect``: across up to two function words);
+    - each clause (cut at commas, semicolons and before those conjunctions) with its leading words cut
+      until a new word (then with up to two function words before it, as above), with and without its
+      trailing question and function words (``as soon as the carrier scans the returned wrong item``).
 
     A phrase's score, with the weights of :data:`SPAN_WEIGHTS`, is
 
         ``sentence_overlap + 0.2 whole + 0.25 (1 - question_share) + 0.1 next_to_question``
-        ``- 0.02 max(words - 4, 0) - 0.4 (one content word, no digit)``
+        ``- 0.02 max(words - 4, 0) - 0.4 (one content word, no digit) + 0.3 (a digit, asked how many)``
 
-    (the best sentence, a whole run, new words, beside the question's words, short, not a bare word);
-    equal phrases keep their best score.
+    (the best sentence, a whole run, new words, beside the question's words, short, not a bare word, a
+    number when the question asks "how many/much/long/often ..."); equal phrases keep their best score.
 
     Args:
         question: The question (its content words are compared, stemmed).
@@ -332,6 +362,7 @@ def answer_spans(
     asked = frozenset(stem(word) for word in _content(word_list(question)) if word not in _CONTEXT_WORDS)
     if not asked:
         return []
+    quantity = bool(_QUANTITY.search(question))
     found = [(a, s, sentence) for a, body in enumerate(articles) for s, sentence in enumerate(sentences(body))]
     stems = [{stem(word) for word in word_list(sentence)} for _a, _s, sentence in found]
     weight = {t: math.log(1.0 + len(found) / (1 + sum(t in held for held in stems))) for t in asked}
@@ -364,6 +395,7 @@ def answer_spans(
                 + w["beside"] * beside
                 - w["long"] * max(len(words) - 4, 0)
                 - w["bare_word"] * bare
+                + w["quantity"] * (quantity and any(c.isdigit() for c in text))
             )
             span = Span(text, sentence, article, round(overlap, 6), share, beside, whole, len(words), round(score, 6))
             key = text.lower()
