@@ -17,6 +17,14 @@ The gold answer is read only here, to score the submissions the search ends with
 is then replayed through the environment, whose own reward must agree). Candidates never read it
 (tests/rl/test_wrapper.py shows that removing it changes none).
 
+A ceiling says a policy *can* answer; whether the candidates' features let it find the answer is
+measured for PVI and KQA by a linear probe: on training instances (task seed 1, 80 per family, none
+held out; as the training example makes them), a softmax over the answer candidates of one step (PVI:
+after reading the chat and the emails and searching with their words, the articles found and None;
+KQA: after searching with the question's words, the phrases found) is fitted on their feature vectors
+alone, and scored on the held-out instances: PVI, the share answered exactly; KQA, the mean token F1
+of the phrase it picks. A policy network sees the same features (and the state besides).
+
 Usage:
     python benchmarks/bench_candidates.py                        # all nine families, 30 instances each
     python benchmarks/bench_candidates.py --families PVI,KQA --per-task 10
@@ -34,7 +42,7 @@ import numpy as np
 from crmarena_gym.envs import parse_action
 from crmarena_gym.org import default_org_path
 from crmarena_gym.rl import CandidateActionWrapper, make_discrete_env
-from crmarena_gym.tasks import TaskInstance, generate_tasks, score_answer
+from crmarena_gym.tasks import TaskInstance, generate_tasks, instance_key, score_answer
 
 FAMILIES = ("HTU", "TCU", "TII", "MTA", "BRI", "NCR", "NED", "PVI", "KQA")
 
@@ -132,6 +140,64 @@ def verify(env: CandidateActionWrapper, inst: TaskInstance, found: Found) -> Non
         raise AssertionError(f"instance {inst.idx}: the search scored {found.reward}, the environment {reward}")
 
 
+#: The steps before the answer of the probed families (slot names; a slot that is empty is skipped).
+PROBE_STEPS = {"PVI": ("chat_transcripts", "emails", "search_conversation"), "KQA": ("search_question",)}
+
+
+def probe_choices(env: CandidateActionWrapper, inst: TaskInstance) -> tuple[np.ndarray, np.ndarray] | None:
+    """The feature rows of the answer candidates after the family's steps, and each one's reward."""
+    names = env.generator.slot_names
+    obs, _info = env.reset(options={"task_id": inst.idx})
+    for name in PROBE_STEPS[inst.abbrev]:
+        slot = names.index(name)
+        if obs["action_mask"][slot]:
+            obs, _r, _terminated, _truncated, _info = env.step(slot)
+    answers = ("submit_none", "submit_article_") if inst.abbrev == "PVI" else ("submit_span_",)
+    slots = [i for i, n in enumerate(names) if n.startswith(answers) and env.slots[i] is not None]
+    if not slots:
+        return None
+    search = Search(env, inst, 0, 0)
+    rewards = np.array([search.reward(env.slots[i] or "") for i in slots])
+    return obs["action_features"][slots], rewards
+
+
+def fit_softmax(groups: list[tuple[np.ndarray, np.ndarray]], *, l2: float = 1e-3, steps: int = 400) -> np.ndarray:
+    """A linear scorer ``w`` whose softmax over each group's rows puts its mass on the best-rewarded rows."""
+    w = np.zeros(groups[0][0].shape[1])
+    for _ in range(steps):
+        grad = l2 * w
+        for x, rewards in groups:
+            target = (rewards == rewards.max()).astype(float)
+            target /= target.sum()
+            logits = x @ w
+            p = np.exp(logits - logits.max())
+            p /= p.sum()
+            grad += x.T @ (p - target) / len(groups)
+        w -= 0.5 * grad
+    return w
+
+
+def probe(
+    train_env: CandidateActionWrapper,
+    env: CandidateActionWrapper,
+    train: list[TaskInstance],
+    held_out: list[TaskInstance],
+) -> dict[str, Any]:
+    """Fit :func:`fit_softmax` per family on ``train`` (in ``train_env``) and score its choices on ``held_out``."""
+    out: dict[str, Any] = {}
+    for family in PROBE_STEPS:
+        fit = [g for g in (probe_choices(train_env, i) for i in train if i.abbrev == family) if g is not None]
+        test = [probe_choices(env, i) for i in held_out if i.abbrev == family]
+        if not fit or not test:
+            continue
+        w = fit_softmax(fit)
+        chosen = [float(g[1][int(np.argmax(g[0] @ w))]) if g is not None else 0.0 for g in test]
+        first = [float(g[1][0]) if g is not None else 0.0 for g in test]
+        best = [float(g[1].max()) if g is not None else 0.0 for g in test]
+        out[family] = (len(fit), float(np.mean(chosen)), float(np.mean(first)), float(np.mean(best)))
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--families", default=",".join(FAMILIES), help="comma-separated task families")
@@ -140,6 +206,9 @@ def main() -> None:
     parser.add_argument("--org-seed", type=int, default=0, help="seed of the generated org (scale 1)")
     parser.add_argument("--depth", type=int, default=8, help="the longest sequence searched")
     parser.add_argument("--budget", type=int, default=3000, help="environment steps per instance")
+    parser.add_argument("--train-seed", type=int, default=1, help="task seed of the probe's training instances")
+    parser.add_argument("--train-per-task", type=int, default=80, help="probe training instances per family")
+    parser.add_argument("--no-probe", action="store_true", help="skip the linear probe of PVI and KQA")
     args = parser.parse_args()
     families = [f.strip() for f in args.families.split(",") if f.strip()]
 
@@ -177,6 +246,22 @@ def main() -> None:
     print("ceiling: share of instances some candidate sequence answers exactly (KQA: mean best token F1);")
     print("F1>=0.8: share whose best reward is at least 0.8; cands/step: mean candidates per step on the best")
     print("sequence; steps/max: actions of the shortest solving sequence (KQA: reaching F1 >= 0.8).")
+    probed = [f for f in families if f in PROBE_STEPS]
+    if probed and not args.no_probe:
+        exclude = {instance_key(inst.task, inst.params) for inst in instances}
+        train = generate_tasks(
+            org, seed=args.train_seed, per_task=args.train_per_task, tasks=probed, exclude=exclude, allow_fewer=True
+        )
+        train_env = make_discrete_env(org=str(org), tasks=train)
+        results = probe(train_env, env, train, [i for i in instances if i.abbrev in probed])
+        print()
+        print(f"linear probe on the answer step's candidate features (fitted on task seed {args.train_seed}):")
+        print(f"{'family':7s} {'train':>5s} {'probe':>7s} {'first':>7s} {'best':>7s}")
+        for family, (n, chosen, first, best) in results.items():
+            print(f"{family:7s} {n:5d} {chosen:7.3f} {first:7.3f} {best:7.3f}")
+        print("probe: held-out reward of the candidate the fitted scorer picks (PVI: exact; KQA: token F1);")
+        print("first: of the first answer slot (PVI: None; KQA: the best-scored phrase); best: of the")
+        print("best candidate of that step (the step's ceiling).")
 
 
 if __name__ == "__main__":
