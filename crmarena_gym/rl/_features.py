@@ -65,6 +65,8 @@ SCALARS: tuple[str, ...] = (
     "span_words",
     "span_has_digit",
     "span_score",
+    "span_unit",
+    "span_named",
 )
 
 
@@ -219,7 +221,8 @@ class SlotFeatures:
     (:func:`~crmarena_gym.rl.number_relation`); and for an answer phrase
     (:class:`~crmarena_gym.rl.Span`): its sentence's overlap with the question, the share of its words
     the question has, whether it stands beside the question's words, whether it is a whole run, its
-    length (words, clipped at 12, over 12), whether it holds a digit, and its score (over 2, clipped).
+    length (words, clipped at 12, over 12), whether it holds a digit, its score (over 2.5, clipped),
+    whether it is a number with its unit, and whether it ends on what a "which" question names.
 
     Args:
         num_slots: K, the generator's number of slots.
@@ -381,7 +384,9 @@ class _KnowledgeFeatures:
             scalars["span_whole"] = float(span.whole)
             scalars["span_words"] = min(span.words, 12) / 12
             scalars["span_has_digit"] = float(any(c.isdigit() for c in span.text))
-            scalars["span_score"] = min(max(span.score, 0.0), 2.0) / 2
+            scalars["span_score"] = min(max(span.score, 0.0), 2.5) / 2.5
+            scalars["span_unit"] = float(span.unit)
+            scalars["span_named"] = float(span.named)
 
 
 def _pasted_text(result: Any) -> str | None:

@@ -70,7 +70,17 @@ SPAN_WEIGHTS = {
     "bare_word": 0.4,
     "later_article": 0.15,
     "quantity": 0.3,
+    "unit": 0.3,
+    "named": 0.15,
 }
+_WHICH = re.compile(r"^\W*(?:which|what)\b", re.IGNORECASE)
+_NUMBER_WORDS = frozenset("one two three four five six seven eight nine ten eleven twelve once twice".split())
+
+
+def _is_number(word: str) -> bool:
+    return word.isdigit() or word in _NUMBER_WORDS
+
+
 _QUANTITY = re.compile(r"\bhow (?:many|much|long|often|late|soon|far|old|big|bright|heavy)\b", re.IGNORECASE)
 _EDGE_PUNCT = "\"'()[]{},;:.!?"
 _CLAUSE_END = (",", ";", ":")
@@ -185,6 +195,9 @@ class Span:
         next_to_question: Whether a word of the question stands right before or after the phrase
             (function words skipped): an answer sits beside what the question asks about.
         whole: Whether the phrase is a whole run of words the question lacks (not a piece of one).
+        unit: Whether the phrase ends with a question word right after a number (``12 hours``).
+        named: Whether the question asks "which/what ..." and the phrase ends with a question word
+            (``flashing mode`` for "Which light mode ...?").
         words: The phrase's number of words.
         score: The ranking score (see :func:`answer_spans`).
     """
@@ -196,6 +209,8 @@ class Span:
     question_share: float
     next_to_question: bool
     whole: bool
+    unit: bool
+    named: bool
     words: int
     score: float
 
@@ -341,10 +356,12 @@ def answer_spans(
     A phrase's score, with the weights of :data:`SPAN_WEIGHTS`, is
 
         ``sentence_overlap + 0.2 whole + 0.25 (1 - question_share) + 0.1 next_to_question``
-        ``- 0.02 max(words - 4, 0) - 0.4 (one content word, no digit) + 0.3 (a digit, asked how many)``
+        ``- 0.02 max(words - 4, 0) - 0.4 (one content word, no number) + 0.3 (a number, asked how many)``
+        ``+ 0.3 unit + 0.15 named``
 
     (the best sentence, a whole run, new words, beside the question's words, short, not a bare word, a
-    number when the question asks "how many/much/long/often ..."); equal phrases keep their best score.
+    number when the question asks "how many/much/long/often ...", a number with its unit, the thing a
+    "which" question names); equal phrases keep their best score. Numbers are digits or number words.
 
     Args:
         question: The question (its content words are compared, stemmed).
@@ -356,13 +373,14 @@ def answer_spans(
         >>> body = "Wrong items are rare. A wrong item must be reported within 10 days of delivery."
         >>> spans = answer_spans("Within how many days of delivery must a wrong item be reported?", [body])
         >>> [s.text for s in spans][:3]
-        ['10', '10 days', 'within 10']
+        ['10 days', 'within 10 days', '10']
     """
     w = SPAN_WEIGHTS
     asked = frozenset(stem(word) for word in _content(word_list(question)) if word not in _CONTEXT_WORDS)
     if not asked:
         return []
     quantity = bool(_QUANTITY.search(question))
+    which = bool(_WHICH.search(question))
     found = [(a, s, sentence) for a, body in enumerate(articles) for s, sentence in enumerate(sentences(body))]
     stems = [{stem(word) for word in word_list(sentence)} for _a, _s, sentence in found]
     weight = {t: math.log(1.0 + len(found) / (1 + sum(t in held for held in stems))) for t in asked}
@@ -387,7 +405,12 @@ def answer_spans(
                 continue
             share = sum(stem(word) in asked for word in content) / len(content)
             beside = _beside(tokens, i, j)
-            bare = len(content) == 1 and not any(c.isdigit() for c in text)
+            number = any(_is_number(word) for word in words)
+            bare = len(content) == 1 and not number
+            last = word_list(sentence[tokens[j - 1].start : tokens[j - 1].end])
+            before_last = word_list(sentence[tokens[j - 2].start : tokens[j - 2].end]) if j - i >= 2 else []
+            unit = tokens[j - 1].role == "q" and any(_is_number(word) for word in before_last)
+            named = which and tokens[j - 1].role == "q" and bool(last)
             score = (
                 overlap
                 + w["whole"] * whole
@@ -395,9 +418,23 @@ def answer_spans(
                 + w["beside"] * beside
                 - w["long"] * max(len(words) - 4, 0)
                 - w["bare_word"] * bare
-                + w["quantity"] * (quantity and any(c.isdigit() for c in text))
+                + w["quantity"] * (quantity and number)
+                + w["unit"] * unit
+                + w["named"] * named
             )
-            span = Span(text, sentence, article, round(overlap, 6), share, beside, whole, len(words), round(score, 6))
+            span = Span(
+                text,
+                sentence,
+                article,
+                round(overlap, 6),
+                share,
+                beside,
+                whole,
+                unit,
+                named,
+                len(words),
+                round(score, 6),
+            )
             key = text.lower()
             if key not in best or best[key].score < span.score:
                 best[key] = span

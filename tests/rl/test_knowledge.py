@@ -62,7 +62,9 @@ def test_question_text_and_search_terms() -> None:
     assert search_terms(chat, 2, numbers=False) == "ann customer"
 
 
-def _hand_score(overlap: float, whole: bool, share: float, beside: bool, words: int, bare: bool, digit: bool) -> float:
+def _hand_score(
+    overlap: float, whole: bool, share: float, beside: bool, words: int, bare: bool, digit: bool, unit: bool
+) -> float:
     w = SPAN_WEIGHTS
     return round(
         overlap
@@ -71,7 +73,8 @@ def _hand_score(overlap: float, whole: bool, share: float, beside: bool, words: 
         + w["beside"] * beside
         - w["long"] * max(words - 4, 0)
         - w["bare_word"] * bare
-        + w["quantity"] * digit,  # the question asks "how many"
+        + w["quantity"] * digit  # the question asks "how many"
+        + w["unit"] * unit,  # a number and the question word after it ("10 days")
         6,
     )
 
@@ -83,15 +86,15 @@ def test_answer_spans_worked_by_hand() -> None:
     body = "Wrong items are rare. A wrong item must be reported within 10 days of delivery."
     spans = answer_spans("Within how many days of delivery must a wrong item be reported?", [body])
     low = 2 * math.log(5 / 3) / (2 * math.log(5 / 3) + 4 * math.log(2))
-    expected = [  # text, overlap, whole run, share of question words, beside a question word, words, bare word, digit
-        ("10", 1.0, True, 0.0, True, 1, False, True),
-        ("10 days", 1.0, True, 0.5, True, 2, False, True),
-        ("within 10", 1.0, True, 0.5, True, 2, False, True),
-        ("within 10 days", 1.0, True, 2 / 3, True, 3, False, True),
-        ("10 days of delivery", 1.0, False, 2 / 3, True, 4, False, True),
-        ("items are rare", low, True, 0.5, True, 3, False, False),  # the question word across "are"
-        ("rare", low, True, 0.0, True, 1, True, False),
-        ("are rare", low, True, 0.0, True, 2, True, False),
+    expected = [  # text, overlap, whole run, share of question words, beside one, words, bare word, digit, unit
+        ("10 days", 1.0, True, 0.5, True, 2, False, True, True),
+        ("within 10 days", 1.0, True, 2 / 3, True, 3, False, True, True),
+        ("10", 1.0, True, 0.0, True, 1, False, True, False),
+        ("within 10", 1.0, True, 0.5, True, 2, False, True, False),
+        ("10 days of delivery", 1.0, False, 2 / 3, True, 4, False, True, False),
+        ("items are rare", low, True, 0.5, True, 3, False, False, False),  # the question word across "are"
+        ("rare", low, True, 0.0, True, 1, True, False, False),
+        ("are rare", low, True, 0.0, True, 2, True, False, False),
     ]
     assert [(s.text, s.score) for s in spans] == [(e[0], _hand_score(*e[1:])) for e in expected]
     assert [s.article for s in spans] == [0] * 8
