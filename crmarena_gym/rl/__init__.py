@@ -3,7 +3,9 @@
 :class:`CandidateActionWrapper` turns a text environment into ``Discrete(K)`` actions over generated
 candidate actions and ``Dict({"observations": Box, "action_mask": Box, "action_features": Box})``
 observations (each candidate with its feature vector), which RLlib,
-and any library that reads Gymnasium spaces, can train on. The RLlib functions import Ray only when
+and any library that reads Gymnasium spaces, can train on. The knowledge tasks (PVI, KQA) get searches
+built from the question or the case's conversation and answers taken from the articles found
+(:class:`KnowledgeSlots`, :func:`answer_spans`). The RLlib functions import Ray only when
 called (``pip install 'crmarena-gym[rl]'``).
 
 Example:
@@ -28,6 +30,7 @@ from crmarena_gym.rl._candidates import (
     ChoiceTemplate,
     Fact,
     ResultOf,
+    SlotGroup,
     StepRecord,
     ToolPipelineCandidates,
     ValuesById,
@@ -37,6 +40,14 @@ from crmarena_gym.rl._candidates import (
 from crmarena_gym.rl._encoding import Encoder, HashingEncoder, stable_hash
 from crmarena_gym.rl._facts import QUESTION_PARAMS, QuestionFacts, question_facts
 from crmarena_gym.rl._features import CandidateFeaturizer, SlotFeatures, candidate_context, overlap
+from crmarena_gym.rl._knowledge import (
+    CONVERSATION_FUNCTIONS,
+    SEARCH_FUNCTION,
+    KnowledgeSlots,
+    KnowledgeView,
+    knowledge_view,
+    search_term_of,
+)
 from crmarena_gym.rl._rllib import (
     RLLIB_ENV_NAME,
     action_masking_module_class,
@@ -47,6 +58,19 @@ from crmarena_gym.rl._rllib import (
     rllib_env_creator,
 )
 from crmarena_gym.rl._rollout import EvaluationResult, RandomCandidatePolicy, evaluate_policy
+from crmarena_gym.rl._spans import (
+    SPAN_WEIGHTS,
+    Span,
+    agent_lines,
+    answer_spans,
+    best_reply,
+    number_relation,
+    numbers,
+    question_text,
+    search_terms,
+    sentences,
+    stem,
+)
 from crmarena_gym.rl._wrapper import EMPTY_SLOT_ACTION, INFO_KEYS, CandidateActionWrapper, make_discrete_env
 
 #: The Gymnasium id of :func:`make_discrete_env`.
@@ -56,6 +80,7 @@ if DISCRETE_ENV_ID not in gym.registry:
     gym.register(id=DISCRETE_ENV_ID, entry_point="crmarena_gym.rl.crmarena_gym:make_discrete_env")
 
 __all__ = [
+    "CONVERSATION_FUNCTIONS",
     "DEFAULT_CHOICES",
     "DEFAULT_TEMPLATES",
     "DISCRETE_ENV_ID",
@@ -64,6 +89,8 @@ __all__ = [
     "MISSING",
     "QUESTION_PARAMS",
     "RLLIB_ENV_NAME",
+    "SEARCH_FUNCTION",
+    "SPAN_WEIGHTS",
     "Binding",
     "CallTemplate",
     "CandidateActionWrapper",
@@ -75,25 +102,40 @@ __all__ = [
     "EvaluationResult",
     "Fact",
     "HashingEncoder",
+    "KnowledgeSlots",
+    "KnowledgeView",
     "QuestionFacts",
     "RandomCandidatePolicy",
     "ResultOf",
     "SlotFeatures",
+    "SlotGroup",
+    "Span",
     "StepRecord",
     "ToolPipelineCandidates",
     "ValuesById",
     "action_masking_module_class",
+    "agent_lines",
+    "answer_spans",
+    "best_reply",
     "call_text",
     "candidate_context",
     "evaluate_policy",
     "greedy_policy",
+    "knowledge_view",
     "make_discrete_env",
     "masked_ppo_config",
+    "number_relation",
+    "numbers",
     "observed_values",
     "overlap",
     "parametric_module_class",
     "question_facts",
+    "question_text",
     "register_rllib_env",
     "rllib_env_creator",
+    "search_term_of",
+    "search_terms",
+    "sentences",
     "stable_hash",
+    "stem",
 ]

@@ -30,6 +30,7 @@ __all__ = [
     "ChoiceTemplate",
     "Fact",
     "ResultOf",
+    "SlotGroup",
     "StepRecord",
     "ToolPipelineCandidates",
     "ValuesById",
@@ -128,6 +129,25 @@ class CandidateGenerator(Protocol):
 
     def candidates(self, state: CandidateState) -> list[str]:
         """The non-empty slots' actions, in slot order."""
+        ...
+
+
+@runtime_checkable
+class SlotGroup(Protocol):
+    """A group of slots appended after the others (:class:`~crmarena_gym.rl.KnowledgeSlots` is one).
+
+    Attributes:
+        names: The slots' names, in order.
+    """
+
+    names: tuple[str, ...]
+
+    def render(self, state: CandidateState) -> list[str | None]:
+        """``len(names)`` entries: a well-formed text action, or None for an empty slot."""
+        ...
+
+    def sources(self, state: CandidateState) -> list[str | None]:
+        """For each slot, the function it calls or whose result its value came from."""
         ...
 
 
@@ -423,7 +443,9 @@ class ToolPipelineCandidates:
     3. ``submit None``;
     4. ``num_values`` slots ``submit <value>`` for the ids and values of the short results seen so
        far, newest first (:func:`observed_values`): after ``find_id_with_max_value`` answers
-       ``["a1M..."]``, the first value slot submits that id.
+       ``["a1M..."]``, the first value slot submits that id;
+    5. the slots of each ``extras`` group (default one :class:`~crmarena_gym.rl.KnowledgeSlots`: the
+       knowledge searches of PVI and KQA and their answers, the articles found and phrases of them).
 
     Each slot means the same thing at every step of every instance, so a task's pipeline is a fixed
     sequence of slot numbers (TII: ``order_items``, ``issue_counts``, ``max_value_ids``,
@@ -435,6 +457,8 @@ class ToolPipelineCandidates:
         num_values: How many submission slots for observed values (also the longest result whose
             items become answer candidates).
         chain: Offer a result-taking call only right after the step that produced its input.
+        extras: Slot groups appended at the end (None: one :class:`~crmarena_gym.rl.KnowledgeSlots`;
+            ``()`` for none).
 
     Example:
         >>> from crmarena_gym.rl import QuestionFacts
@@ -442,8 +466,8 @@ class ToolPipelineCandidates:
         >>> state = CandidateState(QuestionFacts("TII", "...", product_id="01tWs000001nXIWIA2"))
         >>> gen.candidates(state)
         ['execute get_order_item_ids_by_product({"product_id": "01tWs000001nXIWIA2"})', 'submit None']
-        >>> gen.num_slots, gen.slot_names[8], gen.slot_names[-1]
-        (37, 'order_items', 'submit_value_3')
+        >>> gen.num_slots, gen.slot_names[8], gen.slot_names[36], gen.slot_names[-1]
+        (60, 'order_items', 'submit_value_3', 'submit_span_15')
     """
 
     def __init__(
@@ -453,23 +477,30 @@ class ToolPipelineCandidates:
         choices: Sequence[ChoiceTemplate] = DEFAULT_CHOICES,
         num_values: int = 4,
         chain: bool = True,
+        extras: Sequence[SlotGroup] | None = None,
     ) -> None:
         if not templates:
             raise ValueError("ToolPipelineCandidates needs at least one call template")
+        if extras is None:
+            from crmarena_gym.rl._knowledge import KnowledgeSlots  # it builds on this module
+
+            extras = (KnowledgeSlots(),)
+        for group in extras:
+            if not isinstance(group, SlotGroup):
+                raise TypeError(f"an extra slot group needs names, render(state) and sources(state), got {group!r}")
         names = [t.name for t in templates] + [f"{c.name}_{i}" for c in choices for i in range(c.count)]
-        if len(set(names)) != len(names):
-            raise ValueError(f"call template names must be unique, got {names}")
+        extra_names = [name for group in extras for name in group.names]
+        every = [*names, "submit_none", *(f"submit_value_{i}" for i in range(num_values)), *extra_names]
+        if len(set(every)) != len(every):
+            raise ValueError(f"slot names must be unique, got {every}")
         if not isinstance(num_values, int) or isinstance(num_values, bool) or num_values < 1:
             raise ValueError(f"num_values must be a positive integer, got {num_values!r}")
         self.templates = tuple(templates)
         self.choices = tuple(choices)
         self.num_values = num_values
         self.chain = chain
-        self.slot_names: tuple[str, ...] = (
-            *names,
-            "submit_none",
-            *(f"submit_value_{i}" for i in range(num_values)),
-        )
+        self.extras = tuple(extras)
+        self.slot_names: tuple[str, ...] = tuple(every)
         self.num_slots = len(self.slot_names)
         self.submit_none_slot = len(names)
         self.first_value_slot = self.submit_none_slot + 1
@@ -487,6 +518,8 @@ class ToolPipelineCandidates:
         values = observed_values(state.history, self.num_values)
         out += [f"submit {value}" for value, _ in values]
         out += [None] * (self.num_values - len(values))
+        for group in self.extras:
+            out += [None if text is None or text in taken else text for text in group.render(state)]
         return out
 
     def slot_sources(self, state: CandidateState) -> list[str | None]:
@@ -497,6 +530,8 @@ class ToolPipelineCandidates:
         sources.append("submit")
         sources += [function for _, function in values]
         sources += [None] * (self.num_values - len(values))
+        for group in self.extras:
+            sources += group.sources(state)
         return sources
 
     def candidates(self, state: CandidateState) -> list[str]:
@@ -505,4 +540,5 @@ class ToolPipelineCandidates:
 
     def __repr__(self) -> str:
         slots = len(self.templates)
-        return f"ToolPipelineCandidates({slots} call slots, num_values={self.num_values}, chain={self.chain})"
+        extras = f", extras={list(self.extras)}" if self.extras else ""
+        return f"ToolPipelineCandidates({slots} call slots, num_values={self.num_values}, chain={self.chain}{extras})"

@@ -15,6 +15,7 @@ Any object with ``size`` and ``features(state, slots, sources)`` is a featurizer
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import re
 from collections.abc import Iterator, Sequence
@@ -24,6 +25,8 @@ import numpy as np
 
 from crmarena_gym.rl._candidates import CandidateState
 from crmarena_gym.rl._encoding import FUNCTIONS, stable_hash
+from crmarena_gym.rl._knowledge import KnowledgeView, knowledge_view, search_term_of
+from crmarena_gym.rl._spans import best_reply, number_relation, word_list
 
 __all__ = ["CandidateFeaturizer", "SlotFeatures", "candidate_context", "overlap"]
 
@@ -46,6 +49,24 @@ SCALARS: tuple[str, ...] = (
     "question_in_context",
     "context_words",
     "value_in_question",
+    # The knowledge tasks (PVI, KQA; see crmarena_gym.rl._knowledge):
+    "search_of_question",
+    "search_of_conversation",
+    "knowledge_rank",
+    "article_in_conversation",
+    "conversation_in_article",
+    "reply_rule_overlap",
+    "reply_number_above_rule",
+    "reply_number_within_rule",
+    "span_sentence_overlap",
+    "span_question_share",
+    "span_next_to_question",
+    "span_whole",
+    "span_words",
+    "span_has_digit",
+    "span_score",
+    "span_unit",
+    "span_named",
 )
 
 
@@ -184,11 +205,30 @@ class SlotFeatures:
       terms a call passes) found in the question, and the reverse share; the context's length
       (words, clipped at 50, over 50); the value is quoted in the question;
     - ``context_buckets`` values: the context's words, hashed (1 where any word falls), so that a
-      network can learn which words go with which question.
+      network can learn which words go with which question;
+    - ``reply_buckets`` values: for an article a knowledge search returned, the words and word pairs
+      of the agent's line that best matches one of its sentences (:func:`~crmarena_gym.rl.best_reply`),
+      hashed: what the agent said about the article's rule ("but I've waived the fee", "a fee applies");
+    - ``own_buckets`` values: the words of that line which its rule sentence does not use, hashed: the
+      agent's own words around the rule ("anyway", "waived", "unable"), which recur across rules and so
+      tell a broken rule from a kept one beyond the rules seen in training.
+
+    The knowledge scalars (PVI, KQA; zero for other candidates): which knowledge search a call is (of
+    the question's words, of the conversation's); an article's or phrase's rank in its slots (clipped
+    at 9 or 15); the share of the article's words found in the conversation fetched so far, and the
+    reverse; the weighted share of the best-matching agent line's words in the article's sentence;
+    whether a number of that line exceeds the sentence's numbers, or stays within them
+    (:func:`~crmarena_gym.rl.number_relation`); and for an answer phrase
+    (:class:`~crmarena_gym.rl.Span`): its sentence's overlap with the question, the share of its words
+    the question has, whether it stands beside the question's words, whether it is a whole run, its
+    length (words, clipped at 12, over 12), whether it holds a digit, its score (over 2.5, clipped),
+    whether it is a number with its unit, and whether it ends on what a "which" question names.
 
     Args:
         num_slots: K, the generator's number of slots.
         context_buckets: Hash buckets for the context's words.
+        reply_buckets: Hash buckets for the words of the agent line an article's rule meets.
+        own_buckets: Hash buckets for that line's words its rule sentence lacks.
 
     Example:
         >>> from crmarena_gym.rl import QuestionFacts, ToolPipelineCandidates
@@ -203,8 +243,15 @@ class SlotFeatures:
         True
     """
 
-    def __init__(self, num_slots: int, *, context_buckets: int = 32) -> None:
-        for name, value in (("num_slots", num_slots), ("context_buckets", context_buckets)):
+    def __init__(
+        self, num_slots: int, *, context_buckets: int = 32, reply_buckets: int = 64, own_buckets: int = 32
+    ) -> None:
+        for name, value in (
+            ("num_slots", num_slots),
+            ("context_buckets", context_buckets),
+            ("reply_buckets", reply_buckets),
+            ("own_buckets", own_buckets),
+        ):
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
         self.num_slots = num_slots
@@ -215,7 +262,11 @@ class SlotFeatures:
         self.source_offset = self.kind_offset + n + 2
         self.scalar_offset = self.source_offset + n + 1
         self.context_offset = self.scalar_offset + len(SCALARS)
-        self.size = self.context_offset + context_buckets
+        self.reply_offset = self.context_offset + context_buckets
+        self.reply_buckets = reply_buckets
+        self.own_offset = self.reply_offset + reply_buckets
+        self.own_buckets = own_buckets
+        self.size = self.own_offset + own_buckets
         self._index = _ContextIndex()
 
     def features(self, state: CandidateState, slots: Sequence[str | None], sources: Sequence[str | None]) -> np.ndarray:
@@ -230,6 +281,8 @@ class SlotFeatures:
         contexts = self._index.get(state)
         pasted = _pasted_text(last.result) if last is not None and last.ok else None
         submissions = [i for i, s in enumerate(slots) if s is not None and s.startswith("submit ")]
+        searched = any(t is not None and s == "search_knowledge_articles" for t, s in zip(slots, sources, strict=True))
+        knowledge = _KnowledgeFeatures(state) if searched else None
         for i, (text, source) in enumerate(zip(slots, sources, strict=True)):
             if text is None:
                 continue
@@ -255,6 +308,10 @@ class SlotFeatures:
                     scalars["count_in_last_result"] = min(count, 5) / 5
                     scalars["value_in_question"] = float(value in question)
                     context = contexts.get(value) or value
+                    if knowledge is not None and source == "search_knowledge_articles":
+                        knowledge.answer(
+                            value, scalars, row[self.reply_offset : self.own_offset], row[self.own_offset :]
+                        )
             else:
                 scalars["is_call"] = 1.0
                 function = text[len("execute ") :].split("(", 1)[0].strip()
@@ -262,6 +319,8 @@ class SlotFeatures:
                 row[self.source_offset + n] = 1.0
                 scalars["takes_last_result"] = float(pasted is not None and pasted in text)
                 context = " ".join(contexts.get(v) or v for v in _call_values(text))
+                if knowledge is not None and function == "search_knowledge_articles":
+                    knowledge.search(text, scalars)
             share, reverse = overlap(context, question)
             scalars["context_in_question"] = share
             scalars["question_in_context"] = reverse
@@ -273,7 +332,61 @@ class SlotFeatures:
         return out
 
     def __repr__(self) -> str:
-        return f"SlotFeatures(num_slots={self.num_slots}, context_buckets={self.context_buckets})"
+        return (
+            f"SlotFeatures(num_slots={self.num_slots}, context_buckets={self.context_buckets}, "
+            f"reply_buckets={self.reply_buckets}, own_buckets={self.own_buckets})"
+        )
+
+
+class _KnowledgeFeatures:
+    """The knowledge scalars and reply words of one state's candidates (see :class:`SlotFeatures`)."""
+
+    def __init__(self, state: CandidateState) -> None:
+        self.view: KnowledgeView = knowledge_view(state)
+        self.articles = {a["Id"]: (rank, a) for rank, a in enumerate(self.view.articles)}
+        self.spans = {span.text: (rank, span) for rank, span in enumerate(self.view.spans)}
+        self.conversation = " ".join(self.view.conversation)
+        self.asked = set(word_list(self.view.question))
+
+    def search(self, text: str, scalars: dict[str, float]) -> None:
+        """A search call: are its words the question's, or others (the conversation's)?"""
+        term = search_term_of(text)
+        words = set(word_list(term)) if term is not None else set()
+        if words:
+            scalars["search_of_question"] = float(words <= self.asked)
+            scalars["search_of_conversation"] = 1.0 - scalars["search_of_question"]
+
+    def answer(self, value: str, scalars: dict[str, float], reply: np.ndarray, own: np.ndarray) -> None:
+        """A submitted article of the latest search, or a phrase of its articles."""
+        if value in self.articles:
+            rank, article = self.articles[value]
+            scalars["knowledge_rank"] = min(rank, 9) / 9
+            content = f"{article.get('Title') or ''} {article.get('Content') or ''}"
+            scalars["article_in_conversation"], scalars["conversation_in_article"] = overlap(content, self.conversation)
+            line, sentence, share = best_reply(self.view.lines, article.get("Content") or "", self.view.corpus)
+            if line:
+                scalars["reply_rule_overlap"] = share
+                above, within = number_relation(line, sentence)
+                scalars["reply_number_above_rule"], scalars["reply_number_within_rule"] = float(above), float(within)
+                words = word_list(line)
+                for gram in [*words, *(f"{a} {b}" for a, b in itertools.pairwise(words))]:
+                    reply[stable_hash(gram) % len(reply)] = 1.0
+                ruled = set(word_list(sentence))
+                for word in words:
+                    if word not in ruled:
+                        own[stable_hash(word) % len(own)] = 1.0
+        elif value in self.spans:
+            rank, span = self.spans[value]
+            scalars["knowledge_rank"] = min(rank, 15) / 15
+            scalars["span_sentence_overlap"] = span.sentence_overlap
+            scalars["span_question_share"] = span.question_share
+            scalars["span_next_to_question"] = float(span.next_to_question)
+            scalars["span_whole"] = float(span.whole)
+            scalars["span_words"] = min(span.words, 12) / 12
+            scalars["span_has_digit"] = float(any(c.isdigit() for c in span.text))
+            scalars["span_score"] = min(max(span.score, 0.0), 2.5) / 2.5
+            scalars["span_unit"] = float(span.unit)
+            scalars["span_named"] = float(span.named)
 
 
 def _pasted_text(result: Any) -> str | None:

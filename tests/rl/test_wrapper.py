@@ -22,6 +22,7 @@ from crmarena_gym.rl import (
     CandidateActionWrapper,
     CandidateState,
     HashingEncoder,
+    KnowledgeSlots,
     RandomCandidatePolicy,
     evaluate_policy,
     make_discrete_env,
@@ -90,13 +91,23 @@ def test_masks_match_candidates_and_candidates_are_valid_calls(env: CandidateAct
             done = terminated or truncated
 
 
-def _feature_rollout(env: CandidateActionWrapper, seed: int, steps: int) -> list[tuple[Any, ...]]:
+def _feature_rollout(
+    env: CandidateActionWrapper, seed: int, steps: int, prefer: tuple[str, ...] = ()
+) -> list[tuple[Any, ...]]:
+    """Random candidates, except that the first available slot of ``prefer`` (names, in order) is taken
+    with probability 3/4 (to walk a family's pipeline to its answer slots)."""
     policy = RandomCandidatePolicy(seed)
+    rng = np.random.default_rng(seed)
+    preferred = [env.generator.slot_names.index(name) for name in prefer]
     obs, info = env.reset(seed=seed)
     trace = []
     for _ in range(steps):
         trace.append((obs["action_features"].copy(), obs["action_mask"].copy(), info["candidates"]))
-        obs, _r, terminated, truncated, info = env.step(policy(obs))
+        action = policy(obs)
+        available = [slot for slot in preferred if obs["action_mask"][slot]]
+        if available and rng.random() < 0.75:
+            action = available[0] if rng.random() < 0.5 else int(rng.choice(available))
+        obs, _r, terminated, truncated, info = env.step(action)
         if terminated or truncated:
             obs, info = env.reset()
     return trace
@@ -524,6 +535,22 @@ def test_no_candidate_or_feature_reads_the_gold_or_hidden_params_in_any_family(
     for instances in (originals, [_without_privileged(i) for i in originals]):
         env = make_discrete_env(org=env_org, tasks=instances)
         traces.append(_feature_rollout(env, seed=7, steps=120))
+    for (a, m, c), (b, n, d) in zip(*traces, strict=True):
+        assert c == d
+        np.testing.assert_array_equal(m, n)
+        np.testing.assert_array_equal(a, b)
+    # The knowledge tasks' searches and answers (PVI: the conversation, its search, the articles found; KQA: the
+    # question's search, the phrases found), walked on purpose: the same without the gold and the hidden params
+    # (the violated article, the offending sentence, the article's title as a search term).
+    knowledge = [i for i in new_family_tasks if i.abbrev in ("PVI", "KQA")]
+    names = KnowledgeSlots().names
+    prefer = ("chat_transcripts", "emails", "search_conversation", "search_question", *names[2:])
+    traces = []
+    for instances in (knowledge, [_without_privileged(i) for i in knowledge]):
+        env = make_discrete_env(org=env_org, tasks=instances)
+        traces.append(_feature_rollout(env, seed=3, steps=100, prefer=prefer))
+    offered = {name for _a, _m, c in traces[0] for name, text in zip(env.generator.slot_names, c, strict=True) if text}
+    assert set(names) <= offered  # every knowledge slot was filled along the way
     for (a, m, c), (b, n, d) in zip(*traces, strict=True):
         assert c == d
         np.testing.assert_array_equal(m, n)

@@ -1,0 +1,565 @@
+"""Text pieces for the knowledge tasks: search terms, sentences, answer spans, and a conversation's agent replies.
+
+KQA answers a question with a short phrase of a knowledge article, and PVI asks which article an
+agent's reply in a case's chat or emails goes against. A discrete policy cannot type a phrase or a
+search term, so the candidate generator offers them, built from what the agent has seen (the
+question, the transcripts and emails it fetched, the articles a search returned) and never from the
+gold:
+
+- :func:`search_terms`: the distinct content words of a text, in order (a knowledge search ranks
+  articles by how many of the words they hold, BM25);
+- :func:`sentences`: an article body cut into sentences (lines, then sentence ends, ``p.m.`` kept whole);
+- :func:`answer_spans`: phrases of the sentences that best overlap the question, where the answer to a
+  question usually is: the runs of words the question does not contain (with a neighbour word or
+  not), and each clause with the question's words cut off its ends; ranked by a stated score;
+- :func:`agent_lines`: the lines an agent wrote in a chat transcript or an email thread (where a
+  broken policy shows), for comparing with an article's rules.
+
+Words are compared loosely (:func:`stem`: ``ships`` matches ``ship``, ``returned`` matches ``return``).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "FUNCTION_WORDS",
+    "SPAN_WEIGHTS",
+    "Span",
+    "agent_lines",
+    "answer_spans",
+    "best_reply",
+    "number_relation",
+    "numbers",
+    "question_text",
+    "search_terms",
+    "sentences",
+    "stem",
+    "word_list",
+]
+
+_WORD_RE = re.compile(r"[^\W_]+")
+#: Words that carry no topic: left out of search terms and overlaps, and never an answer on their own.
+FUNCTION_WORDS = frozenset(
+    """a an the and or but nor so yet of to in on at by for from with without into onto over under about as
+    than then is are was were be been being am do does did done has have had having can could may might must
+    shall should will would i me my mine we us our ours you your yours he him his she her hers it its they them
+    their theirs this that these those there here what which who whom whose when where why how if whether not
+    no any all each every some such only also just very too more most much many own same other please
+    return returns id ids""".split()
+)
+# Template words of the instance context ("Return only the Id ...", "Answer briefly ..."): every question has
+# them, so they tell nothing about its topic.
+_CONTEXT_WORDS = frozenset("answer briefly using say says knowledge articles article none".split())
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9$])")
+_ABBREVIATION = re.compile(r"(?:\b[a-zA-Z]\.[a-zA-Z]\.|\b(?:e\.g|i\.e|vs|etc|Mr|Ms|Mrs|Dr|St|No)\.)$")
+_CONJUNCTIONS = frozenset("so because when before after while unless until if which whereas except".split())
+#: The weights of a phrase's score (see :func:`answer_spans`): chosen on the generator's knowledge
+#: facts of the seed-0 org (benchmarks/bench_candidates.py measures the candidate set they give).
+SPAN_WEIGHTS = {
+    "whole": 0.2,
+    "new": 0.25,
+    "beside": 0.1,
+    "long": 0.02,
+    "bare_word": 0.4,
+    "later_article": 0.15,
+    "quantity": 0.3,
+    "unit": 0.3,
+    "named": 0.15,
+}
+_WHICH = re.compile(r"^\W*(?:which|what)\b", re.IGNORECASE)
+_NUMBER_WORDS = frozenset("one two three four five six seven eight nine ten eleven twelve once twice".split())
+
+
+def _is_number(word: str) -> bool:
+    return word.isdigit() or word in _NUMBER_WORDS
+
+
+_QUANTITY = re.compile(r"\bhow (?:many|much|long|often|late|soon|far|old|big|bright|heavy)\b", re.IGNORECASE)
+_EDGE_PUNCT = "\"'()[]{},;:.!?"
+_CLAUSE_END = (",", ";", ":")
+_LIST_MARK = re.compile(r"^\d+[.)]\s+")
+
+
+def word_list(text: str) -> list[str]:
+    """The lower-case words of ``text`` (runs of letters and digits).
+
+    Example:
+        >>> word_list("Final-sale items: $14.95!")
+        ['final', 'sale', 'items', '14', '95']
+    """
+    return _WORD_RE.findall(text.lower())
+
+
+@functools.lru_cache(maxsize=8192)
+def stem(word: str) -> str:
+    """A crude stem, so that a question's ``replaced`` meets an article's ``replace`` (no dictionary needed).
+
+    Example:
+        >>> [stem(w) for w in ("ships", "returned", "replace", "replaced", "washing", "dried", "dry", "class")]
+        ['ship', 'return', 'replac', 'replac', 'wash', 'dry', 'dry', 'class']
+    """
+    if word.endswith(("ied", "ies")) and len(word) > 4:
+        return word[:-3] + "y"
+    for suffix in ("ing", "ed", "es", "s", "e"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
+            return word[: -len(suffix)]
+    return word
+
+
+def question_text(text: str) -> str:
+    """The question itself: the last sentence of ``text`` that ends with a question mark, without a lead-in
+    that ends with a colon (all of ``text`` if no sentence asks).
+
+    An instance's text holds the question, a preamble ("A customer asks:", "Can you check the knowledge
+    base?") and its context ("Today's date: ...", "Answer briefly ..."), which say nothing about the topic.
+
+    Example:
+        >>> question_text("Can you check? A customer asks: How long is a reset link valid?\\n- Answer briefly.")
+        'How long is a reset link valid?'
+        >>> question_text("No question here.")
+        'No question here.'
+    """
+    asked = [part.strip() for part in re.findall(r"[^?\n.!]*\?", text) if part.strip()]
+    if not asked:
+        return text
+    return asked[-1].rsplit(":", 1)[-1].strip() or asked[-1]
+
+
+def search_terms(text: str, limit: int = 60, *, numbers: bool = True) -> str:
+    """The distinct content words of ``text`` in order of appearance (at most ``limit``), as a search term.
+
+    Function words, one-letter words and words mixing letters and digits (ids, times) are left out, and
+    numbers too unless ``numbers``: a knowledge search ranks articles by the words they share with the term.
+
+    Example:
+        >>> search_terms("Can I cancel the backorder? My order 801Ws000001mMbFIAU shipped 2 days ago.")
+        'cancel backorder order shipped 2 days ago'
+        >>> search_terms("[2023-12-15T11:24:06] Can I cancel?", numbers=False)
+        'cancel'
+    """
+    seen: list[str] = []
+    for word in word_list(text):
+        digits = any(c.isdigit() for c in word)
+        if (
+            (len(word) < 2 and not word.isdigit())
+            or word in FUNCTION_WORDS
+            or word in _CONTEXT_WORDS
+            or (digits and not (numbers and word.isdigit()))
+            or word in seen
+        ):
+            continue
+        seen.append(word)
+        if len(seen) >= limit:
+            break
+    return " ".join(seen)
+
+
+def sentences(text: str) -> list[str]:
+    """An article body's sentences: its lines cut at sentence ends (not after ``p.m.``, ``e.g.``), list numbers dropped.
+
+    Example:
+        >>> sentences("Order by 2 p.m. Eastern to ship today. Returns are free.\\n\\n1. Keep tags on.")
+        ['Order by 2 p.m. Eastern to ship today.', 'Returns are free.', 'Keep tags on.']
+    """
+    out: list[str] = []
+    for line in text.splitlines():
+        start = 0
+        for match in _SENTENCE_END.finditer(line):
+            if _ABBREVIATION.search(line[: match.start()]) or re.search(r"(?:^|\s)\d+\.$", line[: match.start()]):
+                continue  # an abbreviation or a list number ("1."), not a sentence end
+            out.append(line[start : match.start()].strip())
+            start = match.end()
+        out.append(line[start:].strip())
+    return [_LIST_MARK.sub("", s) for s in out if word_list(_LIST_MARK.sub("", s))]
+
+
+@dataclass(frozen=True)
+class Span:
+    """An answer candidate: a phrase of an article sentence.
+
+    Attributes:
+        text: The phrase, as the sentence writes it (edge punctuation removed).
+        sentence: The sentence it comes from.
+        article: The rank of the sentence's article in the search result (0: first).
+        sentence_overlap: How much of the question the sentence holds: the weighted share of the
+            question's content words (stemmed) it contains, each word weighted by its rarity among the
+            sentences searched (inverse document frequency), so that a word every sentence has counts little.
+        question_share: The share of the phrase's content words that the question contains.
+        next_to_question: Whether a word of the question stands right before or after the phrase
+            (function words skipped): an answer sits beside what the question asks about.
+        whole: Whether the phrase is a whole run of words the question lacks (not a piece of one).
+        unit: Whether the phrase ends with a question word right after a number (``12 hours``).
+        named: Whether the question asks "which/what ..." and the phrase ends with a question word
+            (``flashing mode`` for "Which light mode ...?").
+        words: The phrase's number of words.
+        score: The ranking score (see :func:`answer_spans`).
+    """
+
+    text: str
+    sentence: str
+    article: int
+    sentence_overlap: float
+    question_share: float
+    next_to_question: bool
+    whole: bool
+    unit: bool
+    named: bool
+    words: int
+    score: float
+
+
+@dataclass(frozen=True)
+class _Token:
+    start: int
+    end: int
+    role: str  # "q": the question has its words; "f": function words only; "n": new words
+    clause_end: bool
+    breaks: bool  # a conjunction that starts a clause
+
+
+def _tokens(sentence: str, question: frozenset[str]) -> list[_Token]:
+    tokens = []
+    for match in re.finditer(r"\S+", sentence):
+        raw = match.group()
+        start = match.start() + (len(raw) - len(raw.lstrip(_EDGE_PUNCT)))
+        end = match.end() - (len(raw) - len(raw.rstrip(_EDGE_PUNCT)))
+        if end <= start:
+            continue
+        words = word_list(raw)
+        if all(w in FUNCTION_WORDS for w in words):
+            role = "f"
+        elif all(w in FUNCTION_WORDS or stem(w) in question for w in words):
+            role = "q"
+        else:
+            role = "n"
+        clause_end = raw.rstrip("\"')]").endswith(_CLAUSE_END)
+        tokens.append(_Token(start, end, role, clause_end, len(words) == 1 and words[0] in _CONJUNCTIONS))
+    return tokens
+
+
+def _content(words: Sequence[str]) -> list[str]:
+    return [w for w in words if w not in FUNCTION_WORDS]
+
+
+def _groups(tokens: list[_Token], *, clauses: bool) -> list[tuple[int, int]]:
+    """Maximal ranges of tokens the question lacks, function words trimmed off their ends; with ``clauses``,
+    also cut at clause ends and before a conjunction that starts a clause (``so``, ``because``, ``when`` ...)."""
+    out: list[tuple[int, int]] = []
+    i, n = 0, len(tokens)
+    while i < n:
+        if tokens[i].role == "q":
+            i += 1
+            continue
+        j = i + 1
+        while j < n and tokens[j].role != "q" and not (clauses and (tokens[j - 1].clause_end or tokens[j].breaks)):
+            j += 1
+        a, b = i, j
+        while a < b and tokens[a].role == "f":
+            a += 1
+        while b > a and tokens[b - 1].role == "f":
+            b -= 1
+        if a < b:
+            out.append((a, b))
+        i = j
+    return out
+
+
+def _spans_of(tokens: list[_Token]) -> dict[tuple[int, int], bool]:
+    """Token ranges ``[i, j)`` that may be an answer, each with whether it is a whole run (see :func:`answer_spans`)."""
+    n = len(tokens)
+    cores: dict[tuple[int, int], bool] = {}
+    for clauses in (False, True):
+        for i, j in _groups(tokens, clauses=clauses):
+            content = [k for k in range(i, j) if tokens[k].role == "n"]
+            for x, a in enumerate(content):
+                for b in content[x:]:
+                    cores[(a, b + 1)] = cores.get((a, b + 1), False) or (a, b + 1) == (i, j)
+    found: dict[tuple[int, int], bool] = {}
+    for (i, j), whole in cores.items():  # up to two function words before ("up to"), a question word before or after
+        starts = [i]
+        for a in (i - 1, i - 2):
+            if a < 0 or tokens[a].role != "f":
+                break
+            starts.append(a)
+        before = _across(tokens, i - 1, -1)
+        if before is not None:
+            starts.append(before)
+        after = _across(tokens, j, 1)
+        ends = [j] if after is None else [j, after + 1]
+        for key in ((a, b) for a in starts for b in ends):
+            found[key] = found.get(key, False) or whole
+    start = 0
+    for k in range(n):  # clauses with their leading words cut until a new word, with and without trailing ones
+        if tokens[k].clause_end or k == n - 1 or tokens[k + 1].breaks:
+            a, b = start, k + 1
+            while a < b and tokens[a].role != "n":
+                a += 1
+            if a < b:
+                c = b
+                while c > a and tokens[c - 1].role != "n":
+                    c -= 1
+                for s in (a, a - 1, a - 2):  # with up to two function words before ("as soon as ...")
+                    if s < start or (s < a and tokens[s].role != "f"):
+                        break
+                    found.setdefault((s, b), False)
+                    found.setdefault((s, c), False)
+            start = k + 1
+    return found
+
+
+def _across(tokens: list[_Token], k: int, step: int) -> int | None:
+    """The question word at ``k`` or past up to two function words from it (in direction ``step``), or None."""
+    for _ in range(3):
+        if not 0 <= k < len(tokens) or tokens[k].role == "n":
+            return None
+        if tokens[k].role == "q":
+            return k
+        k += step
+    return None
+
+
+def _beside(tokens: list[_Token], i: int, j: int) -> bool:
+    for k, step in ((i - 1, -1), (j, 1)):
+        while 0 <= k < len(tokens) and tokens[k].role == "f":
+            k += step
+        if 0 <= k < len(tokens) and tokens[k].role == "q":
+            return True
+    return False
+
+
+def answer_spans(
+    question: str, articles: Sequence[str], *, limit: int = 16, sentences_per_question: int = 3
+) -> list[Span]:
+    """Answer candidates: phrases of the article sentences that best overlap ``question``, best first.
+
+    The sentences of all ``articles`` (bodies, in the search's order) are ranked by how much of the
+    question they hold (:attr:`Span.sentence_overlap`, less 0.15 per article rank; ties: the earlier
+    article, then the earlier sentence). The best ``sentences_per_question`` give phrases. Their words
+    are "question" words (the question has them, stemmed), function words, or new words. The phrases:
+
+    - every stretch of a run of non-question words (the whole run, and the run cut at commas,
+      semicolons and conjunctions such as ``so``, ``because``, ``when``) that starts and ends on a new
+      word, then with up to two function words before it (``within 10``, ``up to 48 hours``), with the
+      question word before it (``size 5``), and with the question word after it (``10 days``, ``a photo
+      of the defect``: across up to two function words);
+    - each clause (cut at commas, semicolons and before those conjunctions) with its leading words cut
+      until a new word (then with up to two function words before it, as above), with and without its
+      trailing question and function words (``as soon as the carrier scans the returned wrong item``).
+
+    A phrase's score, with the weights of :data:`SPAN_WEIGHTS`, is
+
+        ``sentence_overlap + 0.2 whole + 0.25 (1 - question_share) + 0.1 next_to_question``
+        ``- 0.02 max(words - 4, 0) - 0.4 (one content word, no number) + 0.3 (a number, asked how many)``
+        ``+ 0.3 unit + 0.15 named``
+
+    (the best sentence, a whole run, new words, beside the question's words, short, not a bare word, a
+    number when the question asks "how many/much/long/often ...", a number with its unit, the thing a
+    "which" question names); equal phrases keep their best score. Numbers are digits or number words.
+
+    Args:
+        question: The question (its content words are compared, stemmed).
+        articles: Article bodies, in search order.
+        limit: The most phrases returned.
+        sentences_per_question: How many best-overlapping sentences give phrases.
+
+    Example:
+        >>> body = "Wrong items are rare. A wrong item must be reported within 10 days of delivery."
+        >>> spans = answer_spans("Within how many days of delivery must a wrong item be reported?", [body])
+        >>> [s.text for s in spans][:3]
+        ['10 days', 'within 10 days', '10']
+    """
+    w = SPAN_WEIGHTS
+    asked = frozenset(stem(word) for word in _content(word_list(question)) if word not in _CONTEXT_WORDS)
+    if not asked:
+        return []
+    quantity = bool(_QUANTITY.search(question))
+    which = bool(_WHICH.search(question))
+    found = [(a, s, sentence) for a, body in enumerate(articles) for s, sentence in enumerate(sentences(body))]
+    stems = [{stem(word) for word in word_list(sentence)} for _a, _s, sentence in found]
+    weight = {t: math.log(1.0 + len(found) / (1 + sum(t in held for held in stems))) for t in asked}
+    total = sum(weight.values())
+    ranked = sorted(
+        (
+            (sum(weight[t] for t in held & asked) / total, a, s, sentence)
+            for (a, s, sentence), held in zip(found, stems, strict=True)
+        ),
+        key=lambda r: (-(r[0] - w["later_article"] * r[1]), r[1], r[2]),
+    )
+    best: dict[str, Span] = {}
+    for overlap, article, _s, sentence in ranked[:sentences_per_question]:
+        if overlap == 0.0:
+            break
+        tokens = _tokens(sentence, asked)
+        for (i, j), whole in _spans_of(tokens).items():
+            text = sentence[tokens[i].start : tokens[j - 1].end]
+            words = word_list(text)
+            content = _content(words)
+            if not content:
+                continue
+            share = sum(stem(word) in asked for word in content) / len(content)
+            beside = _beside(tokens, i, j)
+            number = any(_is_number(word) for word in words)
+            bare = len(content) == 1 and not number
+            last = word_list(sentence[tokens[j - 1].start : tokens[j - 1].end])
+            before_last = word_list(sentence[tokens[j - 2].start : tokens[j - 2].end]) if j - i >= 2 else []
+            unit = tokens[j - 1].role == "q" and any(_is_number(word) for word in before_last)
+            named = which and tokens[j - 1].role == "q" and bool(last)
+            score = (
+                overlap
+                + w["whole"] * whole
+                + w["new"] * (1.0 - share)
+                + w["beside"] * beside
+                - w["long"] * max(len(words) - 4, 0)
+                - w["bare_word"] * bare
+                + w["quantity"] * (quantity and number)
+                + w["unit"] * unit
+                + w["named"] * named
+            )
+            span = Span(
+                text,
+                sentence,
+                article,
+                round(overlap, 6),
+                share,
+                beside,
+                whole,
+                unit,
+                named,
+                len(words),
+                round(score, 6),
+            )
+            key = text.lower()
+            if key not in best or best[key].score < span.score:
+                best[key] = span
+    spans = sorted(best.values(), key=lambda sp: (-sp.score, sp.article, sp.words, sp.text))
+    return spans[:limit]
+
+
+def agent_lines(result: Any) -> list[str]:
+    """The lines an agent wrote, in a chat-transcript or email-thread result (a list of records).
+
+    A chat transcript's ``Body`` has lines ``[time] Name (Agent): text``; an email is the agent's when
+    another email of the thread was sent to its ``FromAddress`` by someone else (the customer writes
+    first, the agent answers), and its ``TextBody`` paragraphs are the lines (greeting and signature
+    included: they are the same in every email).
+
+    Example:
+        >>> chat = [{"Body": "[t] Ann Lee (Customer): Can I cancel?\\n[t] Bo Ng (Agent): Yes, it's cancelled."}]
+        >>> agent_lines(chat)
+        ["Yes, it's cancelled."]
+        >>> mails = [{"TextBody": "Hi,\\n\\nCan I cancel?", "FromAddress": "ann@x.com", "ToAddress": "bo@y.com"},
+        ...          {"TextBody": "Dear Ann,\\n\\nYes, done.", "FromAddress": "bo@y.com", "ToAddress": "ann@x.com"}]
+        >>> agent_lines(mails)
+        ['Dear Ann,', 'Yes, done.']
+    """
+    if not isinstance(result, list):
+        return []
+    records = [r for r in result if isinstance(r, dict)]
+    lines: list[str] = []
+    for record in records:
+        body = record.get("Body")
+        if isinstance(body, str):
+            for line in body.splitlines():
+                match = re.match(r"^\[[^\]]*\]\s*[^:]*\(Agent\):\s*(.*)$", line)
+                if match and match.group(1).strip():
+                    lines.append(match.group(1).strip())
+    senders = [r.get("FromAddress") for r in records]
+    first = senders[0] if senders else None
+    for record in records:
+        text = record.get("TextBody")
+        sender = record.get("FromAddress")
+        if isinstance(text, str) and sender is not None and sender != first:
+            lines += [part.strip() for part in re.split(r"\n\s*\n", text) if part.strip()]
+    return lines
+
+
+@functools.lru_cache(maxsize=8192)  # article sentences and agent lines recur at every step of an episode
+def _weighted_stems(text: str) -> frozenset[str]:
+    return frozenset(stem(w) for w in word_list(text) if w not in FUNCTION_WORDS and not w.isdigit())
+
+
+@functools.lru_cache(maxsize=64)
+def _document_frequencies(corpus: tuple[str, ...]) -> Counter[str]:
+    return Counter(t for sentence in corpus for t in _weighted_stems(sentence))
+
+
+def best_reply(lines: Sequence[str], article: str, corpus: Sequence[str]) -> tuple[str, str, float]:
+    """The agent line that best matches a sentence of ``article`` (the rule it follows or breaks).
+
+    Lines and sentences are compared by their shared content words (stemmed), each weighted by its
+    rarity among the ``corpus`` sentences (inverse document frequency): "order" or "help" are in most
+    articles and greetings, "backorder" or "photo" in few, so that the reply on a rule wins over the
+    small talk around it.
+
+    Args:
+        lines: The agent's lines (:func:`agent_lines`).
+        article: The article body.
+        corpus: Sentences to weigh words by (the articles a search returned).
+
+    Returns:
+        ``(line, sentence, share)``: the best line, its sentence, and the share of the line's word weight
+        the sentence holds (0 to 1); ``("", "", 0.0)`` without lines or sentences.
+
+    Example:
+        >>> rules = "1. We cannot hold out-of-stock items.\\n2. Backorders can be cancelled before they ship."
+        >>> lines = ["Thanks, I'm checking your order.", "Once placed, a backorder can't be cancelled."]
+        >>> best_reply(lines, rules, sentences(rules) + ["Track your order online."])[:2]
+        ("Once placed, a backorder can't be cancelled.", 'Backorders can be cancelled before they ship.')
+    """
+    corpus = tuple(corpus)
+    frequency = _document_frequencies(corpus)
+    rules = [(sentence, _weighted_stems(sentence)) for sentence in sentences(article)]
+
+    def weight(t: str) -> float:
+        return math.log(1.0 + len(corpus) / (1 + frequency[t]))
+
+    best = ("", "", 0.0)
+    best_shared = 0.0
+    for line in lines:
+        words = _weighted_stems(line)
+        total = sum(weight(t) for t in words)
+        for sentence, rule in rules:
+            shared = sum(weight(t) for t in words & rule)
+            if shared > best_shared:
+                best_shared, best = shared, (line, sentence, shared / total)
+    return best
+
+
+_NUMBER = re.compile(r"(?<![\w.,])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\w])")
+
+
+def numbers(text: str) -> list[float]:
+    """The numbers written in ``text`` (``1,750``, ``7.95``, ``20%``), not the digits inside ids (``801Ws0...``).
+
+    Example:
+        >>> numbers("Order 801Ws000001mMbFIAU: 1,750 points, $7.95, 20% off")
+        [1750.0, 7.95, 20.0]
+    """
+    return [float(m.group(1).replace(",", "") + (m.group(2) or "")) for m in _NUMBER.finditer(text)]
+
+
+def number_relation(reply: str, rule: str) -> tuple[bool, bool]:
+    """How a reply's numbers stand to its rule's: ``(above, within)``.
+
+    ``above``: some number of the reply exceeds every number of the rule ("27 days after delivery"
+    against "within 14 days"); ``within``: the reply has numbers and none exceeds the rule's largest.
+    Both False when either text has no number.
+
+    Example:
+        >>> number_relation("You're reporting this 27 days after delivery.", "Report within 14 days.")
+        (True, False)
+        >>> number_relation("I've added 150 goodwill points.", "Agents may add at most 500 points.")
+        (False, True)
+    """
+    said, ruled = numbers(reply), numbers(rule)
+    if not said or not ruled:
+        return False, False
+    above = max(said) > max(ruled)
+    return above, not above
