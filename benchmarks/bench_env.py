@@ -144,6 +144,7 @@ def main() -> None:
         backend.plans.max_entries = _local.PLAN_CACHE_SIZE if by_shape else 1024
         _compiler._generate_shaper = shaper if by_shape else shaper.__wrapped__  # type: ignore[attr-defined]
         try:
+            log.clear()
             play(seen_env, seen, seen_traces)
             wall, cpu, _, solved = play(fresh_env, fresh, fresh_traces)
         finally:
@@ -174,6 +175,7 @@ def main() -> None:
     warm_log = list(log)
     warm_runs, engine_runs = [], []
     for _ in range(args.rounds):  # the env and the bare engine in turn
+        log.clear()
         warm_runs.append(play(fresh_env, fresh, fresh_traces)[:2])
         engine_runs.append(replay(org, warm_log))
     warm_wall, warm_cpu = best(*warm_runs)

@@ -362,8 +362,8 @@ def _value_check(inner: Any, fail: _Validator) -> _Validator:
                 return fail(value, where)
             if item is None:
                 return value
-            if plain:
-                return list(value)
+            if plain:  # a list is passed on as it is (no tool changes its arguments); a subclass becomes one
+                return value if type(value) is list else list(value)
             try:  # the items' places are written into the message only when one fails
                 return [item(v, where) for v in value]
             except _BadValue:
@@ -382,8 +382,8 @@ def _value_check(inner: Any, fail: _Validator) -> _Validator:
                 for k in value:
                     if not isinstance(k, str):
                         raise _BadValue(f"{where} keys must be strings, got {_show(k)}")
-            if plain:
-                return dict(value)
+            if plain:  # a dict is passed on as it is (no tool changes its arguments); another mapping becomes one
+                return value if type(value) is dict else dict(value)
             try:  # the keys are written into the message only when a value fails
                 return {k: entry(v, where) for k, v in value.items()}
             except _BadValue:
