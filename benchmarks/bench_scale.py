@@ -3,21 +3,28 @@ composite indexes, the planner's statistics and memory-mapped reads.
 
 For each scale it generates an org (seed 0; the generation time and file size are reported), draws a
 few answerable instances of each task from it, records every query and search the oracle's tool
-calls send, and times each (best of 3) through ``LocalOrg``. The baseline, measured in the same run on
-a copy of the same org, drops the composite indexes and the statistics (``sqlite_stat1``) and reads
-without a memory map: the org as the generator wrote it before them.
+calls send, and times each through ``LocalOrg``: the best of ``--rounds``, each round going over
+both scales and both layouts in turn, so that the shared machine's busy spells fall on all alike. The
+baseline, measured in the same run on a copy of the same org, drops the composite indexes and the
+statistics (``sqlite_stat1``) and reads without a memory map: the org as the generator wrote it
+before them.
 
 Reported per task: milliseconds per row returned at each scale, and the scale-100 / scale-10 ratio
 of that figure (target: within 3x, that is the access path grows with what it returns, not with the
 org), for the baseline and the current layout.
 
 Usage:
-    python benchmarks/bench_scale.py [--scales 10 100] [--per-task 3] [--workdir DIR]
+    python benchmarks/bench_scale.py [--scales 10 100] [--per-task 3] [--rounds 7] [--workdir DIR [--reuse]]
+
+``--reuse`` keeps an org already generated in ``--workdir`` by this generator version (same seed and
+scale) instead of generating it again (generating scale 100 takes about 40 s); its generation time is
+then not reported.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import shutil
 import sqlite3
 import sys
@@ -25,16 +32,31 @@ import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_env import RecordingOrg  # beside this file: the benchmarks directory is not a package
 
 import crmarena_gym.org._local as local_module
-from crmarena_gym.datagen import generate_org
+from crmarena_gym.datagen import GENERATOR_VERSION, generate_org, read_manifest
 from crmarena_gym.org import LocalOrg
 from crmarena_gym.schema import COMPOSITE_INDEXES
 from crmarena_gym.tasks import TASK_ABBREVS, generate_tasks, oracle_trace
+
+
+def reusable(path: Path, scale: float) -> bool:
+    """Whether ``path`` holds the org this generator writes for seed 0 at ``scale``."""
+    try:
+        manifest = read_manifest(path)
+    except (FileNotFoundError, ValueError):
+        return False
+    return (manifest.generator_version, manifest.seed, manifest.scale, manifest.latent) == (
+        GENERATOR_VERSION,
+        0,
+        scale,
+        True,
+    )
 
 
 def baseline_copy(path: Path) -> Path:
@@ -65,48 +87,82 @@ def access_paths(org_path: Path, per_task: int) -> list[tuple[str, object, str, 
     return calls
 
 
-def per_row(org_path: Path, calls: list[tuple[str, object, str, str]], mmap: bool) -> dict[str, tuple[float, int]]:
-    """Per task: (seconds, rows returned) summed over its calls, each the best of 3 runs."""
-    local_module.MMAP_BYTES = (1 << 30) if mmap else 0
-    org = LocalOrg(org_path)
-    totals: dict[str, list[float]] = defaultdict(lambda: [0.0, 0])
-    for task, today, kind, text in calls:
-        view = org.with_today(today)  # type: ignore[arg-type]
-        best = float("inf")
-        for _ in range(3):
-            started = time.perf_counter()
-            result = view.query(text) if kind == "query" else view.search(text)
-            best = min(best, time.perf_counter() - started)
-        rows = result.get("totalSize", len(result.get("searchRecords", [])))
-        totals[task][0] += best
-        totals[task][1] += max(1, int(rows))
-    org.close()
-    return {task: (t[0], int(t[1])) for task, t in totals.items()}
+Call = tuple[str, object, str, str]  # (task, today, "query" or "search", text)
+
+
+def open_org(path: Path, mmap: bool) -> LocalOrg:
+    """The org at ``path``, read through a memory map or not (the map is set when the file is opened)."""
+    default = local_module.MMAP_BYTES
+    local_module.MMAP_BYTES = default if mmap else 0
+    try:
+        return LocalOrg(path)
+    finally:
+        local_module.MMAP_BYTES = default
+
+
+def per_row(runs: dict[Any, tuple[LocalOrg, list[Call]]], rounds: int) -> dict[Any, dict[str, tuple[float, int]]]:
+    """For each run: per task, (seconds, rows returned) summed over its calls, each call's time the best
+    of ``rounds``. The rounds go over every run in turn, so that a busy spell of the shared machine
+    slows every org alike rather than one of them."""
+    best = {key: [float("inf")] * len(calls) for key, (_, calls) in runs.items()}
+    rows = {key: [1] * len(calls) for key, (_, calls) in runs.items()}
+    views = {key: [org.with_today(today) for _, today, _, _ in calls] for key, (org, calls) in runs.items()}  # type: ignore[arg-type]
+    for _ in range(rounds):
+        for key, (_, calls) in runs.items():
+            # As timeit does: no garbage collection inside a timing (it would strike the same calls each round).
+            gc.collect()
+            gc.disable()
+            try:
+                for i, (_, _, kind, text) in enumerate(calls):
+                    view = views[key][i]
+                    started = time.perf_counter()
+                    result = view.query(text) if kind == "query" else view.search(text)
+                    best[key][i] = min(best[key][i], time.perf_counter() - started)
+                    rows[key][i] = max(1, int(result.get("totalSize", len(result.get("searchRecords", [])))))
+                    del result  # freed here, not inside the next call's timing
+            finally:
+                gc.enable()
+    figures: dict[Any, dict[str, tuple[float, int]]] = {}
+    for key, (_, calls) in runs.items():
+        totals: dict[str, list[float]] = defaultdict(lambda: [0.0, 0])
+        for i, (task, *_) in enumerate(calls):
+            totals[task][0] += best[key][i]
+            totals[task][1] += rows[key][i]
+        figures[key] = {task: (t[0], int(t[1])) for task, t in totals.items()}
+    return figures
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scales", type=float, nargs=2, default=[10.0, 100.0], metavar=("SMALL", "LARGE"))
     parser.add_argument("--per-task", type=int, default=3, help="instances per task whose calls are timed")
+    parser.add_argument("--rounds", type=int, default=7, help="times each call is timed (the best is kept)")
     parser.add_argument("--workdir", default=None, help="where the orgs are written (default: a temporary dir)")
+    parser.add_argument("--reuse", action="store_true", help="keep the orgs of this generator already in --workdir")
     args = parser.parse_args()
+    if args.reuse and not args.workdir:
+        parser.error("--reuse needs --workdir (the directory whose orgs are reused)")
     workdir = Path(args.workdir).resolve() if args.workdir else Path(tempfile.mkdtemp(prefix="bench-scale-"))
     workdir.mkdir(parents=True, exist_ok=True)
 
-    figures: dict[tuple[float, str], dict[str, tuple[float, int]]] = {}
+    runs: dict[tuple[float, str], tuple[LocalOrg, list[Call]]] = {}
     for scale in args.scales:
         path = workdir / f"org-scale{scale:g}.sqlite"
-        path.unlink(missing_ok=True)
-        started = time.perf_counter()
-        generate_org(path, seed=0, scale=scale)
-        seconds = time.perf_counter() - started
-        size = path.stat().st_size / 1024**2
-        print(f"scale {scale:g}: generated in {seconds:.1f} s, {size:.0f} MiB", flush=True)
+        if args.reuse and reusable(path, scale):
+            print(f"scale {scale:g}: reused {path} ({path.stat().st_size / 1024**2:.0f} MiB)", flush=True)
+        else:
+            path.unlink(missing_ok=True)
+            started = time.perf_counter()
+            generate_org(path, seed=0, scale=scale)
+            seconds = time.perf_counter() - started
+            size = path.stat().st_size / 1024**2
+            print(f"scale {scale:g}: generated in {seconds:.1f} s, {size:.0f} MiB", flush=True)
         calls = access_paths(path, args.per_task)
-        baseline = baseline_copy(path)
-        figures[(scale, "baseline")] = per_row(baseline, calls, mmap=False)
-        figures[(scale, "current")] = per_row(path, calls, mmap=True)
-        print(f"scale {scale:g}: {len(calls)} org calls timed", flush=True)
+        runs[(scale, "baseline")] = (open_org(baseline_copy(path), mmap=False), calls)
+        runs[(scale, "current")] = (open_org(path, mmap=True), calls)
+        print(f"scale {scale:g}: {len(calls)} org calls", flush=True)
+    figures = per_row(runs, args.rounds)
+    print(f"each call timed {args.rounds} times (the best kept), the rounds going over both scales and layouts")
 
     small, large = args.scales
     print(f"\nms per row returned; ratio = scale {large:g} / scale {small:g} (target: within 3x)")

@@ -19,7 +19,8 @@ from crmarena_gym.schema import OBJECTS, quote_identifier
 
 #: Bump whenever the generator's output for some seed and scale changes (its rows, or the file's indexes).
 #: 3: composite indexes for the tasks' access paths, and the planner's statistics (ANALYZE).
-GENERATOR_VERSION = 3
+#: 4: the history's per-agent indexes (NewValue__c or OldValue__c, Field__c, CreatedDate).
+GENERATOR_VERSION = 4
 
 MANIFEST_TABLE = "crmarena_manifest"
 LATENT_TABLE = "crmarena_latent"

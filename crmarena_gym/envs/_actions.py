@@ -24,6 +24,7 @@ _TAG_RE = {
     tag: re.compile(rf"<{tag}>(.*?)(?:</{tag}>|$)", re.DOTALL | re.IGNORECASE)
     for tag in ("execute", "submit", "respond")
 }
+_NO_TAGS: dict[str, re.Match[str] | None] = dict.fromkeys(_TAG_RE)
 _PLAIN_RE = re.compile(r"^\s*(execute|submit|respond)\b[ \t]*:?[ \t]*(.*)$", re.DOTALL | re.IGNORECASE)
 # A language tag counts only when a newline follows it: in ```005Ws...``` the word is the content.
 _FENCE_RE = re.compile(r"^\s*```(?:[A-Za-z0-9_+-]*[ \t]*\n)?(.*?)\n?```\s*$", re.DOTALL)
@@ -143,7 +144,9 @@ def parse_action(text: str, *, functions: bool = False) -> Action:
     """
     if not isinstance(text, str):
         return Action("invalid", text=repr(text), error=f"an action must be text, got {type(text).__name__}")
-    tagged = {tag: rx.search(text) for tag, rx in _TAG_RE.items()}
+    # A tag needs a "<": most actions have none (a JSON call pasting back kilobytes of rows), and one
+    # scan for it costs less than the three searches.
+    tagged = {tag: rx.search(text) for tag, rx in _TAG_RE.items()} if "<" in text else _NO_TAGS
     if tagged["execute"]:
         return _execute(tagged["execute"].group(1), functions)
     for tag in ("submit", "respond"):

@@ -11,7 +11,6 @@ import datetime as dt
 import os
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
 from typing import Any, Literal
 
 import gymnasium as gym
@@ -163,6 +162,7 @@ class CRMArenaEnv(gym.Env[str, str]):
         self.toolset_name = toolset
         self.tools = make_toolset(toolset)
         self._tool_schemas = self.tools.schemas()
+        self._action_rules = _action_format(self.tools)
         self.match = match
         self.observation_format = observation_format
         self.aided = aided
@@ -264,7 +264,7 @@ class CRMArenaEnv(gym.Env[str, str]):
             return self._submit(parsed.text, info)
         if parsed.kind == "invalid":
             if parsed.error == NO_ACTION:  # as the original: the rule restated
-                message = f"FORMAT_ERROR: {NO_ACTION} in the reply. {_action_format(self.tools)}"
+                message = f"FORMAT_ERROR: {NO_ACTION} in the reply. {self._action_rules}"
                 return self._observe(message, info, error="FORMAT_ERROR")
             return self._observe(f"FORMAT_ERROR: {parsed.error}", info, error="FORMAT_ERROR")
         if parsed.kind == "query":
@@ -314,6 +314,7 @@ class CRMArenaEnv(gym.Env[str, str]):
             raise ValueError("submit cannot be removed: it is the only way to end an episode with an answer")
         self.tools = self.tools.without(names=names, groups=groups)
         self._tool_schemas = self.tools.schemas()
+        self._action_rules = _action_format(self.tools)
         # The new space keeps drawing from the old one's generator, so a seed already set still holds.
         rng = self.action_space.np_random
         self.action_space = ActionText(self.action_space.max_length, examples=self._examples(), seed=rng)
@@ -372,7 +373,7 @@ class CRMArenaEnv(gym.Env[str, str]):
         )
         self._done = True
         info["submitted"] = answer
-        info["reward_breakdown"] = asdict(score)
+        info["reward_breakdown"] = score.as_dict()
         if not self.privileged:
             info["reward_breakdown"].pop("gold")
         observation = "Answer submitted. The episode is over."
@@ -406,7 +407,7 @@ class CRMArenaEnv(gym.Env[str, str]):
             # One list per toolset, shared by every episode's info (computed once: treat it as read-only).
             "tools": self._tool_schemas,
             "schema": self._schema_text,
-            "action_format": _action_format(self.tools),
+            "action_format": self._action_rules,
             "context": {"required": instance.metadata.required, "optional": instance.metadata.optional},
             "reward_metric": instance.reward_metric,
             "today": today.isoformat(),

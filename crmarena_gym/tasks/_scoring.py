@@ -6,8 +6,8 @@ import calendar
 import re
 import string
 from collections import Counter
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, fields
+from typing import Any, Literal
 
 from crmarena_gym.tasks._spec import AnswerKind
 
@@ -120,6 +120,18 @@ class Score:
     submitted: str
     compared: str
     gold: str
+
+    def as_dict(self) -> dict[str, Any]:
+        """The fields by name (``dataclasses.asdict`` without its deep copy: every field is a plain value).
+
+        Example:
+            >>> Score(1.0, "exact_match", "strict", " OR", "OR", "OR").as_dict()["compared"]
+            'OR'
+        """
+        return {f: getattr(self, f) for f in _SCORE_FIELDS}
+
+
+_SCORE_FIELDS = tuple(f.name for f in fields(Score))
 
 
 def score_answer(

@@ -17,6 +17,7 @@ from crmarena_gym.tools._common import (
     parse_datetime_argument,
     parse_row_datetime,
     require_fields,
+    row_datetime,
 )
 from crmarena_gym.tools._tool import tool_function
 
@@ -152,10 +153,11 @@ def get_period(period_name: PeriodName, year: int) -> dict[str, str]:
 
 def _owner_counts(rows: list[dict[str, Any]], name: str) -> Counter[str]:
     require_fields(rows, name, ("OwnerId",))
-    for i, r in enumerate(rows):
-        if r["OwnerId"] is not None:
-            _require_text(r["OwnerId"], f"{name} item {i} OwnerId")
-    return Counter(r["OwnerId"] for r in rows if r["OwnerId"] is not None)
+    owners = [r["OwnerId"] for r in rows]
+    for i, owner in enumerate(owners):
+        if owner is not None and not isinstance(owner, str):
+            _require_text(owner, f"{name} item {i} OwnerId")
+    return Counter(owner for owner in owners if owner is not None)
 
 
 def _require_text(value: Any, where: str) -> None:
@@ -215,13 +217,17 @@ def _durations(cases: list[dict[str, Any]], key: str) -> dict[Any, tuple[float, 
     require_fields(cases, "cases", (key, "CreatedDate", "ClosedDate"))
     totals: dict[Any, list[float]] = defaultdict(lambda: [0.0, 0])
     for i, case in enumerate(cases):
-        if case[key] is None or case["ClosedDate"] is None:
+        group, closed_at = case[key], case["ClosedDate"]
+        if group is None or closed_at is None:
             continue
-        _require_text(case[key], f"cases item {i} {key}")
-        created = parse_row_datetime(case["CreatedDate"], f"cases item {i} CreatedDate")
-        closed = parse_row_datetime(case["ClosedDate"], f"cases item {i} ClosedDate")
-        totals[case[key]][0] += (closed - created).total_seconds()
-        totals[case[key]][1] += 1
+        created, closed = row_datetime(case["CreatedDate"]), row_datetime(closed_at)
+        if created is None or closed is None or not isinstance(group, str):
+            # The messages (which name the record) are written only for a record that fails.
+            _require_text(group, f"cases item {i} {key}")
+            created = parse_row_datetime(case["CreatedDate"], f"cases item {i} CreatedDate")
+            closed = parse_row_datetime(closed_at, f"cases item {i} ClosedDate")
+        totals[group][0] += (closed - created).total_seconds()
+        totals[group][1] += 1
     return {k: (total, int(count)) for k, (total, count) in totals.items()}
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from crmarena_gym.org import SOSL_RESERVED_CHARACTERS, Org
 from crmarena_gym.tools._common import (
     ToolInputError,
+    is_id_of,
     parse_date_argument,
     parse_datetime_argument,
     require_fields,
@@ -217,8 +218,15 @@ def get_cases(
             "order_item_ids, issue_ids or statuses"
         )
     soql = "SELECT OwnerId, CreatedDate, ClosedDate, AccountId FROM Case WHERE " + " AND ".join(given)
-    fields = ("OwnerId", "CreatedDate", "ClosedDate", "AccountId")
-    return [{f: r.get(f) for f in fields} for r in _records(org, soql)]
+    return [
+        {
+            "OwnerId": r.get("OwnerId"),
+            "CreatedDate": r.get("CreatedDate"),
+            "ClosedDate": r.get("ClosedDate"),
+            "AccountId": r.get("AccountId"),
+        }
+        for r in org.query(soql)["records"]
+    ]
 
 
 @tool_function(kind="query", dependency="dependent")
@@ -235,9 +243,14 @@ def get_shipping_state(org: Org, cases: list[dict[str, Any]]) -> list[dict[str, 
         no state.
     """
     require_fields(cases, "cases", ("AccountId",))
+    checked: set[str] = set()  # an account's cases come many times over: each id is checked once
     for i, case in enumerate(cases):
-        if case["AccountId"] is not None:
-            require_id(case["AccountId"], f"cases item {i} AccountId", "Account")
+        account = case["AccountId"]
+        if account is None or (type(account) is str and account in checked):
+            continue
+        if not is_id_of(account, "Account"):
+            require_id(account, f"cases item {i} AccountId", "Account")  # raises, naming the record
+        checked.add(account)
     unique = list(dict.fromkeys(c["AccountId"] for c in cases if c["AccountId"] is not None))
     states: dict[str, Any] = {}
     if unique:

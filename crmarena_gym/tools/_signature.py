@@ -291,6 +291,7 @@ def _check(value: Any, hint: Any, where: str) -> Any:
 
 
 _Validator = Callable[[Any, str], Any]
+_STR_ONLY = frozenset({str})
 
 
 @functools.lru_cache(maxsize=256)
@@ -361,9 +362,12 @@ def _value_check(inner: Any, fail: _Validator) -> _Validator:
                 return fail(value, where)
             if item is None:
                 return value
-            if plain:
-                return list(value)
-            return [item(v, f"{where} item {i}") for i, v in enumerate(value)]
+            if plain:  # a list is passed on as it is (no tool changes its arguments); a subclass becomes one
+                return value if type(value) is list else list(value)
+            try:  # the items' places are written into the message only when one fails
+                return [item(v, where) for v in value]
+            except _BadValue:
+                return [item(v, f"{where} item {i}") for i, v in enumerate(value)]
 
         return check_list
     if inner is dict or origin is dict:
@@ -372,14 +376,18 @@ def _value_check(inner: Any, fail: _Validator) -> _Validator:
         plain = entry is None or args[1] is Any
 
         def check_dict(value: Any, where: str) -> Any:
-            if not isinstance(value, Mapping):
+            if type(value) is not dict and not isinstance(value, Mapping):  # a dict skips the ABC's check
                 return fail(value, where)
-            for k in value:
-                if not isinstance(k, str):
-                    raise _BadValue(f"{where} keys must be strings, got {_show(k)}")
-            if plain:
-                return dict(value)
-            return {k: entry(v, f"{where} value for key {k!r}") for k, v in value.items()}
+            if not _STR_ONLY.issuperset(map(type, value)):  # JSON's keys are str: one pass at C speed
+                for k in value:
+                    if not isinstance(k, str):
+                        raise _BadValue(f"{where} keys must be strings, got {_show(k)}")
+            if plain:  # a dict is passed on as it is (no tool changes its arguments); another mapping becomes one
+                return value if type(value) is dict else dict(value)
+            try:  # the keys are written into the message only when a value fails
+                return {k: entry(v, where) for k, v in value.items()}
+            except _BadValue:
+                return {k: entry(v, f"{where} value for key {k!r}") for k, v in value.items()}
 
         return check_dict
     if _is_union(inner):

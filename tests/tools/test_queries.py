@@ -374,6 +374,11 @@ def test_get_shipping_state(org: Recording) -> None:
         ([{"AccountId": ACC1}, {"OwnerId": A1}], ("cases item 1 has no 'AccountId' field (its fields: OwnerId)",)),
         ([{"AccountId": 7}], ("cases item 0 AccountId must be a 15- or 18-character Salesforce id, got 7",)),
         ([{"AccountId": C1}], ("cases item 0 AccountId must be a Account id (prefix 001), got a Contact id",)),
+        # An account checked once is not checked again; a bad one later is named at its own place.
+        (
+            [{"AccountId": ACC1}, {"AccountId": ACC1}, {"AccountId": None}, {"AccountId": [ACC1]}],
+            ("cases item 3 AccountId must be a 15- or 18-character Salesforce id, got ['",),
+        ),
     ],
 )
 def test_get_shipping_state_errors(org: Recording, cases: Any, fragments: tuple[str, ...]) -> None:

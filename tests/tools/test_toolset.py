@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import pickle
 from typing import Any
 
 import pytest
 
-from crmarena_gym.org import Org
+from crmarena_gym.org import LocalOrg, Org
+from crmarena_gym.tasks import generate_tasks, oracle_trace
 from crmarena_gym.tools import ABLATION_GROUPS, ALL_TOOLS, TOOLSET_NAMES, Tool, Toolset, get_tool, toolset
 
 # ORIGINAL.md section 3, in its order; submit is the 25th task-specific function.
@@ -261,3 +263,17 @@ def test_org_errors_become_text() -> None:
     )
     assert flex.call("get_issues", {}, org) == "Error: INVALID_FIELD: No such column 'Foo' on entity 'Case'."
     assert flex.call("search_products", {"search_term": "x"}, org).startswith("Error: MALFORMED_SEARCH: ")
+
+
+def test_no_tool_changes_its_arguments(env_org: Any) -> None:
+    """The checks pass a model's lists and dicts on as they are (no copies): no tool may change them."""
+    org, tools = LocalOrg(env_org), toolset("functions")
+    called = set()
+    for inst in generate_tasks(env_org, seed=7, per_task=2, null_share=0.0):
+        view = org.with_today(inst.params["today"])
+        for call in oracle_trace(inst, view).calls:
+            arguments = copy.deepcopy(call.arguments)
+            tools.call(call.name, arguments, view)
+            assert arguments == call.arguments, call.name
+            called.add(call.name)
+    assert {"get_shipping_state", "calculate_average_handle_time", "get_agents_with_max_cases"} <= called

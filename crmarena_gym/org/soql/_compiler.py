@@ -356,7 +356,15 @@ def canonical_id(value: str) -> str | None:
         >>> canonical_id("500ws000007QLRJIAA")
         '500Ws000007qlrjIAA'
     """
-    if len(value) not in (15, 18) or not _ID_CHARS.match(value):
+    if len(value) not in (15, 18):
+        return None
+    return _canonical_id(value)
+
+
+# Queries name the same ids again and again (agents, cases, the tools' IN lists): the answers are kept.
+@functools.lru_cache(maxsize=32768)
+def _canonical_id(value: str) -> str | None:
+    if not _ID_CHARS.match(value):
         return None
     if len(value) == 15:
         return value + id_checksum(value)

@@ -23,6 +23,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -38,7 +39,6 @@ from crmarena_gym.org.soql._compiler import (
     _id_forms,
     canonical_id,
     compile_query,
-    id_in_values,
 )
 from crmarena_gym.org.soql._dates import parse_date, parse_datetime
 from crmarena_gym.org.soql._parser import decode_string, number_value, parse
@@ -129,17 +129,25 @@ def _one(fn: Callable[[str], Any]) -> Callable[[tuple[str, ...]], tuple[Any, ...
     return lambda raws: (fn(raws[0]),)
 
 
-def _id(raw: str) -> str:
+# Per-instance queries name the same ids again and again: each literal's spellings are kept (a literal
+# that is no id raises, and is not kept; an id literal is short).
+@functools.lru_cache(maxsize=32768)
+def _spellings(raw: str) -> tuple[str, ...]:
+    """The stored spellings an id literal (as written) may match: see ``_id_forms``; ValueError: no id."""
     typed = decode_string(raw, raw, 0)
     canonical = canonical_id(typed)
     if canonical is None:
         raise ValueError(f"invalid ID field: {typed}")
-    return canonical
+    return _id_forms(typed, canonical)
+
+
+def _id(raw: str) -> str:
+    return _spellings(raw)[0]
 
 
 def _id_in(raws: tuple[str, ...]) -> tuple[str, ...]:
-    typed = [decode_string(r, r, 0) for r in raws]
-    return tuple(id_in_values(typed, [_id(r) for r in raws]))
+    """The values of an ``Id IN (...)`` list: each id's spellings, without repeats (as ``id_in_values``)."""
+    return tuple(dict.fromkeys(f for r in raws for f in _spellings(r)))
 
 
 #: How the compiler derives a parameter from the literals (as written) it comes from; see ``Origin``.
@@ -150,7 +158,7 @@ DERIVATIONS: dict[str, Callable[[tuple[str, ...]], tuple[Any, ...]]] = {
     "date": _one(lambda raw: parse_date(raw).isoformat()),
     "datetime": _one(parse_datetime),
     "id": _one(_id),
-    "id_forms": lambda raws: _id_forms(decode_string(raws[0], raws[0], 0), _id(raws[0])),
+    "id_forms": lambda raws: _spellings(raws[0]),
     "id_in": _id_in,
 }
 
