@@ -10,10 +10,11 @@ from typing import Any
 
 import pytest
 
-from crmarena_gym.org import LocalOrg, Org
+from crmarena_gym.org import LocalOrg
 from crmarena_gym.schema import COMPOSITE_INDEXES
 from crmarena_gym.tasks import generate_tasks, oracle_trace
 from crmarena_gym.tools import get_agent_transferred_cases_by_period
+from tests.tools.test_queries import Recording
 
 # The tools that read the history per agent or per case: their results are sorted, so equal to the letter.
 _HISTORY_TOOLS = {
@@ -68,21 +69,6 @@ def test_the_oracle_reads_the_same_results_without_the_composite_indexes(env_org
     assert history_calls >= 2 * len(instances)
 
 
-class _Sent(Org):
-    """Records the SOQL a tool sends, answering from a LocalOrg."""
-
-    def __init__(self, inner: LocalOrg) -> None:
-        self.inner = inner
-        self.sent: list[str] = []
-
-    def query(self, soql: str) -> dict[str, Any]:
-        self.sent.append(soql)
-        return self.inner.query(soql)
-
-    def search(self, sosl: str) -> dict[str, Any]:
-        return self.inner.search(sosl)
-
-
 def test_the_transfers_of_a_few_agents_read_each_agents_rows_already_grouped(env_org: Path) -> None:
     org = LocalOrg(env_org, today="2023-01-01")
     with sqlite3.connect(env_org) as conn:
@@ -92,7 +78,7 @@ def test_the_transfers_of_a_few_agents_read_each_agents_rows_already_grouped(env
                 'SELECT "OldValue__c" FROM "CaseHistory__c" WHERE "OldValue__c" IS NOT NULL GROUP BY 1 LIMIT 2'
             )
         ]
-        sent = _Sent(org)
+        sent = Recording(org)
         counts = get_agent_transferred_cases_by_period(sent, "2021-04-01T00:00:00Z", "2021-07-01T00:00:00Z", agents)
         assert isinstance(counts, dict) and len(sent.sent) == 1
         sql, params = org.explain(sent.sent[0])
