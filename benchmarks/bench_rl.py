@@ -6,8 +6,8 @@ table (random baseline vs trained policy on held-out instances, per family) and 
 rewrites the per-family table of the README (between the ``bench_rl`` markers). Needs the ``rl`` extra.
 
 Usage:
-    python benchmarks/bench_rl.py                      # 60 iterations, 150 training instances a family
-                                                       # (about an hour on 2 busy CPUs)
+    python benchmarks/bench_rl.py                      # 100 iterations, 150 training instances a family
+                                                       # (30 minutes on 2 quiet CPUs, an hour and more on busy ones)
     python benchmarks/bench_rl.py --iterations 100     # any argument of the example passes through
     python benchmarks/bench_rl.py --from-json FILE     # only rewrite the README table from a run's JSON
 """
@@ -27,7 +27,7 @@ README = ROOT / "README.md"
 CURVE = ROOT / "docs" / "ppo_learning_curve.png"
 START, END = "<!-- bench_rl:table:start -->", "<!-- bench_rl:table:end -->"
 #: The example's arguments the README's figures were made with (any of them given on the command line wins).
-DEFAULTS = {"--iterations": "60", "--train-per-task": "150"}
+DEFAULTS = {"--iterations": "100", "--train-per-task": "150"}
 #: How each family is scored (KQA's reward is the token F1 of the answer; the others are exact match).
 MEASURE = {"KQA": "mean token F1"}
 
