@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from crmarena_gym.rl._checks import require_positive_ints
 from crmarena_gym.rl._facts import QuestionFacts
 
 __all__ = [
@@ -493,8 +494,7 @@ class ToolPipelineCandidates:
         every = [*names, "submit_none", *(f"submit_value_{i}" for i in range(num_values)), *extra_names]
         if len(set(every)) != len(every):
             raise ValueError(f"slot names must be unique, got {every}")
-        if not isinstance(num_values, int) or isinstance(num_values, bool) or num_values < 1:
-            raise ValueError(f"num_values must be a positive integer, got {num_values!r}")
+        require_positive_ints(num_values=num_values)
         self.templates = tuple(templates)
         self.choices = tuple(choices)
         self.num_values = num_values

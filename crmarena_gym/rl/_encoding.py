@@ -14,6 +14,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from crmarena_gym.rl._candidates import CandidateState
+from crmarena_gym.rl._checks import require_positive_ints
 from crmarena_gym.tasks import TASK_ABBREVS
 from crmarena_gym.tools import toolset
 
@@ -95,15 +96,13 @@ class HashingEncoder:
         slot_buckets: int = 8,
         result_chars: int = 2000,
     ) -> None:
-        for name, value in (
-            ("num_slots", num_slots),
-            ("text_buckets", text_buckets),
-            ("result_buckets", result_buckets),
-            ("slot_buckets", slot_buckets),
-            ("result_chars", result_chars),
-        ):
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        require_positive_ints(
+            num_slots=num_slots,
+            text_buckets=text_buckets,
+            result_buckets=result_buckets,
+            slot_buckets=slot_buckets,
+            result_chars=result_chars,
+        )
         self.num_slots = num_slots
         self.text_buckets = text_buckets
         self.result_buckets = result_buckets

@@ -24,6 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from crmarena_gym.rl._candidates import CandidateState
+from crmarena_gym.rl._checks import require_positive_ints
 from crmarena_gym.rl._encoding import FUNCTIONS, stable_hash
 from crmarena_gym.rl._knowledge import KnowledgeView, knowledge_view, search_term_of
 from crmarena_gym.rl._spans import best_reply, number_relation, word_list
@@ -246,14 +247,9 @@ class SlotFeatures:
     def __init__(
         self, num_slots: int, *, context_buckets: int = 32, reply_buckets: int = 64, own_buckets: int = 32
     ) -> None:
-        for name, value in (
-            ("num_slots", num_slots),
-            ("context_buckets", context_buckets),
-            ("reply_buckets", reply_buckets),
-            ("own_buckets", own_buckets),
-        ):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        require_positive_ints(
+            num_slots=num_slots, context_buckets=context_buckets, reply_buckets=reply_buckets, own_buckets=own_buckets
+        )
         self.num_slots = num_slots
         self.context_buckets = context_buckets
         self._functions = {name: i for i, name in enumerate(FUNCTIONS)}

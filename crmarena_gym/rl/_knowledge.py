@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from crmarena_gym.rl._candidates import CandidateState, call_text
+from crmarena_gym.rl._checks import require_positive_ints
 from crmarena_gym.rl._spans import (
     Span,
     agent_lines,
@@ -183,15 +184,13 @@ class KnowledgeSlots:
         conversation_terms: int = 100,
         cue: str | None = "knowledge",
     ) -> None:
-        for name, value in (
-            ("articles", articles),
-            ("spans", spans),
-            ("span_articles", span_articles),
-            ("question_terms", question_terms),
-            ("conversation_terms", conversation_terms),
-        ):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        require_positive_ints(
+            articles=articles,
+            spans=spans,
+            span_articles=span_articles,
+            question_terms=question_terms,
+            conversation_terms=conversation_terms,
+        )
         self.articles = articles
         self.spans = spans
         self.span_articles = span_articles
