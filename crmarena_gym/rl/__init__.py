@@ -20,6 +20,7 @@ from __future__ import annotations
 import gymnasium as gym
 
 from crmarena_gym.rl._candidates import (
+    DEFAULT_ANSWER_FUNCTIONS,
     DEFAULT_CHOICES,
     DEFAULT_TEMPLATES,
     MISSING,
@@ -81,6 +82,7 @@ if DISCRETE_ENV_ID not in gym.registry:
 
 __all__ = [
     "CONVERSATION_FUNCTIONS",
+    "DEFAULT_ANSWER_FUNCTIONS",
     "DEFAULT_CHOICES",
     "DEFAULT_TEMPLATES",
     "DISCRETE_ENV_ID",

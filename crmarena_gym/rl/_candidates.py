@@ -13,7 +13,7 @@ generator (see :class:`CandidateGenerator`); :class:`ToolPipelineCandidates` is 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -21,6 +21,7 @@ from crmarena_gym.rl._checks import require_positive_ints
 from crmarena_gym.rl._facts import QuestionFacts
 
 __all__ = [
+    "DEFAULT_ANSWER_FUNCTIONS",
     "DEFAULT_CHOICES",
     "DEFAULT_TEMPLATES",
     "MISSING",
@@ -387,14 +388,32 @@ DEFAULT_CHOICES: tuple[ChoiceTemplate, ...] = (
 )
 
 
-def observed_values(history: Sequence[StepRecord], limit: int) -> list[tuple[str, str]]:
+#: The functions whose result is an answer: they single one value out (the agent or id with the largest or
+#: smallest value, the agents with the most cases, the product bought). Other short results (two
+#: qualified agents, one account) are steps on the way, not answers; offering their items as answers
+#: would let a policy guess among them instead of finishing the pipeline.
+DEFAULT_ANSWER_FUNCTIONS: tuple[str, ...] = (
+    "find_id_with_max_value",
+    "find_id_with_min_value",
+    "get_agents_with_max_cases",
+    "get_purchase_history",
+)
+
+
+def observed_values(
+    history: Sequence[StepRecord], limit: int, functions: Collection[str] | None = None
+) -> list[tuple[str, str]]:
     """Answer candidates: the ids and values of the short results seen so far, newest result first.
 
     An answer is one id or value, and the functions that single one out (``find_id_with_max_value``,
-    ``get_purchase_history``, ``get_account_id_by_contact_id`` ...) return a short list or a single
-    string; so a result that is a list of at most ``limit`` strings gives its items, a string gives
-    itself, and longer lists, mappings and records give nothing. Each value appears once, at its
-    newest position.
+    ``get_purchase_history`` ...) return a short list or a single string; so a result that is a list
+    of at most ``limit`` strings gives its items, a string gives itself, and longer lists, mappings
+    and records give nothing. Each value appears once, at its newest position.
+
+    Args:
+        history: The steps so far.
+        limit: The most values returned (and the longest list whose items count).
+        functions: Only the results of these functions give values (None: every function's).
 
     Returns:
         Up to ``limit`` pairs ``(value, function that returned it)``.
@@ -404,11 +423,16 @@ def observed_values(history: Sequence[StepRecord], limit: int) -> list[tuple[str
         ...          StepRecord("b", "find_id_with_max_value", ["a1M2"], True, "")]
         >>> observed_values(steps, 3)
         [('a1M2', 'find_id_with_max_value')]
+        >>> steps.append(StepRecord("c", "get_qualified_agent_ids_by_case_count", ["005A", "005B"], True, ""))
+        >>> observed_values(steps, 3)
+        [('005A', 'get_qualified_agent_ids_by_case_count'), ('005B', 'get_qualified_agent_ids_by_case_count'), ('a1M2', 'find_id_with_max_value')]
+        >>> observed_values(steps, 3, DEFAULT_ANSWER_FUNCTIONS)
+        [('a1M2', 'find_id_with_max_value')]
     """
     seen: set[str] = set()
     found: list[tuple[str, str]] = []
     for step in reversed(history):
-        if not step.ok or step.function is None:
+        if not step.ok or step.function is None or (functions is not None and step.function not in functions):
             continue
         result = step.result
         if isinstance(result, str):
@@ -441,10 +465,13 @@ class ToolPipelineCandidates:
        slot is also empty once exactly its call has been made (repeating it would tell nothing new);
     2. the :class:`ChoiceTemplate` slots (default :data:`DEFAULT_CHOICES`): one call per record the
        last result listed (NCR: the closed cases of each issue ``get_issues`` listed);
-    3. ``submit None``;
-    4. ``num_values`` slots ``submit <value>`` for the ids and values of the short results seen so
-       far, newest first (:func:`observed_values`): after ``find_id_with_max_value`` answers
-       ``["a1M..."]``, the first value slot submits that id;
+    3. ``submit None``, once a call has given a result (with ``none_after_call``; or when no other
+       slot holds an action): None is an answer the data must show (no agent qualifies, no
+       violation is found), and a None offered before any lookup is a shortcut that earns a share of
+       the reward on every family with None answers and keeps a policy from learning the pipeline;
+    4. ``num_values`` slots ``submit <value>`` for the ids and values of the short results of the
+       ``answer_functions`` seen so far, newest first (:func:`observed_values`): after
+       ``find_id_with_max_value`` answers ``["a1M..."]``, the first value slot submits that id;
     5. the slots of each ``extras`` group (default one :class:`~crmarena_gym.rl.KnowledgeSlots`: the
        knowledge searches of PVI and KQA and their answers, the articles found and phrases of them).
 
@@ -458,6 +485,10 @@ class ToolPipelineCandidates:
         num_values: How many submission slots for observed values (also the longest result whose
             items become answer candidates).
         chain: Offer a result-taking call only right after the step that produced its input.
+        answer_functions: The functions whose short results become value submissions (None: every
+            function's, so that also the two agents a threshold qualifies can be submitted).
+        none_after_call: Offer ``submit None`` only once a function call has given a result (it is
+            always offered when no other slot holds an action, so that an episode never has none).
         extras: Slot groups appended at the end (None: one :class:`~crmarena_gym.rl.KnowledgeSlots`;
             ``()`` for none).
 
@@ -465,8 +496,8 @@ class ToolPipelineCandidates:
         >>> from crmarena_gym.rl import QuestionFacts
         >>> gen = ToolPipelineCandidates()
         >>> state = CandidateState(QuestionFacts("TII", "...", product_id="01tWs000001nXIWIA2"))
-        >>> gen.candidates(state)
-        ['execute get_order_item_ids_by_product({"product_id": "01tWs000001nXIWIA2"})', 'submit None']
+        >>> gen.candidates(state)  # no call made yet: no None either
+        ['execute get_order_item_ids_by_product({"product_id": "01tWs000001nXIWIA2"})']
         >>> gen.num_slots, gen.slot_names[8], gen.slot_names[36], gen.slot_names[-1]
         (60, 'order_items', 'submit_value_3', 'submit_span_15')
     """
@@ -478,6 +509,8 @@ class ToolPipelineCandidates:
         choices: Sequence[ChoiceTemplate] = DEFAULT_CHOICES,
         num_values: int = 4,
         chain: bool = True,
+        answer_functions: Sequence[str] | None = DEFAULT_ANSWER_FUNCTIONS,
+        none_after_call: bool = True,
         extras: Sequence[SlotGroup] | None = None,
     ) -> None:
         if not templates:
@@ -499,6 +532,8 @@ class ToolPipelineCandidates:
         self.choices = tuple(choices)
         self.num_values = num_values
         self.chain = chain
+        self.answer_functions = None if answer_functions is None else frozenset(answer_functions)
+        self.none_after_call = none_after_call
         self.extras = tuple(extras)
         self.slot_names: tuple[str, ...] = tuple(every)
         self.num_slots = len(self.slot_names)
@@ -515,16 +550,20 @@ class ToolPipelineCandidates:
         for choice in self.choices:
             out += [None if text is None or text in taken else text for text in choice.render_all(state)]
         out.append("submit None")
-        values = observed_values(state.history, self.num_values)
+        values = observed_values(state.history, self.num_values, self.answer_functions)
         out += [f"submit {value}" for value, _ in values]
         out += [None] * (self.num_values - len(values))
         for group in self.extras:
             out += [None if text is None or text in taken else text for text in group.render(state)]
+        if self.none_after_call and not any(step.ok and step.function for step in state.history):
+            others = out[: self.submit_none_slot] + out[self.submit_none_slot + 1 :]
+            if any(text is not None for text in others):
+                out[self.submit_none_slot] = None
         return out
 
     def slot_sources(self, state: CandidateState) -> list[str | None]:
         """For each slot, the function it calls (call slots) or whose result its value came from."""
-        values = observed_values(state.history, self.num_values)
+        values = observed_values(state.history, self.num_values, self.answer_functions)
         sources: list[str | None] = [t.function for t in self.templates]
         sources += [c.function for c in self.choices for _ in range(c.count)]
         sources.append("submit")
@@ -541,4 +580,7 @@ class ToolPipelineCandidates:
     def __repr__(self) -> str:
         slots = len(self.templates)
         extras = f", extras={list(self.extras)}" if self.extras else ""
-        return f"ToolPipelineCandidates({slots} call slots, num_values={self.num_values}, chain={self.chain}{extras})"
+        return (
+            f"ToolPipelineCandidates({slots} call slots, num_values={self.num_values}, chain={self.chain}, "
+            f"none_after_call={self.none_after_call}{extras})"
+        )

@@ -82,10 +82,11 @@ class CandidateActionWrapper(gym.Wrapper[dict[str, np.ndarray], np.int64, str, s
         >>> obs, info = env.reset(seed=0)
         >>> sorted(obs), obs["action_features"].shape == (env.action_space.n, env.featurizer.size)
         (['action_features', 'action_mask', 'observations'], True)
-        >>> [c for c in info["candidates"] if c]
-        ['execute get_issues()', 'submit None']
-        >>> env.step(env.generator.slot_names.index("submit_none"))[1:3]
-        (0.0, True)
+        >>> [c for c in info["candidates"] if c]  # None is offered once a lookup has been made
+        ['execute get_issues()']
+        >>> obs, reward, terminated, truncated, info = env.step(env.generator.slot_names.index("issues"))
+        >>> "submit None" in info["candidates"], reward, terminated
+        (True, 0.0, False)
     """
 
     def __init__(

@@ -71,12 +71,16 @@ def test_masks_match_candidates_and_candidates_are_valid_calls(env: CandidateAct
     policy = RandomCandidatePolicy(3)
     for task_id in [inst.idx for inst in env.unwrapped.instances]:
         obs, info = env.reset(options={"task_id": task_id})
-        done = False
+        done, called = False, False
         while not done:
             mask, candidates = obs["action_mask"], info["candidates"]
             assert len(candidates) == env.action_space.n
             assert [bool(m) for m in mask] == [c != "" for c in candidates]
-            assert mask[env.generator.submit_none_slot] == 1.0  # submitting None is always possible
+            # None is offered once a call has answered, or when nothing else is: never an empty choice.
+            none = env.generator.submit_none_slot
+            others = float(mask.sum() - mask[none])
+            assert mask[none] == float(called or others == 0), (called, others)
+            assert mask.sum() >= 1
             for text in filter(None, candidates):
                 parsed = parse_action(text, functions=True)
                 assert parsed.kind in ("call", "submit"), text
@@ -88,6 +92,7 @@ def test_masks_match_candidates_and_candidates_are_valid_calls(env: CandidateAct
             assert info["action_text"] == sent
             # A candidate call is well-formed and valid: the tools never answer it with an error.
             assert "error" not in info, (sent[:200], info.get("error"))
+            called = called or sent.startswith("execute ")
             done = terminated or truncated
 
 
@@ -209,7 +214,8 @@ def test_candidate_arguments_come_from_the_question(env: CandidateActionWrapper,
             assert info["candidates"][names.index(chained)] == ""
         # The routing lookups are for questions that describe a new case: not these.
         assert info["candidates"][names.index("issues")] == ""
-        assert [c for c in info["candidates"] if c.startswith("submit")] == ["submit None"]
+        # Nothing to submit before a lookup: no value yet, and None only once a call has answered.
+        assert [c for c in info["candidates"] if c.startswith("submit")] == []
 
 
 PIPELINES = {
@@ -290,6 +296,46 @@ def test_value_slots_submit_the_latest_short_result(env_org: Path, env_tasks: li
     assert info["candidates"][names.index("submit_value_0")] == f"submit {inst.answer}"
     # The call just made, with the same arguments, is not offered again.
     assert info["candidates"][names.index("max_value_ids")] == ""
+
+
+def test_only_answer_functions_give_value_slots(env_org: Path, env_tasks: list[TaskInstance]) -> None:
+    # The agents a threshold qualifies are a step of TCU's pipeline, not its answer: a policy that could
+    # submit them would guess among two or three instead of finishing the pipeline.
+    env = make_discrete_env("TCU", org=env_org, tasks=env_tasks, full_info=True)
+    names = env.generator.slot_names
+    checked = 0
+    for inst in (i for i in env_tasks if i.abbrev == "TCU"):
+        env.reset(options={"task_id": inst.idx})
+        env.step(names.index("handled_cases"))
+        _obs, _, _, _, info = env.step(names.index("qualified_agents"))
+        qualified = info["result"].value
+        if not 0 < len(qualified) <= env.generator.num_values:
+            continue
+        checked += 1
+        assert [c for c in info["candidates"] if c.startswith("submit")] == ["submit None"]
+        state = env.state
+        assert rl.observed_values(state.history, env.generator.num_values) == [
+            (agent, "get_qualified_agent_ids_by_case_count") for agent in dict.fromkeys(qualified)
+        ]  # every function's results, as a generator with answer_functions=None offers them
+        everything = rl.ToolPipelineCandidates(answer_functions=None)
+        offered = [s for s in everything.slots(state) if s is not None and s.startswith("submit ")]
+        assert offered == ["submit None", *(f"submit {agent}" for agent in dict.fromkeys(qualified))]
+    assert checked, "no TCU instance with a short list of qualified agents in the test tasks"
+
+
+def test_none_is_offered_after_a_call_or_when_nothing_else_is() -> None:
+    gen = rl.ToolPipelineCandidates()
+    with_window = CandidateState(rl.QuestionFacts("BRI", "...", start="2023-01-01", end="2023-04-01"))
+    assert "submit None" not in gen.candidates(with_window)
+    assert "submit None" in rl.ToolPipelineCandidates(none_after_call=False).candidates(with_window)
+    nothing_stated = CandidateState(rl.QuestionFacts("BRI", "Which state?"))
+    assert gen.candidates(nothing_stated) == ["submit None"]  # the only action left
+    failed = rl.StepRecord("execute get_cases({})", "get_cases", None, False, "Error: ...")
+    with_window.history.append(failed)
+    assert "submit None" not in gen.candidates(with_window)  # an error shows nothing
+    answered = rl.StepRecord("execute get_cases({})", "get_cases", [], True, "[]")
+    with_window.history.append(answered)
+    assert "submit None" in gen.candidates(with_window)
 
 
 def test_an_empty_slot_is_a_wasted_turn_and_a_bad_action_is_refused(env: CandidateActionWrapper) -> None:
