@@ -424,8 +424,8 @@ def observed_values(
         >>> observed_values(steps, 3)
         [('a1M2', 'find_id_with_max_value')]
         >>> steps.append(StepRecord("c", "get_qualified_agent_ids_by_case_count", ["005A", "005B"], True, ""))
-        >>> observed_values(steps, 3)
-        [('005A', 'get_qualified_agent_ids_by_case_count'), ('005B', 'get_qualified_agent_ids_by_case_count'), ('a1M2', 'find_id_with_max_value')]
+        >>> [value for value, _function in observed_values(steps, 3)]
+        ['005A', '005B', 'a1M2']
         >>> observed_values(steps, 3, DEFAULT_ANSWER_FUNCTIONS)
         [('a1M2', 'find_id_with_max_value')]
     """
