@@ -25,6 +25,7 @@ __all__ = [
     "DEFAULT_CHOICES",
     "DEFAULT_TEMPLATES",
     "MISSING",
+    "NONE_AFTER",
     "Binding",
     "CallTemplate",
     "CandidateGenerator",
@@ -400,6 +401,11 @@ DEFAULT_ANSWER_FUNCTIONS: tuple[str, ...] = (
 )
 
 
+#: The functions after whose (non-empty) result ``submit None`` is offered: the knowledge search, whose
+#: articles an agent judges (PVI: none of them is broken).
+NONE_AFTER: tuple[str, ...] = ("search_knowledge_articles",)
+
+
 def observed_values(
     history: Sequence[StepRecord], limit: int, functions: Collection[str] | None = None
 ) -> list[tuple[str, str]]:
@@ -465,10 +471,12 @@ class ToolPipelineCandidates:
        slot is also empty once exactly its call has been made (repeating it would tell nothing new);
     2. the :class:`ChoiceTemplate` slots (default :data:`DEFAULT_CHOICES`): one call per record the
        last result listed (NCR: the closed cases of each issue ``get_issues`` listed);
-    3. ``submit None``, once a call has given a result (with ``none_after_call``; or when no other
-       slot holds an action): None is an answer the data must show (no agent qualifies, no
-       violation is found), and a None offered before any lookup is a shortcut that earns a share of
-       the reward on every family with None answers and keeps a policy from learning the pipeline;
+    3. ``submit None``, right after a call that found nothing (an empty result: the pipeline cannot
+       go on) or a call of a ``none_after`` function (the knowledge search, whose articles an agent
+       judges, None being one judgement), and whenever no other slot holds an action. None is an
+       answer the data must show (no agent qualifies, no violation is found); offered at every step,
+       it is a shortcut that earns a share of the reward in every family with None answers and keeps
+       a policy from learning the longer pipelines (HTU, TCU);
     4. ``num_values`` slots ``submit <value>`` for the ids and values of the short results of the
        ``answer_functions`` seen so far, newest first (:func:`observed_values`): after
        ``find_id_with_max_value`` answers ``["a1M..."]``, the first value slot submits that id;
@@ -487,8 +495,8 @@ class ToolPipelineCandidates:
         chain: Offer a result-taking call only right after the step that produced its input.
         answer_functions: The functions whose short results become value submissions (None: every
             function's, so that also the two agents a threshold qualifies can be submitted).
-        none_after_call: Offer ``submit None`` only once a function call has given a result (it is
-            always offered when no other slot holds an action, so that an episode never has none).
+        none_after: The functions after whose result ``submit None`` is offered even when it is not
+            empty (default: the knowledge search). None: offer ``submit None`` at every step.
         extras: Slot groups appended at the end (None: one :class:`~crmarena_gym.rl.KnowledgeSlots`;
             ``()`` for none).
 
@@ -510,7 +518,7 @@ class ToolPipelineCandidates:
         num_values: int = 4,
         chain: bool = True,
         answer_functions: Sequence[str] | None = DEFAULT_ANSWER_FUNCTIONS,
-        none_after_call: bool = True,
+        none_after: Sequence[str] | None = NONE_AFTER,
         extras: Sequence[SlotGroup] | None = None,
     ) -> None:
         if not templates:
@@ -533,7 +541,7 @@ class ToolPipelineCandidates:
         self.num_values = num_values
         self.chain = chain
         self.answer_functions = None if answer_functions is None else frozenset(answer_functions)
-        self.none_after_call = none_after_call
+        self.none_after = None if none_after is None else frozenset(none_after)
         self.extras = tuple(extras)
         self.slot_names: tuple[str, ...] = tuple(every)
         self.num_slots = len(self.slot_names)
@@ -555,11 +563,19 @@ class ToolPipelineCandidates:
         out += [None] * (self.num_values - len(values))
         for group in self.extras:
             out += [None if text is None or text in taken else text for text in group.render(state)]
-        if self.none_after_call and not any(step.ok and step.function for step in state.history):
+        if not self._none_offered(state):
             others = out[: self.submit_none_slot] + out[self.submit_none_slot + 1 :]
-            if any(text is not None for text in others):
+            if any(text is not None for text in others):  # never an empty choice
                 out[self.submit_none_slot] = None
         return out
+
+    def _none_offered(self, state: CandidateState) -> bool:
+        if self.none_after is None:
+            return True
+        last = state.history[-1] if state.history else None
+        if last is None or not last.ok or last.function is None:
+            return False
+        return last.result in (None, [], {}, "") or last.function in self.none_after
 
     def slot_sources(self, state: CandidateState) -> list[str | None]:
         """For each slot, the function it calls (call slots) or whose result its value came from."""
@@ -582,5 +598,5 @@ class ToolPipelineCandidates:
         extras = f", extras={list(self.extras)}" if self.extras else ""
         return (
             f"ToolPipelineCandidates({slots} call slots, num_values={self.num_values}, chain={self.chain}, "
-            f"none_after_call={self.none_after_call}{extras})"
+            f"none_after={sorted(self.none_after) if self.none_after is not None else None}{extras})"
         )

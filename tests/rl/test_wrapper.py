@@ -71,15 +71,16 @@ def test_masks_match_candidates_and_candidates_are_valid_calls(env: CandidateAct
     policy = RandomCandidatePolicy(3)
     for task_id in [inst.idx for inst in env.unwrapped.instances]:
         obs, info = env.reset(options={"task_id": task_id})
-        done, called = False, False
+        done, none_due = False, False
         while not done:
             mask, candidates = obs["action_mask"], info["candidates"]
             assert len(candidates) == env.action_space.n
             assert [bool(m) for m in mask] == [c != "" for c in candidates]
-            # None is offered once a call has answered, or when nothing else is: never an empty choice.
+            # None is offered right after a call that found nothing or a knowledge search, or when
+            # nothing else is: never an empty choice.
             none = env.generator.submit_none_slot
             others = float(mask.sum() - mask[none])
-            assert mask[none] == float(called or others == 0), (called, others)
+            assert mask[none] == float(none_due or others == 0), (none_due, others)
             assert mask.sum() >= 1
             for text in filter(None, candidates):
                 parsed = parse_action(text, functions=True)
@@ -92,7 +93,10 @@ def test_masks_match_candidates_and_candidates_are_valid_calls(env: CandidateAct
             assert info["action_text"] == sent
             # A candidate call is well-formed and valid: the tools never answer it with an error.
             assert "error" not in info, (sent[:200], info.get("error"))
-            called = called or sent.startswith("execute ")
+            found = env.state.history[-1].result
+            none_due = sent.startswith("execute ") and (
+                found in (None, [], {}, "") or sent.startswith("execute search_knowledge_articles(")
+            )
             done = terminated or truncated
 
 
@@ -287,7 +291,7 @@ def test_value_slots_submit_the_latest_short_result(env_org: Path, env_tasks: li
     obs, info = env.reset(options={"task_id": inst.idx})
     obs, _, _, _, info = env.step(names.index("order_items"))
     assert len(info["result"].value) > env.generator.num_values  # a long list: no answer candidates from it
-    assert [c for c in info["candidates"] if c.startswith("submit")] == ["submit None"]
+    assert [c for c in info["candidates"] if c.startswith("submit")] == []  # and items found: no None
     obs, _, _, _, info = env.step(names.index("issue_counts"))
     assert isinstance(info["result"].value, dict)  # a mapping: no answer candidates either
     assert obs["action_mask"][env.generator.first_value_slot] == 0.0
@@ -312,30 +316,34 @@ def test_only_answer_functions_give_value_slots(env_org: Path, env_tasks: list[T
         if not 0 < len(qualified) <= env.generator.num_values:
             continue
         checked += 1
-        assert [c for c in info["candidates"] if c.startswith("submit")] == ["submit None"]
+        assert [c for c in info["candidates"] if c.startswith("submit")] == []
         state = env.state
         assert rl.observed_values(state.history, env.generator.num_values) == [
             (agent, "get_qualified_agent_ids_by_case_count") for agent in dict.fromkeys(qualified)
         ]  # every function's results, as a generator with answer_functions=None offers them
         everything = rl.ToolPipelineCandidates(answer_functions=None)
         offered = [s for s in everything.slots(state) if s is not None and s.startswith("submit ")]
-        assert offered == ["submit None", *(f"submit {agent}" for agent in dict.fromkeys(qualified))]
+        assert offered == [f"submit {agent}" for agent in dict.fromkeys(qualified)]
     assert checked, "no TCU instance with a short list of qualified agents in the test tasks"
 
 
-def test_none_is_offered_after_a_call_or_when_nothing_else_is() -> None:
+def test_none_is_offered_after_an_empty_result_or_a_knowledge_search_or_when_nothing_else_is() -> None:
     gen = rl.ToolPipelineCandidates()
-    with_window = CandidateState(rl.QuestionFacts("BRI", "...", start="2023-01-01", end="2023-04-01"))
-    assert "submit None" not in gen.candidates(with_window)
-    assert "submit None" in rl.ToolPipelineCandidates(none_after_call=False).candidates(with_window)
-    nothing_stated = CandidateState(rl.QuestionFacts("BRI", "Which state?"))
-    assert gen.candidates(nothing_stated) == ["submit None"]  # the only action left
-    failed = rl.StepRecord("execute get_cases({})", "get_cases", None, False, "Error: ...")
-    with_window.history.append(failed)
-    assert "submit None" not in gen.candidates(with_window)  # an error shows nothing
-    answered = rl.StepRecord("execute get_cases({})", "get_cases", [], True, "[]")
-    with_window.history.append(answered)
-    assert "submit None" in gen.candidates(with_window)
+    state = CandidateState(rl.QuestionFacts("BRI", "...", start="2023-01-01", end="2023-04-01"))
+    assert "submit None" not in gen.candidates(state)  # nothing looked at yet
+    assert "submit None" in rl.ToolPipelineCandidates(none_after=None).candidates(state)
+    assert gen.candidates(CandidateState(rl.QuestionFacts("BRI", "Which state?"))) == ["submit None"]  # only action
+
+    def after(function: str, result: Any, ok: bool = True) -> bool:
+        state.history.append(rl.StepRecord(f"execute {function}({{}})", function, result, ok, str(result)))
+        return "submit None" in gen.candidates(state)
+
+    assert after("get_cases", [{"Id": "500A"}]) is False  # records found: the pipeline goes on
+    assert after("get_cases", None, ok=False) is False  # an error shows nothing
+    for empty in ([], {}, None, ""):
+        assert after("get_qualified_agent_ids_by_case_count", empty) is True  # nothing found
+    assert after("search_knowledge_articles", [{"Id": "ka0A", "Title": "T", "Content": "C"}]) is True
+    assert after("get_cases", [{"Id": "500A"}]) is False  # only right after
 
 
 def test_an_empty_slot_is_a_wasted_turn_and_a_bad_action_is_refused(env: CandidateActionWrapper) -> None:
