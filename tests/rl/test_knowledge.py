@@ -302,6 +302,7 @@ def test_number_features_of_an_article_reply() -> None:
     own = np.zeros(featurizer.own_buckets, dtype=np.float32)
     for word in ("it", "only", "2", "but", "i", "ve", "the", "shipping", "fee", "anyway"):
         own[stable_hash(word) % featurizer.own_buckets] = 1.0
-    np.testing.assert_array_equal(row[featurizer.own_offset :], own)
+    np.testing.assert_array_equal(row[featurizer.own_offset : featurizer.phrase_offset], own)
+    assert not row[featurizer.phrase_offset :].any()  # an article is not a phrase
     search = x[gen.slot_names.index("search_conversation")]
     assert search[featurizer.scalar_offset + SCALARS.index("search_of_conversation")] == 1.0
