@@ -23,7 +23,11 @@ held out; as the training example makes them), a softmax over the answer candida
 after reading the chat and the emails and searching with their words, the articles found and None;
 KQA: after searching with the question's words, the phrases found) is fitted on their feature vectors
 alone, and scored on the held-out instances: PVI, the share answered exactly; KQA, the mean token F1
-of the phrase it picks. A policy network sees the same features (and the state besides).
+of the phrase it picks. A policy network sees the same features (and the state besides), and can pair
+them: a second fit (``paired``) adds the products of the kind of question asked (a KQA phrase's row
+holds it) with the scalars and the phrase traits, which a linear scorer cannot form on its own. KQA's
+questions are drawn from a fixed set of facts: the script also says how many held-out questions training
+asked too (none, since training excludes the held-out instances' keys, article and question).
 
 Usage:
     python benchmarks/bench_candidates.py                        # all nine families, 30 instances each
@@ -281,6 +285,14 @@ def main() -> None:
         print(f"{'family':7s} {'train':>5s} {'probe':>7s} {'paired':>7s} {'first':>7s} {'best':>7s}")
         for family, (n, chosen, pair, first, best) in results.items():
             print(f"{family:7s} {n:5d} {chosen:7.3f} {pair:7.3f} {first:7.3f} {best:7.3f}")
+        if "KQA" in results:  # KQA questions are drawn from a fixed set of facts: say which held-out ones training saw
+            asked = {(i.params.get("article_id"), i.params.get("question")) for i in train if i.abbrev == "KQA"}
+            articles = {article for article, _question in asked}
+            held = [i for i in instances if i.abbrev == "KQA"]
+            seen = sum((i.params.get("article_id"), i.params.get("question")) in asked for i in held)
+            near = sum(i.params.get("article_id") in articles for i in held)
+            print(f"KQA: {seen} of {len(held)} held-out questions were asked in training (the same fact); ", end="")
+            print(f"{near} come from an article other training questions come from")
         print("probe: held-out reward of the candidate the fitted scorer picks (PVI: exact; KQA: token F1);")
         print("paired: the same with the products of the question kind and the scalars and phrase traits;")
         print("first: of the first answer slot (PVI: None; KQA: the best-scored phrase); best: of the")
