@@ -265,6 +265,11 @@ def _content(words: Sequence[str]) -> list[str]:
     return [w for w in words if w not in FUNCTION_WORDS]
 
 
+def _asked(question: str) -> frozenset[str]:
+    """The question's content words, stemmed (template words of the instance context left out)."""
+    return frozenset(stem(word) for word in _content(word_list(question)) if word not in _CONTEXT_WORDS)
+
+
 def _groups(tokens: list[_Token], *, clauses: bool) -> list[tuple[int, int]]:
     """Maximal ranges of tokens the question lacks, function words trimmed off their ends; with ``clauses``,
     also cut at clause ends and before a conjunction that starts a clause (``so``, ``because``, ``when`` ...)."""
@@ -357,8 +362,8 @@ def answer_spans(
     """Answer candidates: phrases of the article sentences that best overlap ``question``, best first.
 
     The sentences of all ``articles`` (bodies, in the search's order) are ranked by how much of the
-    question they hold (:attr:`Span.sentence_overlap`, less ``later_article`` (0.225) per article rank; ties: the earlier
-    article, then the earlier sentence). The best ``sentences_per_question`` give phrases. Their words
+    question they hold (:attr:`Span.sentence_overlap`, less ``later_article`` (0.225) per article rank;
+    ties: the earlier article, then the earlier sentence). The best ``sentences_per_question`` give phrases. Their words
     are "question" words (the question has them, stemmed), function words, or new words. The phrases:
 
     - every stretch of a run of non-question words (the whole run, and the run cut at commas,
@@ -394,7 +399,7 @@ def answer_spans(
         ['10 days', 'within 10 days', '10']
     """
     w = SPAN_WEIGHTS
-    asked = frozenset(stem(word) for word in _content(word_list(question)) if word not in _CONTEXT_WORDS)
+    asked = _asked(question)
     if not asked:
         return []
     quantity = bool(_QUANTITY.search(question))
@@ -549,7 +554,7 @@ def phrase_traits(question: str, span: Span) -> frozenset[str]:
         >>> span.text, sorted(t for t in phrase_traits("Within how many days ...?", span) if "=" in t)
         ('10 days', ['after=of', 'before=within'])
     """
-    asked = frozenset(stem(word) for word in _content(word_list(question)) if word not in _CONTEXT_WORDS)
+    asked = _asked(question)
     words = word_list(span.text) or [""]
     before = word_list(span.sentence[: span.start])
     rest = span.sentence[span.start + len(span.text) :]
