@@ -24,6 +24,7 @@ Words are compared loosely (:func:`stem`: ``ships`` matches ``ship``, ``returned
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import re
 from collections import Counter
@@ -618,12 +619,15 @@ def span_consensus(spans: Sequence[Span], *, temperature: float = 0.1) -> list[f
     weights = [math.exp(s - top) for s in scores]
     total = sum(weights)
     bags = [Counter(word_list(span.text)) for span in spans]
-
-    def f1(a: Counter[str], b: Counter[str]) -> float:
-        common = sum((a & b).values())
-        return 0.0 if not common else 2 * common / (sum(a.values()) + sum(b.values()))
-
-    agreed = [sum(w * f1(a, b) for w, b in zip(weights, bags, strict=True)) / total for a in bags]
+    sizes = [sum(bag.values()) for bag in bags]
+    agreed = [weights[i] for i in range(len(spans))]  # a phrase agrees with itself (F1 1)
+    for i, j in itertools.combinations(range(len(spans)), 2):  # token F1 is symmetric: each pair once
+        common = sum(min(n, bags[j][word]) for word, n in bags[i].items() if word in bags[j])
+        if common:
+            f1 = 2 * common / (sizes[i] + sizes[j])
+            agreed[i] += weights[j] * f1
+            agreed[j] += weights[i] * f1
+    agreed = [a / total for a in agreed]
     largest = max(agreed)
     return [a / largest if largest > 0 else 0.0 for a in agreed]
 
