@@ -23,7 +23,11 @@ held out; as the training example makes them), a softmax over the answer candida
 after reading the chat and the emails and searching with their words, the articles found and None;
 KQA: after searching with the question's words, the phrases found) is fitted on their feature vectors
 alone, and scored on the held-out instances: PVI, the share answered exactly; KQA, the mean token F1
-of the phrase it picks. A policy network sees the same features (and the state besides).
+of the phrase it picks. A policy network sees the same features (and the state besides), and can pair
+them: a second fit (``paired``) adds the products of the kind of question asked (a KQA phrase's row
+holds it) with the scalars and the phrase traits, which a linear scorer cannot form on its own. KQA's
+questions are drawn from a fixed set of facts: the script also says how many held-out questions training
+asked too (none, since training excludes the held-out instances' keys, article and question).
 
 Usage:
     python benchmarks/bench_candidates.py                        # all nine families, 30 instances each
@@ -41,7 +45,7 @@ import numpy as np
 
 from crmarena_gym.envs import parse_action
 from crmarena_gym.org import default_org_path
-from crmarena_gym.rl import CandidateActionWrapper, make_discrete_env
+from crmarena_gym.rl import QUESTION_KINDS, CandidateActionWrapper, SlotFeatures, make_discrete_env
 from crmarena_gym.tasks import TaskInstance, generate_tasks, instance_key, score_answer
 
 FAMILIES = ("HTU", "TCU", "TII", "MTA", "BRI", "NCR", "NED", "PVI", "KQA")
@@ -177,24 +181,46 @@ def fit_softmax(groups: list[tuple[np.ndarray, np.ndarray]], *, l2: float = 1e-3
     return w
 
 
+def paired(env: CandidateActionWrapper, x: np.ndarray) -> np.ndarray:
+    """``x`` with the products of its question-kind features and its scalars and phrase traits appended.
+
+    A linear scorer cannot pair the kind of question asked with a phrase's traits ("how often" with a
+    phrase starting with "every"); a policy network can (its candidate network reads both from the row,
+    its state network reads the question's words). These products give the probe that reach.
+    """
+    featurizer = env.featurizer
+    if not isinstance(featurizer, SlotFeatures):
+        return x
+    start = featurizer.phrase_offset
+    kinds = x[:, start : start + len(QUESTION_KINDS)]
+    traits = np.concatenate(
+        [x[:, featurizer.scalar_offset : featurizer.context_offset], x[:, start + len(QUESTION_KINDS) :]], axis=1
+    )
+    return np.concatenate([x, np.einsum("ki,kj->kij", kinds, traits).reshape(len(x), -1)], axis=1)
+
+
 def probe(
     train_env: CandidateActionWrapper,
     env: CandidateActionWrapper,
     train: list[TaskInstance],
     held_out: list[TaskInstance],
 ) -> dict[str, Any]:
-    """Fit :func:`fit_softmax` per family on ``train`` (in ``train_env``) and score its choices on ``held_out``."""
+    """Fit :func:`fit_softmax` per family on ``train`` (in ``train_env``) and score its choices on ``held_out``,
+    on the answer candidates' features alone and with :func:`paired` products."""
     out: dict[str, Any] = {}
     for family in PROBE_STEPS:
         fit = [g for g in (probe_choices(train_env, i) for i in train if i.abbrev == family) if g is not None]
         test = [probe_choices(env, i) for i in held_out if i.abbrev == family]
         if not fit or not test:
             continue
-        w = fit_softmax(fit)
-        chosen = [float(g[1][int(np.argmax(g[0] @ w))]) if g is not None else 0.0 for g in test]
+        picks = []
+        for expand in (lambda x: x, lambda x: paired(env, x)):
+            w = fit_softmax([(expand(x), rewards) for x, rewards in fit])
+            chosen = [float(g[1][int(np.argmax(expand(g[0]) @ w))]) if g is not None else 0.0 for g in test]
+            picks.append(float(np.mean(chosen)))
         first = [float(g[1][0]) if g is not None else 0.0 for g in test]
         best = [float(g[1].max()) if g is not None else 0.0 for g in test]
-        out[family] = (len(fit), float(np.mean(chosen)), float(np.mean(first)), float(np.mean(best)))
+        out[family] = (len(fit), *picks, float(np.mean(first)), float(np.mean(best)))
     return out
 
 
@@ -256,10 +282,19 @@ def main() -> None:
         results = probe(train_env, env, train, [i for i in instances if i.abbrev in probed])
         print()
         print(f"linear probe on the answer step's candidate features (fitted on task seed {args.train_seed}):")
-        print(f"{'family':7s} {'train':>5s} {'probe':>7s} {'first':>7s} {'best':>7s}")
-        for family, (n, chosen, first, best) in results.items():
-            print(f"{family:7s} {n:5d} {chosen:7.3f} {first:7.3f} {best:7.3f}")
+        print(f"{'family':7s} {'train':>5s} {'probe':>7s} {'paired':>7s} {'first':>7s} {'best':>7s}")
+        for family, (n, chosen, pair, first, best) in results.items():
+            print(f"{family:7s} {n:5d} {chosen:7.3f} {pair:7.3f} {first:7.3f} {best:7.3f}")
+        if "KQA" in results:  # KQA questions are drawn from a fixed set of facts: say which held-out ones training saw
+            asked = {(i.params.get("article_id"), i.params.get("question")) for i in train if i.abbrev == "KQA"}
+            articles = {article for article, _question in asked}
+            held = [i for i in instances if i.abbrev == "KQA"]
+            seen = sum((i.params.get("article_id"), i.params.get("question")) in asked for i in held)
+            near = sum(i.params.get("article_id") in articles for i in held)
+            print(f"KQA: {seen} of {len(held)} held-out questions were asked in training (the same fact); ", end="")
+            print(f"{near} come from an article other training questions come from")
         print("probe: held-out reward of the candidate the fitted scorer picks (PVI: exact; KQA: token F1);")
+        print("paired: the same with the products of the question kind and the scalars and phrase traits;")
         print("first: of the first answer slot (PVI: None; KQA: the best-scored phrase); best: of the")
         print("best candidate of that step (the step's ceiling).")
 

@@ -41,7 +41,7 @@ from crmarena_gym.rl._candidates import (
 )
 from crmarena_gym.rl._encoding import Encoder, HashingEncoder, stable_hash
 from crmarena_gym.rl._facts import QUESTION_PARAMS, QuestionFacts, question_facts
-from crmarena_gym.rl._features import CandidateFeaturizer, SlotFeatures, candidate_context, overlap
+from crmarena_gym.rl._features import PHRASE_FEATURES, CandidateFeaturizer, SlotFeatures, candidate_context, overlap
 from crmarena_gym.rl._knowledge import (
     CONVERSATION_FUNCTIONS,
     SEARCH_FUNCTION,
@@ -61,6 +61,9 @@ from crmarena_gym.rl._rllib import (
 )
 from crmarena_gym.rl._rollout import EvaluationResult, RandomCandidatePolicy, evaluate_policy
 from crmarena_gym.rl._spans import (
+    PHRASE_CUES,
+    PHRASE_TRAITS,
+    QUESTION_KINDS,
     SPAN_WEIGHTS,
     Span,
     agent_lines,
@@ -68,9 +71,12 @@ from crmarena_gym.rl._spans import (
     best_reply,
     number_relation,
     numbers,
+    phrase_traits,
+    question_kind,
     question_text,
     search_terms,
     sentences,
+    span_consensus,
     stem,
 )
 from crmarena_gym.rl._wrapper import EMPTY_SLOT_ACTION, INFO_KEYS, CandidateActionWrapper, make_discrete_env
@@ -91,6 +97,10 @@ __all__ = [
     "INFO_KEYS",
     "MISSING",
     "NONE_AFTER",
+    "PHRASE_CUES",
+    "PHRASE_FEATURES",
+    "PHRASE_TRAITS",
+    "QUESTION_KINDS",
     "QUESTION_PARAMS",
     "RLLIB_ENV_NAME",
     "SEARCH_FUNCTION",
@@ -133,13 +143,16 @@ __all__ = [
     "observed_values",
     "overlap",
     "parametric_module_class",
+    "phrase_traits",
     "question_facts",
+    "question_kind",
     "question_text",
     "register_rllib_env",
     "rllib_env_creator",
     "search_term_of",
     "search_terms",
     "sentences",
+    "span_consensus",
     "stable_hash",
     "stem",
 ]

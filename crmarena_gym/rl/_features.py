@@ -27,9 +27,18 @@ from crmarena_gym.rl._candidates import CandidateState
 from crmarena_gym.rl._checks import require_positive_ints
 from crmarena_gym.rl._encoding import FUNCTIONS, stable_hash
 from crmarena_gym.rl._knowledge import KnowledgeView, knowledge_view, search_term_of
-from crmarena_gym.rl._spans import best_reply, number_relation, word_list
+from crmarena_gym.rl._spans import (
+    PHRASE_TRAITS,
+    QUESTION_KINDS,
+    best_reply,
+    number_relation,
+    phrase_traits,
+    question_kind,
+    span_consensus,
+    word_list,
+)
 
-__all__ = ["CandidateFeaturizer", "SlotFeatures", "candidate_context", "overlap"]
+__all__ = ["PHRASE_FEATURES", "SCALARS", "CandidateFeaturizer", "SlotFeatures", "candidate_context", "overlap"]
 
 _TOKEN_RE = re.compile(r"[a-z0-9]+")
 _STOP = frozenset(
@@ -68,7 +77,12 @@ SCALARS: tuple[str, ...] = (
     "span_score",
     "span_unit",
     "span_named",
+    "span_consensus",
 )
+#: The features of an answer phrase beyond :data:`SCALARS`, in order: the kind of question asked
+#: (one-hot over :data:`~crmarena_gym.rl.QUESTION_KINDS`), then the phrase's traits
+#: (:data:`~crmarena_gym.rl.PHRASE_TRAITS`, see :func:`~crmarena_gym.rl.phrase_traits`).
+PHRASE_FEATURES: tuple[str, ...] = (*(f"question_{kind}" for kind in QUESTION_KINDS), *PHRASE_TRAITS)
 
 
 @functools.lru_cache(maxsize=4096)  # the question and the listed records' texts recur at every step
@@ -212,7 +226,14 @@ class SlotFeatures:
       hashed: what the agent said about the article's rule ("but I've waived the fee", "a fee applies");
     - ``own_buckets`` values: the words of that line which its rule sentence does not use, hashed: the
       agent's own words around the rule ("anyway", "waived", "unable"), which recur across rules and so
-      tell a broken rule from a kept one beyond the rules seen in training.
+      tell a broken rule from a kept one beyond the rules seen in training;
+    - for an answer phrase, :data:`PHRASE_FEATURES` (``len(PHRASE_FEATURES)`` values): the kind of
+      question asked (:func:`~crmarena_gym.rl.question_kind`) and the phrase's traits
+      (:func:`~crmarena_gym.rl.phrase_traits`: numbers, length, the kinds of its edge words and of the
+      words around it, the closed-class cues it starts with or stands between). They name no topic, so
+      what a network learns of them on the training questions ("how often" goes with a phrase starting
+      with "every", a phrase stops before "to") carries to questions it never saw; the question kind
+      sits in the row so that a candidate network alone can pair it with the traits.
 
     The knowledge scalars (PVI, KQA; zero for other candidates): which knowledge search a call is (of
     the question's words, of the conversation's); an article's or phrase's rank in its slots (clipped
@@ -223,7 +244,8 @@ class SlotFeatures:
     (:class:`~crmarena_gym.rl.Span`): its sentence's overlap with the question, the share of its words
     the question has, whether it stands beside the question's words, whether it is a whole run, its
     length (words, clipped at 12, over 12), whether it holds a digit, its score (over 2.5, clipped),
-    whether it is a number with its unit, and whether it ends on what a "which" question names.
+    whether it is a number with its unit, whether it ends on what a "which" question names, and how much
+    it agrees with the other phrases (:func:`~crmarena_gym.rl.span_consensus`).
 
     Args:
         num_slots: K, the generator's number of slots.
@@ -262,7 +284,8 @@ class SlotFeatures:
         self.reply_buckets = reply_buckets
         self.own_offset = self.reply_offset + reply_buckets
         self.own_buckets = own_buckets
-        self.size = self.own_offset + own_buckets
+        self.phrase_offset = self.own_offset + own_buckets
+        self.size = self.phrase_offset + len(PHRASE_FEATURES)
         self._index = _ContextIndex()
 
     def features(self, state: CandidateState, slots: Sequence[str | None], sources: Sequence[str | None]) -> np.ndarray:
@@ -306,7 +329,11 @@ class SlotFeatures:
                     context = contexts.get(value) or value
                     if knowledge is not None and source == "search_knowledge_articles":
                         knowledge.answer(
-                            value, scalars, row[self.reply_offset : self.own_offset], row[self.own_offset :]
+                            value,
+                            scalars,
+                            row[self.reply_offset : self.own_offset],
+                            row[self.own_offset : self.phrase_offset],
+                            row[self.phrase_offset :],
                         )
             else:
                 scalars["is_call"] = 1.0
@@ -343,6 +370,7 @@ class _KnowledgeFeatures:
         self.spans = {span.text: (rank, span) for rank, span in enumerate(self.view.spans)}
         self.conversation = " ".join(self.view.conversation)
         self.asked = set(word_list(self.view.question))
+        self._phrases: tuple[list[float], int] | None = None  # consensus and question kind, once per state
 
     def search(self, text: str, scalars: dict[str, float]) -> None:
         """A search call: are its words the question's, or others (the conversation's)?"""
@@ -352,7 +380,9 @@ class _KnowledgeFeatures:
             scalars["search_of_question"] = float(words <= self.asked)
             scalars["search_of_conversation"] = 1.0 - scalars["search_of_question"]
 
-    def answer(self, value: str, scalars: dict[str, float], reply: np.ndarray, own: np.ndarray) -> None:
+    def answer(
+        self, value: str, scalars: dict[str, float], reply: np.ndarray, own: np.ndarray, phrase: np.ndarray
+    ) -> None:
         """A submitted article of the latest search, or a phrase of its articles."""
         if value in self.articles:
             rank, article = self.articles[value]
@@ -383,6 +413,19 @@ class _KnowledgeFeatures:
             scalars["span_score"] = min(max(span.score, 0.0), 2.5) / 2.5
             scalars["span_unit"] = float(span.unit)
             scalars["span_named"] = float(span.named)
+            if self._phrases is None:
+                self._phrases = (
+                    span_consensus(self.view.spans),
+                    QUESTION_KINDS.index(question_kind(self.view.question)),
+                )
+            consensus, kind = self._phrases
+            scalars["span_consensus"] = consensus[rank]
+            phrase[kind] = 1.0
+            for trait in phrase_traits(self.view.question, span):
+                phrase[_TRAIT_INDEX[trait]] = 1.0
+
+
+_TRAIT_INDEX = {trait: len(QUESTION_KINDS) + i for i, trait in enumerate(PHRASE_TRAITS)}
 
 
 def _pasted_text(result: Any) -> str | None:

@@ -14,12 +14,16 @@ import numpy as np
 import pytest
 
 from crmarena_gym.rl import (
+    PHRASE_FEATURES,
+    PHRASE_TRAITS,
+    QUESTION_KINDS,
     SPAN_WEIGHTS,
     CandidateActionWrapper,
     CandidateState,
     KnowledgeSlots,
     QuestionFacts,
     SlotFeatures,
+    Span,
     StepRecord,
     ToolPipelineCandidates,
     agent_lines,
@@ -27,9 +31,12 @@ from crmarena_gym.rl import (
     best_reply,
     make_discrete_env,
     number_relation,
+    phrase_traits,
+    question_kind,
     question_text,
     search_terms,
     sentences,
+    span_consensus,
     stable_hash,
 )
 from crmarena_gym.rl._features import SCALARS
@@ -112,6 +119,85 @@ def test_answer_spans_reach_clauses_and_whole_runs() -> None:
     body = "Phone support is open on weekdays. We accept Visa, Mastercard, American Express and Discover cards."
     spans = answer_spans("Which card networks does the store accept?", [body], limit=30)
     assert "Visa, Mastercard, American Express and Discover" in [s.text for s in spans]  # a whole run, commas kept
+
+
+def _span(text: str, sentence: str = "", score: float = 1.0, **fields: Any) -> Span:
+    values: dict[str, Any] = {
+        "article": 0,
+        "sentence_overlap": 1.0,
+        "question_share": 0.0,
+        "next_to_question": False,
+        "whole": False,
+        "unit": False,
+        "named": False,
+    }
+    values.update(fields)
+    start = sentence.find(text)
+    return Span(text, sentence, words=len(text.split()), score=score, start=max(start, 0), **values)
+
+
+def test_question_kinds_and_phrase_traits_worked_by_hand() -> None:
+    kinds = [
+        question_kind(q)
+        for q in (
+            "After how long should a cycling helmet be replaced?",
+            "Within how many days can items be returned?",
+            "How much does express shipping cost?",
+            "How should wet golf gloves be dried?",
+            "Which shoes help runners who overpronate?",
+            "Can gift cards be redeemed for cash?",
+        )
+    ]
+    assert kinds == ["how_long", "how_many", "how_much", "how", "which", "yes_no"]
+    assert set(kinds) <= set(QUESTION_KINDS)
+    # Question words (stemmed content words): after, long, cycl, helmet, replac. "every five years": a number
+    # (five), three words, first a function word that is a cue (every), last another word (years); before it
+    # a question word (helmet), after it a comma, then "or" (a function word and a cue).
+    sentence = "Replace a cycling helmet every five years, or after any crash."
+    span = _span("every five years", sentence, next_to_question=True)
+    expected = {
+        "number",
+        "words_3",
+        "beside",
+        "first_article",
+        "punctuation_after",
+        "first_function",
+        "first=every",
+        "last_other",
+        "before_asked",
+        "after_function",
+        "after=or",
+    }
+    assert phrase_traits("After how long should a cycling helmet be replaced?", span) == expected
+    # "$14.95": a number with its money sign that ends the sentence; "costs" is not a question word here.
+    span = _span("$14.95", "Express shipping costs $14.95", article=1, whole=True)
+    assert phrase_traits("How much is express?", span) == {
+        "number",
+        "starts_with_number",
+        "money",
+        "words_2",  # 14 and 95
+        "whole",
+        "sentence_end",
+        "first_number",
+        "last_number",
+        "before_other",
+    }
+    assert set(PHRASE_FEATURES) == {f"question_{k}" for k in QUESTION_KINDS} | set(PHRASE_TRAITS)
+    assert len(set(PHRASE_FEATURES)) == len(PHRASE_FEATURES)
+
+
+def test_span_consensus_worked_by_hand() -> None:
+    """Temperature 1, scores 1, 1, 0: weights e, e, 1. Token F1: "24 hours" and "24 hours to recover" share 2
+    of 2 and 4 words (2*2/6), "24 hours to recover" and "recover" 1 of 4 and 1 (2/5), the others none."""
+    spans = [_span("24 hours"), _span("24 hours to recover"), _span("recover", score=0.0)]
+    e = math.e
+    agreed = [e * 1 + e * 2 / 3, e * 2 / 3 + e * 1 + 2 / 5, e * 2 / 5 + 1]
+    expected = [a / max(agreed) for a in agreed]
+    assert span_consensus(spans, temperature=1.0) == pytest.approx(expected)
+    assert span_consensus(spans, temperature=1.0)[1] == 1.0  # the common core of the well-scored phrases
+    assert span_consensus([]) == []
+    with pytest.raises(ValueError, match="temperature must be positive, got 0"):
+        span_consensus(spans, temperature=0)
 
 
 def test_agent_lines_of_chats_and_email_threads() -> None:
@@ -257,6 +343,14 @@ def test_knowledge_answers_are_phrases_of_the_articles_found(
         assert phrases == [s.text for s in spans]
         words = obs["action_features"][span_slots[0], featurizer.scalar_offset + SCALARS.index("span_words")]
         assert words == pytest.approx(min(spans[0].words, 12) / 12)
+        # Each phrase's row: the question's kind, its traits, its agreement with the others.
+        question = question_text(knowledge_env.state.facts.text)
+        consensus = span_consensus(spans)
+        for k, span in enumerate(spans):
+            row = obs["action_features"][span_slots[k]]
+            held = {f"question_{question_kind(question)}", *phrase_traits(question, span)}
+            assert {name for name, x in zip(PHRASE_FEATURES, row[featurizer.phrase_offset :], strict=True) if x} == held
+            assert row[featurizer.scalar_offset + SCALARS.index("span_consensus")] == pytest.approx(consensus[k])
         best.append(max(token_f1(p, inst.answer) for p in phrases))
     assert np.mean(best) >= 0.7  # bench_candidates.py measures it on 30 held-out instances
 
@@ -302,6 +396,7 @@ def test_number_features_of_an_article_reply() -> None:
     own = np.zeros(featurizer.own_buckets, dtype=np.float32)
     for word in ("it", "only", "2", "but", "i", "ve", "the", "shipping", "fee", "anyway"):
         own[stable_hash(word) % featurizer.own_buckets] = 1.0
-    np.testing.assert_array_equal(row[featurizer.own_offset :], own)
+    np.testing.assert_array_equal(row[featurizer.own_offset : featurizer.phrase_offset], own)
+    assert not row[featurizer.phrase_offset :].any()  # an article is not a phrase
     search = x[gen.slot_names.index("search_conversation")]
     assert search[featurizer.scalar_offset + SCALARS.index("search_of_conversation")] == 1.0

@@ -605,6 +605,7 @@ def test_no_candidate_or_feature_reads_the_gold_or_hidden_params_in_any_family(
         traces.append(_feature_rollout(env, seed=3, steps=100, prefer=prefer))
     offered = {name for _a, _m, c in traces[0] for name, text in zip(env.generator.slot_names, c, strict=True) if text}
     assert set(names) <= offered  # every knowledge slot was filled along the way
+    assert any(a[:, env.featurizer.phrase_offset :].any() for a, _m, _c in traces[0])  # phrases' traits too
     for (a, m, c), (b, n, d) in zip(*traces, strict=True):
         assert c == d
         np.testing.assert_array_equal(m, n)
