@@ -30,6 +30,11 @@ _PLAIN_RE = re.compile(r"^\s*(execute|submit|respond)\b[ \t]*:?[ \t]*(.*)$", re.
 _FENCE_RE = re.compile(r"^\s*```(?:[A-Za-z0-9_+-]*[ \t]*\n)?(.*?)\n?```\s*$", re.DOTALL)
 _CALL_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*\((.*)\)\s*;?\s*$", re.DOTALL)
 _SOQL_START = re.compile(r"^\s*(SELECT|FIND)\b", re.IGNORECASE)
+# The common form ``execute name({...})`` (or ``name()``), read in one match. Without a "<" (no tag) the
+# general path reads it the same way (no fence, nothing to strip), except for the names SELECT and FIND,
+# which start queries.
+_QUICK_CALL_RE = re.compile(r"execute[ \t]+([A-Za-z_][A-Za-z0-9_]*)\((\{.*\}|)\)", re.DOTALL)
+_QUERY_WORDS = frozenset({"select", "find"})
 
 
 @dataclass(frozen=True)
@@ -94,7 +99,11 @@ def _parse_call(body: str) -> Action | None:
     match = _CALL_RE.match(stripped)
     if match is None or _SOQL_START.match(stripped):
         return None
-    name, inner = match.group(1), match.group(2).strip()
+    return _call(body, match.group(1), match.group(2).strip())
+
+
+def _call(body: str, name: str, inner: str) -> Action:
+    """The call ``name(inner)``: its arguments read from ``inner`` (stripped), one JSON object or nothing."""
     if not inner:
         return Action("call", text=body, name=name)
     try:
@@ -144,6 +153,15 @@ def parse_action(text: str, *, functions: bool = False) -> Action:
     """
     if not isinstance(text, str):
         return Action("invalid", text=repr(text), error=f"an action must be text, got {type(text).__name__}")
+    if functions:
+        quick = _QUICK_CALL_RE.fullmatch(text)
+        if quick is not None and quick.group(1).lower() not in _QUERY_WORDS and "<" not in text:
+            return _call(text[quick.start(1) :], quick.group(1), quick.group(2))
+    return _parse_text(text, functions)
+
+
+def _parse_text(text: str, functions: bool) -> Action:
+    """:func:`parse_action`'s reading of every form."""
     # A tag needs a "<": most actions have none (a JSON call pasting back kilobytes of rows), and one
     # scan for it costs less than the three searches.
     tagged = {tag: rx.search(text) for tag, rx in _TAG_RE.items()} if "<" in text else _NO_TAGS
