@@ -30,9 +30,9 @@ _PLAIN_RE = re.compile(r"^\s*(execute|submit|respond)\b[ \t]*:?[ \t]*(.*)$", re.
 _FENCE_RE = re.compile(r"^\s*```(?:[A-Za-z0-9_+-]*[ \t]*\n)?(.*?)\n?```\s*$", re.DOTALL)
 _CALL_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*\((.*)\)\s*;?\s*$", re.DOTALL)
 _SOQL_START = re.compile(r"^\s*(SELECT|FIND)\b", re.IGNORECASE)
-# The common form ``execute name({...})`` (or ``name()``), read in one match. Without a "<" (no tag) the
-# general path reads it the same way (no fence, nothing to strip), except for the names SELECT and FIND,
-# which start queries.
+# Without a "<" (no tag), two forms read directly as the general path reads them (no fence, nothing to
+# strip): a JSON tool call, and ``execute name({...})`` (or ``name()``) in one match, except for the names
+# SELECT and FIND, which start queries.
 _QUICK_CALL_RE = re.compile(r"execute[ \t]+([A-Za-z_][A-Za-z0-9_]*)\((\{.*\}|)\)", re.DOTALL)
 _QUERY_WORDS = frozenset({"select", "find"})
 
@@ -73,12 +73,26 @@ def unwrap_code(text: str) -> str:
 _TOO_DEEP = "the arguments are nested too deeply to be read (keep JSON values a few levels deep)"
 
 
+def _json_value(text: str) -> Any:
+    """``json.loads(text)`` for a text that starts with ``{`` and ends with ``}``: its C scanner called
+    directly (json.loads strips whitespace there is none of, then calls it); any failure is json.loads's own.
+    """
+    try:
+        value, end = _SCAN(text, 0)
+    except Exception:  # json.loads raises it again, in its own words
+        return json.loads(text)
+    return value if end == len(text) else json.loads(text)
+
+
+_SCAN = json.decoder.JSONDecoder().scan_once
+
+
 def _parse_call(body: str) -> Action | None:
     """A function call written as ``name({...})`` or a JSON tool call; None if the text is neither."""
     stripped = body.strip()
     if stripped.startswith("{"):
         try:
-            payload = json.loads(stripped)
+            payload = _json_value(stripped) if stripped.endswith("}") else json.loads(stripped)
         except json.JSONDecodeError as err:
             return Action("invalid", text=body, error=f"the tool call is not valid JSON: {err.msg}")
         except RecursionError:
@@ -107,7 +121,7 @@ def _call(body: str, name: str, inner: str) -> Action:
     if not inner:
         return Action("call", text=body, name=name)
     try:
-        arguments = json.loads(inner)
+        arguments = _json_value(inner) if inner.endswith("}") and inner.startswith("{") else json.loads(inner)
     except RecursionError:
         return Action("invalid", text=body, error=_TOO_DEEP)
     except json.JSONDecodeError as err:
@@ -153,9 +167,11 @@ def parse_action(text: str, *, functions: bool = False) -> Action:
     """
     if not isinstance(text, str):
         return Action("invalid", text=repr(text), error=f"an action must be text, got {type(text).__name__}")
-    if functions:
+    if functions and "<" not in text:
+        if text[:1] == "{" and text[-1:] == "}":  # a JSON tool call with nothing around it
+            return _parse_call(text)
         quick = _QUICK_CALL_RE.fullmatch(text)
-        if quick is not None and quick.group(1).lower() not in _QUERY_WORDS and "<" not in text:
+        if quick is not None and quick.group(1).lower() not in _QUERY_WORDS:
             return _call(text[quick.start(1) :], quick.group(1), quick.group(2))
     return _parse_text(text, functions)
 

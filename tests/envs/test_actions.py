@@ -1,13 +1,14 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from crmarena_gym.envs import parse_action
-from crmarena_gym.envs._actions import _parse_text
+from crmarena_gym.envs._actions import _json_value, _parse_text
 
 
 @pytest.mark.parametrize(
@@ -112,3 +113,25 @@ def test_the_quick_call_form_reads_as_the_general_path_does(prefix: str, name: s
     text = f"{prefix}{name}({inner}){tail}"
     for functions in (True, False):
         assert parse_action(text, functions=functions) == _parse_text(text, functions)
+
+
+def _loaded(read: Any, text: str) -> tuple[str, str]:
+    try:
+        return "ok", repr(read(text))
+    except (ValueError, RecursionError) as err:
+        return type(err).__name__, str(err)
+
+
+@given(
+    st.one_of(
+        st.dictionaries(st.text(max_size=4), _JSON, max_size=3).map(json.dumps),
+        st.text(alphabet='{}[]":,0123456789.eE+- abtrunlfsNI\\', max_size=20).map(lambda t: "{" + t + "}"),
+    )
+)
+def test_a_json_object_is_read_as_json_loads_reads_it(text: str) -> None:
+    assert _loaded(_json_value, text) == _loaded(json.loads, text)
+
+
+def test_json_loads_errors_are_kept_word_for_word() -> None:
+    for text in ('{"a": 1}{}', '{"a": 1, }', '{"a": NaN}', '{"a": "\\ud800"}', "{" * 5000 + "}" * 5000):
+        assert _loaded(_json_value, text) == _loaded(json.loads, text)
