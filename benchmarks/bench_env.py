@@ -15,8 +15,12 @@ The machine is shared: every pass is timed ``--rounds`` times, the rounds altern
 and the best kept; wall-clock and CPU seconds of this process are both reported (the CPU time does not
 count the time other processes took the core). Figures are ratios within this run.
 
+With ``--phases``, the env's warm work is split by part (reading actions, argument checks and the tools'
+Python, rendering, resets, the rest of the step, and the engine's calls slowed inside the env), each timed
+alone over all the pass's steps.
+
 Usage:
-    python benchmarks/bench_env.py [--per-task N] [--scale X] [--rounds 3]
+    python benchmarks/bench_env.py [--per-task N] [--scale X] [--rounds 3] [--phases]
 
 Targets: fresh instances at least 2x faster with plans by shape than the baseline; the warm env time
 under 1.5x the time its calls take on the bare engine.
@@ -33,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from crmarena_gym.datagen import generate_org
-from crmarena_gym.envs import CRMArenaEnv
+from crmarena_gym.envs import CRMArenaEnv, parse_action
 from crmarena_gym.org import LocalOrg, Org, _local, _sosl
 from crmarena_gym.org.soql import _compiler, _shapes, compile_shaped, lift
 from crmarena_gym.schema import _ids
@@ -111,6 +115,84 @@ VALUE_CACHES = (
 )
 
 
+class KeptAnswers(Org):
+    """The org's answers to the warm pass's calls, kept: the env's own work timed without the engine's."""
+
+    def __init__(self, answers: dict[tuple[Any, str, str], dict[str, Any]], today: dt.date | None = None) -> None:
+        self.answers = answers
+        self._today = today
+
+    def query(self, soql: str) -> dict[str, Any]:
+        return self.answers[(self._today, "query", soql)]
+
+    def search(self, sosl: str) -> dict[str, Any]:
+        return self.answers[(self._today, "search", sosl)]
+
+    @property
+    def today(self) -> dt.date | None:
+        return self._today
+
+    def with_today(self, today: dt.date | str | None) -> KeptAnswers:
+        return KeptAnswers(self.answers, dt.date.fromisoformat(today) if isinstance(today, str) else today)
+
+
+def cpu_best(rounds: int, work: Any) -> float:
+    """The least CPU seconds ``work()`` took over ``rounds`` runs."""
+    times = []
+    for _ in range(rounds):
+        started = time.process_time()
+        work()
+        times.append(time.process_time() - started)
+    return min(times)
+
+
+def phases(
+    env: CRMArenaEnv, org: LocalOrg, instances: list[Any], traces: dict[int, list[str]], log: list[Any], rounds: int
+) -> list[tuple[str, float]]:
+    """CPU seconds of each part of the env's work on the warm pass, each timed alone over all its steps.
+
+    The parts: reading the actions; the tools' calls (argument checks and the tools' own Python) on the
+    org's answers kept from the warm pass; rendering the results; resets; the rest of the env's step (the
+    env played on the kept answers, less the parts); and what the engine's calls cost more inside the env
+    than alone (the warm pass, less the env on kept answers and the bare engine: caches shared with the env's
+    work)."""
+    answers: dict[tuple[Any, str, str], dict[str, Any]] = {}
+    view: Org = org
+    for today, kind, text in log:
+        if kind == "view":
+            view = org.with_today(today)
+        else:
+            answers[(today, kind, text)] = view.query(text) if kind == "query" else view.search(text)
+    kept = KeptAnswers(answers)
+    kept_env = CRMArenaEnv(org=kept, tasks=instances, toolset="flex")
+    actions = [a for i in instances for a in traces[i.idx]]
+    calls: list[tuple[str, dict[str, Any], Org]] = []  # (function, arguments, the episode's view) of each call
+    results = []
+    for inst in instances:
+        kept_view = kept.with_today(inst.today)
+        kept_env.reset(options={"task_id": inst.idx})
+        for action in traces[inst.idx]:
+            parsed = parse_action(action, functions=True)
+            if parsed.kind == "call" and parsed.name != "submit":
+                calls.append((parsed.name or "", parsed.arguments, kept_view))
+            info = kept_env.step(action)[-1]
+            if "result" in info:
+                results.append(info["result"].value)
+    tools = env.tools
+    parts = [
+        ("read the actions (JSON)", cpu_best(rounds, lambda: [parse_action(a, functions=True) for a in actions])),
+        ("argument checks and the tools' Python", cpu_best(rounds, lambda: [tools.call(*c) for c in calls])),
+        ("render the results", cpu_best(rounds, lambda: [env.render_result(r, query=False) for r in results])),
+        ("resets", cpu_best(rounds, lambda: [env.reset(options={"task_id": i.idx}) for i in instances])),
+    ]
+    own = cpu_best(rounds, lambda: play(kept_env, instances, traces))
+    parts.append(("the rest of the step (dispatch, info, submit)", own - sum(t for _, t in parts)))
+    together = cpu_best(rounds, lambda: play(env, instances, traces))
+    alone = cpu_best(rounds, lambda: replay(org, log))
+    parts.append(("the engine's calls, inside the env less alone", together - own - alone))
+    return parts
+
+
 def best(*runs: tuple[float, ...]) -> tuple[float, ...]:
     """The least of each figure over several runs (the machine is shared: slower runs were interrupted)."""
     return tuple(min(figures) for figures in zip(*runs, strict=True))
@@ -121,6 +203,7 @@ def main() -> None:
     parser.add_argument("--per-task", type=int, default=130)
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--rounds", type=int, default=3, help="each pass is timed this many times (the best kept)")
+    parser.add_argument("--phases", action="store_true", help="also time each part of the env's warm work alone")
     args = parser.parse_args()
 
     path = Path(tempfile.mkdtemp()) / "org.sqlite"
@@ -233,6 +316,13 @@ def main() -> None:
     print(
         f"reset: median {statistics.median(reset_times) * 1e3:.3f} ms, max {max(reset_times) * 1e3:.3f} ms"  # type: ignore[type-var]
     )
+    if args.phases:
+        parts = phases(fresh_env, org, fresh, fresh_traces, warm_log, args.rounds)
+        total = sum(t for _, t in parts)
+        print(f"the env's warm work by part (CPU, each the best of {args.rounds}; {steps} steps):")
+        for label, seconds in parts:
+            print(f"  {label:48} {seconds:7.3f} s {seconds / steps * 1e6:7.1f} us/step")
+        print(f"  {'all (the warm pass less the bare engine)':48} {total:7.3f} s {total / steps * 1e6:7.1f} us/step")
 
 
 if __name__ == "__main__":
