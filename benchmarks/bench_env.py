@@ -7,14 +7,20 @@ set, ``seed`` 0, played, as in a process that has seen some instances): with pla
 text only (the baseline: the engine before plans by shape; 1,024 plans kept, one shaper generated per
 plan) and with plans by shape (each per-instance query answered from the plan of its shape, IN lists of
 any length included). The fresh set is then played again, *warm* (every plan cached), in turn with its
-org calls run on the bare engine (same task dates) for the env's overhead.
+org calls run on the bare engine (same task dates) for the env's overhead. Both sides do the same org
+work: the calls are recorded in a pass of their own (the timed env reads the org directly, not through
+the recorder), and the bare engine makes each episode's dated view where the env makes it, at reset.
 
 The machine is shared: every pass is timed ``--rounds`` times, the rounds alternating what is compared,
 and the best kept; wall-clock and CPU seconds of this process are both reported (the CPU time does not
 count the time other processes took the core). Figures are ratios within this run.
 
+With ``--phases``, the env's warm work is split by part (reading actions, argument checks and the tools'
+Python, rendering, resets, the rest of the step, and the engine's calls slowed inside the env), each timed
+alone over all the pass's steps.
+
 Usage:
-    python benchmarks/bench_env.py [--per-task N] [--scale X] [--rounds 3]
+    python benchmarks/bench_env.py [--per-task N] [--scale X] [--rounds 3] [--phases]
 
 Targets: fresh instances at least 2x faster with plans by shape than the baseline; the warm env time
 under 1.5x the time its calls take on the bare engine.
@@ -31,16 +37,17 @@ from pathlib import Path
 from typing import Any
 
 from crmarena_gym.datagen import generate_org
-from crmarena_gym.envs import CRMArenaEnv
+from crmarena_gym.envs import CRMArenaEnv, parse_action
 from crmarena_gym.org import LocalOrg, Org, _local, _sosl
 from crmarena_gym.org.soql import _compiler, _shapes, compile_shaped, lift
 from crmarena_gym.schema import _ids
 from crmarena_gym.tasks import default_tasks, oracle_trace
-from crmarena_gym.tools import _common
+from crmarena_gym.tools import _calculations, _common
 
 
 class RecordingOrg(Org):
-    """Passes every call to a LocalOrg and records (today, kind, text)."""
+    """Passes every call to a LocalOrg and records (today, kind, text); a view made for an episode's date is
+    recorded as (today, "view", "")."""
 
     def __init__(self, inner: LocalOrg, log: list[tuple[Any, str, str]]) -> None:
         self.inner = inner
@@ -59,7 +66,9 @@ class RecordingOrg(Org):
         return self.inner.today
 
     def with_today(self, today: dt.date | str | None) -> RecordingOrg:
-        return RecordingOrg(self.inner.with_today(today), self.log)
+        view = self.inner.with_today(today)
+        self.log.append((view.today, "view", ""))
+        return RecordingOrg(view, self.log)
 
 
 def play(env: CRMArenaEnv, instances: list[Any], traces: dict[int, list[str]]) -> tuple[float, float, int, float]:
@@ -77,11 +86,17 @@ def play(env: CRMArenaEnv, instances: list[Any], traces: dict[int, list[str]]) -
 
 
 def replay(org: LocalOrg, log: list[tuple[Any, str, str]]) -> tuple[float, float]:
-    """The logged calls on the bare engine, each on a view of its date: (wall seconds, CPU seconds)."""
-    views = [(org.with_today(today), kind, text) for today, kind, text in log]
+    """The logged calls on the bare engine, each on a view of its date made where the env made it (at each
+    episode's reset): (wall seconds, CPU seconds)."""
+    view = org
     wall, cpu = time.perf_counter(), time.process_time()
-    for view, kind, text in views:
-        view.query(text) if kind == "query" else view.search(text)
+    for today, kind, text in log:
+        if kind == "view":
+            view = org.with_today(today)
+        elif kind == "query":
+            view.query(text)
+        else:
+            view.search(text)
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
@@ -95,7 +110,91 @@ VALUE_CACHES = (
     _common._argument_datetime,
     _common._row_datetime,
     _common._text_id_problem,
+    _common._ACCEPTED_IDS,
+    _calculations._span_seconds,
 )
+
+
+class KeptAnswers(Org):
+    """The org's answers to the warm pass's calls, kept: the env's own work timed without the engine's."""
+
+    def __init__(self, answers: dict[tuple[Any, str, str], dict[str, Any]], today: dt.date | None = None) -> None:
+        self.answers = answers
+        self._today = today
+
+    def query(self, soql: str) -> dict[str, Any]:
+        return self.answers[(self._today, "query", soql)]
+
+    def search(self, sosl: str) -> dict[str, Any]:
+        return self.answers[(self._today, "search", sosl)]
+
+    @property
+    def today(self) -> dt.date | None:
+        return self._today
+
+    def with_today(self, today: dt.date | str | None) -> KeptAnswers:
+        return KeptAnswers(self.answers, dt.date.fromisoformat(today) if isinstance(today, str) else today)
+
+
+def cpu_best(rounds: int, work: Any) -> float:
+    """The least CPU seconds ``work()`` took over ``rounds`` runs."""
+    times = []
+    for _ in range(rounds):
+        started = time.process_time()
+        work()
+        times.append(time.process_time() - started)
+    return min(times)
+
+
+def phases(
+    env: CRMArenaEnv, org: LocalOrg, instances: list[Any], traces: dict[int, list[str]], log: list[Any], rounds: int
+) -> list[tuple[str, float]]:
+    """CPU seconds of each part of the env's work on the warm pass, each timed alone over all its steps.
+
+    The parts: reading the actions; the tools' calls (argument checks and the tools' own Python) on the
+    org's answers kept from the warm pass; rendering the results; resets; the rest of the env's step (the
+    env played on the kept answers, less the parts); and what the engine's calls cost more inside the env
+    than alone (the warm pass, less the env on kept answers and the bare engine: caches shared with the env's
+    work)."""
+    answers: dict[tuple[Any, str, str], dict[str, Any]] = {}
+    view: Org = org
+    for today, kind, text in log:
+        if kind == "view":
+            view = org.with_today(today)
+        else:
+            answers[(today, kind, text)] = view.query(text) if kind == "query" else view.search(text)
+    kept = KeptAnswers(answers)
+    kept_env = CRMArenaEnv(org=kept, tasks=instances, toolset="flex")
+    actions = [a for i in instances for a in traces[i.idx]]
+    calls: list[tuple[str, dict[str, Any], Org]] = []  # (function, arguments, the episode's view) of each call
+    results = []
+    for inst in instances:
+        kept_view = kept.with_today(inst.today)
+        kept_env.reset(options={"task_id": inst.idx})
+        for action in traces[inst.idx]:
+            parsed = parse_action(action, functions=True)
+            if parsed.kind == "call" and parsed.name != "submit":
+                calls.append((parsed.name or "", parsed.arguments, kept_view))
+            info = kept_env.step(action)[-1]
+            if "result" in info:
+                results.append(info["result"].value)
+    tools = env.tools
+    parts = [
+        ("read the actions (JSON)", cpu_best(rounds, lambda: [parse_action(a, functions=True) for a in actions])),
+        ("argument checks and the tools' Python", cpu_best(rounds, lambda: [tools.call(*c) for c in calls])),
+        ("render the results", cpu_best(rounds, lambda: [env.render_result(r, query=False) for r in results])),
+        ("resets", cpu_best(rounds, lambda: [env.reset(options={"task_id": i.idx}) for i in instances])),
+    ]
+    # The three passes in turn, round after round, so that a busy spell falls on all alike.
+    own_runs, together_runs, alone_runs = [], [], []
+    for _ in range(rounds):
+        own_runs.append(play(kept_env, instances, traces)[1])
+        together_runs.append(play(env, instances, traces)[1])
+        alone_runs.append(replay(org, log)[1])
+    own, together, alone = min(own_runs), min(together_runs), min(alone_runs)
+    parts.append(("the rest of the step (dispatch, info, submit)", own - sum(t for _, t in parts)))
+    parts.append(("the engine's calls, inside the env less alone", together - own - alone))
+    return parts
 
 
 def best(*runs: tuple[float, ...]) -> tuple[float, ...]:
@@ -108,6 +207,7 @@ def main() -> None:
     parser.add_argument("--per-task", type=int, default=130)
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--rounds", type=int, default=3, help="each pass is timed this many times (the best kept)")
+    parser.add_argument("--phases", action="store_true", help="also time each part of the env's warm work alone")
     args = parser.parse_args()
 
     path = Path(tempfile.mkdtemp()) / "org.sqlite"
@@ -127,8 +227,10 @@ def main() -> None:
     seen_keys = {(i.params["today"], a) for i in seen for a in seen_traces[i.idx]}
     repeated = sum((i.params["today"], a) in seen_keys for i in fresh for a in fresh_traces[i.idx])
     log: list[tuple[Any, str, str]] = []
-    seen_env = CRMArenaEnv(org=RecordingOrg(org, log), tasks=seen, toolset="flex")
-    fresh_env = CRMArenaEnv(org=RecordingOrg(org, log), tasks=fresh, toolset="flex")
+    # The timed envs read the org itself; one more env records the fresh set's calls for the bare engine.
+    seen_env = CRMArenaEnv(org=org, tasks=seen, toolset="flex")
+    fresh_env = CRMArenaEnv(org=org, tasks=fresh, toolset="flex")
+    recording_env = CRMArenaEnv(org=RecordingOrg(org, log), tasks=fresh, toolset="flex")
 
     shaper = _compiler._generate_shaper
 
@@ -144,7 +246,6 @@ def main() -> None:
         backend.plans.max_entries = _local.PLAN_CACHE_SIZE if by_shape else 1024
         _compiler._generate_shaper = shaper if by_shape else shaper.__wrapped__  # type: ignore[attr-defined]
         try:
-            log.clear()
             play(seen_env, seen, seen_traces)
             wall, cpu, _, solved = play(fresh_env, fresh, fresh_traces)
         finally:
@@ -170,12 +271,10 @@ def main() -> None:
         return compile_shaped(*a, **k)
 
     _local.compile_shaped, _local.compile_query = counting, counting  # type: ignore[assignment]
-    log.clear()
-    _, _, steps, solved = play(fresh_env, fresh, fresh_traces)  # every plan cached from here on
+    _, _, steps, solved = play(recording_env, fresh, fresh_traces)  # every plan cached from here on
     warm_log = list(log)
     warm_runs, engine_runs = [], []
     for _ in range(args.rounds):  # the env and the bare engine in turn
-        log.clear()
         warm_runs.append(play(fresh_env, fresh, fresh_traces)[:2])
         engine_runs.append(replay(org, warm_log))
     warm_wall, warm_cpu = best(*warm_runs)
@@ -187,11 +286,12 @@ def main() -> None:
         reset_times.append(time.perf_counter() - started)
 
     n = len(fresh)
-    queries = [t for _, k, t in warm_log if k == "query"]
+    calls = [(k, t) for _, k, t in warm_log if k != "view"]
+    queries = [t for k, t in calls if k == "query"]
     shapes = {lift(t).key if lift(t) is not None else t for t in queries}
     print(f"org scale {args.scale}; {len(seen)} instances seen first, then {n} fresh ones (task seed 1)")
     print(
-        f"fresh set: {steps} env steps, {len(warm_log)} org calls, "
+        f"fresh set: {steps} env steps, {len(calls)} org calls, "
         f"{len(set(queries))} distinct queries of {len(shapes)} shapes"
     )
     print(f"  actions also played in the seen set (same text and date): {repeated}/{steps}")
@@ -212,7 +312,7 @@ def main() -> None:
     )
     print(f"  queries compiled in the warm pass: {compiled} (every plan cached: 0)")
     print(f"  fresh by shape / warm: {shaped_wall / warm_wall:.2f}x wall, {shaped_cpu / warm_cpu:.2f}x CPU")
-    print(f"  engine calls per second: {len(warm_log) / engine_wall:,.0f}")
+    print(f"  engine calls per second: {len(calls) / engine_wall:,.0f}")
     print(
         f"  env time / engine time on the same calls (warm): {warm_wall / engine_wall:.2f}x wall, "
         f"{warm_cpu / engine_cpu:.2f}x CPU (target < 1.5x)"
@@ -220,6 +320,13 @@ def main() -> None:
     print(
         f"reset: median {statistics.median(reset_times) * 1e3:.3f} ms, max {max(reset_times) * 1e3:.3f} ms"  # type: ignore[type-var]
     )
+    if args.phases:
+        parts = phases(fresh_env, org, fresh, fresh_traces, warm_log, args.rounds)
+        total = sum(t for _, t in parts)
+        print(f"the env's warm work by part (CPU, each the best of {args.rounds}; {steps} steps):")
+        for label, seconds in parts:
+            print(f"  {label:48} {seconds:7.3f} s {seconds / steps * 1e6:7.1f} us/step")
+        print(f"  {'all (the warm pass less the bare engine)':48} {total:7.3f} s {total / steps * 1e6:7.1f} us/step")
 
 
 if __name__ == "__main__":

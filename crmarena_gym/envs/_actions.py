@@ -30,6 +30,11 @@ _PLAIN_RE = re.compile(r"^\s*(execute|submit|respond)\b[ \t]*:?[ \t]*(.*)$", re.
 _FENCE_RE = re.compile(r"^\s*```(?:[A-Za-z0-9_+-]*[ \t]*\n)?(.*?)\n?```\s*$", re.DOTALL)
 _CALL_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*\((.*)\)\s*;?\s*$", re.DOTALL)
 _SOQL_START = re.compile(r"^\s*(SELECT|FIND)\b", re.IGNORECASE)
+# Without a "<" (no tag), two forms read directly as the general path reads them (no fence, nothing to
+# strip): a JSON tool call, and ``execute name({...})`` (or ``name()``) in one match, except for the names
+# SELECT and FIND, which start queries.
+_QUICK_CALL_RE = re.compile(r"execute[ \t]+([A-Za-z_][A-Za-z0-9_]*)\((\{.*\}|)\)", re.DOTALL)
+_QUERY_WORDS = frozenset({"select", "find"})
 
 
 @dataclass(frozen=True)
@@ -68,12 +73,26 @@ def unwrap_code(text: str) -> str:
 _TOO_DEEP = "the arguments are nested too deeply to be read (keep JSON values a few levels deep)"
 
 
+def _json_value(text: str) -> Any:
+    """``json.loads(text)`` for a text that starts with ``{`` and ends with ``}``: its C scanner called
+    directly (json.loads strips whitespace there is none of, then calls it); any failure is json.loads's own.
+    """
+    try:
+        value, end = _SCAN(text, 0)
+    except Exception:  # json.loads raises it again, in its own words
+        return json.loads(text)
+    return value if end == len(text) else json.loads(text)
+
+
+_SCAN = json.decoder.JSONDecoder().scan_once
+
+
 def _parse_call(body: str) -> Action | None:
     """A function call written as ``name({...})`` or a JSON tool call; None if the text is neither."""
     stripped = body.strip()
     if stripped.startswith("{"):
         try:
-            payload = json.loads(stripped)
+            payload = _json_value(stripped) if stripped.endswith("}") else json.loads(stripped)
         except json.JSONDecodeError as err:
             return Action("invalid", text=body, error=f"the tool call is not valid JSON: {err.msg}")
         except RecursionError:
@@ -94,11 +113,15 @@ def _parse_call(body: str) -> Action | None:
     match = _CALL_RE.match(stripped)
     if match is None or _SOQL_START.match(stripped):
         return None
-    name, inner = match.group(1), match.group(2).strip()
+    return _call(body, match.group(1), match.group(2).strip())
+
+
+def _call(body: str, name: str, inner: str) -> Action:
+    """The call ``name(inner)``: its arguments read from ``inner`` (stripped), one JSON object or nothing."""
     if not inner:
         return Action("call", text=body, name=name)
     try:
-        arguments = json.loads(inner)
+        arguments = _json_value(inner) if inner.endswith("}") and inner.startswith("{") else json.loads(inner)
     except RecursionError:
         return Action("invalid", text=body, error=_TOO_DEEP)
     except json.JSONDecodeError as err:
@@ -144,6 +167,17 @@ def parse_action(text: str, *, functions: bool = False) -> Action:
     """
     if not isinstance(text, str):
         return Action("invalid", text=repr(text), error=f"an action must be text, got {type(text).__name__}")
+    if functions and "<" not in text:
+        if text[:1] == "{" and text[-1:] == "}":  # a JSON tool call with nothing around it
+            return _parse_call(text)
+        quick = _QUICK_CALL_RE.fullmatch(text)
+        if quick is not None and quick.group(1).lower() not in _QUERY_WORDS:
+            return _call(text[quick.start(1) :], quick.group(1), quick.group(2))
+    return _parse_text(text, functions)
+
+
+def _parse_text(text: str, functions: bool) -> Action:
+    """:func:`parse_action`'s reading of every form."""
     # A tag needs a "<": most actions have none (a JSON call pasting back kilobytes of rows), and one
     # scan for it costs less than the three searches.
     tagged = {tag: rx.search(text) for tag, rx in _TAG_RE.items()} if "<" in text else _NO_TAGS

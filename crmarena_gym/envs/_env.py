@@ -32,6 +32,8 @@ MatchMode = Literal["strict", "lenient"]
 FALLBACK_TODAY = dt.date(2024, 12, 31)
 _QUERY_TOOL_BY_LANGUAGE = {"soql": "issue_soql_query", "sosl": "issue_sosl_query"}
 _LANGUAGE_BY_QUERY_TOOL: dict[str, Literal["soql", "sosl"]] = {"issue_soql_query": "soql", "issue_sosl_query": "sosl"}
+# Calls the env reads as other actions: the query tools (a query) and submit (the answer).
+_NOT_FUNCTIONS = frozenset({*_LANGUAGE_BY_QUERY_TOOL, "submit"})
 _TRUNCATED = "\n[observation truncated: {n} more characters]"
 # A result whose rendering stopped at the bound (or that the org cut to the rows that could be shown).
 _TRUNCATED_ROWS = "\n[observation truncated: the result has {total} rows, more than fit; narrow the query]"
@@ -245,6 +247,8 @@ class CRMArenaEnv(gym.Env[str, str]):
     def _act(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         parsed = parse_action(action, functions=True)
         info: dict[str, Any] = {"turn": self._turn, "action_kind": parsed.kind}
+        if parsed.kind == "call" and parsed.name not in _NOT_FUNCTIONS:  # the common case, straight to the call
+            return self._call(parsed.name or "", parsed.arguments, info)
         if parsed.kind == "call" and parsed.name in _LANGUAGE_BY_QUERY_TOOL:
             # A general query tool called as a function is the same action as ``execute <query>``.
             query = parsed.arguments.get("query")
@@ -284,8 +288,13 @@ class CRMArenaEnv(gym.Env[str, str]):
                 return self._observe(render_error(code, message), info, error=code)
             info["result"] = StepResult(result)
             return self._observe(self.render_result(result, query=True), info)
-        info["function"] = parsed.name
-        result = self.tools.call(parsed.name or "", parsed.arguments, self._view)
+        return self._call(parsed.name or "", parsed.arguments, info)
+
+    def _call(
+        self, name: str, arguments: dict[str, Any], info: dict[str, Any]
+    ) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        info["function"] = name
+        result = self.tools.call(name, arguments, self._view)
         if isinstance(result, str) and result.startswith("Error:"):
             return self._observe(result, info, error="FUNCTION_ERROR")
         info["result"] = StepResult(result)

@@ -59,6 +59,8 @@ def render_head(value: Any, fmt: ObservationFormat, limit: int | None) -> tuple[
         raise ValueError(f"observation format must be 'python' or 'json', got {fmt!r}")
     if limit is None or not isinstance(value, list):
         return whole(value), True
+    if len(value) <= _CHUNK:  # one chunk: the list's own rendering (as a plain list, whatever its class)
+        return whole(value if type(value) is list else list(value)), True
     # Chunks of items rendered as lists (at C speed), stripped of their brackets and joined as one list's
     # items are: the same text as rendering the whole list, stopped soon after ``limit``.
     parts: list[str] = []

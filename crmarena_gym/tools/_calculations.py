@@ -7,6 +7,7 @@ generated from them), so they speak to the model; the rest is for programmers.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections import Counter, defaultdict
 from typing import Any, Literal
 
@@ -154,10 +155,16 @@ def get_period(period_name: PeriodName, year: int) -> dict[str, str]:
 def _owner_counts(rows: list[dict[str, Any]], name: str) -> Counter[str]:
     require_fields(rows, name, ("OwnerId",))
     owners = [r["OwnerId"] for r in rows]
-    for i, owner in enumerate(owners):
-        if owner is not None and not isinstance(owner, str):
-            _require_text(owner, f"{name} item {i} OwnerId")
-    return Counter(owner for owner in owners if owner is not None)
+    if not _TEXT_OR_NULL.issuperset(map(type, owners)):
+        for i, owner in enumerate(owners):
+            if owner is not None and not isinstance(owner, str):
+                _require_text(owner, f"{name} item {i} OwnerId")
+    counts = Counter(owners)  # a Counter keeps the order of first appearance, which taking None out keeps
+    counts.pop(None, None)
+    return counts
+
+
+_TEXT_OR_NULL = frozenset({str, type(None)})
 
 
 def _require_text(value: Any, where: str) -> None:
@@ -220,15 +227,29 @@ def _durations(cases: list[dict[str, Any]], key: str) -> dict[Any, tuple[float, 
         group, closed_at = case[key], case["ClosedDate"]
         if group is None or closed_at is None:
             continue
-        created, closed = row_datetime(case["CreatedDate"]), row_datetime(closed_at)
-        if created is None or closed is None or not isinstance(group, str):
+        created_at = case["CreatedDate"]
+        if type(group) is str and type(created_at) is str and type(closed_at) is str:
+            seconds = _span_seconds(created_at, closed_at)
+        else:
+            seconds = None
+        if seconds is None:
             # The messages (which name the record) are written only for a record that fails.
             _require_text(group, f"cases item {i} {key}")
-            created = parse_row_datetime(case["CreatedDate"], f"cases item {i} CreatedDate")
+            created = parse_row_datetime(created_at, f"cases item {i} CreatedDate")
             closed = parse_row_datetime(closed_at, f"cases item {i} ClosedDate")
-        totals[group][0] += (closed - created).total_seconds()
-        totals[group][1] += 1
+            seconds = (closed - created).total_seconds()
+        entry = totals[group]
+        entry[0] += seconds
+        entry[1] += 1
     return {k: (total, int(count)) for k, (total, count) in totals.items()}
+
+
+# The same cases are pasted back to several tools and episodes: their durations are kept (bounded).
+@functools.lru_cache(maxsize=16384)
+def _span_seconds(created_at: str, closed_at: str) -> float | None:
+    """Seconds from one record datetime to another; None when either is no datetime."""
+    created, closed = row_datetime(created_at), row_datetime(closed_at)
+    return None if created is None or closed is None else (closed - created).total_seconds()
 
 
 @tool_function(kind="calculation", dependency="dependent", needs_org=False)
@@ -353,8 +374,10 @@ def get_month_to_case_count(cases: list[dict[str, Any]]) -> dict[str, int]:
         {'March': 2, 'December': 1}
     """
     require_fields(cases, "cases", ("CreatedDate",))
-    counts = Counter(
-        _MONTHS[parse_row_datetime(c["CreatedDate"], f"cases item {i} CreatedDate").month - 1]
-        for i, c in enumerate(cases)
-    )
+    counts: Counter[str] = Counter()
+    for i, c in enumerate(cases):
+        created = row_datetime(c["CreatedDate"])
+        if created is None:  # the message names the record only for one that fails
+            created = parse_row_datetime(c["CreatedDate"], f"cases item {i} CreatedDate")
+        counts[_MONTHS[created.month - 1]] += 1
     return dict(counts)  # a Counter keeps the order of first appearance

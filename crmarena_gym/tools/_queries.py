@@ -14,6 +14,7 @@ from typing import Any
 from crmarena_gym.org import SOSL_RESERVED_CHARACTERS, Org
 from crmarena_gym.tools._common import (
     ToolInputError,
+    are_ids_of,
     is_id_of,
     parse_date_argument,
     parse_datetime_argument,
@@ -243,20 +244,19 @@ def get_shipping_state(org: Org, cases: list[dict[str, Any]]) -> list[dict[str, 
         no state.
     """
     require_fields(cases, "cases", ("AccountId",))
-    checked: set[str] = set()  # an account's cases come many times over: each id is checked once
-    for i, case in enumerate(cases):
-        account = case["AccountId"]
-        if account is None or (type(account) is str and account in checked):
-            continue
-        if not is_id_of(account, "Account"):
-            require_id(account, f"cases item {i} AccountId", "Account")  # raises, naming the record
-        checked.add(account)
-    unique = list(dict.fromkeys(c["AccountId"] for c in cases if c["AccountId"] is not None))
+    accounts = [c["AccountId"] for c in cases]
+    present = [a for a in accounts if a is not None]
+    if not are_ids_of(present, "Account"):  # an account's cases come many times over: ids are checked once
+        for i, account in enumerate(accounts):
+            if account is not None and not is_id_of(account, "Account"):
+                require_id(account, f"cases item {i} AccountId", "Account")  # raises, naming the record
+    unique = list(dict.fromkeys(present))
     states: dict[str, Any] = {}
     if unique:
         soql = f"SELECT Id, ShippingState FROM Account WHERE Id IN {soql_in(unique)}"
-        states = {_key(r["Id"]): r.get("ShippingState") for r in _records(org, soql)}
-    return [{**c, "ShippingState": states.get(_key(c["AccountId"])) if c["AccountId"] else None} for c in cases]
+        by_key = {_key(r["Id"]): r.get("ShippingState") for r in _records(org, soql)}
+        states = {account: by_key.get(_key(account)) for account in unique}
+    return [{**c, "ShippingState": states.get(account)} for c, account in zip(cases, accounts, strict=True)]
 
 
 @tool_function(kind="query", dependency="independent")

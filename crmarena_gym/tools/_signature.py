@@ -27,14 +27,23 @@ from __future__ import annotations
 
 import functools
 import inspect
+import itertools
 import math
 import re
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, Union
 
-__all__ = ["ParamSpec", "check_arguments", "function_schema", "json_type", "param_specs", "parse_docstring"]
+__all__ = [
+    "ParamSpec",
+    "argument_checker",
+    "check_arguments",
+    "function_schema",
+    "json_type",
+    "param_specs",
+    "parse_docstring",
+]
 
 _SECTION_NAMES = (
     "Args",
@@ -356,6 +365,7 @@ def _value_check(inner: Any, fail: _Validator) -> _Validator:
         args = typing.get_args(inner)
         item = _validator(args[0]) if args else None
         plain = item is None or args[0] is Any
+        unchanged = _unchanged(args[0]) if args else None
 
         def check_list(value: Any, where: str) -> Any:
             if not isinstance(value, list):
@@ -364,6 +374,8 @@ def _value_check(inner: Any, fail: _Validator) -> _Validator:
                 return value
             if plain:  # a list is passed on as it is (no tool changes its arguments); a subclass becomes one
                 return value if type(value) is list else list(value)
+            if unchanged is not None and type(value) is list and unchanged(value):
+                return value  # every item passes its check as it is (decided at C speed)
             try:  # the items' places are written into the message only when one fails
                 return [item(v, where) for v in value]
             except _BadValue:
@@ -374,6 +386,7 @@ def _value_check(inner: Any, fail: _Validator) -> _Validator:
         args = typing.get_args(inner)
         entry = _validator(args[1]) if args else None
         plain = entry is None or args[1] is Any
+        unchanged = _unchanged(args[1]) if args else None
 
         def check_dict(value: Any, where: str) -> Any:
             if type(value) is not dict and not isinstance(value, Mapping):  # a dict skips the ABC's check
@@ -384,6 +397,8 @@ def _value_check(inner: Any, fail: _Validator) -> _Validator:
                         raise _BadValue(f"{where} keys must be strings, got {_show(k)}")
             if plain:  # a dict is passed on as it is (no tool changes its arguments); another mapping becomes one
                 return value if type(value) is dict else dict(value)
+            if unchanged is not None and type(value) is dict and unchanged(value.values()):
+                return value  # every value passes its check as it is (decided at C speed)
             try:  # the keys are written into the message only when a value fails
                 return {k: entry(v, where) for k, v in value.items()}
             except _BadValue:
@@ -403,6 +418,41 @@ def _value_check(inner: Any, fail: _Validator) -> _Validator:
 
         return check_union
     return fail
+
+
+_DICT_ONLY = frozenset({dict})
+_INT_ONLY = frozenset({int})
+_FLOAT_ONLY = frozenset({float})
+
+
+def _finite_numbers(values: Any) -> bool:
+    """Whether every value passes a float check as it is: all ints, or all finite floats."""
+    kinds = set(map(type, values))
+    if kinds <= _FLOAT_ONLY:
+        return all(map(math.isfinite, values))
+    return kinds <= _INT_ONLY
+
+
+def _unchanged(hint: Any) -> Callable[[Any], bool] | None:
+    """For the items of a list (or the values of a dict) of ``hint``: a test, run at C speed over all of them,
+    that is true only when each item's check would pass it back as it is; None when ``hint`` has none.
+
+    A false answer decides nothing: the items are then checked one by one, naming any that fails.
+    ``bool`` is no ``int`` here (``type(True) is bool``), as the item checks refuse it.
+    """
+    if hint is str:
+        return lambda values: _STR_ONLY.issuperset(map(type, values))
+    if hint is int:
+        return lambda values: _INT_ONLY.issuperset(map(type, values))
+    if hint is float:
+        return _finite_numbers
+    if typing.get_origin(hint) is dict and typing.get_args(hint) in ((str, Any),):
+        # dicts (not other mappings, which the check copies) whose keys are all strings
+        return lambda values: (
+            _DICT_ONLY.issuperset(map(type, values))
+            and _STR_ONLY.issuperset(map(type, itertools.chain.from_iterable(values)))
+        )
+    return None
 
 
 def check_arguments(
@@ -426,22 +476,47 @@ def check_arguments(
         value.
     """
     specs = param_specs(fn, skip_first=skip_first) if specs is None else specs
-    name = fn.__name__
-    if not isinstance(arguments, Mapping):
-        return f"Error: the arguments of {name}() must be a JSON object, got {_show(arguments)}"
-    by_name = {s.name: s for s in specs}
-    for key in arguments:
-        if key not in by_name:
-            takes = ", ".join(by_name) if by_name else "no arguments"
-            return f"Error: {name}() got an unknown argument {key!r}; it takes {takes}"
-    checked: dict[str, Any] = {}
-    for spec in specs:
-        if spec.name not in arguments:
-            if spec.required:
-                return f"Error: {name}() is missing the required argument {spec.name!r}"
-            continue
-        try:
-            checked[spec.name] = _check(arguments[spec.name], spec.hint, f"argument {spec.name!r}")
-        except _BadValue as bad:
-            return f"Error: {name}() {bad.args[0]}"
-    return checked
+    return argument_checker(fn.__name__, specs)(arguments)
+
+
+def argument_checker(name: str, specs: Sequence[ParamSpec]) -> Callable[[Any], dict[str, Any] | str]:
+    """:func:`check_arguments` for one function, built once: the parameters' names, validators and the
+    places named in messages are worked out here, not on every call.
+
+    Args:
+        name: The function's name, as the messages show it.
+        specs: Its model-facing parameters (:func:`param_specs`).
+
+    Example:
+        >>> from typing import Literal
+        >>> check = argument_checker("get_period", [ParamSpec("period_name", Literal["Q1", "Q2"], True, "a"),
+        ...     ParamSpec("year", int, True, "b")])
+        >>> check({"period_name": "Q1", "year": 2022.0})
+        {'period_name': 'Q1', 'year': 2022}
+        >>> check({"period_name": "Q3", "year": 2022})
+        "Error: get_period() argument 'period_name' must be one of 'Q1', 'Q2', got str 'Q3'"
+    """
+    known = frozenset(s.name for s in specs)
+    takes = ", ".join(s.name for s in specs) if specs else "no arguments"
+    checks = tuple((s.name, s.required, _validator(s.hint), f"argument {s.name!r}") for s in specs)
+
+    def check(arguments: Any) -> dict[str, Any] | str:
+        if type(arguments) is not dict and not isinstance(arguments, Mapping):
+            return f"Error: the arguments of {name}() must be a JSON object, got {_show(arguments)}"
+        if not known.issuperset(arguments):  # one pass at C speed; the first unknown key is named below
+            for key in arguments:
+                if key not in known:
+                    return f"Error: {name}() got an unknown argument {key!r}; it takes {takes}"
+        checked: dict[str, Any] = {}
+        for param, required, validate, where in checks:
+            if param not in arguments:
+                if required:
+                    return f"Error: {name}() is missing the required argument {param!r}"
+                continue
+            try:
+                checked[param] = validate(arguments[param], where)
+            except _BadValue as bad:
+                return f"Error: {name}() {bad.args[0]}"
+        return checked
+
+    return check

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from crmarena_gym.org import Org, OrgError
 from crmarena_gym.tools._common import ToolInputError
-from crmarena_gym.tools._signature import ParamSpec, check_arguments, function_schema, param_specs
+from crmarena_gym.tools._signature import ParamSpec, argument_checker, function_schema, param_specs
 
 __all__ = ["Dependency", "Kind", "Tool", "tool_function"]
 
@@ -71,6 +71,11 @@ class Tool:
             return frozenset()
         return frozenset({self.kind, self.dependency, f"{self.dependency}_{self.kind}"})
 
+    @functools.cached_property
+    def check(self) -> Callable[[Any], dict[str, Any] | str]:
+        """The check of a model's arguments (:func:`~crmarena_gym.tools.check_arguments`), built once."""
+        return argument_checker(self.name, self.params)
+
     def call(self, arguments: Any, org: Org | None = None, *, trusted: bool = False) -> Any:
         """Check a model's arguments and run the function.
 
@@ -88,7 +93,7 @@ class Tool:
         """
         if trusted:
             return _invoke(self, org, dict(arguments))
-        checked = check_arguments(self.function, arguments, skip_first=self.needs_org, specs=list(self.params))
+        checked = self.check(arguments)
         if isinstance(checked, str):
             return checked
         return _invoke(self, org, checked)

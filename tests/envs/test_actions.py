@@ -1,10 +1,14 @@
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from crmarena_gym.envs import parse_action
+from crmarena_gym.envs._actions import _json_value, _parse_text
 
 
 @pytest.mark.parametrize(
@@ -86,3 +90,48 @@ def test_any_text_parses_without_raising(text: str, functions: bool) -> None:
     action = parse_action(text, functions=functions)
     assert action.kind in ("query", "call", "submit", "invalid")
     assert (action.kind == "invalid") == (action.error is not None)
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@given(
+    st.sampled_from(["execute ", "execute\t ", "execute  ", "Execute ", "execute:", "execute", ""]),
+    st.sampled_from(["get_cases", "select", "FIND", "Select_x", "_x1", "find2", "get cases", "1x"]),
+    st.one_of(
+        st.dictionaries(st.text(max_size=6), _JSON, max_size=3).map(json.dumps),
+        st.sampled_from(["", "{", "{}}", "[1]", '{"a": "<execute>SELECT Id FROM Case</execute>"}', ' {"a": 1} ']),
+        st.text(max_size=12),
+    ),
+    st.sampled_from(["", " ", ";", "\n", ")"]),
+)
+def test_the_quick_call_form_reads_as_the_general_path_does(prefix: str, name: str, inner: str, tail: str) -> None:
+    text = f"{prefix}{name}({inner}){tail}"
+    for functions in (True, False):
+        assert parse_action(text, functions=functions) == _parse_text(text, functions)
+
+
+def _loaded(read: Any, text: str) -> tuple[str, str]:
+    try:
+        return "ok", repr(read(text))
+    except (ValueError, RecursionError) as err:
+        return type(err).__name__, str(err)
+
+
+@given(
+    st.one_of(
+        st.dictionaries(st.text(max_size=4), _JSON, max_size=3).map(json.dumps),
+        st.text(alphabet='{}[]":,0123456789.eE+- abtrunlfsNI\\', max_size=20).map(lambda t: "{" + t + "}"),
+    )
+)
+def test_a_json_object_is_read_as_json_loads_reads_it(text: str) -> None:
+    assert _loaded(_json_value, text) == _loaded(json.loads, text)
+
+
+def test_json_loads_errors_are_kept_word_for_word() -> None:
+    for text in ('{"a": 1}{}', '{"a": 1, }', '{"a": NaN}', '{"a": "\\ud800"}', "{" * 5000 + "}" * 5000):
+        assert _loaded(_json_value, text) == _loaded(json.loads, text)
