@@ -233,11 +233,7 @@ class SlotFeatures:
       words around it, the closed-class cues it starts with or stands between). They name no topic, so
       what a network learns of them on the training questions ("how often" goes with a phrase starting
       with "every", a phrase stops before "to") carries to questions it never saw; the question kind
-      sits in the row so that a candidate network alone can pair it with the traits. A phrase has no
-      context (its words are not hashed, the context scalars are 0): held-out questions ask facts that
-      training never asks, and a phrase's words, which name its fact, only let a network memorise the
-      training facts (a linear probe of the answer step, cross-validated on training questions, picks
-      better phrases without them: mean token F1 0.677 against 0.664).
+      sits in the row so that a candidate network alone can pair it with the traits.
 
     The knowledge scalars (PVI, KQA; zero for other candidates): which knowledge search a call is (of
     the question's words, of the conversation's); an article's or phrase's rank in its slots (clipped
@@ -332,15 +328,13 @@ class SlotFeatures:
                     scalars["value_in_question"] = float(value in question)
                     context = contexts.get(value) or value
                     if knowledge is not None and source == "search_knowledge_articles":
-                        phrase = knowledge.answer(
+                        knowledge.answer(
                             value,
                             scalars,
                             row[self.reply_offset : self.own_offset],
                             row[self.own_offset : self.phrase_offset],
                             row[self.phrase_offset :],
                         )
-                        if phrase:  # a phrase's own words name its fact: left out (see the class docs)
-                            context = ""
             else:
                 scalars["is_call"] = 1.0
                 function = text[len("execute ") :].split("(", 1)[0].strip()
@@ -388,8 +382,8 @@ class _KnowledgeFeatures:
 
     def answer(
         self, value: str, scalars: dict[str, float], reply: np.ndarray, own: np.ndarray, phrase: np.ndarray
-    ) -> bool:
-        """A submitted article of the latest search, or a phrase of its articles (then True)."""
+    ) -> None:
+        """A submitted article of the latest search, or a phrase of its articles."""
         if value in self.articles:
             rank, article = self.articles[value]
             scalars["knowledge_rank"] = min(rank, 9) / 9
@@ -429,8 +423,6 @@ class _KnowledgeFeatures:
             phrase[kind] = 1.0
             for trait in phrase_traits(self.view.question, span):
                 phrase[_TRAIT_INDEX[trait]] = 1.0
-            return True
-        return False
 
 
 _TRAIT_INDEX = {trait: len(QUESTION_KINDS) + i for i, trait in enumerate(PHRASE_TRAITS)}

@@ -351,7 +351,6 @@ def test_knowledge_answers_are_phrases_of_the_articles_found(
             held = {f"question_{question_kind(question)}", *phrase_traits(question, span)}
             assert {name for name, x in zip(PHRASE_FEATURES, row[featurizer.phrase_offset :], strict=True) if x} == held
             assert row[featurizer.scalar_offset + SCALARS.index("span_consensus")] == pytest.approx(consensus[k])
-            assert not row[featurizer.context_offset : featurizer.reply_offset].any()  # its words name its fact
         best.append(max(token_f1(p, inst.answer) for p in phrases))
     assert np.mean(best) >= 0.7  # bench_candidates.py measures it on 30 held-out instances
 
