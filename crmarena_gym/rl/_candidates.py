@@ -540,6 +540,9 @@ class ToolPipelineCandidates:
         self.choices = tuple(choices)
         self.num_values = num_values
         self.chain = chain
+        for name, functions in (("answer_functions", answer_functions), ("none_after", none_after)):
+            if isinstance(functions, str):  # a str would become a set of its letters
+                raise TypeError(f"{name} takes a sequence of function names or None, got the string {functions!r}")
         self.answer_functions = None if answer_functions is None else frozenset(answer_functions)
         self.none_after = None if none_after is None else frozenset(none_after)
         self.extras = tuple(extras)

@@ -344,6 +344,10 @@ def test_none_is_offered_after_an_empty_result_or_a_knowledge_search_or_when_not
         assert after("get_qualified_agent_ids_by_case_count", empty) is True  # nothing found
     assert after("search_knowledge_articles", [{"Id": "ka0A", "Title": "T", "Content": "C"}]) is True
     assert after("get_cases", [{"Id": "500A"}]) is False  # only right after
+    with pytest.raises(TypeError, match="'search_knowledge_articles'"):
+        rl.ToolPipelineCandidates(none_after="search_knowledge_articles")
+    with pytest.raises(TypeError, match="answer_functions"):
+        rl.ToolPipelineCandidates(answer_functions="find_id_with_max_value")
 
 
 def test_an_empty_slot_is_a_wasted_turn_and_a_bad_action_is_refused(env: CandidateActionWrapper) -> None:
