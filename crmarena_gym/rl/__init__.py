@@ -37,6 +37,7 @@ from crmarena_gym.rl._candidates import (
     ToolPipelineCandidates,
     ValuesById,
     call_text,
+    found_nothing,
     observed_values,
 )
 from crmarena_gym.rl._encoding import Encoder, HashingEncoder, stable_hash
@@ -134,6 +135,7 @@ __all__ = [
     "call_text",
     "candidate_context",
     "evaluate_policy",
+    "found_nothing",
     "greedy_policy",
     "knowledge_view",
     "make_discrete_env",

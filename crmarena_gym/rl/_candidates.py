@@ -38,6 +38,7 @@ __all__ = [
     "ToolPipelineCandidates",
     "ValuesById",
     "call_text",
+    "found_nothing",
     "observed_values",
 ]
 
@@ -106,6 +107,16 @@ class CandidateState:
     def actions_taken(self) -> set[str]:
         """The text of every action sent so far."""
         return {step.action for step in self.history}
+
+
+def found_nothing(result: Any) -> bool:
+    """Whether a call's result is empty (None, or an empty list, mapping or string): the call found nothing.
+
+    Example:
+        >>> [found_nothing(r) for r in (None, [], {}, "", [None], 0)]
+        [True, True, True, True, False, False]
+    """
+    return result is None or (isinstance(result, list | dict | str) and not result)
 
 
 def _is_values_by_id(value: Any) -> bool:
@@ -566,10 +577,9 @@ class ToolPipelineCandidates:
         out += [None] * (self.num_values - len(values))
         for group in self.extras:
             out += [None if text is None or text in taken else text for text in group.render(state)]
-        if not self._none_offered(state):
-            others = out[: self.submit_none_slot] + out[self.submit_none_slot + 1 :]
-            if any(text is not None for text in others):  # never an empty choice
-                out[self.submit_none_slot] = None
+        # None's own slot holds "submit None" here: more than one action means another is offered.
+        if not self._none_offered(state) and sum(text is not None for text in out) > 1:  # never an empty choice
+            out[self.submit_none_slot] = None
         return out
 
     def _none_offered(self, state: CandidateState) -> bool:
@@ -578,7 +588,7 @@ class ToolPipelineCandidates:
         last = state.history[-1] if state.history else None
         if last is None or not last.ok or last.function is None:
             return False
-        return last.result in (None, [], {}, "") or last.function in self.none_after
+        return found_nothing(last.result) or last.function in self.none_after
 
     def slot_sources(self, state: CandidateState) -> list[str | None]:
         """For each slot, the function it calls (call slots) or whose result its value came from."""

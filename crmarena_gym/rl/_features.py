@@ -23,7 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from crmarena_gym.rl._candidates import CandidateState
+from crmarena_gym.rl._candidates import CandidateState, found_nothing
 from crmarena_gym.rl._checks import require_positive_ints
 from crmarena_gym.rl._encoding import FUNCTIONS, stable_hash
 from crmarena_gym.rl._knowledge import KnowledgeView, knowledge_view, search_term_of
@@ -430,6 +430,6 @@ _TRAIT_INDEX = {trait: len(QUESTION_KINDS) + i for i, trait in enumerate(PHRASE_
 
 def _pasted_text(result: Any) -> str | None:
     """``result`` as a call carries it when pasted by value (as the next step of a pipeline does), or None if empty."""
-    if result is None or result in ([], {}, ""):
+    if found_nothing(result):
         return None
     return json.dumps(result, ensure_ascii=False, separators=(", ", ": "))
