@@ -570,6 +570,50 @@ def test_new_case_routing_offers_one_call_per_listed_issue_with_the_issue_name_a
     assert solved >= 1
 
 
+def test_an_issue_is_compared_with_the_described_case_not_the_question_template(
+    env_org: Path, new_family_tasks: list[TaskInstance]
+) -> None:
+    """NCR: an issue slot's overlap with the question is its name's share of words (first five letters) that
+    the new case's subject and description have; the routing question's own words ("Return only the Id",
+    "routing policy") count for nothing, so rewording the request leaves every feature as it was."""
+    from crmarena_gym.rl._features import SCALARS
+
+    stop = set("a an and are as at be by for from has have i in is it its me my of on or our so that the".split())
+    stop |= set("this to was we were what which who with you your not no only return id ids".split())
+
+    def words(text: str) -> set[str]:
+        return {w[:5] for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 2 and w not in stop}
+
+    ncr = [i for i in new_family_tasks if i.abbrev == "NCR"]
+    reworded = [_with(i, query="Route it, please; reply with the agent Id.\n" + i.query.split("\n", 1)[1]) for i in ncr]
+    assert all(r.query != i.query for r, i in zip(reworded, ncr, strict=True))
+    share = env_features = None
+    positive = 0
+    for tasks in (ncr, reworded):
+        env = make_discrete_env(org=env_org, tasks=tasks)
+        names = env.generator.slot_names
+        column = env.featurizer.scalar_offset + SCALARS.index("context_in_question")
+        features = []
+        for inst in tasks:
+            env.reset(options={"task_id": inst.idx})
+            obs, _r, _t, _tr, info = env.step(names.index("issues"))
+            described = words(inst.params["case_subject"] + " " + inst.params["case_description"])
+            listed = {r["Id"]: r["Name"] for r in env.state.history[-1].result}
+            for slot, text in enumerate(info["candidates"]):
+                if '"issue_ids"' in text:
+                    context = words(listed[json.loads(text.split("(", 1)[1][:-1])["issue_ids"][0]] + " Closed")
+                    share = len(context & described) / len(context)
+                    assert obs["action_features"][slot, column] == pytest.approx(share), text
+                    positive += share > 0
+            features.append(obs["action_features"])
+        if env_features is None:
+            env_features = features
+        else:
+            for a, b in zip(env_features, features, strict=True):
+                np.testing.assert_array_equal(a, b)
+    assert positive > 0 and share is not None
+
+
 def _without_privileged(inst: TaskInstance) -> TaskInstance:
     """``inst`` with a wrong gold, no gold-only parameter, and no id or term the question does not state."""
     stated_only = ("product_id", "contact_id", "case_id", "issue_id", "search_term", "case_subject", "case_description")
