@@ -8,7 +8,10 @@ counts include both ends; case rows (:func:`get_cases`) include the start and ex
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import operator
+from collections import deque
+from collections.abc import Iterable, Sequence
+from itertools import repeat
 from typing import Any
 
 from crmarena_gym.org import SOSL_RESERVED_CHARACTERS, Org
@@ -73,6 +76,24 @@ def _key(record_id: str) -> str:
 
 def _records(org: Org, soql: str) -> list[dict[str, Any]]:
     return list(org.query(soql)["records"])
+
+
+_DICT_ONLY = frozenset({dict})
+
+
+def _fields(records: Sequence[dict[str, Any]], names: tuple[str, ...]) -> list[dict[str, Any]]:
+    """``[{name: r.get(name) for name in names} for r in records]``: records as the org answers them (their
+    ``attributes``, then the fields asked for, in order) are copied and their ``attributes`` taken out at C
+    speed; records of any other shape are read field by field."""
+    if (
+        type(records) is list
+        and _DICT_ONLY.issuperset(map(type, records))
+        and list(map(tuple, records)).count(("attributes", *names)) == len(records)
+    ):
+        rows = list(map(dict.copy, records))
+        deque(map(operator.delitem, rows, repeat("attributes")), maxlen=0)
+        return rows
+    return [{name: r.get(name) for name in names} for r in records]
 
 
 def _count_by(org: Org, soql: str, key: str) -> dict[str, int]:
@@ -218,16 +239,14 @@ def get_cases(
             "get_cases needs at least one filter: start_date, end_date, or a non-empty agent_ids, case_ids, "
             "order_item_ids, issue_ids or statuses"
         )
-    soql = "SELECT OwnerId, CreatedDate, ClosedDate, AccountId FROM Case WHERE " + " AND ".join(given)
-    return [
-        {
-            "OwnerId": r.get("OwnerId"),
-            "CreatedDate": r.get("CreatedDate"),
-            "ClosedDate": r.get("ClosedDate"),
-            "AccountId": r.get("AccountId"),
-        }
-        for r in org.query(soql)["records"]
-    ]
+    soql = f"SELECT {', '.join(_CASE_FIELDS)} FROM Case WHERE " + " AND ".join(given)
+    return _fields(org.query(soql)["records"], _CASE_FIELDS)
+
+
+_CASE_FIELDS = ("OwnerId", "CreatedDate", "ClosedDate", "AccountId")
+
+
+_ACCOUNT_ID = operator.itemgetter("AccountId")
 
 
 @tool_function(kind="query", dependency="dependent")
@@ -244,7 +263,7 @@ def get_shipping_state(org: Org, cases: list[dict[str, Any]]) -> list[dict[str, 
         no state.
     """
     require_fields(cases, "cases", ("AccountId",))
-    accounts = [c["AccountId"] for c in cases]
+    accounts = list(map(_ACCOUNT_ID, cases))
     present = [a for a in accounts if a is not None]
     if not are_ids_of(present, "Account"):  # an account's cases come many times over: ids are checked once
         for i, account in enumerate(accounts):
@@ -256,7 +275,10 @@ def get_shipping_state(org: Org, cases: list[dict[str, Any]]) -> list[dict[str, 
         soql = f"SELECT Id, ShippingState FROM Account WHERE Id IN {soql_in(unique)}"
         by_key = {_key(r["Id"]): r.get("ShippingState") for r in _records(org, soql)}
         states = {account: by_key.get(_key(account)) for account in unique}
-    return [{**c, "ShippingState": states.get(account)} for c, account in zip(cases, accounts, strict=True)]
+    # Each case copied with its state set (added last, or in its place if the case has one): {**c, ...} at C speed.
+    rows = list(map(dict, cases))
+    deque(map(operator.setitem, rows, repeat("ShippingState"), map(states.get, accounts)), maxlen=0)
+    return rows
 
 
 @tool_function(kind="query", dependency="independent")
@@ -380,10 +402,14 @@ def search_knowledge_articles(org: Org, search_term: str) -> list[dict[str, Any]
         f"FIND {{{_search_term(search_term)}}} IN ALL FIELDS RETURNING Knowledge__kav"
         "(Id, Title, FAQ_Answer__c WHERE PublishStatus = 'Online' AND Language = 'en_US')"
     )
-    return [
-        {"Id": r.get("Id"), "Title": r.get("Title"), "Content": r.get("FAQ_Answer__c")}
-        for r in _search_records(org, sosl)
-    ]
+    records = _search_records(org, sosl)
+    try:  # every record has the three fields (the org's answer): read together
+        return [{"Id": i, "Title": t, "Content": c} for i, t, c in map(_ARTICLE_FIELDS, records)]
+    except KeyError:
+        return [{"Id": r.get("Id"), "Title": r.get("Title"), "Content": r.get("FAQ_Answer__c")} for r in records]
+
+
+_ARTICLE_FIELDS = operator.itemgetter("Id", "Title", "FAQ_Answer__c")
 
 
 @tool_function(kind="query", dependency="independent")
@@ -418,9 +444,9 @@ def get_issues(org: Org) -> list[dict[str, Any]]:
 
 def _by_case(org: Org, case_id: str, fields: Iterable[str], obj: str, parent: str, order: str) -> list[dict[str, Any]]:
     require_id(case_id, "case_id", "Case")
-    names = list(fields)
+    names = tuple(fields)
     rows = _records(org, f"SELECT {', '.join(names)} FROM {obj} WHERE {parent} = {soql_string(case_id)}")
-    return sorted(({f: r.get(f) for f in names} for r in rows), key=lambda r: r[order] or "")
+    return sorted(_fields(rows, names), key=lambda r: r[order] or "")
 
 
 @tool_function(kind="query", dependency="independent")
