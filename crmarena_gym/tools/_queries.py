@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import operator
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from itertools import repeat
 from typing import Any
 
@@ -79,21 +79,6 @@ def _records(org: Org, soql: str) -> list[dict[str, Any]]:
 
 
 _DICT_ONLY = frozenset({dict})
-
-
-def _fields(records: Sequence[dict[str, Any]], names: tuple[str, ...]) -> list[dict[str, Any]]:
-    """``[{name: r.get(name) for name in names} for r in records]``: records as the org answers them (their
-    ``attributes``, then the fields asked for, in order) are copied and their ``attributes`` taken out at C
-    speed; records of any other shape are read field by field."""
-    if (
-        type(records) is list
-        and _DICT_ONLY.issuperset(map(type, records))
-        and list(map(tuple, records)).count(("attributes", *names)) == len(records)
-    ):
-        rows = list(map(dict.copy, records))
-        deque(map(operator.delitem, rows, repeat("attributes")), maxlen=0)
-        return rows
-    return [{name: r.get(name) for name in names} for r in records]
 
 
 def _count_by(org: Org, soql: str, key: str) -> dict[str, int]:
@@ -239,11 +224,16 @@ def get_cases(
             "get_cases needs at least one filter: start_date, end_date, or a non-empty agent_ids, case_ids, "
             "order_item_ids, issue_ids or statuses"
         )
-    soql = f"SELECT {', '.join(_CASE_FIELDS)} FROM Case WHERE " + " AND ".join(given)
-    return _fields(org.query(soql)["records"], _CASE_FIELDS)
-
-
-_CASE_FIELDS = ("OwnerId", "CreatedDate", "ClosedDate", "AccountId")
+    soql = "SELECT OwnerId, CreatedDate, ClosedDate, AccountId FROM Case WHERE " + " AND ".join(given)
+    return [
+        {
+            "OwnerId": r.get("OwnerId"),
+            "CreatedDate": r.get("CreatedDate"),
+            "ClosedDate": r.get("ClosedDate"),
+            "AccountId": r.get("AccountId"),
+        }
+        for r in org.query(soql)["records"]
+    ]
 
 
 _ACCOUNT_ID = operator.itemgetter("AccountId")
@@ -276,7 +266,7 @@ def get_shipping_state(org: Org, cases: list[dict[str, Any]]) -> list[dict[str, 
         by_key = {_key(r["Id"]): r.get("ShippingState") for r in _records(org, soql)}
         states = {account: by_key.get(_key(account)) for account in unique}
     # Each case copied with its state set (added last, or in its place if the case has one): {**c, ...} at C speed.
-    rows = list(map(dict, cases))
+    rows = list(map(dict.copy if _DICT_ONLY.issuperset(map(type, cases)) else dict, cases))
     deque(map(operator.setitem, rows, repeat("ShippingState"), map(states.get, accounts)), maxlen=0)
     return rows
 
@@ -444,9 +434,9 @@ def get_issues(org: Org) -> list[dict[str, Any]]:
 
 def _by_case(org: Org, case_id: str, fields: Iterable[str], obj: str, parent: str, order: str) -> list[dict[str, Any]]:
     require_id(case_id, "case_id", "Case")
-    names = tuple(fields)
+    names = list(fields)
     rows = _records(org, f"SELECT {', '.join(names)} FROM {obj} WHERE {parent} = {soql_string(case_id)}")
-    return sorted(_fields(rows, names), key=lambda r: r[order] or "")
+    return sorted(({f: r.get(f) for f in names} for r in rows), key=lambda r: r[order] or "")
 
 
 @tool_function(kind="query", dependency="independent")
