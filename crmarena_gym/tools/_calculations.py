@@ -156,7 +156,7 @@ def get_period(period_name: PeriodName, year: int) -> dict[str, str]:
 
 def _owner_counts(rows: list[dict[str, Any]], name: str) -> Counter[str]:
     require_fields(rows, name, ("OwnerId",))
-    owners = [r["OwnerId"] for r in rows]
+    owners = list(map(_OWNER_ID, rows))
     if not _TEXT_OR_NULL.issuperset(map(type, owners)):
         for i, owner in enumerate(owners):
             if owner is not None and not isinstance(owner, str):
@@ -169,6 +169,7 @@ def _owner_counts(rows: list[dict[str, Any]], name: str) -> Counter[str]:
 _TEXT_OR_NULL = frozenset({str, type(None)})
 _STR_ONLY = frozenset({str})
 _CREATED, _CLOSED = operator.itemgetter("CreatedDate"), operator.itemgetter("ClosedDate")
+_OWNER_ID = operator.itemgetter("OwnerId")
 
 
 def _require_text(value: Any, where: str) -> None:

@@ -225,15 +225,25 @@ def get_cases(
             "order_item_ids, issue_ids or statuses"
         )
     soql = "SELECT OwnerId, CreatedDate, ClosedDate, AccountId FROM Case WHERE " + " AND ".join(given)
-    return [
-        {
-            "OwnerId": r.get("OwnerId"),
-            "CreatedDate": r.get("CreatedDate"),
-            "ClosedDate": r.get("ClosedDate"),
-            "AccountId": r.get("AccountId"),
-        }
-        for r in org.query(soql)["records"]
-    ]
+    records = org.query(soql)["records"]
+    try:  # every record has the four fields (the org's answer): read together
+        return [
+            {"OwnerId": owner, "CreatedDate": created, "ClosedDate": closed, "AccountId": account}
+            for owner, created, closed, account in map(_CASE_FIELDS, records)
+        ]
+    except KeyError:
+        return [
+            {
+                "OwnerId": r.get("OwnerId"),
+                "CreatedDate": r.get("CreatedDate"),
+                "ClosedDate": r.get("ClosedDate"),
+                "AccountId": r.get("AccountId"),
+            }
+            for r in records
+        ]
+
+
+_CASE_FIELDS = operator.itemgetter("OwnerId", "CreatedDate", "ClosedDate", "AccountId")
 
 
 _ACCOUNT_ID = operator.itemgetter("AccountId")

@@ -7,13 +7,42 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from crmarena_gym.org import LocalOrg
+from crmarena_gym.org import LocalOrg, Org
 from crmarena_gym.tools import get_cases, get_shipping_state, get_tool, search_knowledge_articles
 
 
 def _same(got: list[dict[str, Any]], expected: list[dict[str, Any]]) -> bool:
     """Equal rows with their keys in the same order (which the observation's text shows)."""
     return got == expected and [list(r) for r in got] == [list(r) for r in expected]
+
+
+class _Answers(Org):
+    """An org that answers every query with the given records (as a live org may: fields left out)."""
+
+    def __init__(self, records: list[dict[str, Any]]) -> None:
+        self.records = records
+
+    def query(self, soql: str) -> dict[str, Any]:
+        return {"totalSize": len(self.records), "done": True, "records": self.records}
+
+    def search(self, sosl: str) -> dict[str, Any]:
+        return {"searchRecords": self.records}
+
+
+def test_cases_are_read_as_field_by_field(env_org: Path) -> None:
+    org = LocalOrg(env_org)
+    names = ("OwnerId", "CreatedDate", "ClosedDate", "AccountId")
+    records = org.query(f"SELECT {', '.join(names)} FROM Case WHERE Status = 'Closed'")["records"]
+    expected = [{name: r.get(name) for name in names} for r in records]
+    assert len(expected) > 100 and _same(get_cases(org, statuses=["Closed"]), expected)
+    # Records without some fields (read as null) and with others: field by field.
+    odd = [{"OwnerId": "005Ws000001xadBIAQ", "Extra": 1}, *records[:3]]
+    assert _same(get_cases(_Answers(odd), statuses=["Closed"]), [{n: r.get(n) for n in names} for r in odd])
+    articles = [{"Id": "ka0Ws000001xadBIAQ", "Title": "t"}, {"FAQ_Answer__c": "a"}]
+    assert search_knowledge_articles(_Answers(articles), "t") == [
+        {"Id": "ka0Ws000001xadBIAQ", "Title": "t", "Content": None},
+        {"Id": None, "Title": None, "Content": "a"},
+    ]
 
 
 def test_the_shipping_states_are_added_to_copies(env_org: Path) -> None:
