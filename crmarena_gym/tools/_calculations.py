@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-import operator
 from collections import Counter, defaultdict
-from itertools import compress, repeat
 from typing import Any, Literal
 
 from crmarena_gym.tools._common import (
@@ -156,7 +154,7 @@ def get_period(period_name: PeriodName, year: int) -> dict[str, str]:
 
 def _owner_counts(rows: list[dict[str, Any]], name: str) -> Counter[str]:
     require_fields(rows, name, ("OwnerId",))
-    owners = list(map(_OWNER_ID, rows))
+    owners = [r["OwnerId"] for r in rows]
     if not _TEXT_OR_NULL.issuperset(map(type, owners)):
         for i, owner in enumerate(owners):
             if owner is not None and not isinstance(owner, str):
@@ -167,9 +165,6 @@ def _owner_counts(rows: list[dict[str, Any]], name: str) -> Counter[str]:
 
 
 _TEXT_OR_NULL = frozenset({str, type(None)})
-_STR_ONLY = frozenset({str})
-_CREATED, _CLOSED = operator.itemgetter("CreatedDate"), operator.itemgetter("ClosedDate")
-_OWNER_ID = operator.itemgetter("OwnerId")
 
 
 def _require_text(value: Any, where: str) -> None:
@@ -228,27 +223,6 @@ def _durations(cases: list[dict[str, Any]], key: str) -> dict[Any, tuple[float, 
     """
     require_fields(cases, "cases", (key, "CreatedDate", "ClosedDate"))
     totals: dict[Any, list[float]] = defaultdict(lambda: [0.0, 0])
-    # The cases that count (key and ClosedDate given), their texts checked and their spans found at C speed; the
-    # totals added in the cases' order, as the loop below adds them. A record that fails is left to that loop,
-    # which names it.
-    groups, closed = list(map(operator.itemgetter(key), cases)), list(map(_CLOSED, cases))
-    keep = list(
-        map(operator.and_, map(operator.is_not, groups, repeat(None)), map(operator.is_not, closed, repeat(None)))
-    )
-    kept_groups, kept_created = list(compress(groups, keep)), list(compress(map(_CREATED, cases), keep))
-    kept_closed = list(compress(closed, keep))
-    if (
-        _STR_ONLY.issuperset(map(type, kept_groups))
-        and _STR_ONLY.issuperset(map(type, kept_created))
-        and _STR_ONLY.issuperset(map(type, kept_closed))
-    ):
-        spans = list(map(_span_seconds, kept_created, kept_closed))
-        if None not in spans:
-            for group, seconds in zip(kept_groups, spans, strict=True):
-                entry = totals[group]
-                entry[0] += seconds
-                entry[1] += 1
-            return {k: (total, int(count)) for k, (total, count) in totals.items()}
     for i, case in enumerate(cases):
         group, closed_at = case[key], case["ClosedDate"]
         if group is None or closed_at is None:

@@ -8,10 +8,7 @@ counts include both ends; case rows (:func:`get_cases`) include the start and ex
 
 from __future__ import annotations
 
-import operator
-from collections import deque
 from collections.abc import Iterable
-from itertools import repeat
 from typing import Any
 
 from crmarena_gym.org import SOSL_RESERVED_CHARACTERS, Org
@@ -76,9 +73,6 @@ def _key(record_id: str) -> str:
 
 def _records(org: Org, soql: str) -> list[dict[str, Any]]:
     return list(org.query(soql)["records"])
-
-
-_DICT_ONLY = frozenset({dict})
 
 
 def _count_by(org: Org, soql: str, key: str) -> dict[str, int]:
@@ -225,28 +219,15 @@ def get_cases(
             "order_item_ids, issue_ids or statuses"
         )
     soql = "SELECT OwnerId, CreatedDate, ClosedDate, AccountId FROM Case WHERE " + " AND ".join(given)
-    records = org.query(soql)["records"]
-    try:  # every record has the four fields (the org's answer): read together
-        return [
-            {"OwnerId": owner, "CreatedDate": created, "ClosedDate": closed, "AccountId": account}
-            for owner, created, closed, account in map(_CASE_FIELDS, records)
-        ]
-    except KeyError:
-        return [
-            {
-                "OwnerId": r.get("OwnerId"),
-                "CreatedDate": r.get("CreatedDate"),
-                "ClosedDate": r.get("ClosedDate"),
-                "AccountId": r.get("AccountId"),
-            }
-            for r in records
-        ]
-
-
-_CASE_FIELDS = operator.itemgetter("OwnerId", "CreatedDate", "ClosedDate", "AccountId")
-
-
-_ACCOUNT_ID = operator.itemgetter("AccountId")
+    return [
+        {
+            "OwnerId": r.get("OwnerId"),
+            "CreatedDate": r.get("CreatedDate"),
+            "ClosedDate": r.get("ClosedDate"),
+            "AccountId": r.get("AccountId"),
+        }
+        for r in org.query(soql)["records"]
+    ]
 
 
 @tool_function(kind="query", dependency="dependent")
@@ -263,7 +244,7 @@ def get_shipping_state(org: Org, cases: list[dict[str, Any]]) -> list[dict[str, 
         no state.
     """
     require_fields(cases, "cases", ("AccountId",))
-    accounts = list(map(_ACCOUNT_ID, cases))
+    accounts = [c["AccountId"] for c in cases]
     present = [a for a in accounts if a is not None]
     if not are_ids_of(present, "Account"):  # an account's cases come many times over: ids are checked once
         for i, account in enumerate(accounts):
@@ -275,10 +256,7 @@ def get_shipping_state(org: Org, cases: list[dict[str, Any]]) -> list[dict[str, 
         soql = f"SELECT Id, ShippingState FROM Account WHERE Id IN {soql_in(unique)}"
         by_key = {_key(r["Id"]): r.get("ShippingState") for r in _records(org, soql)}
         states = {account: by_key.get(_key(account)) for account in unique}
-    # Each case copied with its state set (added last, or in its place if the case has one): {**c, ...} at C speed.
-    rows = list(map(dict.copy if _DICT_ONLY.issuperset(map(type, cases)) else dict, cases))
-    deque(map(operator.setitem, rows, repeat("ShippingState"), map(states.get, accounts)), maxlen=0)
-    return rows
+    return [{**c, "ShippingState": states.get(account)} for c, account in zip(cases, accounts, strict=True)]
 
 
 @tool_function(kind="query", dependency="independent")
@@ -402,14 +380,10 @@ def search_knowledge_articles(org: Org, search_term: str) -> list[dict[str, Any]
         f"FIND {{{_search_term(search_term)}}} IN ALL FIELDS RETURNING Knowledge__kav"
         "(Id, Title, FAQ_Answer__c WHERE PublishStatus = 'Online' AND Language = 'en_US')"
     )
-    records = _search_records(org, sosl)
-    try:  # every record has the three fields (the org's answer): read together
-        return [{"Id": i, "Title": t, "Content": c} for i, t, c in map(_ARTICLE_FIELDS, records)]
-    except KeyError:
-        return [{"Id": r.get("Id"), "Title": r.get("Title"), "Content": r.get("FAQ_Answer__c")} for r in records]
-
-
-_ARTICLE_FIELDS = operator.itemgetter("Id", "Title", "FAQ_Answer__c")
+    return [
+        {"Id": r.get("Id"), "Title": r.get("Title"), "Content": r.get("FAQ_Answer__c")}
+        for r in _search_records(org, sosl)
+    ]
 
 
 @tool_function(kind="query", dependency="independent")

@@ -1,5 +1,5 @@
-"""The query tools' records copied or read at C speed are the records built field by field, on the org's real
-answers."""
+"""The query tools' records are the org's records read field by field (a field left out is null), copied, never
+changed in place: on the org's real answers and on a live org's odd ones."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ def test_the_shipping_states_are_added_to_copies(env_org: Path) -> None:
     got = get_shipping_state(org, cases)
     assert isinstance(got, list) and _same(got, expected)
     assert cases == before and all(g is not c for g, c in zip(got, cases, strict=True))
-    # A trusted caller's records are not checked (nor made dicts): other mappings are copied as {**c} copies them.
+    # A trusted caller's records are not checked (nor made dicts): other mappings are copied too.
     proxies = [MappingProxyType(c) for c in cases]
     assert _same(get_tool("get_shipping_state").call({"cases": proxies}, org, trusted=True), expected)
 
