@@ -79,9 +79,10 @@ _CHUNK = 64
 
 
 def python_text(value: Any) -> str:
-    """``str(value)``, the paper's rendering, with the long texts of rows (knowledge articles, chat transcripts,
-    emails) written from a cache of their ``repr``: the same texts come back episode after episode, and
-    ``repr`` of a long text (escaping it character by character) costs many times what finding it in a dict does.
+    """``str(value)``, the paper's rendering. Rows (dicts with the same keys in the same order) are written with
+    their keys rendered once, not once a row, and their long texts (knowledge articles, chat transcripts, emails)
+    from a cache of their ``repr``: the same texts come back episode after episode, and ``repr`` of a long text
+    (escaping it character by character) costs many times what finding it in a dict does.
 
     Example:
         >>> rows = [{"Id": "ka0x", "Content": "Gift cards never expire.\\n" * 20, "n": 3}] * 2
@@ -97,18 +98,20 @@ def python_text(value: Any) -> str:
 
 #: Texts at least this long are rendered from the cache.
 LONG_TEXT = 256
+#: Fewer rows without a long text are rendered by ``str`` (writing the keys once saves less than it costs).
+MANY_ROWS = 4
 _DICT_ONLY = frozenset({dict})
 
 
 def _rows_text(rows: list[Any]) -> str | None:
-    """``str(rows)`` for rows (dicts with the same keys in the same order) whose first row has a long text;
-    None for any other list (the caller renders it with ``str``)."""
+    """``str(rows)`` for rows (dicts with the same keys in the same order), when there are many or the first has a
+    long text; None for any other list (the caller renders it with ``str``)."""
     first = rows[0]
     long = {k for k, v in first.items() if type(v) is str and len(v) >= LONG_TEXT}
-    if not long:
+    if not long and len(rows) < MANY_ROWS:
         return None
     keys = tuple(first)
-    if not _DICT_ONLY.issuperset(map(type, rows)) or list(map(tuple, rows)).count(keys) != len(rows):
+    if not keys or not _DICT_ONLY.issuperset(map(type, rows)) or list(map(tuple, rows)).count(keys) != len(rows):
         return None
     # One row's pieces: "{'Id': ", value, ", 'Content': ", value, "}, "; every row's, its values filled in by
     # column (dict_repr writes repr(key) + ": " + repr(value), joined by ", ").
@@ -122,7 +125,7 @@ def _rows_text(rows: list[Any]) -> str | None:
         render = _text_repr if key in long else repr
         pieces[2 * j + 1 :: width] = list(map(render, map(operator.itemgetter(key), rows)))
     pieces[0] = "[" + pieces[0]
-    pieces[-1] = pieces[-1][:-2] + "]"
+    pieces[-1] = "}]"
     return "".join(pieces)
 
 

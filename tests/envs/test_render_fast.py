@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crmarena_gym.envs import _render
-from crmarena_gym.envs._render import LONG_TEXT, python_text, render_head
+from crmarena_gym.envs._render import LONG_TEXT, MANY_ROWS, python_text, render_head
 from crmarena_gym.org import LocalOrg
 from crmarena_gym.tools import get_email_messages_by_case_id, get_livechat_transcript_by_case_id
 from crmarena_gym.tools import search_knowledge_articles as search_articles
@@ -64,19 +64,36 @@ _VALUES = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), _TEXTS
 @settings(max_examples=300, deadline=None)
 @given(
     st.lists(st.sampled_from(["Id", "Content", "%d", "'q'", 'say "hi"']), min_size=1, max_size=4, unique=True),
-    st.lists(st.lists(_VALUES, min_size=4, max_size=4), min_size=1, max_size=5),
+    st.lists(st.lists(_VALUES, min_size=4, max_size=4), min_size=1, max_size=7),
+    st.booleans(),
     st.booleans(),
     st.booleans(),
 )
-def test_any_rows_render_as_str_does(keys: list[str], values: list[list[Any]], shuffle: bool, subclass: bool) -> None:
+def test_any_rows_render_as_str_does(
+    keys: list[str], values: list[list[Any]], long_first: bool, shuffle: bool, subclass: bool
+) -> None:
     rows: list[Any] = [dict(zip(keys, v, strict=False)) for v in values]
-    rows[0][keys[0]] = _LONG + "'"  # the first row has a long text: the cached path is taken where it can be
+    if long_first:  # the first row has a long text: the cached path is taken however few the rows
+        rows[0][keys[0]] = _LONG + "'"
     if shuffle and len(rows) > 1 and len(keys) > 1:
         rows[-1] = dict(reversed(rows[-1].items()))  # another key order: rendered by str()
     if subclass:
         rows.append(type("Row", (dict,), {"__repr__": lambda self: "<row>"})(rows[0]))
     assert python_text(rows) == str(rows)
     assert render_head(rows, "python", None) == (str(rows), True)
+
+
+def test_many_rows_render_as_str_does(env_org: Path) -> None:
+    org = LocalOrg(env_org)
+    for soql in (
+        "SELECT Id, OwnerId, CreatedDate, ClosedDate, AccountId, Subject FROM Case",
+        "SELECT Id, Name, ShippingState FROM Account",
+        "SELECT Id, Product2Id, UnitPrice, Quantity FROM OrderItem",
+    ):
+        rows = [{k: v for k, v in r.items() if k != "attributes"} for r in org.query(soql)["records"]]
+        assert len(rows) >= MANY_ROWS
+        for n in (1, MANY_ROWS - 1, MANY_ROWS, 64, 200, len(rows)):
+            assert python_text(rows[:n]) == str(rows[:n])
 
 
 def test_other_values_render_as_str_does() -> None:
