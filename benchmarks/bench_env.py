@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from crmarena_gym.datagen import generate_org
-from crmarena_gym.envs import CRMArenaEnv, parse_action
+from crmarena_gym.envs import CRMArenaEnv, _render, parse_action
 from crmarena_gym.org import LocalOrg, Org, _local, _sosl
 from crmarena_gym.org.soql import _compiler, _shapes, compile_shaped, lift
 from crmarena_gym.schema import _ids
@@ -100,7 +100,8 @@ def replay(org: LocalOrg, log: list[tuple[Any, str, str]]) -> tuple[float, float
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
-#: Caches of values derived from a query's literals or a tool's arguments (ids, datetimes, patterns):
+#: Caches of values derived from a query's literals or a tool's arguments (ids, datetimes, patterns) or
+#: results (the repr of long texts):
 #: emptied before each fresh pass, so that both start from what the seen set left, whichever runs first.
 VALUE_CACHES = (
     _ids._valid_id_text,
@@ -112,6 +113,7 @@ VALUE_CACHES = (
     _common._text_id_problem,
     _common._ACCEPTED_IDS,
     _calculations._span_seconds,
+    _render._REPRS,
 )
 
 

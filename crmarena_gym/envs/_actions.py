@@ -37,7 +37,10 @@ _QUICK_CALL_RE = re.compile(r"execute[ \t]+([A-Za-z_][A-Za-z0-9_]*)\((\{.*\}|)\)
 _QUERY_WORDS = frozenset({"select", "find"})
 
 
-@dataclass(frozen=True)
+_NO_ARGUMENTS: Any = object()
+
+
+@dataclass(frozen=True, init=False)
 class Action:
     """A parsed action.
 
@@ -57,6 +60,25 @@ class Action:
     name: str | None = None
     arguments: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
+
+    def __init__(
+        self,
+        kind: ActionKind,
+        text: str = "",
+        language: Literal["soql", "sosl"] | None = None,
+        name: str | None = None,
+        arguments: dict[str, Any] = _NO_ARGUMENTS,  # type: ignore[assignment]
+        error: str | None = None,
+    ) -> None:
+        # The fields written straight into the instance's dict: a frozen dataclass's own __init__ sets each
+        # through object.__setattr__, a fifth of reading a small tool call. Every step makes one.
+        fields = self.__dict__
+        fields["kind"] = kind
+        fields["text"] = text
+        fields["language"] = language
+        fields["name"] = name
+        fields["arguments"] = {} if arguments is _NO_ARGUMENTS else arguments
+        fields["error"] = error
 
 
 def unwrap_code(text: str) -> str:

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from crmarena_gym.schema import get_object, is_valid_id, object_for_id
+from crmarena_gym.tools._signature import _STR_ONLY
 
 __all__ = [
     "DATETIME_FORMAT",
@@ -272,7 +273,6 @@ class _AcceptedIds(dict[str | None, set[str]]):
         self.clear()
 
 
-_STR_ONLY = frozenset({str})
 _ACCEPTED_IDS = _AcceptedIds()
 _ACCEPTED_IDS_KEPT = 65536
 

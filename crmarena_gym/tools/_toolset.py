@@ -177,15 +177,16 @@ class Toolset:
         if tool is None:
             available = ", ".join(self._by_name) or "none"
             return f"Error: unknown function {name!r}; the available functions are: {available}"
-        if isinstance(arguments, str | bytes):
-            try:
-                arguments = json.loads(arguments) if arguments.strip() else {}
-            except ValueError as err:
-                return f"Error: the arguments of {name}() are not valid JSON ({err}): {arguments[:80]!r}"
-            except RecursionError:
-                return f"Error: the arguments of {name}() are nested too deeply to be read: {arguments[:80]!r}"
-        if arguments is None:
-            arguments = {}
+        if type(arguments) is not dict:  # a dict (the common case) needs none of these
+            if isinstance(arguments, (str, bytes)):
+                try:
+                    arguments = json.loads(arguments) if arguments.strip() else {}
+                except ValueError as err:
+                    return f"Error: the arguments of {name}() are not valid JSON ({err}): {arguments[:80]!r}"
+                except RecursionError:
+                    return f"Error: the arguments of {name}() are nested too deeply to be read: {arguments[:80]!r}"
+            if arguments is None:
+                arguments = {}
         return tool.call(arguments, org, trusted=trusted)
 
     def without(self, names: Iterable[str] = (), groups: Iterable[str] = ()) -> Toolset:

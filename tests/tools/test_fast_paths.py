@@ -163,3 +163,51 @@ def test_a_bad_record_among_good_ones_is_named() -> None:
     assert get_month_to_case_count([good, {**good, "CreatedDate": 3}]).startswith(
         "Error: cases item 1 CreatedDate must be a datetime"
     )
+
+
+_ODD = st.one_of(st.none(), st.integers(0, 3), st.sampled_from(["soon", "", "2021-13-01T00:00:00Z"]), _MOMENTS)
+
+
+@given(
+    st.lists(
+        st.fixed_dictionaries(
+            {
+                "OwnerId": st.one_of(st.none(), st.sampled_from(["005a", "005b"]), st.integers(0, 2)),
+                "CreatedDate": _ODD,
+                "ClosedDate": _ODD,
+            }
+        ),
+        max_size=8,
+    )
+)
+@settings(max_examples=150)
+def test_durations_of_odd_records_answer_as_a_record_by_record_loop(cases: list[dict[str, Any]]) -> None:
+    # The first record that counts and fails is named; otherwise the averages of the records that count.
+    def moment(value: Any) -> dt.datetime | None:
+        try:
+            return _seconds(value) if isinstance(value, str) and "T" in value else None
+        except ValueError:
+            return None
+
+    totals: dict[str, list[float]] = {}
+    expected: Any = None
+    for i, c in enumerate(cases):
+        owner, created, closed = c["OwnerId"], moment(c["CreatedDate"]), moment(c["ClosedDate"])
+        if owner is None or c["ClosedDate"] is None:
+            continue
+        if not isinstance(owner, str):
+            expected = f"Error: cases item {i} OwnerId must be a string"
+        elif created is None:
+            expected = f"Error: cases item {i} CreatedDate must be a datetime"
+        elif closed is None:
+            expected = f"Error: cases item {i} ClosedDate must be a datetime"
+        if expected is not None:
+            break
+        entry = totals.setdefault(owner, [0.0, 0])
+        entry[0] += (closed - created).total_seconds()  # type: ignore[operator]
+        entry[1] += 1
+    got = calculate_average_handle_time(cases)
+    if expected is None:
+        assert got == {k: total / (60 * n) for k, (total, n) in totals.items()}
+    else:
+        assert isinstance(got, str) and got.startswith(expected), (got, expected)
