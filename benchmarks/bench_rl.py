@@ -7,8 +7,8 @@ rewrites the per-family table of the README (between the ``bench_rl`` markers). 
 
 Usage:
     python benchmarks/bench_rl.py                      # 100 iterations, 150 training instances a family
-                                                       # (about an hour on 2 CPUs: 67 minutes of training
-                                                       # on CPUs shared with other work)
+                                                       # (under an hour on 2 CPUs: 45 minutes of training,
+                                                       # half of it on CPUs shared with other work)
     python benchmarks/bench_rl.py --iterations 100     # any argument of the example passes through
     python benchmarks/bench_rl.py --from-json FILE     # only rewrite the README table from a run's JSON
 """
