@@ -40,7 +40,7 @@ def table(figures: dict[str, Any]) -> str:
     lines = [
         f"Held-out success of one PPO policy trained on all nine families ({len(history)} iterations, "
         f"{history[-1]['env_steps']} environment steps, {figures['train_seconds'] / 60:.0f} minutes of training; "
-        f"{args.get('eval_per_task', '?')} held-out instances per family):",
+        f"{args.get('eval_per_task', '?')} held-out instances per family){kept(figures)}:",
         "",
         "| family | random candidates | PPO | measure |",
         "|---|---|---|---|",
@@ -57,6 +57,21 @@ def table(figures: dict[str, Any]) -> str:
             f"(The run was stopped after iteration {figures['evals'][-1]['iteration']}: figures of that evaluation.)",
         ]
     return "\n".join(lines)
+
+
+def kept(figures: dict[str, Any]) -> str:
+    """Which evaluation's policy the table shows: the one the run kept by validation success, if it chose one."""
+    iteration = figures.get("kept_iteration")
+    if iteration is None:
+        return ""
+    validation = {e["iteration"]: e.get("validation") for e in figures["evals"]}.get(iteration)
+    if validation is None:
+        return f", the policy of iteration {iteration}"
+    per_task = figures.get("args", {}).get("val_per_task", "?")
+    return (
+        f"; the policy kept is that of iteration {iteration}, the best mean validation success ({validation:.2f}) "
+        f"on {per_task} other instances per family"
+    )
 
 
 def write_readme(figures: dict[str, Any], readme: Path = README) -> None:

@@ -2,15 +2,18 @@
 
 What it does:
 
-1. generates an org and two disjoint instance sets of the nine task families (``CRMArena-v0``, all
-   families mixed in one environment): training instances from a training seed, held-out instances
-   from another seed (no held-out question, however reworded, appears in training);
+1. generates an org and three disjoint instance sets of the nine task families (``CRMArena-v0``, all
+   families mixed in one environment): held-out instances from one seed, validation instances from
+   another, training instances from a third (no held-out or validation question, however reworded,
+   appears in training);
 2. measures the random-candidate baseline on the held-out instances;
 3. trains one PPO policy (the parametric-actions RLModule: candidates scored from the state and
    their features, empty slots masked) on the training instances, with several env runners (on this
    machine, or on a running Ray cluster with ``--address``), evaluating the greedy policy on the
-   held-out instances per family as it goes;
-4. saves a checkpoint, restores it, and checks that the restored policy scores the same;
+   validation and held-out instances per family as it goes;
+4. keeps the checkpoint of the evaluation with the best validation success (PPO's greedy policy can
+   lose a family late in training; the held-out instances play no part in the choice), restores it,
+   and checks that the restored policy scores the same;
 5. writes the learning curve as a PNG (matplotlib, from the ``rl`` extra) and prints the figures.
 
 Run (about 20 minutes on 2 CPUs)::
@@ -28,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -49,6 +53,13 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--batch", type=int, default=2000, help="environment steps per iteration")
     parser.add_argument("--train-per-task", type=int, default=80, help="training instances per family")
     parser.add_argument("--eval-per-task", type=int, default=30, help="held-out instances per family")
+    parser.add_argument(
+        "--val-per-task",
+        type=int,
+        default=10,
+        help="validation instances per family, which choose the checkpoint kept (0: keep the last one)",
+    )
+    parser.add_argument("--val-seed", type=int, default=3, help="task seed of the validation instances")
     parser.add_argument("--train-seed", type=int, default=1, help="task seed of the training instances")
     parser.add_argument("--eval-seed", type=int, default=2, help="task seed of the held-out instances")
     parser.add_argument("--org-seed", type=int, default=0, help="seed of the generated org")
@@ -64,23 +75,41 @@ def parse_args() -> argparse.Namespace:
     return parser.parse_args()
 
 
-def make_instances(org: Path, args: argparse.Namespace, workdir: Path) -> tuple[Path, Path, list[Any], list[Any]]:
+def make_instances(org: Path, args: argparse.Namespace, workdir: Path) -> dict[str, tuple[Path | None, list[Any]]]:
+    """The held-out, validation and training instances, disjoint by instance key, each saved as JSONL.
+
+    Held-out instances are drawn first, then validation instances without their keys, then training
+    instances without either (a family whose pool runs short, KQA's facts, trains on fewer).
+    """
     from crmarena_gym.tasks import generate_tasks, instance_key, save_tasks
 
     families = [f.strip() for f in args.families.split(",") if f.strip()]
     held_out = generate_tasks(org, seed=args.eval_seed, per_task=args.eval_per_task, tasks=families)
     exclude = {instance_key(inst.task, inst.params) for inst in held_out}
+    validation = []
+    if args.val_per_task > 0:
+        validation = generate_tasks(
+            org, seed=args.val_seed, per_task=args.val_per_task, tasks=families, exclude=exclude, allow_fewer=True
+        )
+        exclude |= {instance_key(inst.task, inst.params) for inst in validation}
     train = generate_tasks(
         org, seed=args.train_seed, per_task=args.train_per_task, tasks=families, exclude=exclude, allow_fewer=True
     )
-    train_path, eval_path = workdir / "train.jsonl", workdir / "held_out.jsonl"
-    save_tasks(train, train_path)
-    save_tasks(held_out, eval_path)
-    return train_path, eval_path, train, held_out
+    out: dict[str, tuple[Path | None, list[Any]]] = {}
+    for name, instances in (("train", train), ("validation", validation), ("held_out", held_out)):
+        path = workdir / f"{name}.jsonl" if instances else None  # no validation: no (empty, unreadable) file
+        if path is not None:
+            save_tasks(instances, path)
+        out[name] = (path, instances)
+    return out
 
 
 def write_curve(
-    path: Path, history: list[dict[str, Any]], baseline: dict[str, float], evals: list[dict[str, Any]]
+    path: Path,
+    history: list[dict[str, Any]],
+    baseline: dict[str, float],
+    evals: list[dict[str, Any]],
+    kept: dict[str, Any] | None,
 ) -> None:
     import matplotlib
 
@@ -99,12 +128,26 @@ def write_curve(
             color="tab:red",
             label="held-out, greedy",
         )
+        validated = [e for e in evals if "validation" in e]
+        if validated:
+            left.plot(
+                [e["env_steps"] / 1000 for e in validated],
+                [e["validation"] for e in validated],
+                "s:",
+                color="tab:green",
+                ms=3,
+                label="validation, greedy",
+            )
+    if kept is not None:
+        left.axvline(
+            kept["env_steps"] / 1000, color="tab:red", lw=0.8, ls=":", label=f"kept (iteration {kept['iteration']})"
+        )
     left.set(xlabel="environment steps (thousands)", ylabel="success rate", ylim=(-0.02, 1.02))
     left.set_title(f"One PPO policy on CRMArena ({len(baseline)} task families)")
     left.legend(loc="lower right")
     left.grid(alpha=0.3)
     families = sorted(baseline)
-    final = evals[-1]["per_family"] if evals else {}
+    final = kept["per_family"] if kept is not None else {}
     x = range(len(families))
     right.bar([i - 0.2 for i in x], [baseline[f] for f in families], width=0.4, color="gray", label="random")
     right.bar([i + 0.2 for i in x], [final.get(f, 0.0) for f in families], width=0.4, color="tab:red", label="PPO")
@@ -112,7 +155,7 @@ def write_curve(
     right.set_xticks(list(x), families)
     right.set(ylabel="held-out success", ylim=(0, 1.25))
     right.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
-    right.set_title("Held-out success per family (final policy)")
+    right.set_title("Held-out success per family (kept policy)")
     right.legend(loc="upper center", ncol=2)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -141,12 +184,20 @@ def main() -> int:
     org = workdir / "org.sqlite"
     if not org.exists():
         generate_org(org, seed=args.org_seed, scale=args.org_scale)
-    train_path, eval_path, train, held_out = make_instances(org, args, workdir)
+    sets = make_instances(org, args, workdir)
+    train_path, train = sets["train"]
+    val_path, validation = sets["validation"]
+    eval_path, held_out = sets["held_out"]
+    if train_path is None or eval_path is None:
+        raise SystemExit("no training or no held-out instances: raise --train-per-task or --eval-per-task")
     print(f"org {org}; {len(train)} training instances (seed {args.train_seed}),", end=" ")
+    print(f"{len(validation)} validation instances (seed {args.val_seed}),", end=" ")
     print(f"{len(held_out)} held-out instances (seed {args.eval_seed})")
 
     eval_env = make_discrete_env(org=str(org), tasks=str(eval_path))
     held_out_ids = [inst.idx for inst in held_out]
+    val_env = make_discrete_env(org=str(org), tasks=str(val_path)) if validation else None
+    val_ids = [inst.idx for inst in validation]
     baseline_result = evaluate_policy(
         eval_env, RandomCandidatePolicy(args.seed), held_out_ids, repeats=args.baseline_repeats
     )
@@ -169,6 +220,8 @@ def main() -> int:
     algo = config.build_algo()
     history: list[dict[str, Any]] = []
     evals: list[dict[str, Any]] = []
+    checkpoint = workdir / "checkpoint"
+    best: dict[str, Any] | None = None  # the kept evaluation: the best validation success, the later on ties
     train_started = time.perf_counter()
     for iteration in range(1, args.iterations + 1):
         result = algo.train()
@@ -186,7 +239,8 @@ def main() -> int:
         line = f"iter {iteration:3d}  steps {steps:7d}  train return {last['return_mean']:.3f}"
         line += f"  len {last['episode_len_mean']:.2f}"
         if iteration % args.eval_every == 0 or iteration == args.iterations:
-            scored = evaluate_policy(eval_env, greedy_policy(algo.get_module()), held_out_ids)
+            policy = greedy_policy(algo.get_module())
+            scored = evaluate_policy(eval_env, policy, held_out_ids)
             evals.append(
                 {
                     "iteration": iteration,
@@ -195,20 +249,31 @@ def main() -> int:
                     "per_family": scored.success(),
                 }
             )
+            if val_env is not None:
+                checked = evaluate_policy(val_env, policy, val_ids).success()
+                # each family weighs the same, whatever its number of validation instances
+                evals[-1].update(validation=sum(checked.values()) / len(checked), validation_per_family=checked)
+                line += f"  validation {evals[-1]['validation']:.3f}"
+            if best is None or val_env is None or evals[-1]["validation"] >= best["validation"]:
+                best = evals[-1]
+                shutil.rmtree(checkpoint, ignore_errors=True)  # no file of an earlier checkpoint stays
+                algo.save_to_path(str(checkpoint))
+                line += " (kept)"
             line += f"  held-out {scored.overall():.3f} " + str({k: round(v, 2) for k, v in scored.success().items()})
-            write_curve(args.out, history, baseline, evals)  # the figures so far, should the run be stopped
+            write_curve(args.out, history, baseline, evals, best)  # the figures so far, should the run be stopped
             if args.json is not None:
                 partial = {"baseline": baseline, "baseline_overall": baseline_result.overall(), "partial": True}
-                partial.update(trained=evals[-1]["per_family"], trained_overall=evals[-1]["overall"])
+                partial.update(
+                    trained=best["per_family"], trained_overall=best["overall"], kept_iteration=best["iteration"]
+                )
                 partial.update(history=history, evals=evals, train_seconds=time.perf_counter() - train_started)
                 partial["args"] = {k: str(v) for k, v in vars(args).items()}
                 args.json.write_text(json.dumps(partial, indent=2))
         print(line, flush=True)
     train_seconds = time.perf_counter() - train_started
 
-    checkpoint = workdir / "checkpoint"
-    algo.save_to_path(str(checkpoint))
-    trained = evals[-1]["per_family"]
+    assert best is not None  # the last iteration is always evaluated
+    trained = best["per_family"]
     algo.stop()
     restored = Algorithm.from_checkpoint(str(checkpoint))
     restored_result = evaluate_policy(eval_env, greedy_policy(restored.get_module()), held_out_ids).success()
@@ -217,16 +282,18 @@ def main() -> int:
     if restored_result != trained:
         print(f"the restored policy scores differently: {restored_result} != {trained}")
         return 1
-    print(f"checkpoint saved to {checkpoint} and restored: held-out success unchanged")
+    print(f"checkpoint of iteration {best['iteration']} saved to {checkpoint} and restored: held-out success unchanged")
 
-    write_curve(args.out, history, baseline, evals)
+    write_curve(args.out, history, baseline, evals, best)
     total_seconds = time.perf_counter() - started
     print(f"learning curve written to {args.out}")
     print()
     print(f"{'family':8s} {'random':>8s} {'PPO':>8s}")
     for family in sorted(baseline):
         print(f"{family:8s} {baseline[family]:8.3f} {trained.get(family, 0.0):8.3f}")
-    print(f"{'overall':8s} {baseline_result.overall():8.3f} {evals[-1]['overall']:8.3f}")
+    print(f"{'overall':8s} {baseline_result.overall():8.3f} {best['overall']:8.3f}")
+    chosen = "the last one" if val_env is None else f"the best validation success, {best['validation']:.3f}"
+    print(f"policy of iteration {best['iteration']} of {args.iterations} ({chosen})")
     print(
         f"training: {args.iterations} iterations, {history[-1]['env_steps']} env steps, {train_seconds:.0f} s; "
         f"total {total_seconds:.0f} s"
@@ -236,7 +303,8 @@ def main() -> int:
             "baseline": baseline,
             "trained": trained,
             "baseline_overall": baseline_result.overall(),
-            "trained_overall": evals[-1]["overall"],
+            "trained_overall": best["overall"],
+            "kept_iteration": best["iteration"],
             "history": history,
             "evals": evals,
             "train_seconds": train_seconds,
