@@ -17,7 +17,9 @@ count the time other processes took the core). Figures are ratios within this ru
 
 With ``--phases``, the env's warm work is split by part (reading actions, argument checks and the tools'
 Python, rendering, resets, the rest of the step, and the engine's calls slowed inside the env), each timed
-alone over all the pass's steps.
+alone over all the pass's steps; and the warm pass's steps are timed by kind: those that call the engine
+(query tools and queries, with the resets that make each episode's view) against the bare engine, and
+those that call none (calculation tools, submissions), which the bare engine's side has nothing for.
 
 Usage:
     python benchmarks/bench_env.py [--per-task N] [--scale X] [--rounds 3] [--phases]
@@ -29,6 +31,7 @@ under 1.5x the time its calls take on the bare engine.
 from __future__ import annotations
 
 import argparse
+import collections
 import datetime as dt
 import statistics
 import tempfile
@@ -199,6 +202,37 @@ def phases(
     return parts
 
 
+def step_kinds(env: CRMArenaEnv, instances: list[Any], traces: dict[int, list[str]]) -> dict[str, str]:
+    """Each action's kind: "engine" (a query, or a call of a tool that reads the org), "calculation" (a call of
+    a pure tool), "submit", or "invalid" (an action that cannot be read, or a call of no tool)."""
+    kinds = {}
+    for action in (a for i in instances for a in traces[i.idx]):
+        parsed = parse_action(action, functions=True)
+        kind = "submit" if parsed.name == "submit" else parsed.kind
+        if kind == "call":
+            tool = env.tools.get(parsed.name or "")
+            kind = "invalid" if tool is None else "engine" if tool.kind == "query" else "calculation"
+        kinds[action] = "engine" if kind == "query" else kind
+    return kinds
+
+
+def by_kind(
+    env: CRMArenaEnv, instances: list[Any], traces: dict[int, list[str]], kinds: dict[str, str]
+) -> dict[str, float]:
+    """CPU seconds of the env's resets and of its steps by kind (:func:`step_kinds`) over one pass."""
+    clock = time.process_time
+    spent = dict.fromkeys(("reset", "engine", "calculation", "submit", "invalid"), 0.0)
+    for inst in instances:
+        started = clock()
+        env.reset(options={"task_id": inst.idx})
+        spent["reset"] += clock() - started
+        for action in traces[inst.idx]:
+            started = clock()
+            env.step(action)
+            spent[kinds[action]] += clock() - started
+    return spent
+
+
 def best(*runs: tuple[float, ...]) -> tuple[float, ...]:
     """The least of each figure over several runs (the machine is shared: slower runs were interrupted)."""
     return tuple(min(figures) for figures in zip(*runs, strict=True))
@@ -329,6 +363,24 @@ def main() -> None:
         for label, seconds in parts:
             print(f"  {label:48} {seconds:7.3f} s {seconds / steps * 1e6:7.1f} us/step")
         print(f"  {'all (the warm pass less the bare engine)':48} {total:7.3f} s {total / steps * 1e6:7.1f} us/step")
+        kinds = step_kinds(fresh_env, fresh, fresh_traces)
+        kind_runs, alone_runs = [], []
+        for _ in range(args.rounds):  # in turn with the bare engine, the least of each kept
+            kind_runs.append(tuple(by_kind(fresh_env, fresh, fresh_traces, kinds).values()))
+            alone_runs.append(replay(org, warm_log)[1])
+        reset, engine, calculation, submit, invalid = best(*kind_runs)
+        alone = min(alone_runs)
+        count = collections.Counter(kinds[a] for i in fresh for a in fresh_traces[i.idx])
+        print(f"the warm pass's steps by kind (CPU, the best of {args.rounds}), against the bare engine:")
+        print(
+            f"  {count['engine']} steps that call the engine, with the {n} resets: {engine + reset:.3f} s, "
+            f"{(engine + reset) / alone:.2f}x the bare engine's {alone:.3f} s"
+        )
+        print(
+            f"  {count['calculation']} calculation steps, {count['submit']} submissions and {count['invalid']} "
+            f"unreadable actions (no engine call): {calculation + submit + invalid:.3f} s, "
+            f"{(calculation + submit + invalid) / alone:.2f} of the bare engine's time"
+        )
 
 
 if __name__ == "__main__":
