@@ -54,7 +54,8 @@ def table(figures: dict[str, Any]) -> str:
     if figures.get("partial"):
         lines += [
             "",
-            f"(The run was stopped after iteration {figures['evals'][-1]['iteration']}: figures of that evaluation.)",
+            f"(The run was stopped after iteration {figures['evals'][-1]['iteration']}: "
+            "figures of the policy kept by then.)",
         ]
     return "\n".join(lines)
 
