@@ -120,23 +120,19 @@ def write_curve(
     steps = [h["env_steps"] / 1000 for h in history]
     left.plot(steps, [h["return_mean"] for h in history], color="tab:blue", label="training episodes (sampled)")
     left.axhline(float(sum(baseline.values()) / len(baseline)), color="gray", ls="--", label="random candidates")
-    if evals:
-        left.plot(
-            [e["env_steps"] / 1000 for e in evals],
-            [e["overall"] for e in evals],
-            "o-",
-            color="tab:red",
-            label="held-out, greedy",
-        )
-        validated = [e for e in evals if "validation" in e]
-        if validated:
+    for key, style, color, size, label in (
+        ("overall", "o-", "tab:red", 6, "held-out, greedy"),
+        ("validation", "s:", "tab:green", 3, "validation, greedy"),
+    ):
+        shown = [e for e in evals if key in e]
+        if shown:
             left.plot(
-                [e["env_steps"] / 1000 for e in validated],
-                [e["validation"] for e in validated],
-                "s:",
-                color="tab:green",
-                ms=3,
-                label="validation, greedy",
+                [e["env_steps"] / 1000 for e in shown],
+                [e[key] for e in shown],
+                style,
+                color=color,
+                ms=size,
+                label=label,
             )
     if kept is not None:
         left.axvline(
