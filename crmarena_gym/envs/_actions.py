@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 ActionKind = Literal["query", "call", "submit", "invalid"]
@@ -54,12 +54,13 @@ class Action:
         error: For an invalid action, what was wrong.
     """
 
+    # The defaults are __init__'s (the dataclass writes no __init__ of its own).
     kind: ActionKind
-    text: str = ""
-    language: Literal["soql", "sosl"] | None = None
-    name: str | None = None
-    arguments: dict[str, Any] = field(default_factory=dict)
-    error: str | None = None
+    text: str
+    language: Literal["soql", "sosl"] | None
+    name: str | None
+    arguments: dict[str, Any]
+    error: str | None
 
     def __init__(
         self,
