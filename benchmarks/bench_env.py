@@ -145,8 +145,11 @@ def in_slices(
                 times = play(env, chunk, traces)[:2] if side == 0 else replay(org, chunk_log)
                 best_of = env_best if side == 0 else engine_best
                 best_of[start] = [min(old, new) for old, new in zip(best_of[start], times, strict=True)]
-    totals = [tuple(sum(times[i] for times in best_of.values()) for i in (0, 1)) for best_of in (env_best, engine_best)]
-    return totals[0], totals[1]  # type: ignore[return-value]
+
+    def total(best_of: dict[int, list[float]]) -> tuple[float, float]:
+        return sum(times[0] for times in best_of.values()), sum(times[1] for times in best_of.values())
+
+    return total(env_best), total(engine_best)
 
 
 #: Caches of values derived from a query's literals or a tool's arguments (ids, datetimes, patterns) or
