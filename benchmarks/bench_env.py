@@ -106,6 +106,10 @@ def replay(org: LocalOrg, log: list[tuple[Any, str, str]]) -> tuple[float, float
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
+#: Episodes in a slice of the warm comparison (:func:`in_slices`).
+SLICE = 30
+
+
 def by_episode(log: list[tuple[Any, str, str]]) -> list[list[tuple[Any, str, str]]]:
     """The logged calls cut into episodes: each starts with the view its reset made."""
     episodes: list[list[tuple[Any, str, str]]] = []
@@ -123,7 +127,7 @@ def in_slices(
     traces: dict[int, list[str]],
     log: list[tuple[Any, str, str]],
     rounds: int,
-    size: int = 30,
+    size: int = SLICE,
 ) -> tuple[tuple[float, float], tuple[float, float]]:
     """The warm env and the bare engine on the same calls, slice by slice: ((wall, CPU) of the env, (wall, CPU)
     of the engine), each the sum over slices of ``size`` episodes of the least time of that slice in ``rounds``.
@@ -406,7 +410,7 @@ def main() -> None:
         f"{warm_cpu / engine_cpu:.2f}x CPU"
     )
     print(
-        f"  the same in slices of 30 episodes, each the best of {args.rounds}: env {slice_cpu:.3f} s, engine "
+        f"  the same in slices of {SLICE} episodes, each the best of {args.rounds}: env {slice_cpu:.3f} s, engine "
         f"{slice_engine_cpu:.3f} s CPU: {slice_wall / slice_engine_wall:.2f}x wall, "
         f"{slice_cpu / slice_engine_cpu:.2f}x CPU (target < 1.5x)"
     )
