@@ -41,6 +41,13 @@ def register(subparsers: Any) -> None:
     source.add_argument("--tasks", default=None, metavar="FILE", help="a task file (default: the generated test set)")
     source.add_argument("--org", default=None, metavar="PATH", help="an org database (default: the embedded org)")
     source.add_argument(
+        "--task-distribution",
+        choices=("discriminating", "legacy"),
+        default=None,
+        help="the generated test set's distribution (default discriminating; legacy: task generator version 2's "
+        "instances, to reproduce figures made with them); not with --tasks",
+    )
+    source.add_argument(
         "--task",
         action="append",
         default=None,
@@ -147,6 +154,15 @@ def run_eval(args: argparse.Namespace) -> int:
     if args.env is None and args.tasks is None:
         print("crmarena-gym eval: give --env ID or --tasks FILE", file=sys.stderr)
         return 2
+    if args.task_distribution is not None and args.tasks is not None:
+        print(
+            "crmarena-gym eval: --task-distribution chooses a generated set; it does not apply to --tasks",
+            file=sys.stderr,
+        )
+        return 2
+    tasks: Any = args.tasks
+    if args.task_distribution is not None:
+        tasks = {"split": "test", "distribution": args.task_distribution}
     env_kwargs: dict[str, Any] = {"match": args.match}
     if args.toolset:
         env_kwargs["toolset"] = args.toolset
@@ -157,7 +173,7 @@ def run_eval(args: argparse.Namespace) -> int:
         run = evaluate(
             args.policy,
             env_id=args.env or "CRMArena-v0",
-            tasks=args.tasks,
+            tasks=tasks,
             org=args.org,
             policy_options=_policy_options(args),
             env_kwargs=env_kwargs,

@@ -1,8 +1,10 @@
-"""``crmarena-gym tasks``: list a task set, or show one instance with its gold and hidden parameters.
+"""``crmarena-gym tasks``: list a task set, show one instance with its gold and hidden parameters, or
+summarize what each family asks (competitors at the deciding step, answer spread, None rate).
 
 The default source is the default task set (130 instances per task for the embedded org, generated
 and cached on first use); ``--org PATH`` takes the default set of another org, ``--source FILE`` a
-task file (JSON list or JSON Lines, the original's ``tasks_original.json`` among them).
+task file (JSON list or JSON Lines, the original's ``tasks_original.json`` among them), and
+``--distribution legacy`` the instances of task generator version 2.
 """
 
 from __future__ import annotations
@@ -30,12 +32,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     actions = parser.add_subparsers(dest="tasks_action", metavar="ACTION")
 
-    def add_source(p: argparse.ArgumentParser) -> None:
-        group = p.add_mutually_exclusive_group()
-        group.add_argument("--source", metavar="FILE", help="a task file: JSON list or JSON Lines")
-        group.add_argument("--org", metavar="PATH", help="use the default task set of this org database")
+    def add_source(p: argparse.ArgumentParser, *, org_help: str | None = None) -> None:
+        if org_help is None:
+            group = p.add_mutually_exclusive_group()
+            group.add_argument("--source", metavar="FILE", help="a task file: JSON list or JSON Lines")
+            group.add_argument("--org", metavar="PATH", help="use the default task set of this org database")
+        else:
+            p.add_argument("--source", metavar="FILE", help="a task file: JSON list or JSON Lines")
+            p.add_argument("--org", metavar="PATH", help=org_help)
         p.add_argument("--seed", type=int, default=None, help="task seed of the generated set (default 0)")
         p.add_argument("--per-task", type=int, default=None, help="instances per task of the generated set (130)")
+        p.add_argument(
+            "--distribution",
+            choices=("discriminating", "legacy"),
+            default=None,
+            help="the generated set's distribution (default discriminating; legacy: task generator version 2's)",
+        )
 
     listing = actions.add_parser("list", help="one line per instance", description="List the instances.")
     add_source(listing)
@@ -47,6 +59,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     add_source(show)
     show.add_argument("--json", action="store_true", help="print the instance as JSON")
     show.set_defaults(func=run_show)
+
+    summary = actions.add_parser(
+        "summary",
+        help="per family: competitors at the deciding step, answer spread, None rate",
+        description="Summarize what each family of a task set asks: the candidates its deciding step compares "
+        "(counted on the org for generated instances), whether each instance meets its family's rule, how "
+        "spread the gold answers are and how many are None.",
+    )
+    add_source(summary, org_help="the org the set was made for (default: the embedded org)")
+    summary.add_argument("--json", action="store_true", help="print the summaries as JSON")
+    summary.set_defaults(func=run_summary)
 
     parser.set_defaults(func=lambda args: _usage(parser))
 
@@ -62,6 +85,7 @@ class _SourceError(Exception):
 
 def _load(args: argparse.Namespace) -> tuple[list[TaskInstance], str]:
     from crmarena_gym.tasks import (
+        DEFAULT_DISTRIBUTION,
         DEFAULT_PER_TASK,
         DEFAULT_TASK_SEED,
         TaskFileError,
@@ -70,17 +94,24 @@ def _load(args: argparse.Namespace) -> tuple[list[TaskInstance], str]:
         load_tasks,
     )
 
-    if args.source is not None and (args.seed is not None or args.per_task is not None):
-        raise _SourceError("--seed and --per-task choose a generated set; they do not apply to --source")
+    generated = (args.seed, args.per_task, args.distribution)
+    if args.source is not None and any(option is not None for option in generated):
+        raise _SourceError(
+            "--seed, --per-task and --distribution choose a generated set; they do not apply to --source"
+        )
     try:
         if args.source is not None:
             return load_tasks(args.source), args.source
         seed = DEFAULT_TASK_SEED if args.seed is None else args.seed
         per_task = DEFAULT_PER_TASK if args.per_task is None else args.per_task
+        distribution = args.distribution or DEFAULT_DISTRIBUTION
         if per_task < 1:
             raise _SourceError(f"--per-task must be at least 1, got {per_task}")
-        label = f"the default task set of {args.org or 'the embedded org'} (seed {seed}, {per_task} per task)"
-        return default_tasks(args.org, seed=seed, per_task=per_task), label
+        label = (
+            f"the default task set of {args.org or 'the embedded org'} "
+            f"(seed {seed}, {per_task} per task, {distribution} distribution)"
+        )
+        return default_tasks(args.org, seed=seed, per_task=per_task, distribution=distribution), label
     except (FileNotFoundError, TaskFileError, TaskGenerationError, ValueError) as exc:
         raise _SourceError(str(exc)) from None
 
@@ -165,4 +196,36 @@ def run_show(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | 
         print(json.dumps(inst.model_dump(), indent=2, ensure_ascii=False), file=out)
     else:
         print(format_instance(inst), file=out)
+    return 0
+
+
+def run_summary(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """``tasks summary``: 0 on success, 1 when the source or the org cannot be read."""
+    import dataclasses
+
+    from crmarena_gym.tasks import summarize_tasks
+
+    out, err = out or sys.stdout, err or sys.stderr
+    try:
+        instances, label = _load(args)
+        org = args.org
+        if org is None:
+            from crmarena_gym.org import default_org_path
+
+            org = default_org_path()
+        summaries = summarize_tasks(instances, org)
+    except (_SourceError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=err)
+        return 1
+    if args.json:
+        rows = [
+            {**dataclasses.asdict(s), "none_rate": s.none_rate, "top_answer_share": s.top_answer_share}
+            for s in summaries
+        ]
+        print(json.dumps(rows, indent=2), file=out)
+        return 0
+    from crmarena_gym.tasks import format_summary
+
+    print(format_summary(summaries), file=out)
+    print(f"{len(instances)} instances from {label}", file=out)
     return 0

@@ -101,7 +101,10 @@ class CRMArenaEnv(gym.Env[str, str]):
             (a live :class:`~crmarena_gym.org.SalesforceOrg` works).
         tasks: The task source: None for the default test set, a task file (the original's
             ``tasks_original.json`` among them), a sequence of instances or records, or a mapping
-            ``{"split": "train", "seed": S, "per_task": N}`` for freshly drawn training instances.
+            ``{"split": "train", "seed": S, "per_task": N}`` for freshly drawn training instances
+            (``{"split": "test", ...}`` for a generated test set); either takes ``"distribution":
+            "legacy"`` for the instances of task generator version 2 (see
+            :func:`~crmarena_gym.tasks.generate_tasks`).
         toolset: ``"soql"`` (SOQL and SOSL, as in Act/ReAct), ``"functions"`` (the task-specific
             functions, as in function calling) or ``"flex"`` (both).
         match: ``"strict"`` (the paper's exact string equality) or ``"lenient"`` (a deterministic
@@ -452,15 +455,22 @@ def _load_instances(source: Any, org: Org, task_name: str | None) -> list[TaskIn
         instances = default_tasks(path)
         where = "the default task set"
     elif isinstance(source, Mapping):
-        from crmarena_gym.tasks import training_tasks
+        from crmarena_gym.tasks import default_tasks, training_tasks
 
         options = dict(source)
         split = options.pop("split", "train")
-        if split != "train":
-            raise ValueError(f"a task mapping draws training instances: split must be 'train', got {split!r}")
-        tasks = [task_name] if task_name else None
-        instances = training_tasks(org, tasks=tasks, **options)
-        where = f"training instances {options}"
+        if split == "train":
+            tasks = [task_name] if task_name else None
+            instances = training_tasks(org, tasks=tasks, **options)
+            where = f"training instances {options}"
+        elif split == "test":
+            path = getattr(org, "path", None)
+            if path is None:
+                raise ValueError("the test set is generated from the embedded org; a live org needs a task file")
+            instances = default_tasks(path, **options)
+            where = f"the test set {options}"
+        else:
+            raise ValueError(f"a task mapping's split must be 'train' or 'test', got {split!r}")
     elif isinstance(source, str | os.PathLike):
         instances = load_tasks(source)
         where = str(source)

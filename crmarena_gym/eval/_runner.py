@@ -47,7 +47,13 @@ from crmarena_gym.eval._summary import ERROR_END_REASONS, summarize
 from crmarena_gym.eval._viewer import RESULTS_FORMAT
 from crmarena_gym.org import LocalOrg, Org
 from crmarena_gym.policies import Policy, PolicyError, make_policy
-from crmarena_gym.tasks import TaskInstance, first_per_task, get_task_spec
+from crmarena_gym.tasks import (
+    DEFAULT_DISTRIBUTION,
+    TASK_GENERATOR_VERSION,
+    TaskInstance,
+    first_per_task,
+    get_task_spec,
+)
 
 __all__ = [
     "EpisodeCancelled",
@@ -441,12 +447,14 @@ def _jsonable(value: Any) -> Any:
 
 
 def _task_source(tasks: Any) -> Any:
+    # A generated set is recorded with its distribution and generator version: figures made on the
+    # legacy instances say so, and a run is never resumed on instances drawn another way.
     if tasks is None:
-        return "default"
+        tasks = {"split": "test"}
     if isinstance(tasks, str | os.PathLike):
         return str(Path(tasks).resolve())
     if isinstance(tasks, Mapping):
-        return _jsonable(tasks)
+        return {"distribution": DEFAULT_DISTRIBUTION, **_jsonable(tasks), "task_generator": TASK_GENERATOR_VERSION}
     return f"{len(tasks)} given instances"
 
 

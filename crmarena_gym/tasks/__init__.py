@@ -25,11 +25,18 @@ from crmarena_gym.tasks._default import (
     training_tasks,
 )
 from crmarena_gym.tasks._generate import (
+    ANSWER_CAP,
+    DEFAULT_DISTRIBUTION,
+    DISTRIBUTIONS,
     DRAWERS,
     TASK_GENERATOR_VERSION,
+    Competition,
+    Distribution,
     TaskGenerationError,
+    competition_shortfall,
     generate_tasks,
     instance_key,
+    measure_competition,
 )
 from crmarena_gym.tasks._instance import TaskInstance, TaskMetadata, first_per_task
 from crmarena_gym.tasks._loader import TaskFileError, load_tasks, save_tasks
@@ -63,10 +70,14 @@ from crmarena_gym.tasks._scoring import (
     token_f1,
 )
 from crmarena_gym.tasks._spec import TASK_ABBREVS, TASK_NAMES, TASK_SPECS, TaskSpec, get_task_spec
+from crmarena_gym.tasks._summary import FamilySummary, format_summary, summarize_tasks
 
 __all__ = [
+    "ANSWER_CAP",
+    "DEFAULT_DISTRIBUTION",
     "DEFAULT_PER_TASK",
     "DEFAULT_TASK_SEED",
+    "DISTRIBUTIONS",
     "DOMAIN_DETAILS",
     "DRAWERS",
     "HANDLE_TIME_POLICY",
@@ -81,6 +92,9 @@ __all__ = [
     "TASK_NAMES",
     "TASK_SPECS",
     "TRANSFER_POLICY",
+    "Competition",
+    "Distribution",
+    "FamilySummary",
     "OracleError",
     "OracleTrace",
     "Score",
@@ -93,13 +107,16 @@ __all__ = [
     "ToolCall",
     "Window",
     "add_months",
+    "competition_shortfall",
     "default_tasks",
     "extract_answer",
     "first_per_task",
+    "format_summary",
     "generate_tasks",
     "get_task_spec",
     "instance_key",
     "load_tasks",
+    "measure_competition",
     "missing_gold_records",
     "month_window",
     "normalize_answer",
@@ -111,6 +128,7 @@ __all__ = [
     "score_answer",
     "season_window",
     "solve",
+    "summarize_tasks",
     "task_cache_path",
     "todays_date_line",
     "token_f1",

@@ -29,7 +29,14 @@ from typing import Any
 
 from crmarena_gym._files import atomic_write_text, exclusive_lock
 from crmarena_gym.datagen import GENERATOR_VERSION, content_hash, read_manifest
-from crmarena_gym.tasks._generate import TASK_GENERATOR_VERSION, generate_tasks, instance_key
+from crmarena_gym.tasks._generate import (
+    DEFAULT_DISTRIBUTION,
+    TASK_GENERATOR_VERSION,
+    Distribution,
+    check_distribution,
+    generate_tasks,
+    instance_key,
+)
 from crmarena_gym.tasks._instance import TaskInstance
 from crmarena_gym.tasks._loader import TaskFileError, load_tasks, save_tasks
 
@@ -67,8 +74,15 @@ def _org_hash(path: Path) -> str:
             conn.close()
 
 
-def task_cache_path(org_path: str | os.PathLike[str], *, seed: int, per_task: int) -> Path:
-    """Where the task set of an org, seed and size is cached: beside the org, named by its content hash.
+def task_cache_path(
+    org_path: str | os.PathLike[str],
+    *,
+    seed: int,
+    per_task: int,
+    distribution: Distribution = DEFAULT_DISTRIBUTION,
+) -> Path:
+    """Where the task set of an org, seed, size and distribution is cached: beside the org, named by its
+    content hash.
 
     Example:
         >>> import tempfile, pathlib
@@ -81,7 +95,10 @@ def task_cache_path(org_path: str | os.PathLike[str], *, seed: int, per_task: in
     """
     path = Path(org_path)
     digest = _org_hash(path)[:16]
-    name = f"{path.stem}.tasks-seed{seed}-n{per_task}-g{GENERATOR_VERSION}-t{TASK_GENERATOR_VERSION}-{digest}.jsonl"
+    kind = "" if check_distribution(distribution) == DEFAULT_DISTRIBUTION else f"-{distribution}"
+    name = (
+        f"{path.stem}.tasks-seed{seed}-n{per_task}{kind}-g{GENERATOR_VERSION}-t{TASK_GENERATOR_VERSION}-{digest}.jsonl"
+    )
     return path.with_name(name)
 
 
@@ -135,6 +152,7 @@ def default_tasks(
     *,
     seed: int = DEFAULT_TASK_SEED,
     per_task: int = DEFAULT_PER_TASK,
+    distribution: Distribution = DEFAULT_DISTRIBUTION,
 ) -> list[TaskInstance]:
     """The default task set of an org: ``per_task`` instances of each of the nine tasks.
 
@@ -147,6 +165,8 @@ def default_tasks(
         org_path: The org database (default: the embedded org, generated on first use).
         seed: The task seed (default 0: the test set).
         per_task: Instances per task (default 130, as in the original).
+        distribution: ``"discriminating"`` (default) or ``"legacy"`` (the instances of task generator
+            version 2, to reproduce earlier figures); see :func:`~crmarena_gym.tasks.generate_tasks`.
 
     Returns:
         The instances, numbered 0 to ``9 * per_task - 1`` in the original's task order.
@@ -157,7 +177,7 @@ def default_tasks(
             PVI and KQA need the generator's latent variables).
     """
     path = _org_file(org_path)
-    cache = task_cache_path(path, seed=seed, per_task=per_task)
+    cache = task_cache_path(path, seed=seed, per_task=per_task, distribution=distribution)
     cached = _read_cached(cache, per_task)
     if cached is not None:
         return cached
@@ -165,12 +185,13 @@ def default_tasks(
         try:
             stack.enter_context(exclusive_lock(cache.with_name(cache.name + ".lock")))
         except OSError:
-            return generate_tasks(path, seed=seed, per_task=per_task)  # read-only directory: no cache
+            # A read-only directory: no cache.
+            return generate_tasks(path, seed=seed, per_task=per_task, distribution=distribution)
         # Another process may have written the set while this one waited for the lock.
         cached = _read_cached(cache, per_task)
         if cached is not None:
             return cached
-        instances = generate_tasks(path, seed=seed, per_task=per_task)
+        instances = generate_tasks(path, seed=seed, per_task=per_task, distribution=distribution)
         save_tasks(instances, cache)
         atomic_write_text(_digest_path(cache), _file_digest(cache) + "\n")
         identity = _file_identity(cache)
@@ -188,6 +209,7 @@ def training_tasks(
     tasks: Iterable[str] | None = None,
     test_seed: int = DEFAULT_TASK_SEED,
     test_per_task: int = DEFAULT_PER_TASK,
+    distribution: Distribution = DEFAULT_DISTRIBUTION,
 ) -> list[TaskInstance]:
     """Fresh instances for training, none of which asks a question of the org's test set.
 
@@ -205,6 +227,8 @@ def training_tasks(
         tasks: Task names or abbreviations (default: all nine).
         test_seed: The seed of the test set to stay clear of.
         test_per_task: The size per task of that test set.
+        distribution: The distribution of both the training instances and the test set they stay
+            clear of (``"discriminating"`` or ``"legacy"``).
 
     Raises:
         ValueError: ``seed`` equals ``test_seed``.
@@ -212,6 +236,8 @@ def training_tasks(
     if seed == test_seed:
         raise ValueError(f"the training seed must differ from the test seed {test_seed}, got {seed!r}")
     path = _org_file(org)
-    test = default_tasks(path, seed=test_seed, per_task=test_per_task)
+    test = default_tasks(path, seed=test_seed, per_task=test_per_task, distribution=distribution)
     exclude = {instance_key(inst.task, inst.params) for inst in test}
-    return generate_tasks(path, seed=seed, per_task=per_task, tasks=tasks, exclude=exclude, allow_fewer=True)
+    return generate_tasks(
+        path, seed=seed, per_task=per_task, tasks=tasks, exclude=exclude, allow_fewer=True, distribution=distribution
+    )

@@ -26,14 +26,15 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 import os
 import re
 import sqlite3
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 
@@ -54,12 +55,41 @@ from crmarena_gym.tasks._phrasing import PhrasedWindow, capitalize_first, pick, 
 from crmarena_gym.tasks._spec import TASK_SPECS, TaskSpec, get_task_spec
 
 #: Bump whenever the instances generated for some org and seed change (it keys the task-set cache).
-TASK_GENERATOR_VERSION = 2
+TASK_GENERATOR_VERSION = 3
 T = TypeVar("T")
+
+Distribution = Literal["discriminating", "legacy"]
+#: How instances are chosen among the draws. ``"discriminating"`` (the default) keeps only draws whose
+#: deciding step compares real competitors (:func:`competition_shortfall`); ``"legacy"`` is the
+#: distribution of task generator version 2, whose instances often had a single candidate answer, kept
+#: so that figures made with it can be reproduced.
+DISTRIBUTIONS: tuple[Distribution, ...] = ("discriminating", "legacy")
+DEFAULT_DISTRIBUTION: Distribution = "discriminating"
 
 
 class TaskGenerationError(RuntimeError):
     """The org cannot yield the requested instances (too small, or missing what a task needs)."""
+
+
+@dataclass(frozen=True)
+class Competition:
+    """What an instance's deciding step compares: the candidates an agent must tell apart.
+
+    Attributes:
+        competitors: The candidates compared at the deciding step: the months with cases (MTA), the
+            issues reported (TII), the agents with a value to compare (HTU: an average handle time;
+            TCU: transfers), the states with closed cases (BRI), the agents with closed cases on the
+            issue (NCR), the contact's purchases that the day or the description points to (NED).
+            None where the family compares no computed values (PVI, KQA).
+        direction_matters: HTU and TCU: whether asking for the other extreme changes the answer.
+        same_day: NED: the distinct products the contact bought on the day the question names.
+        look_alikes: NED: the contact's purchases (day and product, any day) that the description fits.
+    """
+
+    competitors: int | None
+    direction_matters: bool | None = None
+    same_day: int | None = None
+    look_alikes: int | None = None
 
 
 @dataclass
@@ -71,12 +101,14 @@ class Draw:
         query: The question.
         required: The task context shown with it.
         params: The hidden parameters.
+        competition: What the deciding step compares (None for families that compare nothing).
     """
 
     answers: list[str]
     query: str
     required: str
     params: dict[str, Any]
+    competition: Competition | None = None
 
 
 @dataclass
@@ -88,6 +120,8 @@ class OrgFacts:
     last_day: dt.date
     products: list[tuple[str, str]]  # (Id, Name) of products that have cases
     latent: dict[str, Any] = field(default_factory=dict)
+    # Drawing for the "discriminating" distribution: TII and MTA pick a product that can compete.
+    discriminating: bool = False
     _memo: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def draw_today(self, rng: np.random.Generator, *, min_history_days: int = 60) -> dt.date:
@@ -167,6 +201,17 @@ class OrgFacts:
             "ORDER BY 1, 2, 3"
         )
         return self._once("purchase_lines", lambda: [tuple(r) for r in self.conn.execute(sql)])  # type: ignore[misc]
+
+    def purchases_of(self, contact_id: str) -> list[tuple[str, str]]:
+        """``(day, Product2 Id)`` of every distinct purchase of a contact (see :meth:`purchase_lines`)."""
+
+        def build() -> dict[str, list[tuple[str, str]]]:
+            out: dict[str, set[tuple[str, str]]] = defaultdict(set)
+            for contact, effective, product in self.purchase_lines():
+                out[contact].add((effective[:10], product))
+            return {contact: sorted(lines) for contact, lines in out.items()}
+
+        return self._once("purchases_by_contact", build).get(contact_id, [])
 
     def article_titles(self) -> dict[str, str]:
         """Every knowledge article's title by Id."""
@@ -252,6 +297,13 @@ def _window_params(pw: PhrasedWindow) -> dict[str, Any]:
     }
 
 
+def _extreme(values: dict[str, Any], direction: gold.Direction) -> tuple[list[str], Competition]:
+    """The tied keys at the asked extreme of ``values``, and what choosing them compares."""
+    answers = gold.best_keys(values, direction)
+    other = gold.best_keys(values, "max" if direction == "min" else "min")
+    return answers, Competition(len(values), direction_matters=other != answers)
+
+
 def _context(*lines: str) -> str:
     return "\n".join(line.rstrip("\n") for line in lines if line)
 
@@ -281,7 +333,8 @@ def _draw_handle_time(facts: OrgFacts, rng: np.random.Generator) -> Draw | None:
         return None
     n = int(rng.choice([0, 0, 1, 1, 2, 3, 4]))
     direction = pick(rng, ("min", "max"))
-    answers = gold.gold_handle_time(facts.conn, pw.window.start, pw.window.end, n, direction)  # type: ignore[arg-type]
+    times = gold.average_handle_times(facts.conn, pw.window.start, pw.window.end, n)
+    answers, competition = _extreme(times, direction)  # type: ignore[arg-type]
     query = pick(rng, _HTU_TEMPLATES).format(
         extreme=pick(rng, _HTU_EXTREMES[direction]),
         window=pw.phrase,
@@ -290,7 +343,8 @@ def _draw_handle_time(facts: OrgFacts, rng: np.random.Generator) -> Draw | None:
     )
     query += " Return only the Id of the agent."
     params = {"today": today.isoformat(), **_window_params(pw), "n_cases": n, "direction": direction}
-    return Draw(answers, query, _context(HANDLE_TIME_POLICY, todays_date_line(today.isoformat())), params)
+    required = _context(HANDLE_TIME_POLICY, todays_date_line(today.isoformat()))
+    return Draw(answers, query, required, params, competition)
 
 
 _TCU_EXTREMES = {
@@ -312,7 +366,8 @@ def _draw_transfer_count(facts: OrgFacts, rng: np.random.Generator) -> Draw | No
         return None
     n = int(rng.choice([0, 0, 1, 1, 2, 3]))
     direction = pick(rng, ("min", "max"))
-    answers = gold.gold_transfer_count(facts.conn, pw.window.start, pw.window.end, n, direction)  # type: ignore[arg-type]
+    transfers = gold.transfer_counts(facts.conn, pw.window.start, pw.window.end, n)
+    answers, competition = _extreme(transfers, direction)  # type: ignore[arg-type]
     query = pick(rng, _TCU_TEMPLATES).format(
         extreme=pick(rng, _TCU_EXTREMES[direction]),
         extreme_adv="least often" if direction == "min" else "most often",
@@ -322,7 +377,8 @@ def _draw_transfer_count(facts: OrgFacts, rng: np.random.Generator) -> Draw | No
     )
     query += " Return only the Id of the agent."
     params = {"today": today.isoformat(), **_window_params(pw), "n_cases": n, "direction": direction}
-    return Draw(answers, query, _context(TRANSFER_POLICY, todays_date_line(today.isoformat())), params)
+    required = _context(TRANSFER_POLICY, todays_date_line(today.isoformat()))
+    return Draw(answers, query, required, params, competition)
 
 
 _TII_TEMPLATES = (
@@ -337,17 +393,42 @@ def _product(facts: OrgFacts, rng: np.random.Generator) -> tuple[str, str]:
     return facts.products[int(rng.integers(len(facts.products)))]
 
 
+def _compared_product(
+    facts: OrgFacts, rng: np.random.Generator, by_product: dict[str, Any], *, allow_none: bool
+) -> tuple[str, str] | None:
+    """A product for a discriminating draw, given every product's counts in the window: one whose counts
+    have at least two candidates and a single largest (drawing products blindly, most windows of a
+    product hold one case or none); with ``allow_none``, half the time one with no count (gold None)."""
+    if allow_none and rng.random() < 0.5:
+        pool = [(pid, name) for pid, name in facts.products if pid not in by_product]
+    else:
+        pool = [
+            (pid, name)
+            for pid, name in facts.products
+            if len(counts := by_product.get(pid, {})) >= 2 and len(gold.best_keys(counts, "max")) == 1
+        ]
+    return pool[int(rng.integers(len(pool)))] if pool else None
+
+
 def _draw_top_issue(facts: OrgFacts, rng: np.random.Generator) -> Draw | None:
     today = facts.draw_today(rng)
     pw = random_window(rng, today, earliest=facts.first_day)
     if pw is None:
         return None
-    product_id, name = _product(facts, rng)
-    answers = gold.gold_top_issue(facts.conn, product_id, pw.window.start, pw.window.end)
+    if facts.discriminating:
+        by_product = gold.issue_counts_by_product(facts.conn, pw.window.start, pw.window.end)
+        chosen = _compared_product(facts, rng, by_product, allow_none=True)
+        if chosen is None:
+            return None
+        product_id, name = chosen
+    else:
+        product_id, name = _product(facts, rng)
+    counts = gold.issue_counts(facts.conn, product_id, pw.window.start, pw.window.end)
+    answers = gold.best_keys(counts, "max")
     query = pick(rng, _TII_TEMPLATES).format(product=name, window=pw.phrase, Window=capitalize_first(pw.phrase))
     query += f" The product's Id is {product_id}. Return only the Id of the issue reported most."
     params = {"today": today.isoformat(), **_window_params(pw), "product_id": product_id}
-    return Draw(answers, query, todays_date_line(today.isoformat()), params)
+    return Draw(answers, query, todays_date_line(today.isoformat()), params, Competition(len(counts)))
 
 
 _MTA_TEMPLATES = (
@@ -363,14 +444,22 @@ def _draw_monthly_trend(facts: OrgFacts, rng: np.random.Generator) -> Draw | Non
     pw = random_window(rng, today, earliest=facts.first_day, min_months=3, relative_share=0.75)
     if pw is None:
         return None
-    product_id, name = _product(facts, rng)
-    answers = gold.gold_monthly_trend(facts.conn, product_id, pw.window.start, pw.window.end)
+    if facts.discriminating:
+        by_product = gold.month_counts_by_product(facts.conn, pw.window.start, pw.window.end)
+        chosen = _compared_product(facts, rng, by_product, allow_none=False)
+        if chosen is None:
+            return None
+        product_id, name = chosen
+    else:
+        product_id, name = _product(facts, rng)
+    months = gold.month_counts(facts.conn, product_id, pw.window.start, pw.window.end)
+    answers = gold.best_keys(dict(months), "max")
     if not answers:
         return None  # the original has no unanswerable trend questions
     query = pick(rng, _MTA_TEMPLATES).format(product=name, window=pw.phrase, Window=capitalize_first(pw.phrase))
     query += f" The product's Id is {product_id}. Return only the name of the month."
     params = {"today": today.isoformat(), **_window_params(pw), "product_id": product_id}
-    return Draw(answers, query, todays_date_line(today.isoformat()), params)
+    return Draw(answers, query, todays_date_line(today.isoformat()), params, Competition(len(months)))
 
 
 _BRI_TEMPLATES = (
@@ -386,13 +475,14 @@ def _draw_best_region(facts: OrgFacts, rng: np.random.Generator) -> Draw | None:
     pw = random_window(rng, today, earliest=facts.first_day, min_months=1)
     if pw is None:
         return None
-    answers = gold.gold_best_region(facts.conn, pw.window.start, pw.window.end)
+    times = gold.region_closure_times(facts.conn, pw.window.start, pw.window.end)
+    answers = gold.best_keys(times, "min")
     if not answers:
         return None
     query = pick(rng, _BRI_TEMPLATES).format(window=pw.phrase, Window=capitalize_first(pw.phrase))
     query += " Return only the two-letter code of the state (for example, NY)."
     params = {"today": today.isoformat(), **_window_params(pw)}
-    return Draw(answers, query, todays_date_line(today.isoformat()), params)
+    return Draw(answers, query, todays_date_line(today.isoformat()), params, Competition(len(times)))
 
 
 class _TextRand:
@@ -430,6 +520,7 @@ def _draw_case_routing(facts: OrgFacts, rng: np.random.Generator) -> Draw | None
     issue_id, issue_index = issues[int(rng.integers(len(issues)))]
     product_id, name = _product(facts, rng)
     answers = gold.gold_case_routing(facts.conn, issue_id, product_id)
+    competition = Competition(len(gold.closed_on_issue(facts.conn, issue_id)))
     subject, description = case_text(_TextRand(rng), issue_index, name)  # type: ignore[arg-type]
     query = (
         pick(rng, _NCR_TEMPLATES)
@@ -443,7 +534,7 @@ def _draw_case_routing(facts: OrgFacts, rng: np.random.Generator) -> Draw | None
         "case_subject": subject,
         "case_description": description,
     }
-    return Draw(answers, query, ROUTING_POLICY, params)
+    return Draw(answers, query, ROUTING_POLICY, params, competition)
 
 
 # Days between the purchase and today, and how a customer says it; weighted toward the recent past.
@@ -493,6 +584,20 @@ def loose_matches(facts: OrgFacts, profile: ProductProfile) -> set[str]:
     return found | facts.products_by_type().get(profile.type.lower(), set())
 
 
+def _purchases_fitting(
+    facts: OrgFacts, contact_id: str, day: dt.date, profile: ProductProfile
+) -> tuple[list[str], Competition]:
+    """The products the contact bought on ``day`` that a description of ``profile`` fits (sorted), and the
+    purchases an agent must tell apart: those of that day and those the description fits on any day."""
+    candidates = loose_matches(facts, profile)
+    bought_that_day = gold.purchased_products(facts.conn, contact_id, day)
+    hits = sorted(bought_that_day & candidates)
+    look_alikes = sum(product in candidates for _, product in facts.purchases_of(contact_id))
+    # A hit is both bought that day and a look-alike: counted once among the competitors.
+    competitors = len(bought_that_day) + look_alikes - len(hits)
+    return hits, Competition(competitors, same_day=len(bought_that_day), look_alikes=look_alikes)
+
+
 _NED_TEMPLATES = (
     "Can you pull up the {desc} I bought {when}?",
     "I'm looking for the {desc} I purchased {when}. Which product was that?",
@@ -516,8 +621,7 @@ def _draw_named_entity(facts: OrgFacts, rng: np.random.Generator) -> Draw | None
         pool = list(facts.product_names())
         described = pool[int(rng.integers(len(pool)))]
     profile = facts.product_profiles()[described]
-    candidates = loose_matches(facts, profile)
-    hits = sorted(gold.purchased_products(facts.conn, contact_id, day) & candidates)
+    hits, competition = _purchases_fitting(facts, contact_id, day, profile)
     if hits and hits != [described]:
         return None  # another product fits the words; the description would not single it out
     offset = int(rng.choice(_NED_OFFSETS))
@@ -537,7 +641,7 @@ def _draw_named_entity(facts: OrgFacts, rng: np.random.Generator) -> Draw | None
         "description": description,
         "search_term": profile.type,
     }
-    return Draw(hits, query, required, params)
+    return Draw(hits, query, required, params, competition)
 
 
 _PVI_TEMPLATES = (
@@ -636,6 +740,109 @@ DRAWERS: dict[str, DrawFunction] = {
 }
 
 
+def measure_competition(facts: OrgFacts, task: str, params: dict[str, Any]) -> tuple[list[str], Competition] | None:
+    """What the deciding step of an instance compares, recomputed on the org from its hidden parameters,
+    with the answers the org gives there (the tied best; empty for None), which must be the instance's
+    gold if the instance was made for this org.
+
+    The same computation as the drawers', for any instance with a generated instance's ``params`` (the
+    original's task file has none).
+
+    Args:
+        facts: The org's facts (:func:`read_org_facts`).
+        task: The task's name or abbreviation.
+        params: The instance's hidden parameters.
+
+    Returns:
+        The answers and the competition, or None for a family that compares nothing (PVI, KQA).
+
+    Raises:
+        KeyError: ``params`` lacks a parameter the family's competition is counted from.
+        ValueError: A parameter cannot be read (a date that is not one).
+    """
+    name = get_task_spec(task).name
+    conn = facts.conn
+    if name in _WINDOWED:
+        start, end = gold.parse_timestamp(params["start"]), gold.parse_timestamp(params["end"])
+    values: dict[str, Any]
+    if name == "handle_time":
+        return _extreme(gold.average_handle_times(conn, start, end, int(params["n_cases"])), params["direction"])
+    if name == "transfer_count":
+        return _extreme(gold.transfer_counts(conn, start, end, int(params["n_cases"])), params["direction"])
+    if name == "top_issue_identification":
+        values = gold.issue_counts(conn, params["product_id"], start, end)
+        return gold.best_keys(values, "max"), Competition(len(values))
+    if name == "monthly_trend_analysis":
+        values = dict(gold.month_counts(conn, params["product_id"], start, end))
+        return gold.best_keys(values, "max"), Competition(len(values))
+    if name == "best_region_identification":
+        values = gold.region_closure_times(conn, start, end)
+        return gold.best_keys(values, "min"), Competition(len(values))
+    if name == "case_routing":
+        answers = gold.gold_case_routing(conn, params["issue_id"], params["product_id"])
+        return answers, Competition(len(gold.closed_on_issue(conn, params["issue_id"])))
+    if name == "named_entity_disambiguation":
+        profile = facts.product_profiles()[params["described_product_id"]]
+        day = dt.date.fromisoformat(str(params["purchase_date"]))
+        return _purchases_fitting(facts, params["contact_id"], day, profile)
+    return None
+
+
+_WINDOWED = frozenset(
+    {
+        "handle_time",
+        "transfer_count",
+        "top_issue_identification",
+        "monthly_trend_analysis",
+        "best_region_identification",
+    }
+)
+
+
+def competition_shortfall(task: str, competition: Competition | None, answerable: bool) -> str | None:
+    """Why a draw lacks the competition its family needs to test the skill it names (None: it has it).
+
+    The rules (the ``"discriminating"`` distribution keeps only draws that meet them):
+
+    - MTA: at least two months of the window have cases (the peak is larger than every other month's
+      count, as the domain details define "significantly more"; ties are never emitted).
+    - TII, HTU, TCU, BRI, NCR: an answerable instance compares at least two candidates; for HTU and
+      TCU that makes the asked extreme (fewest or most, shortest or longest) change the answer.
+    - NED: an answerable instance needs both cues: the contact bought at least two products on the day
+      named, and at least two of the contact's purchases fit the description. An unanswerable one has a
+      decoy: a purchase on that day, or one that fits the description on another day.
+    - PVI, KQA: no rule (nothing computed is compared).
+
+    Args:
+        task: The task's name or abbreviation.
+        competition: What the deciding step compares (``Draw.competition``).
+        answerable: Whether the draw has a gold answer.
+
+    Example:
+        >>> competition_shortfall("TII", Competition(1), answerable=True)
+        'only 1 candidate at the deciding step (at least 2 needed)'
+        >>> competition_shortfall("TII", Competition(0), answerable=False) is None
+        True
+    """
+    name = get_task_spec(task).name
+    if competition is None or competition.competitors is None:
+        return None
+    if name == "named_entity_disambiguation":
+        same_day, look_alikes = competition.same_day or 0, competition.look_alikes or 0
+        if answerable and (same_day < 2 or look_alikes < 2):
+            return (
+                f"the contact bought {same_day} product(s) that day and has {look_alikes} purchase(s) fitting "
+                "the description (at least 2 of each needed)"
+            )
+        if not answerable and same_day + look_alikes == 0:
+            return "no purchase that day and none fitting the description: nothing to tell apart"
+        return None
+    if name == "monthly_trend_analysis" or answerable:
+        if competition.competitors < 2:
+            return f"only {competition.competitors} candidate at the deciding step (at least 2 needed)"
+    return None
+
+
 # The hidden parameters that make a question what it is; wording, today's date where a window already
 # pins the period, and search hints are left out, so that a reworded question is still the same one.
 _KEY_FIELDS: dict[str, tuple[str, ...]] = {
@@ -670,6 +877,13 @@ def instance_key(task: str, params: dict[str, Any]) -> str:
     fields = _KEY_FIELDS.get(name)
     core = {k: params.get(k) for k in fields} if fields else {k: v for k, v in params.items() if k != "window"}
     return name + ":" + json.dumps(core, sort_keys=True, default=str)
+
+
+def check_distribution(distribution: str) -> Distribution:
+    """``distribution`` if it names one of :data:`DISTRIBUTIONS`; a ValueError quoting it otherwise."""
+    if distribution not in DISTRIBUTIONS:
+        raise ValueError(f"distribution must be one of {', '.join(map(repr, DISTRIBUTIONS))}, got {distribution!r}")
+    return distribution  # type: ignore[return-value]
 
 
 def _org_path(org: Any) -> Path:
@@ -721,6 +935,7 @@ def generate_tasks(
     null_share: float = 0.3,
     max_draws_per_instance: int = 300,
     allow_fewer: bool = False,
+    distribution: Distribution = DEFAULT_DISTRIBUTION,
 ) -> list[TaskInstance]:
     """Generate task instances with verified gold answers.
 
@@ -737,6 +952,9 @@ def generate_tasks(
         allow_fewer: Instead of raising, return fewer instances for a task whose pool of distinct
             questions runs out (the 144 knowledge facts of a generated org, once a test set has
             taken most of them); such a task stops after 5,000 draws in a row yield nothing new.
+        distribution: ``"discriminating"`` (default: every instance has the competition its family
+            needs, see :func:`competition_shortfall`) or ``"legacy"`` (task generator version 2's
+            instances, to reproduce figures made with them).
 
     Returns:
         The instances, task by task, numbered from 0 in blocks of ``per_task`` (with gaps at the end of
@@ -750,6 +968,7 @@ def generate_tasks(
         raise ValueError(f"per_task must be at least 1, got {per_task!r}")
     if not 0.0 <= null_share < 1.0:
         raise ValueError(f"null_share must be in [0, 1), got {null_share!r}")
+    check_distribution(distribution)
     wanted = [get_task_spec(t) for t in tasks] if tasks is not None else [s for s in TASK_SPECS if s.name in DRAWERS]
     missing = [s.abbrev for s in wanted if s.name not in DRAWERS]
     if missing:
@@ -757,14 +976,23 @@ def generate_tasks(
     path = _org_path(org)
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
-        latent = _read_latent(path)
+        latent = read_org_latent(path)
         facts = read_org_facts(conn, latent)
+        facts.discriminating = distribution == "discriminating"
         instances: list[TaskInstance] = []
         for spec in wanted:
             task_index = [s.name for s in TASK_SPECS].index(spec.name)
             rng = np.random.default_rng([seed, task_index])
             draws = _draw_task(
-                spec, facts, rng, per_task, null_share, set(exclude), max_draws_per_instance, allow_fewer
+                spec,
+                facts,
+                rng,
+                per_task,
+                null_share,
+                set(exclude),
+                max_draws_per_instance,
+                allow_fewer,
+                discriminating=distribution == "discriminating",
             )
             base = task_index * per_task
             for i, d in enumerate(draws):
@@ -783,7 +1011,8 @@ def generate_tasks(
         conn.close()
 
 
-def _read_latent(path: Path) -> dict[str, Any]:
+def read_org_latent(path: Path) -> dict[str, Any]:
+    """The latent variables the generator recorded in an org database; empty for an org without them."""
     from crmarena_gym.datagen import read_latent  # the generator's own reader
 
     try:
@@ -794,6 +1023,10 @@ def _read_latent(path: Path) -> dict[str, Any]:
 
 # Draws in a row without a new instance after which ``allow_fewer`` deems a task's pool exhausted.
 _STALL_LIMIT = 5000
+#: In the "discriminating" distribution, no gold answer is given by more than this share of a task's
+#: answerable instances (rounded up), so that always giving the commonest answer scores little (in the
+#: seed-0 test set without it, one agent was the gold of 39 of TCU's 91 answerable instances).
+ANSWER_CAP = 0.2
 
 
 def _draw_task(
@@ -805,6 +1038,8 @@ def _draw_task(
     exclude: set[str],
     max_draws_per_instance: int,
     allow_fewer: bool = False,
+    *,
+    discriminating: bool = True,
 ) -> list[Draw]:
     want_answered, want_null = _task_quota(spec, per_task, null_share)
     answered: list[Draw] = []
@@ -812,6 +1047,8 @@ def _draw_task(
     seen = set(exclude)
     drawer = DRAWERS[spec.name]
     stalled = 0
+    cap = math.ceil(ANSWER_CAP * want_answered) if discriminating else want_answered
+    given: Counter[str] = Counter()
     for _ in range(per_task * max_draws_per_instance):
         if len(answered) >= want_answered and len(nulls) >= want_null:
             break
@@ -821,6 +1058,10 @@ def _draw_task(
         d = drawer(facts, rng)
         if d is None or len(d.answers) > 1:
             continue  # no fit, or a tie: ties are never emitted
+        if discriminating and competition_shortfall(spec.name, d.competition, bool(d.answers)) is not None:
+            continue
+        if d.answers and given[d.answers[0]] >= cap:
+            continue
         bucket, quota = (answered, want_answered) if d.answers else (nulls, want_null)
         if len(bucket) >= quota:
             continue
@@ -829,11 +1070,15 @@ def _draw_task(
             continue
         seen.add(key)
         bucket.append(d)
+        if d.answers:
+            given[d.answers[0]] += 1
         stalled = 0
     if not allow_fewer and (len(answered) < want_answered or len(nulls) < want_null):
+        hint = " or too sparse for instances with competition (distribution='legacy' has no such rule)"
         raise TaskGenerationError(
             f"could not draw {want_answered} answerable and {want_null} unanswerable {spec.abbrev} instances "
             f"from this org (got {len(answered)} and {len(nulls)}); the org may be too small"
+            + (hint if discriminating else "")
         )
     # Interleave deterministically so that unanswerable instances are spread through the block.
     order = rng.permutation(len(answered) + len(nulls))

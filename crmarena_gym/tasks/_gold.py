@@ -147,6 +147,23 @@ def issue_counts(conn: sqlite3.Connection, product_id: str, start: dt.datetime, 
     return {issue: count for issue, count in rows}
 
 
+def issue_counts_by_product(
+    conn: sqlite3.Connection, start: dt.datetime, end: dt.datetime
+) -> dict[str, dict[str, int]]:
+    """:func:`issue_counts` of every product with cases on an issue in the window, by product Id."""
+    out: dict[str, dict[str, int]] = defaultdict(dict)
+    for product, issue, count in _rows(
+        conn,
+        'SELECT oi."Product2Id", c."IssueId__c", COUNT(*) FROM "Case" c '
+        'JOIN "OrderItem" oi ON oi."Id" = c."OrderItemId__c" '
+        'WHERE c."CreatedDate" >= ? AND c."CreatedDate" <= ? AND c."IssueId__c" IS NOT NULL '
+        'AND oi."Product2Id" IS NOT NULL GROUP BY 1, 2',
+        (format_timestamp(start), format_timestamp(end)),
+    ):
+        out[product][issue] = count
+    return dict(out)
+
+
 def gold_top_issue(conn: sqlite3.Connection, product_id: str, start: dt.datetime, end: dt.datetime) -> list[str]:
     """TII: the issue(s) most reported for a product in the window."""
     return best_keys(issue_counts(conn, product_id, start, end), "max")
@@ -163,6 +180,19 @@ def month_counts(conn: sqlite3.Connection, product_id: str, start: dt.datetime, 
     ):
         counts[calendar.month_name[parse_timestamp(created).month]] += 1
     return counts
+
+
+def month_counts_by_product(conn: sqlite3.Connection, start: dt.datetime, end: dt.datetime) -> dict[str, Counter[str]]:
+    """:func:`month_counts` of every product with cases in the window, by product Id."""
+    out: dict[str, Counter[str]] = defaultdict(Counter)
+    for product, created in _rows(
+        conn,
+        'SELECT oi."Product2Id", c."CreatedDate" FROM "Case" c JOIN "OrderItem" oi ON oi."Id" = c."OrderItemId__c" '
+        'WHERE c."CreatedDate" >= ? AND c."CreatedDate" < ? AND oi."Product2Id" IS NOT NULL',
+        (format_timestamp(start), format_timestamp(end)),
+    ):
+        out[product][calendar.month_name[parse_timestamp(created).month]] += 1
+    return dict(out)
 
 
 def gold_monthly_trend(conn: sqlite3.Connection, product_id: str, start: dt.datetime, end: dt.datetime) -> list[str]:
@@ -190,21 +220,23 @@ def gold_best_region(conn: sqlite3.Connection, start: dt.datetime, end: dt.datet
     return best_keys(region_closure_times(conn, start, end), "min")
 
 
+def closed_on_issue(conn: sqlite3.Connection, issue_id: str) -> dict[str, int]:
+    """Closed cases filed under ``issue_id`` per owner: the routing policy's first rule."""
+    rows = _rows(
+        conn,
+        'SELECT "OwnerId", COUNT(*) FROM "Case" WHERE "Status" = \'Closed\' AND "IssueId__c" = ? GROUP BY "OwnerId"',
+        (issue_id,),
+    )
+    return {owner: count for owner, count in rows}
+
+
 def gold_case_routing(conn: sqlite3.Connection, issue_id: str, product_id: str) -> list[str]:
     """NCR: the agent(s) the routing policy picks for a new case on ``issue_id`` about ``product_id``.
 
     Most closed cases on the issue; ties broken by most closed cases on the product; then by fewest
     cases not closed.
     """
-    issue_closed = dict(
-        _rows(
-            conn,
-            'SELECT "OwnerId", COUNT(*) FROM "Case" WHERE "Status" = \'Closed\' AND "IssueId__c" = ? '
-            'GROUP BY "OwnerId"',
-            (issue_id,),
-        )
-    )
-    tied = best_keys(issue_closed, "max")
+    tied = best_keys(closed_on_issue(conn, issue_id), "max")
     if len(tied) <= 1:
         return tied
     product_closed = dict(

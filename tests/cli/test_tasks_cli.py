@@ -94,7 +94,7 @@ def test_the_default_source_is_the_embedded_org(
     monkeypatch.setenv("CRMARENA_GYM_CACHE", str(tmp_path))
     code, out, _ = _run(capsys, "list", "--task", "KQA")
     assert code == 0 and len(_rows(out)) == 130
-    assert "from the default task set of the embedded org (seed 0, 130 per task)" in out
+    assert "from the default task set of the embedded org (seed 0, 130 per task, discriminating distribution)" in out
     assert len(list(tmp_path.glob("*.sqlite"))) == 1 and len(list(tmp_path.glob("*.tasks-*.jsonl"))) == 1
 
 
@@ -119,3 +119,47 @@ def test_errors_are_reported_with_exit_codes(
     with pytest.raises(SystemExit) as exc:
         main(["tasks", "list", "--source", "a.json", "--org", "b.sqlite"])
     assert exc.value.code == 2
+
+
+def test_summary_reports_the_rule_per_family_for_each_distribution(
+    capsys: pytest.CaptureFixture[str], org_path: Path
+) -> None:
+    code, out, err = _run(capsys, "summary", "--org", str(org_path), "--per-task", "20", "--json")
+    assert code == 0 and not err
+    rows = {row["task"]: row for row in json.loads(out)}
+    assert list(rows) == ["KQA", "MTA", "TII", "NCR", "NED", "HTU", "TCU", "PVI", "BRI"]
+    for abbrev in ("MTA", "TII", "NCR", "NED", "HTU", "TCU", "BRI"):
+        assert rows[abbrev]["measured"] == rows[abbrev]["meets_rule"] == 20
+    assert min(rows["MTA"]["competitors"]) >= 2
+    # The legacy distribution is the one issue 31 measured: most trend windows hold one month's cases.
+    code, out, _ = _run(
+        capsys, "summary", "--org", str(org_path), "--per-task", "20", "--distribution", "legacy", "--json"
+    )
+    legacy = {row["task"]: row for row in json.loads(out)}
+    assert code == 0 and legacy["MTA"]["meets_rule"] == sum(c >= 2 for c in legacy["MTA"]["competitors"]) < 10
+    code, out, _ = _run(capsys, "summary", "--org", str(org_path), "--per-task", "20")
+    table = out.splitlines()
+    assert table[0].split()[:4] == ["task", "instances", "None", "rate"]
+    assert next(line for line in table if line.startswith("MTA")).split()[-1] == "20/20"
+    assert "KQA, PVI: competition not counted" in out
+    assert out.splitlines()[-1].endswith("(seed 0, 20 per task, discriminating distribution)")
+
+
+def test_summary_of_a_file_made_for_another_org_says_so(
+    capsys: pytest.CaptureFixture[str], org_path: Path, tmp_path: Path
+) -> None:
+    other = tmp_path / "other.sqlite"
+    generate_org(other, seed=6, scale=0.5)
+    source = tmp_path / "set.jsonl"
+    from crmarena_gym.tasks import save_tasks
+
+    save_tasks(generate_tasks(other, seed=1, per_task=3, tasks=["TII", "HTU"]), source)
+    code, out, _ = _run(capsys, "summary", "--source", str(source), "--org", str(org_path))
+    assert code == 0
+    for abbrev in ("TII", "HTU"):
+        line = next(line for line in out.splitlines() if line.startswith(f"{abbrev}: competition not counted"))
+        assert line.endswith("gold is not what this org gives (made for another org, or edited)")
+    code, _, err = _run(capsys, "summary", "--source", str(source), "--distribution", "legacy")
+    assert code == 1 and "do not apply to --source" in err
+    code, _, err = _run(capsys, "summary", "--org", str(tmp_path / "missing.sqlite"))
+    assert code == 1 and "missing.sqlite" in err

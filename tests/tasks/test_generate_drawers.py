@@ -1,5 +1,9 @@
 """The NCR, NED, PVI and KQA drawers on a hand-made org whose answers were worked out by hand.
 
+These tests check the drawers' logic on every draw the org allows, so they use the ``legacy``
+distribution: the default one also asks for competition (two look-alike purchases for NED) and caps
+how often one answer is gold, which seven cases and six products cannot give.
+
 The org (built below) has three agents, two issues, six products, four customers and seven cases;
 its latent table (written by hand, as the generator would) names two violations whose words are in
 the conversations, one whose words are not (so it must never be asked about), two clean cases and
@@ -157,7 +161,7 @@ def _key_of(ids: dict[str, str], value: str) -> str:
 
 def test_case_routing_follows_the_policy_on_every_issue_and_product(org: tuple[Path, dict[str, str]]) -> None:
     path, ids = org
-    instances = generate_tasks(path, seed=3, per_task=8, tasks=["NCR"])
+    instances = generate_tasks(path, seed=3, per_task=8, tasks=["NCR"], distribution="legacy")
     seen = set()
     for inst in instances:
         p = inst.params
@@ -186,7 +190,7 @@ def _expected_purchase(ids: dict[str, str], contact: str, day: str, words: froze
 
 def test_named_entity_answers_are_the_unique_matching_purchase_of_that_day(org: tuple[Path, dict[str, str]]) -> None:
     path, ids = org
-    instances = generate_tasks(path, seed=5, per_task=10, tasks=["NED"])
+    instances = generate_tasks(path, seed=5, per_task=10, tasks=["NED"], distribution="legacy")
     assert sum(i.answer is None for i in instances) == 3
     for inst in instances:
         p = inst.params
@@ -306,7 +310,7 @@ def test_knowledge_questions_are_the_latent_facts(org: tuple[Path, dict[str, str
 
 def test_oracle_solves_the_hand_made_instances(org: tuple[Path, dict[str, str]]) -> None:
     path, _ = org
-    instances = generate_tasks(path, seed=7, per_task=2, tasks=["NCR", "NED", "PVI", "KQA"])
+    instances = generate_tasks(path, seed=7, per_task=2, tasks=["NCR", "NED", "PVI", "KQA"], distribution="legacy")
     local = LocalOrg(path)
     for inst in instances:
         assert score_answer(oracle_trace(inst, local).answer, inst.answer, metric=inst.reward_metric).reward == 1.0

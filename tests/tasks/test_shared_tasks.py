@@ -18,7 +18,7 @@ from crmarena_gym.tasks import default_tasks, task_cache_path
 @pytest.fixture(scope="module")
 def small_org(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("shared") / "org.sqlite"
-    generate_org(path, seed=4, scale=0.3)
+    generate_org(path, seed=4, scale=0.5)
     return path
 
 
