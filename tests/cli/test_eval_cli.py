@@ -82,6 +82,10 @@ def test_eval_prints_the_table_and_writes_the_run(
         (["--env", "CRMArena-v0", "--policy", "oracle", "--framework", "react"], "--framework apply to litellm"),
         (["--env", "CRMArena-Nope-v0", "--policy", "oracle"], "unknown environment 'CRMArena-Nope-v0'"),
         (["--env", "CRMArena-v0", "--policy", "litellm:x", "--api-key-env", "NO_SUCH_VAR_42"], "'NO_SUCH_VAR_42'"),
+        (
+            ["--tasks", "t.jsonl", "--task-distribution", "legacy", "--policy", "oracle"],
+            "--task-distribution chooses a generated set; it does not apply to --tasks",
+        ),
     ],
 )
 def test_eval_errors_are_one_clear_line(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
@@ -209,3 +213,26 @@ def test_a_rejected_key_stops_the_run_and_retry_errors_replays_it(
     episodes = read_results(out / "results.jsonl")
     assert [r["end_reason"] for r in episodes] == ["submitted", "submitted"]
     assert len((out / "results.jsonl").read_bytes().splitlines()) == 2
+
+
+def test_the_task_distribution_is_played_and_recorded(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, env_org: Path
+) -> None:
+    import json
+
+    from crmarena_gym.tasks import default_tasks
+
+    for distribution in ("legacy", None):
+        out = tmp_path / f"run-{distribution}"
+        argv = ["eval", "--env", "CRMArena-MTA-v0", "--org", str(env_org), "--policy", "oracle", "--limit", "3"]
+        argv += ["--out", str(out), "--no-progress"]
+        if distribution:
+            argv += ["--task-distribution", distribution]
+        code, _, err = _run(capsys, *argv)
+        assert code == 0, err
+        expected = default_tasks(env_org, distribution=distribution or "discriminating")
+        played = {r["idx"]: r["gold"] for r in read_results(out / "results.jsonl")}
+        assert played == {i.idx: i.answer for i in [i for i in expected if i.abbrev == "MTA"][:3]}
+        source = json.loads((out / "metadata.json").read_text())["run"]["tasks"]
+        assert source["split"] == "test" and source["distribution"] == (distribution or "discriminating")
+        assert source["task_generator"] >= 3
