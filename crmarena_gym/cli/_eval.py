@@ -35,8 +35,7 @@ def register(subparsers: Any) -> None:
         "--env",
         default=None,
         metavar="ID",
-        help="a registered env id (CRMArena-HTU-v0 ..., CRMArena-v0 for all nine tasks); required unless --tasks "
-        "is given, which then runs under CRMArena-v0",
+        help="a registered env id (CRMArena-HTU-v0 ...; default CRMArena-v0, all nine tasks)",
     )
     source.add_argument("--tasks", default=None, metavar="FILE", help="a task file (default: the generated test set)")
     source.add_argument("--org", default=None, metavar="PATH", help="an org database (default: the embedded org)")
@@ -151,9 +150,6 @@ def run_eval(args: argparse.Namespace) -> int:
     """Run the evaluation; print the table; return the exit code."""
     from crmarena_gym.eval import RunStoppedError, evaluate, format_table
 
-    if args.env is None and args.tasks is None:
-        print("crmarena-gym eval: give --env ID or --tasks FILE", file=sys.stderr)
-        return 2
     if args.task_distribution is not None and args.tasks is not None:
         print(
             "crmarena-gym eval: --task-distribution chooses a generated set; it does not apply to --tasks",

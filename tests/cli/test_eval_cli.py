@@ -77,7 +77,6 @@ def test_eval_prints_the_table_and_writes_the_run(
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--policy", "oracle"], "give --env ID or --tasks FILE"),
         (["--env", "CRMArena-v0", "--policy", "gpt-4o"], "unknown policy spec 'gpt-4o'"),
         (["--env", "CRMArena-v0", "--policy", "oracle", "--framework", "react"], "--framework apply to litellm"),
         (["--env", "CRMArena-Nope-v0", "--policy", "oracle"], "unknown environment 'CRMArena-Nope-v0'"),
