@@ -149,6 +149,7 @@ def _policy_options(args: argparse.Namespace) -> dict[str, Any]:
 def run_eval(args: argparse.Namespace) -> int:
     """Run the evaluation; print the table; return the exit code."""
     from crmarena_gym.eval import RunStoppedError, evaluate, format_table
+    from crmarena_gym.policies import PolicyError
 
     if args.task_distribution is not None and args.tasks is not None:
         print(
@@ -193,7 +194,7 @@ def run_eval(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print(_interrupted_hint(args), file=sys.stderr)
         raise
-    except (ValueError, TypeError, ImportError, KeyError, RunStoppedError) as err:
+    except (ValueError, TypeError, ImportError, KeyError, RunStoppedError, PolicyError) as err:
         print(f"crmarena-gym eval: {err}", file=sys.stderr)
         return 2
     except OSError as err:  # a missing file, an unwritable --out, a directory another run holds ...
