@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 
 from tests.conftest import require_shared
@@ -23,6 +24,7 @@ ORIGINAL_PREFIXES = {
 }
 
 
+@functools.cache
 def original_row_counts() -> dict[str, int]:
     """The original org's row count per table, from the data beside the checkout."""
     sample = json.loads((require_shared() / "org_rows_sample.json").read_text())
