@@ -78,7 +78,7 @@ from crmarena_gym.org._local import _TIMEOUT_MESSAGE
 from crmarena_gym.org.soql import MAX_OFFSET, positioned_message
 from crmarena_gym.schema import OBJECTS, Field, FieldType, SObject, get_object, quote_identifier
 
-__all__ = ["MAX_EXPANSIONS", "MAX_RESULTS", "SearchIndex", "parse_search", "run_search"]
+__all__ = ["MAX_EXPANSIONS", "MAX_RESULTS", "SearchIndex", "escape_refused", "parse_search", "run_search"]
 
 #: Most records one search returns, and most candidates kept per object (Salesforce's limit).
 MAX_RESULTS = 2000
@@ -229,6 +229,38 @@ def _read_chars(text: str, i: int, *, phrase: bool) -> tuple[list[tuple[str, boo
         chars.append((c, c in "*?"))
         i += 1
     return chars, i
+
+
+def escape_refused(term: str) -> str:
+    r"""``term`` with each reserved character that would be refused escaped, and nothing else changed.
+
+    Salesforce refuses a search whose term holds an unescaped reserved character; the ones that are
+    search syntax are kept as written: ``*`` and ``?`` (wildcards), ``"`` (phrases), parentheses outside
+    a phrase (groups) and backslash escapes, as are the operators AND, OR and AND NOT. A search that
+    would be refused only for a stray character is searched instead, and any other is sent unchanged.
+
+    Example:
+        >>> print(escape_refused("men's trail-runner (v2) shoe* and \\-socks"))
+        men\'s trail\-runner (v2) shoe* and \-socks
+        >>> print(escape_refused('"rain (pro)" OR jacket'))
+        "rain \(pro\)" OR jacket
+    """
+    out: list[str] = []
+    phrase = False
+    i, n = 0, len(term)
+    while i < n:
+        c = term[i]
+        if c == "\\":
+            out.append(term[i : i + 2] if i + 1 < n else "\\\\")  # an escape as written; a last one escaped
+            i += 2
+            continue
+        if c == '"':
+            phrase = not phrase
+        elif c in (RESERVED_IN_PHRASES if phrase else RESERVED_IN_WORDS):
+            out.append("\\")
+        out.append(c)
+        i += 1
+    return "".join(out)
 
 
 def _around(text: str, i: int) -> str:
@@ -435,7 +467,7 @@ def _parse_tokens(tokens: list[_TermToken], default: str) -> Node:
     return node
 
 
-def search_terms(text: str) -> SearchTerms:
+def parse_search_terms(text: str) -> SearchTerms:
     """The search term parsed for both default operators (:class:`SearchTerms`).
 
     Raises:
@@ -741,7 +773,7 @@ def parse_search(sosl: str) -> SearchSpec:
     if not isinstance(sosl, str):
         raise _malformed(f"the search must be a string, got {type(sosl).__name__}: {sosl!r}")
     term_text, end = _find_braces(sosl)
-    terms = search_terms(term_text)
+    terms = parse_search_terms(term_text)
     return _StatementParser(sosl, _tokenize(sosl, end)).parse(terms)
 
 
@@ -909,7 +941,7 @@ class SearchIndex:
 
         Args:
             obj: The object to search.
-            terms: The parsed search term (:func:`search_terms`).
+            terms: The parsed search term (:func:`parse_search_terms`).
             scope: ``"ALL"``, ``"NAME"``, ``"EMAIL"`` or ``"PHONE"``.
             limit: The most ids returned.
             deadline: A ``time.monotonic()`` value past which the search stops with QUERY_TIMEOUT.

@@ -515,12 +515,23 @@ def test_parentheses_group_outside_phrases_and_are_reserved_inside(org: LocalOrg
     assert "reserved character '(' must be escaped" in info.value.message
 
 
-def test_tools_escape_every_reserved_character(org: LocalOrg) -> None:
+def test_tools_escape_every_refused_character_and_keep_the_syntax(org: LocalOrg) -> None:
+    from crmarena_gym.org import sosl_escape_refused
     from crmarena_gym.tools import search_products
 
-    term = "merino" + "".join(sorted("?&|!{}[]()^~*:\\\"'+-")) + "socks"
-    ids = search_products(org, term)
-    assert [r["Name"] for r in org.query(f"SELECT Name FROM Product2 WHERE Id = '{ids[0]}'")["records"]] == MERINO
+    def found(term: str) -> list[str]:
+        ids = search_products(org, term)
+        assert isinstance(ids, list), ids
+        return [r["Name"] for i in ids for r in org.query(f"SELECT Name FROM Product2 WHERE Id = '{i}'")["records"]]
+
+    # Every reserved character that is not search syntax, in a word and in a phrase: escaped, searched as text.
+    refused = "".join(sorted("&|!{}[]^~:'+-"))
+    assert found("merino" + refused + "socks") == found(f'"merino {refused}socks"') == MERINO
+    assert found('"merino (socks)"') == MERINO  # parentheses are reserved inside a phrase
+    # The syntax stays as the original sends it: wildcards, phrases, groups, backslash escapes.
+    assert found("meri* AND (socks OR zzz)") == MERINO
+    assert found("mer?no \\(socks\\)") == MERINO
+    assert sosl_escape_refused('mer?no* "a (b)" (c) \\& d&e \\') == 'mer?no* "a \\(b\\)" (c) \\& d\\&e \\\\'
 
 
 # -- refusals -----------------------------------------------------------------------------------------
