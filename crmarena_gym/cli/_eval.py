@@ -8,6 +8,8 @@ import shlex
 import sys
 from typing import Any
 
+from crmarena_gym.cli._voice import at_least_one
+
 _EXAMPLES = """examples:
   crmarena-gym eval --env CRMArena-v0 --policy oracle --out runs/oracle
   crmarena-gym eval --env CRMArena-HTU-v0 --policy litellm:gpt-4o --framework react --trials 3 \\
@@ -57,10 +59,14 @@ def register(subparsers: Any) -> None:
         "--idx", action="append", type=int, default=None, metavar="I", help="only the instance I; repeatable"
     )
     source.add_argument(
-        "--per-task", type=int, default=None, metavar="N", help="only the first N instances of each task"
+        "--per-task", type=at_least_one, default=None, metavar="N", help="only the first N instances of each task"
     )
     source.add_argument(
-        "--limit", type=int, default=None, metavar="N", help="only the first N instances (after the choices above)"
+        "--limit",
+        type=at_least_one,
+        default=None,
+        metavar="N",
+        help="only the first N instances (after the choices above)",
     )
     source.add_argument(
         "--toolset", choices=("soql", "functions", "flex"), default=None, help="default: what the policy needs"
@@ -98,8 +104,8 @@ def register(subparsers: Any) -> None:
         "--api-key-env", default=None, metavar="VAR", help="litellm: read the API key from this environment variable"
     )
     run = parser.add_argument_group("the run")
-    run.add_argument("--trials", type=int, default=1, metavar="K", help="episodes per instance (pass^1..K)")
-    run.add_argument("--concurrency", type=int, default=1, metavar="N", help="episodes at once (threads)")
+    run.add_argument("--trials", type=at_least_one, default=1, metavar="K", help="episodes per instance (pass^1..K)")
+    run.add_argument("--concurrency", type=at_least_one, default=1, metavar="N", help="episodes at once (threads)")
     run.add_argument("--out", default=None, metavar="DIR", help="the run directory (results.jsonl, metadata.json)")
     run.add_argument("--resume", action="store_true", help="finish the run in --out (played episodes are kept)")
     run.add_argument(
@@ -151,6 +157,14 @@ def run_eval(args: argparse.Namespace) -> int:
     from crmarena_gym.eval import RunStoppedError, evaluate, format_table
     from crmarena_gym.policies import PolicyError
 
+    if args.resume and args.out is None:
+        print("crmarena-gym eval: --resume finishes the run in --out DIR; give --out", file=sys.stderr)
+        return 2
+    if args.retry_errors and not args.resume:
+        print(
+            "crmarena-gym eval: --retry-errors replays an existing run's failed episodes: add --resume", file=sys.stderr
+        )
+        return 2
     if args.task_distribution is not None and args.tasks is not None:
         print(
             "crmarena-gym eval: --task-distribution chooses a generated set; it does not apply to --tasks",

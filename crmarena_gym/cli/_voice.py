@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
-__all__ = ["EXIT_CODES", "FAILED", "REFUSED", "fail"]
+__all__ = ["EXIT_CODES", "FAILED", "REFUSED", "at_least_one", "fail"]
 
 FAILED = 1
 REFUSED = 2
@@ -36,3 +36,25 @@ def fail(command: str, message: str, code: int = REFUSED, file: TextIO | None = 
     """
     print(f"crmarena-gym {command}: {message}", file=file or sys.stderr)
     return code
+
+
+def at_least_one(text: str) -> int:
+    """An argparse type: a whole number of at least 1 (argparse names the flag with the message).
+
+    Example:
+        >>> at_least_one("3")
+        3
+        >>> at_least_one("0")
+        Traceback (most recent call last):
+        ...
+        argparse.ArgumentTypeError: must be at least 1, got 0
+    """
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value

@@ -202,3 +202,25 @@ def test_report_refuses_formats_it_does_not_write(
     assert not (tmp_path / name).exists()
     code, _, err = _run(capsys, "report", str(run), "--out", str(tmp_path / "r.html"))
     assert code == 0 and (tmp_path / "r.html").read_text().lstrip().lower().startswith("<!doctype html")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--per-task", "0"], "argument --per-task: must be at least 1, got 0"),
+        (["--trials", "x"], "argument --trials: must be a whole number, got 'x'"),
+        (["--resume"], "--resume finishes the run in --out DIR; give --out"),
+        (["--retry-errors", "--out", "r"], "--retry-errors replays an existing run's failed episodes: add --resume"),
+        (["--task", "NRC"], "unknown task 'NRC' (did you mean 'NCR'?)"),
+    ],
+)
+def test_eval_speaks_in_flags_not_python_arguments(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    try:
+        code = main(["eval", "--policy", "oracle", *argv])
+    except SystemExit as stop:  # argparse refuses a bad value itself
+        code = stop.code  # type: ignore[assignment]
+    err = capsys.readouterr().err
+    assert code == 2 and message in err
+    assert "per_task" not in err and "resume=True" not in err
