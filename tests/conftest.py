@@ -27,8 +27,9 @@ def require_shared() -> Path:
     """``../shared/crmarena``, or skip the calling test with a message naming what is missing and where from."""
     if not SHARED_DIR.is_dir():
         pytest.skip(
-            f"the original benchmark's data is not beside the checkout (expected {SHARED_DIR}): put the "
-            "original's tasks_original.json, schema.json and org_rows_sample.json there to run this test"
+            f"the original benchmark's data is not beside the checkout (expected {SHARED_DIR}): "
+            f"crmarena-gym fetch-original --out {SHARED_DIR} gets tasks_original.json and schema.json where the "
+            "Hugging Face hub can be reached (org_rows_sample.json is not published)"
         )
     return SHARED_DIR
 

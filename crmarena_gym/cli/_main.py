@@ -24,6 +24,7 @@ _COMMAND_MODULES = (
     "crmarena_gym.cli._serve_org",
     "crmarena_gym.cli._view",
     "crmarena_gym.cli._experiment",
+    "crmarena_gym.cli._fetch",
 )
 
 
