@@ -71,7 +71,9 @@ def test_a_signal_stops_the_run_keeps_its_episodes_and_says_how_to_resume(
     finally:
         if process.poll() is None:
             process.kill()
-    assert time.monotonic() - sent < 10
+    # Promptly, not after the other episodes (which the count of kept ones checks): a loaded machine may
+    # take tens of seconds to schedule the child, so the bound is loose.
+    assert time.monotonic() - sent < 60
     assert process.returncode == 128 + signum, err
     assert f"stopped by {signal.Signals(signum).name}" in err and "Traceback" not in err
     assert "To play the rest: crmarena-gym eval" in err and err.rstrip().count("--resume") >= 1
