@@ -9,18 +9,20 @@ Field by field:
 - ``today``: the context's line ``Today's date: YYYY-MM-DD``.
 - ``start``, ``end``: the window the question names, resolved with the date tools' own rules
   (:func:`~crmarena_gym.tools.get_start_date`, :func:`~crmarena_gym.tools.get_period`): "in the past 3
-  months", "over the last two quarters", "over the past fortnight", "in the past week" end at the start
-  of today's date; "in Q3 2022", "during the third quarter of 2022", "in March of 2023", "in the winter of
-  2021", "Fall 2023" are the named period of that year.
-- ``n_cases``: "more than N case(s)" (digits or a number word); "at least one case", "any case(s)" and the
-  original's bare "who managed cases" are more than 0.
+  months", "over the last two quarters", "over the past fortnight", "in the past week", "over the past
+  year" (twelve months) end at the start of today's date; "in Q3 2022", "during the third quarter of
+  2022", "in March of 2023", "in the winter of 2021", "Fall 2023", "the 2022 summer" are the named period
+  of that year.
+- ``n_cases``: "more than N case(s)" or "over N cases" (digits or a number word); "at least one case",
+  "any case(s)" and the original's bare "who managed cases" are more than 0.
 - ``direction``: the question's first extreme word: shortest, lowest, quickest, fastest, fewest, least
   (``min``); longest, highest, slowest, most, largest (``max``). "most quickly" and "least often" read
   the word after the degree word.
 - ``product_id``, ``contact_id``, ``case_id``, ``issue_id``: the one id of that kind (key prefix ``01t``,
   ``003``, ``500``, ``a1M``) quoted in the text; two different ones give none.
 - ``purchase_date``: "yesterday", "two days ago", "a week ago", "a fortnight ago", "12 days back", "last
-  week", "on March 3, 2024", "on 2024-03-03", counted back from today's date.
+  week", "a month ago", "three days earlier", "on March 3, 2024", "on 2024-03-03", counted back from
+  today's date by the date tools' rules (a month back from March 31 is the last day of February).
 - ``search_term``: the thing a customer says they bought ("the women's red trail jacket for hiking I
   bought ..."): the words between the article and "I bought/purchased/ordered", without a trailing "for
   ..." or "made of ..." and a leading "men's", "women's" or "kids'" (words a product search would not
@@ -68,7 +70,8 @@ _NUMBER = r"(\d+|" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True)) + r"
 _MONTH_NAMES = tuple("January February March April May June July August September October November December".split())
 _ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4}
 _SEASONS = {"winter": "Winter", "spring": "Spring", "summer": "Summer", "autumn": "Autumn", "fall": "Autumn"}
-_UNITS = {"day": "days", "week": "weeks", "month": "months", "quarter": "quarters"}
+_UNITS = {"day": "days", "week": "weeks", "month": "months", "quarter": "quarters", "year": "months"}
+_PER_UNIT = {"year": 12}  # a year is twelve months to the date tools, which have no year unit
 _TODAY_RE = re.compile(r"Today's date:\s*(\d{4}-\d{2}-\d{2})")
 _ID_PREFIXES = {"product_id": "01t", "contact_id": "003", "case_id": "500", "issue_id": "a1M"}
 _CASE_LINE_RE = {
@@ -119,7 +122,7 @@ def _today(text: str) -> dt.date | None:
 
 
 _RELATIVE_RE = re.compile(
-    rf"\b(?:in|over|during|within|for)\s+the\s+(?:past|last|previous)\s+(?:{_NUMBER}\s+)?(day|week|month|quarter|fortnight)s?\b",
+    rf"\b(?:in|over|during|within|for)\s+the\s+(?:past|last|previous)\s+(?:{_NUMBER}\s+)?(day|week|month|quarter|year|fortnight)s?\b",
     re.IGNORECASE,
 )
 _QUARTER_RE = re.compile(
@@ -127,6 +130,7 @@ _QUARTER_RE = re.compile(
 )
 _MONTH_RE = re.compile(rf"\b({'|'.join(_MONTH_NAMES)})(?:\s+of)?,?\s+(\d{{4}})\b", re.IGNORECASE)
 _SEASON_RE = re.compile(r"\b(winter|spring|summer|autumn|fall)(?:\s+of)?,?\s+(\d{4})\b", re.IGNORECASE)
+_YEAR_SEASON_RE = re.compile(r"\b(\d{4})\s+(winter|spring|summer|autumn|fall)\b", re.IGNORECASE)  # "the 2022 summer"
 
 
 def parse_window(question: str, today: dt.date | None) -> tuple[str, str] | None:
@@ -151,7 +155,7 @@ def parse_window(question: str, today: dt.date | None) -> tuple[str, str] | None
         if count is None or count < 1:
             return None
         end = to_argument_datetime(today)
-        return get_start_date(end, _UNITS[unit], count), end  # type: ignore[arg-type]
+        return get_start_date(end, _UNITS[unit], count * _PER_UNIT.get(unit, 1)), end  # type: ignore[arg-type]
     named: list[tuple[int, str, int]] = []  # (position, period name, year)
     for match in _QUARTER_RE.finditer(question):
         quarter = int(match.group(1)) if match.group(1) else _ORDINALS[match.group(2).lower()]
@@ -160,6 +164,8 @@ def parse_window(question: str, today: dt.date | None) -> tuple[str, str] | None
         named.append((match.start(), match.group(1).capitalize(), int(match.group(2))))
     for match in _SEASON_RE.finditer(question):
         named.append((match.start(), _SEASONS[match.group(1).lower()], int(match.group(2))))
+    for match in _YEAR_SEASON_RE.finditer(question):
+        named.append((match.start(), _SEASONS[match.group(2).lower()], int(match.group(1))))
     if not named:
         return None
     _position, name, year = min(named)
@@ -169,7 +175,7 @@ def parse_window(question: str, today: dt.date | None) -> tuple[str, str] | None
     return period["start_date"], period["end_date"]
 
 
-_MORE_THAN_RE = re.compile(rf"\bmore than\s+{_NUMBER}\s+cases?\b", re.IGNORECASE)
+_MORE_THAN_RE = re.compile(rf"\b(?:more than|over)\s+{_NUMBER}\s+cases?\b", re.IGNORECASE)
 _ANY_CASE_RE = re.compile(
     r"\b(?:at least one|any|a single)\s+cases?\b|\b(?:handled|managed|worked on|handling|managing)\s+cases\b",
     re.IGNORECASE,
@@ -217,8 +223,8 @@ def parse_direction(question: str) -> str | None:
     return "min" if word in _MIN_WORDS else "max"
 
 
-_DAYS_AGO_RE = re.compile(rf"\b{_NUMBER}\s+(day|week)s?\s+(?:ago|back|before)\b", re.IGNORECASE)
-_A_UNIT_AGO_RE = re.compile(r"\b(?:a|one|exactly a)\s+(day|week|fortnight)\s+(?:ago|back)\b", re.IGNORECASE)
+_DAYS_AGO_RE = re.compile(rf"\b{_NUMBER}\s+(day|week|month)s?\s+(?:ago|back|before|earlier|prior)\b", re.IGNORECASE)
+_A_UNIT_AGO_RE = re.compile(r"\b(?:a|one|exactly a)\s+(day|week|fortnight|month)\s+(?:ago|back)\b", re.IGNORECASE)
 _ON_DATE_RE = re.compile(
     rf"\bon\s+(?:({'|'.join(_MONTH_NAMES)})\s+(\d{{1,2}}),?\s+(\d{{4}})|(\d{{4}}-\d{{2}}-\d{{2}}))\b"
 )
@@ -245,23 +251,22 @@ def parse_purchase_date(question: str, today: dt.date | None) -> str | None:
     if today is None:
         return None
     lowered = question.lower()
-    days: int | None = None
+    amount: tuple[int, str] | None = None  # (count, unit of get_start_date)
     if re.search(r"\bthe day before yesterday\b", lowered):
-        days = 2
+        amount = (2, "days")
     elif re.search(r"\byesterday\b", lowered):
-        days = 1
-    elif re.search(r"\blast week\b", lowered):
-        days = 7
+        amount = (1, "days")
+    elif (last := re.search(r"\blast (week|month)\b", lowered)) is not None:
+        amount = (1, f"{last.group(1)}s")
     elif (match := _A_UNIT_AGO_RE.search(question)) is not None:
-        days = {"day": 1, "week": 7, "fortnight": 14}[match.group(1).lower()]
+        unit = match.group(1).lower()
+        amount = (2, "weeks") if unit == "fortnight" else (1, f"{unit}s")
     elif (match := _DAYS_AGO_RE.search(question)) is not None:
         count = _number(match.group(1))
-        days = None if count is None else count * (7 if match.group(2).lower() == "week" else 1)
-    elif re.search(r"\b(?:two|2) weeks? (?:ago|back)\b", lowered):
-        days = 14
-    if days is None:
+        amount = None if count is None else (count, f"{match.group(2).lower()}s")
+    if amount is None:
         return None
-    return to_argument_datetime(today - dt.timedelta(days=days))
+    return get_start_date(to_argument_datetime(today), amount[1], amount[0])  # type: ignore[arg-type]
 
 
 _BOUGHT_RE = re.compile(
