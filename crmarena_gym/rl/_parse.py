@@ -269,27 +269,38 @@ def parse_purchase_date(question: str, today: dt.date | None) -> str | None:
     return get_start_date(to_argument_datetime(today), amount[1], amount[0])  # type: ignore[arg-type]
 
 
-_BOUGHT_RE = re.compile(
-    r"\b(?:the|my|a|an|those|that|these)\s+(.+?)\s+(?:that\s+)?I(?:'ve)?\s+(?:bought|purchased|ordered|got)\b",
-    re.IGNORECASE,
-)
+_BOUGHT_RE = re.compile(r"\s+(?:that\s+)?I(?:'ve)?\s+(?:bought|purchased|ordered|got)\b", re.IGNORECASE)
+_DETERMINERS = frozenset("the my a an those that these".split())
+_CLAUSE_WORDS = frozenset("for with from in on at".split())  # a determiner after one is inside a trailing clause
+_CLAUSE_RE = re.compile(r"\s+(?:for|made of|made from|with|in the)\s+", re.IGNORECASE)
 _AUDIENCE = ("men's", "women's", "kids'", "kids", "mens", "womens", "men’s", "women’s", "kids’")
 
 
 def parse_search_term(question: str) -> str | None:
     """The product words of "the <description> I bought ...": a search term for ``search_products``, or None.
 
+    The description starts after the last determiner that is not inside a trailing clause ("for the gym")
+    and ends before such a clause; an audience word at its start is dropped.
+
     Example:
         >>> parse_search_term("Can you pull up the women's trail jacket for hiking I bought a week ago?")
         'trail jacket'
+        >>> parse_search_term("I need the details of the resistance bands set for home workouts I purchased")
+        'resistance bands set'
     """
-    match = _BOUGHT_RE.search(question)
-    if match is None:
+    verb = _BOUGHT_RE.search(question)
+    if verb is None:
         return None
-    words = re.split(r"\s+(?:for|made of|made from|in the|with)\s+", match.group(1), maxsplit=1)[0].split()
-    while words and words[0].lower() in _AUDIENCE:
-        words = words[1:]
-    return " ".join(words) or None
+    words = question[: verb.start()].split()
+    starts = [i for i, word in enumerate(words) if word.lower() in _DETERMINERS and i + 1 < len(words)]
+    if not starts:
+        return None
+    free = [i for i in starts if i == 0 or words[i - 1].lower() not in _CLAUSE_WORDS or i == starts[0]]
+    phrase = " ".join(words[free[-1] + 1 :])
+    kept = _CLAUSE_RE.split(phrase, maxsplit=1)[0].split()
+    while kept and kept[0].lower() in _AUDIENCE:
+        kept = kept[1:]
+    return " ".join(kept) or None
 
 
 def _quoted_id(text: str, prefix: str) -> str | None:
