@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import gymnasium as gym
 
+from crmarena_gym.rl._baselines import AnswerPrior, FixedOrder, FixedSlotOrder, answer_priors, search_fixed_orders
 from crmarena_gym.rl._candidates import (
     DEFAULT_ANSWER_FUNCTIONS,
     DEFAULT_CHOICES,
@@ -150,6 +151,7 @@ __all__ = [
     "RLLIB_ENV_NAME",
     "SEARCH_FUNCTION",
     "SPAN_WEIGHTS",
+    "AnswerPrior",
     "ArgumentSpec",
     "Binding",
     "CallTemplate",
@@ -162,6 +164,8 @@ __all__ = [
     "EvaluationResult",
     "Fact",
     "FactItem",
+    "FixedOrder",
+    "FixedSlotOrder",
     "HashingEncoder",
     "KnowledgeSlots",
     "KnowledgeView",
@@ -182,6 +186,7 @@ __all__ = [
     "ValuesById",
     "action_masking_module_class",
     "agent_lines",
+    "answer_priors",
     "answer_spans",
     "argument_options",
     "argument_specs",
@@ -216,6 +221,7 @@ __all__ = [
     "question_text",
     "register_rllib_env",
     "rllib_env_creator",
+    "search_fixed_orders",
     "search_term_of",
     "search_terms",
     "sentences",

@@ -199,35 +199,75 @@ def _label(value: Any) -> str:
     return f"<{type(value).__name__} of {size}>"
 
 
-def _question_words(text: str) -> list[str]:
-    """The question's content words, in order (no numbers: they are typed as numbers)."""
-    return search_terms(question_text(question_part(text)), 60, numbers=False).split()
+@dataclass(frozen=True)
+class _TextValues:
+    """The values a question and its context show, by kind (read once per question)."""
+
+    dates: tuple[str, ...]
+    ids: tuple[str, ...]
+    numbers: tuple[int, ...]
+    words: tuple[str, ...]
+    quoted: tuple[str, ...]
 
 
-def _numbers(text: str) -> list[int]:
+@functools.lru_cache(maxsize=1024)
+def _text_values(text: str) -> _TextValues:
     question = question_part(text)
-    found: list[int] = []
+    numbers: list[int] = []
     for token in re.findall(r"(?<![\w-])(\d{1,6}|[A-Za-z]+)(?![\w-])", question):
         value = int(token) if token.isdigit() else _NUMBER_WORDS.get(token.lower())
-        if value is not None and value not in found:
-            found.append(value)
-    return found
+        if value is not None and value not in numbers:
+            numbers.append(value)
+    quoted = [a or b for a, b in _QUOTED_RE.findall(question_and_context(text))]
+    return _TextValues(
+        dates=tuple(f"{day}T00:00:00Z" for day in _DATE_IN_TEXT_RE.findall(text)),
+        ids=tuple(re.findall(r"\b[0-9a-zA-Z]{3}[A-Za-z0-9]{12}(?:[A-Za-z0-9]{3})?\b", text)),
+        numbers=tuple(numbers),
+        # the question's content words, in order (no numbers: they are typed as numbers)
+        words=tuple(search_terms(question_text(question), 60, numbers=False).split()),
+        quoted=tuple(quoted),
+    )
+
+
+_OPTIONS_CACHE: dict[tuple[Any, ...], tuple[CandidateState, list[TypedValue]]] = {}
 
 
 def argument_options(state: CandidateState, spec: ArgumentSpec, limit: int) -> list[TypedValue]:
     """The values of ``spec``'s kind seen so far, newest first, the question's last (see the module docs).
+
+    Computed once per state, step and argument (slots, sources, features and the choice all read them).
 
     Args:
         state: The episode's state.
         spec: The argument.
         limit: The most values returned.
     """
+    key = (id(state), len(state.history), spec.kind, spec.choices, spec.prefix, limit)  # not the name: the same values
+    cached = _OPTIONS_CACHE.get(key)
+    if cached is not None and cached[0] is state:
+        return cached[1]
+    if len(_OPTIONS_CACHE) > 512:
+        _OPTIONS_CACHE.clear()
+    out = _argument_options(state, spec, limit)
+    _OPTIONS_CACHE[key] = (state, out)
+    return out
+
+
+def _argument_options(state: CandidateState, spec: ArgumentSpec, limit: int) -> list[TypedValue]:
     out: list[TypedValue] = []
-    seen: set[str] = set()
+    seen: set[Any] = set()
 
     def add(value: Any, source: str, key: str = "", age: int = -1, label: str | None = None) -> None:
-        token = json.dumps(value, sort_keys=True, ensure_ascii=False)
-        if token not in seen and len(out) < limit:
+        if len(out) >= limit:
+            return
+        # A value is offered once; a long result is told apart by identity (each step's result is its own).
+        if isinstance(value, str | int):
+            token: Any = (type(value).__name__, value)
+        elif len(value) <= 8:
+            token = json.dumps(value, sort_keys=True, ensure_ascii=False)
+        else:
+            token = id(value)
+        if token not in seen:
             seen.add(token)
             out.append(TypedValue(value, source, key, age, label if label is not None else _label(value)))
 
@@ -237,8 +277,9 @@ def argument_options(state: CandidateState, spec: ArgumentSpec, limit: int) -> l
         for name in spec.choices:
             add(name, "schema", name)
         return out
+    shown = _text_values(text)
     if kind == "integer":
-        for number in _numbers(text):
+        for number in shown.numbers:
             add(number, "question", "number")
         for number in _CONSTANTS:
             add(number, "constant", "number")
@@ -276,11 +317,12 @@ def argument_options(state: CandidateState, spec: ArgumentSpec, limit: int) -> l
             if all(isinstance(v, dict) for v in result):
                 add(result, source, "", age)
     if kind == "datetime":
-        for day in _DATE_IN_TEXT_RE.findall(text):
-            add(f"{day}T00:00:00Z", "question", "date")
+        for day in shown.dates:
+            add(day, "question", "date")
     elif kind == "id" and spec.prefix is not None:
-        for found in re.findall(rf"\b{spec.prefix}[A-Za-z0-9]{{15}}\b", text):
-            add(found, "question", "id")
+        for found in shown.ids:
+            if found.startswith(spec.prefix) and len(found) in (15, 18) and any(c.isdigit() for c in found):
+                add(found, "question", "id")
     elif kind == "term":
         said = [
             record[k]
@@ -295,14 +337,13 @@ def argument_options(state: CandidateState, spec: ArgumentSpec, limit: int) -> l
             add(
                 search_terms(" ".join(said), 100, numbers=False), "conversation", "words", 0, "the conversation's words"
             )
-        words = _question_words(text)
+        words = shown.words
         if words:
             add(" ".join(words[:30]), "question", "words", -1, "the question's words")
         for word in words:
             add(word, "question", "word")
     elif kind == "list":
-        for quoted in _QUOTED_RE.findall(question_and_context(text)):
-            phrase = quoted[0] or quoted[1]
+        for phrase in shown.quoted:
             add([phrase], "question", "quoted")
     return out
 
@@ -395,7 +436,7 @@ class TypedCallCandidates:
         specs = self.specs[function]
         if not specs:
             return call_text(function, {}) not in state.actions_taken  # the same call tells nothing new
-        has = [bool(argument_options(state, spec, 1)) for spec in specs]
+        has = [bool(argument_options(state, spec, self.num_values)) for spec in specs]
         required = [h for h, spec in zip(has, specs, strict=True) if spec.required]
         return all(required) if required else any(has)
 
