@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from typing import Any, SupportsFloat
 import gymnasium as gym
 import numpy as np
 
-from crmarena_gym.rl._candidates import CandidateState, call_text
+from crmarena_gym.rl._candidates import CandidateState, StepRecord, call_text, found_nothing
 from crmarena_gym.rl._checks import require_positive_ints
 from crmarena_gym.rl._rollout import evaluate_policy
 from crmarena_gym.rl._typed import PendingCall
@@ -143,7 +144,7 @@ class _Episode:
     turn: int
     done: bool = False
     reward: float = 0.0
-    productive: int = 0  # calls that returned something new
+    productive: int = 0  # calls that returned something new, twice those that took the step before's result
     informed: bool = False  # the last step was a new call that answered (found something or nothing), or typing
 
     def signature(self) -> tuple[Any, ...]:
@@ -158,8 +159,15 @@ class _Episode:
         return (self.done, self.reward, sent, last, typing, getattr(pending, "index", -1))
 
 
-#: The calls that count as a whole pipeline's progress (the longest pipeline, HTU's, makes five).
-_FULL = 8
+#: The progress of a whole pipeline (HTU's six calls, four of them taking the result before theirs, make ten).
+_FULL = 12
+
+
+def _pasted(step: StepRecord, action: str) -> bool:
+    """Whether ``action`` carries ``step``'s result (a call chained to the one before it)."""
+    if not step.ok or found_nothing(step.result):
+        return False
+    return json.dumps(step.result, ensure_ascii=False, separators=(", ", ": ")) in action
 
 
 class _Search:
@@ -204,7 +212,9 @@ class _Search:
             if len(state.history) > before:
                 last = state.history[-1]
                 informed = last.ok and last.action not in sent
-                productive += int(informed and last.result not in (None, [], {}, ""))
+                if informed and last.result not in (None, [], {}, ""):
+                    previous = state.history[-2] if len(state.history) > 1 else None
+                    productive += 1 + int(previous is not None and _pasted(previous, last.action))
             if terminated or truncated:
                 out.append(_Episode(None, [], self.memo.turn, True, float(reward), productive, True))
             else:
@@ -220,8 +230,9 @@ class _Search:
     @staticmethod
     def rank(episodes: list[_Episode]) -> tuple[float, float]:
         """How promising a prefix is: its best possible score (each episode not ended counted as a success
-        to come), then its progress: per episode, the calls that returned something new (at most
-        :data:`_FULL`), an ended episode counting its reward times :data:`_FULL` (a success is done)."""
+        to come), then its progress: per episode, the calls that returned something new, those chained to
+        the call before counting twice (at most :data:`_FULL`), an ended episode counting its reward times
+        :data:`_FULL` (a success is done)."""
         going = sum(not e.done for e in episodes)
         optimistic = (sum(e.reward for e in episodes if e.done) + going) / len(episodes)
         progress = sum(_FULL * e.reward if e.done else min(e.productive, _FULL) for e in episodes) / len(episodes)
@@ -244,7 +255,8 @@ def search_fixed_orders(
     episode still going: an error, a repeated call, an empty slot); two sequences that make the same calls
     and end on the same one are kept once; the ``beam`` most promising are kept: the best score still
     possible (the episodes ended, plus one for each episode still going), then the most calls that returned
-    something new (an episode ended with a success counting as many as a whole pipeline). Every sequence
+    something new, a call that took the result of the one before counting twice (an episode ended with a
+    success counting as a whole pipeline). Every sequence
     that ends an episode with a submission is a candidate; the ``keep`` candidates with the best mean reward
     (the episodes not ended counting 0) are then played through the environment itself
     (:class:`FixedSlotOrder`, turns run out included), and the best of them is returned (ties: the shorter).
