@@ -8,6 +8,14 @@ built from the question or the case's conversation and answers taken from the ar
 (:class:`KnowledgeSlots`, :func:`answer_spans`). The RLlib functions import Ray only when
 called (``pip install 'crmarena-gym[rl]'``).
 
+Every wrapper has a help level (``level=``, :data:`HELP_LEVELS`; in every ``info`` as ``help_level``):
+``tools`` (the policy names a function and types each argument from the values seen:
+:class:`TypedCallCandidates`), ``parsed`` (the default: whole calls, arguments parsed from the question's
+text by :func:`parse_question`), ``oracle-args`` (arguments from the instance's hidden parameters,
+:func:`question_facts`: privileged) and ``text`` (the text environment itself, :class:`TextLevelWrapper`).
+Baselines that learn nothing: :class:`RandomCandidatePolicy`, :func:`search_fixed_orders` with
+:class:`FixedSlotOrder`, and :func:`answer_priors`.
+
 Example:
     >>> import gymnasium as gym
     >>> import crmarena_gym.rl  # registers CRMArena-Discrete-v0
