@@ -233,6 +233,12 @@ def main() -> None:
     parser.add_argument("--families", default=",".join(FAMILIES), help="comma-separated task families")
     parser.add_argument("--per-task", type=int, default=30, help="held-out instances per family")
     parser.add_argument("--seed", type=int, default=2, help="task seed of the held-out instances")
+    parser.add_argument(
+        "--task-distribution",
+        choices=("discriminating", "legacy"),
+        default="discriminating",
+        help="the instances' distribution (legacy: task generator version 2's, of the README's figures)",
+    )
     parser.add_argument("--org-seed", type=int, default=0, help="seed of the generated org (scale 1)")
     parser.add_argument("--depth", type=int, default=8, help="the longest sequence searched")
     parser.add_argument("--budget", type=int, default=3000, help="environment steps per instance")
@@ -249,9 +255,10 @@ def main() -> None:
     families = [f.strip() for f in args.families.split(",") if f.strip()]
 
     org = default_org_path(seed=args.org_seed, scale=1.0)
-    instances = generate_tasks(org, seed=args.seed, per_task=args.per_task, tasks=families)
+    drawn = {"tasks": families, "distribution": args.task_distribution}
+    instances = generate_tasks(org, seed=args.seed, per_task=args.per_task, **drawn)
     env = make_discrete_env(org=str(org), tasks=instances, level=args.level)
-    print(f"help level {args.level}; org seed {args.org_seed}; ", end="")
+    print(f"help level {args.level}; {args.task_distribution} instances; org seed {args.org_seed}; ", end="")
     print(f"{len(instances)} held-out instances (task seed {args.seed}); ", end="")
     print(f"{env.action_space.n} slots, {env.featurizer.size} features per slot; depth <= {args.depth}")
     print()
@@ -287,7 +294,13 @@ def main() -> None:
     if probed and not args.no_probe:
         exclude = {instance_key(inst.task, inst.params) for inst in instances}
         train = generate_tasks(
-            org, seed=args.train_seed, per_task=args.train_per_task, tasks=probed, exclude=exclude, allow_fewer=True
+            org,
+            seed=args.train_seed,
+            per_task=args.train_per_task,
+            tasks=probed,
+            exclude=exclude,
+            allow_fewer=True,
+            distribution=args.task_distribution,
         )
         train_env = make_discrete_env(org=str(org), tasks=train, level=args.level)
         results = probe(train_env, env, train, [i for i in instances if i.abbrev in probed])

@@ -30,9 +30,9 @@ Seeds. The test seed (``--test-seed``, default 1031) is frozen: it was never use
 candidates, features, parser or hyper-parameters, and a choice must not be made by looking at its
 figures; every choice (the checkpoint kept, settings compared) is made on the validation seed
 (``--val-seed``, 3). Task seed 2, the held-out seed of the figures before the levels, was looked at while
-the features were designed: ``--test-seed 2 --level oracle-args`` reproduces those figures, not an
-untouched test. A seed fixes the instances a generator version draws; the generator's own version
-(``TASK_GENERATOR_VERSION``) is recorded with the figures.
+the features were designed: ``--test-seed 2 --level oracle-args --task-distribution legacy`` reproduces those
+figures (made on task generator version 2's instances), not an untouched test. A seed fixes the instances a
+generator version and distribution draw; both are recorded with the figures.
 
 Run (about 20 minutes on 2 CPUs)::
 
@@ -97,6 +97,12 @@ def parse_args() -> argparse.Namespace:
     )
     parser.add_argument("--train-seed", type=int, default=1, help="task seed of the training instances")
     parser.add_argument(
+        "--task-distribution",
+        choices=("discriminating", "legacy"),
+        default="discriminating",
+        help="the instances' distribution (legacy: task generator version 2's, of the figures before it)",
+    )
+    parser.add_argument(
         "--test-seed",
         "--eval-seed",
         dest="test_seed",
@@ -149,16 +155,17 @@ def make_instances(org: Path, args: argparse.Namespace, workdir: Path) -> dict[s
     from crmarena_gym.tasks import generate_tasks, instance_key, save_tasks
 
     families = [f.strip() for f in args.families.split(",") if f.strip()]
-    held_out = generate_tasks(org, seed=args.test_seed, per_task=args.eval_per_task, tasks=families)
+    drawn = {"tasks": families, "distribution": args.task_distribution}
+    held_out = generate_tasks(org, seed=args.test_seed, per_task=args.eval_per_task, **drawn)
     exclude = {instance_key(inst.task, inst.params) for inst in held_out}
     validation = []
     if args.val_per_task > 0:
         validation = generate_tasks(
-            org, seed=args.val_seed, per_task=args.val_per_task, tasks=families, exclude=exclude, allow_fewer=True
+            org, seed=args.val_seed, per_task=args.val_per_task, exclude=exclude, allow_fewer=True, **drawn
         )
         exclude |= {instance_key(inst.task, inst.params) for inst in validation}
     train = generate_tasks(
-        org, seed=args.train_seed, per_task=args.train_per_task, tasks=families, exclude=exclude, allow_fewer=True
+        org, seed=args.train_seed, per_task=args.train_per_task, exclude=exclude, allow_fewer=True, **drawn
     )
     out: dict[str, tuple[Path | None, list[Any]]] = {}
     for name, instances in (("train", train), ("validation", validation), ("held_out", held_out)):
@@ -240,7 +247,7 @@ def _baselines_key(args: argparse.Namespace) -> dict[str, Any]:
     """What the baselines depend on: a saved set is reused only for the same of all these."""
     from crmarena_gym.tasks import TASK_GENERATOR_VERSION
 
-    keys = ("level", "families", "train_seed", "val_seed", "test_seed", "org_seed", "org_scale")
+    keys = ("level", "families", "train_seed", "val_seed", "test_seed", "org_seed", "org_scale", "task_distribution")
     keys += ("train_per_task", "val_per_task", "eval_per_task", "fixed_order_per_task", "fixed_order_beam")
     keys += ("baseline_repeats",)
     return {"generator": TASK_GENERATOR_VERSION, **{key: getattr(args, key) for key in keys}}
@@ -402,6 +409,7 @@ def main() -> int:
         "seeds": {"ppo": args.seed, "train": args.train_seed, "validation": args.val_seed, "test": args.test_seed},
         "test_seed_frozen": args.test_seed == TEST_SEED,
         "task_generator_version": TASK_GENERATOR_VERSION,
+        "task_distribution": args.task_distribution,
     }
     train_started = time.perf_counter()
     for iteration in range(1, args.iterations + 1):

@@ -24,7 +24,13 @@ def example() -> ModuleType:
 
 
 def _args(**overrides: object) -> argparse.Namespace:
-    args = {"families": "HTU,KQA", "train_seed": 1, "val_seed": 3, "test_seed": 2}
+    args = {
+        "families": "HTU,KQA",
+        "train_seed": 1,
+        "val_seed": 3,
+        "test_seed": 2,
+        "task_distribution": "discriminating",
+    }
     args.update(train_per_task=400, val_per_task=4, eval_per_task=5)
     args.update(overrides)
     return argparse.Namespace(**args)
