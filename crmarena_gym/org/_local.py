@@ -15,10 +15,10 @@ import sqlite3
 import threading
 import time
 import weakref
-from collections import OrderedDict
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
+from crmarena_gym._memory import BytesLRU, measured_bytes
 from crmarena_gym.org._base import Org, OrgError, check_max_records
 from crmarena_gym.org.soql import (
     SQL_FUNCTIONS,
@@ -61,69 +61,29 @@ def _coerce_today(today: dt.date | str | None) -> dt.date | None:
     raise TypeError(f"today must be a datetime.date, an ISO date string or None, got {today!r}")
 
 
-def plan_bytes(soql: str, plan: Plan | OrgError) -> int:
-    """An estimate of the memory a cached plan holds: its text, its SQL and parameters, and a fixed part.
+class Refusal(NamedTuple):
+    """A refused query as the plan cache keeps it: its error's code and message, nothing else.
 
-    Calibrated with tracemalloc: about 2.3 KiB for a small plan (its shaping closures, measured with the
-    query's own growth of memory), and about 6.5 bytes per character of a 570 KB query (its text, the
-    SQL, the parameter objects); the estimate errs on the high side (a fixed 4 KiB).
+    Not the exception: an exception holds its traceback, and through it every frame of the parser's
+    recursion and its parse tree (a deeply nested query's refusal held megabytes).
+    """
+
+    code: str
+    message: str
+
+
+def plan_bytes(soql: str | tuple[str, str], plan: Plan | Refusal | PlanTemplate) -> int:
+    """The bytes a plan cache entry holds: its key and value as measured, and the cache's own bookkeeping.
 
     Example:
-        >>> plan_bytes("SELECT Id FROM Case", OrgError("MALFORMED_QUERY", "bad")) > len("SELECT Id FROM Case")
+        >>> plan_bytes("SELECT Id FROM Case", Refusal("MALFORMED_QUERY", "bad")) > len("SELECT Id FROM Case")
         True
     """
-    if isinstance(plan, OrgError):
-        return 512 + 2 * len(soql) + len(plan.message)
-    params = sum(56 + len(p) if isinstance(p, str | bytes) else 32 for p in plan.params)
-    return 4096 + 3 * len(soql) + len(plan.sql) + params
+    return measured_bytes(soql, plan) + _ENTRY_BYTES
 
 
-class _PlanCache:
-    """Compiled plans (and refusals) by query text, and plan templates by ``("shape", key)``, least
-    recently used first, bounded by count and bytes."""
-
-    def __init__(self, max_entries: int, max_bytes: int) -> None:
-        self.max_entries = max_entries
-        self.max_bytes = max_bytes
-        self._plans: OrderedDict[str | tuple[str, str], tuple[Any, int]] = OrderedDict()
-        #: The estimated bytes of the plans kept.
-        self.bytes = 0
-
-    def get(self, soql: str | tuple[str, str]) -> Any:
-        entry = self._plans.get(soql)
-        if entry is None:
-            return None
-        self._plans.move_to_end(soql)
-        return entry[0]
-
-    def put(self, soql: str | tuple[str, str], plan: Plan | OrgError | PlanTemplate) -> None:
-        if isinstance(plan, PlanTemplate):  # its shape is as long as the query, its plan that of the query
-            size = plan_bytes(soql[1], plan.plan) + 64 * len(plan.plan.params)
-        else:
-            size = plan_bytes(soql, plan)  # type: ignore[arg-type]
-        if size > self.max_bytes // 8:
-            return
-        old = self._plans.pop(soql, None)
-        if old is not None:
-            self.bytes -= old[1]
-        self._plans[soql] = (plan, size)
-        self.bytes += size
-        while len(self._plans) > self.max_entries or self.bytes > self.max_bytes:
-            _, (_, dropped) = self._plans.popitem(last=False)
-            self.bytes -= dropped
-
-    def clear(self) -> None:
-        self._plans.clear()
-        self.bytes = 0
-
-    def __getitem__(self, soql: str | tuple[str, str]) -> Any:
-        return self._plans[soql][0]
-
-    def __contains__(self, soql: object) -> bool:
-        return soql in self._plans
-
-    def __len__(self) -> int:
-        return len(self._plans)
+# The cache's own part of an entry: its place in the ordered dict and the (value, size) pair.
+_ENTRY_BYTES = 200
 
 
 class _Deadline(Protocol):
@@ -188,7 +148,9 @@ class _Backend:
         conn.set_authorizer(self._authorize)
         conn.set_progress_handler(self._progress, _PROGRESS_STEPS)
         self.lock = threading.RLock()
-        self.plans = _PlanCache(PLAN_CACHE_SIZE, PLAN_CACHE_BYTES)
+        self.plans: BytesLRU[str | tuple[str, str], Plan | Refusal | PlanTemplate] = BytesLRU(
+            PLAN_CACHE_SIZE, PLAN_CACHE_BYTES
+        )
         #: Whether a query of a shape seen before gets that shape's plan (off: only the same text's plan).
         self.by_shape = True
         #: Free-form per-backend cache for other engines on the same org (the SOSL index).
@@ -254,12 +216,12 @@ class _Backend:
                 else:
                     cached, template = compile_shaped(soql, self.catalog, lifted)
             except OrgError as exc:
-                cached, template = exc, None
-            with self.lock:
-                self.plans.put(soql, cached)
-                if template is not None and lifted is not None:
-                    self.plans.put(("shape", lifted.key), template)
-        if isinstance(cached, OrgError):
+                cached, template = Refusal(exc.code, exc.message), None
+            self.plans.put(soql, cached, plan_bytes(soql, cached))
+            if template is not None and lifted is not None:
+                key = ("shape", lifted.key)
+                self.plans.put(key, template, plan_bytes(key, template))
+        if isinstance(cached, Refusal):
             raise OrgError(cached.code, cached.message)
         return cached
 

@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from crmarena_gym._memory import bytes_cache
 from crmarena_gym.org.soql._ast import (
     And,
     ChildSubquery,
@@ -1419,7 +1420,9 @@ _SHAPER_GLOBALS = {
 }
 
 
-@functools.lru_cache(maxsize=4096)  # a shaper is a pure function of its source: queries of one SELECT list share it
+# A shaper is a pure function of its source: queries of one SELECT list share it. Kept by measured bytes (a select
+# list's source, and its code, grow with the query).
+@bytes_cache(max_entries=4096, max_bytes=16 * 1024 * 1024)
 def _generate_shaper(record_source: str) -> Callable[[list[tuple[Any, ...]]], list[dict[str, Any]]]:
     # The source holds only schema names, validated aliases and repr()'d constants.
     namespace: dict[str, Any] = {}
