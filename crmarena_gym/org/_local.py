@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import os
+import re
 import sqlite3
 import threading
 import time
@@ -21,6 +22,8 @@ from typing import Any, NamedTuple, Protocol
 from crmarena_gym._memory import BytesLRU, measured_bytes
 from crmarena_gym.org._base import Org, OrgError, check_max_records
 from crmarena_gym.org.soql import (
+    MAX_STATEMENT_CHARS,
+    MAX_STRING_CHARS,
     SQL_FUNCTIONS,
     Catalog,
     Plan,
@@ -29,14 +32,16 @@ from crmarena_gym.org.soql import (
     compile_shaped,
     lift,
     parse,
+    too_long,
 )
 from crmarena_gym.schema import OBJECTS, STANDARD_OBJECTS, quote_identifier
 
 #: How many compiled plans a backend keeps at most (least recently used are dropped): plans by query
 #: text (refusals included) and plan templates by query shape (see ``crmarena_gym.org.soql.lift``).
 PLAN_CACHE_SIZE = 8192
-#: The estimated bytes of the plans a backend keeps at most (see :func:`plan_bytes`); a plan bigger than an
-#: eighth of it (a megabyte-long query) is used once and not kept, so it cannot push out the others.
+#: The bytes of the plans a backend keeps at most, as :func:`~crmarena_gym._memory.measured_bytes` measures
+#: each entry (its key, the query text, and its value); one bigger than an eighth of it is used once and not
+#: kept, so it cannot push out the others.
 PLAN_CACHE_BYTES = 64 * 1024 * 1024
 #: Bytes of the org file SQLite reads through a memory map rather than read() calls (the whole file, up
 #: to this size: a scale-100 org is about 600 MB). Pages of a map are shared by every process on the file.
@@ -112,18 +117,46 @@ def run_bounded(
             while batch := cursor.fetchmany(4096):
                 total += len(batch)
         return rows, total
-    except sqlite3.OperationalError as exc:
-        if "interrupt" in str(exc):
+    except sqlite3.Error as exc:
+        if isinstance(exc, sqlite3.OperationalError) and "interrupt" in str(exc):
             if time.monotonic() <= owner.deadline:
                 # Not our deadline: a signal's KeyboardInterrupt, raised inside SQLite's progress
                 # callback, which swallows it. Stop the program, never answer a timeout.
                 raise KeyboardInterrupt from None
             raise OrgError("QUERY_TIMEOUT", _TIMEOUT_MESSAGE) from None
+        if _SQLITE_LIMIT.search(str(exc)):
+            raise too_complicated(str(exc)) from None
         raise OrgError("UNKNOWN_EXCEPTION", f"the org could not run the query: {exc}") from None
-    except (sqlite3.Error, OverflowError, ValueError) as exc:
+    except (OverflowError, ValueError) as exc:
         raise OrgError("UNKNOWN_EXCEPTION", f"the org could not run the query: {exc}") from None
     finally:
         owner.deadline = math.inf
+
+
+# SQLite's refusals of a statement past one of its limits (expression depth, parser stack, variables, columns,
+# terms, LIKE pattern): the query is too complicated, in Salesforce's words, not SQLite's.
+_SQLITE_LIMIT = re.compile(r"too large|too big|too many|too complex|stack overflow", re.IGNORECASE)
+
+
+def too_complicated(detail: str) -> OrgError:
+    """Salesforce's QUERY_TOO_COMPLICATED for a statement the database cannot take (``detail``: what SQLite said).
+
+    Example:
+        >>> too_complicated("parser stack overflow").code
+        'QUERY_TOO_COMPLICATED'
+    """
+    what = {"stack overflow": "nests conditions too deeply", "too many": "has too many terms"}
+    reason = next((v for k, v in what.items() if k in detail), "is too large")
+    return OrgError(
+        "QUERY_TOO_COMPLICATED",
+        f"Query is too complicated: once compiled it {reason} for the org's database. Write it with fewer levels "
+        "of parentheses and NOTs, fewer fields or fewer conditions.",
+    )
+
+
+def _long_string(raws: tuple[str, ...]) -> bool:
+    """Whether a literal as written may be a string over ``MAX_STRING_CHARS`` (its quotes and escapes counted)."""
+    return any(len(raw) > MAX_STRING_CHARS + 2 and raw[0] == "'" for raw in raws)
 
 
 class _Backend:
@@ -199,13 +232,15 @@ class _Backend:
         A query seen before is looked up by its text; another of a shape seen before (the same query
         with other literals) gets the shape's plan with its literals bound; any other is compiled.
         """
-        with self.lock:
-            cached = self.plans.get(soql)
+        if len(soql) > MAX_STATEMENT_CHARS:  # refused before any other work on it
+            raise OrgError("MALFORMED_QUERY", too_long(soql).message)
+        cached = self.plans.get(soql)
         if cached is None:
             lifted = lift(soql) if self.by_shape else None
-            if lifted is not None:
-                with self.lock:
-                    template = self.plans.get(("shape", lifted.key))
+            # A shape's plan serves only literals the statement's bounds allow (a string over them is refused
+            # by the compiler, as the first query of the shape would have been).
+            if lifted is not None and not _long_string(lifted.raws):
+                template = self.plans.get(("shape", lifted.key))
                 if template is not None:
                     plan = template.instantiate(lifted)
                     if plan is not None:
@@ -368,21 +403,33 @@ class LocalOrg(Org):
 
     def _run(self, soql: str, keep: int | None = None) -> dict[str, Any]:
         backend = self._live()
+        # The timeout covers the whole query: reading and compiling it (a long statement takes a while to
+        # parse), then each statement run, each given what is left.
+        deadline = time.monotonic() + self._timeout
         plan = backend.plan(soql)
+
+        def run(sql: str, params: tuple[Any, ...], head: int | None) -> tuple[list[tuple[Any, ...]], int]:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise OrgError("QUERY_TIMEOUT", _TIMEOUT_MESSAGE)
+            return self._execute_head(sql, params, head, left)
+
         params = plan.bind(self._effective_today()) if plan.relative else plan.params
         if plan.count_only:
-            rows, _ = self._execute_head(plan.sql, params, None)
+            rows, _ = run(plan.sql, params, None)
             return {"totalSize": int(rows[0][0]) if rows else 0, "done": True, "records": []}
-        rows, total = self._execute_head(plan.sql, params, keep)
+        rows, total = run(plan.sql, params, keep)
         records = plan.shape(rows)
         for child in plan.children:  # child subqueries run for the kept parents only
-            child.attach(rows, records, 0, lambda sql, p: self._execute_head(sql, p, None)[0], self._effective_today())
+            child.attach(rows, records, 0, lambda sql, p: run(sql, p, None)[0], self._effective_today())
         return {"totalSize": total, "done": total == len(records), "records": records}
 
-    def _execute_head(self, sql: str, params: tuple[Any, ...], keep: int | None) -> tuple[list[tuple[Any, ...]], int]:
-        """Run a compiled plan's SQL: its first ``keep`` rows and the count of all (a writable
-        ``OrgSession`` runs it on its own connection)."""
-        return self._live().execute_head(sql, params, self._timeout, keep)
+    def _execute_head(
+        self, sql: str, params: tuple[Any, ...], keep: int | None, timeout: float
+    ) -> tuple[list[tuple[Any, ...]], int]:
+        """Run a compiled plan's SQL within ``timeout`` seconds: its first ``keep`` rows and the count of all (a
+        writable ``OrgSession`` runs it on its own connection)."""
+        return self._live().execute_head(sql, params, timeout, keep)
 
     def explain(self, soql: str) -> tuple[str, tuple[Any, ...]]:
         """The SQL and parameters ``soql`` compiles to (for benchmarks and debugging).

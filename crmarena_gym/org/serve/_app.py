@@ -6,7 +6,6 @@ import base64
 import hashlib
 import hmac
 import itertools
-import json
 import re
 import secrets
 import threading
@@ -24,6 +23,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from crmarena_gym._json import json_problem, read_json
 from crmarena_gym.org._base import OrgError
 from crmarena_gym.org._local import LocalOrg
 from crmarena_gym.org._session import OrgSession
@@ -194,9 +194,11 @@ async def _json(request: Request) -> Any:
     if not raw.strip():
         raise ApiError(400, "JSON_PARSER_ERROR", "The request body is empty: a JSON object was expected")
     try:
-        return json.loads(raw)
-    except (ValueError, RecursionError) as exc:
-        raise ApiError(400, "JSON_PARSER_ERROR", f"The request body is not valid JSON: {exc}") from None
+        return read_json(raw)
+    except ValueError as exc:  # not JSON, or a number too long to read
+        raise ApiError(400, "JSON_PARSER_ERROR", f"The request body is not valid JSON: {json_problem(exc)}") from None
+    except RecursionError:
+        raise ApiError(400, "JSON_PARSER_ERROR", "The request body is nested too deeply to be read") from None
 
 
 def _methods(request: Request, allowed: tuple[str, ...]) -> None:
