@@ -9,6 +9,7 @@ authorizer lets statements read the 16 object tables and call a handful of funct
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import math
 import os
 import re
@@ -77,7 +78,7 @@ class Refusal(NamedTuple):
     message: str
 
 
-def plan_bytes(soql: str | tuple[str, str], plan: Plan | Refusal | PlanTemplate) -> int:
+def plan_bytes(soql: str | tuple[str, str] | tuple[str, bytes], plan: Plan | Refusal | PlanTemplate) -> int:
     """The bytes a plan cache entry holds: its key and value as measured, and the cache's own bookkeeping.
 
     Example:
@@ -89,6 +90,17 @@ def plan_bytes(soql: str | tuple[str, str], plan: Plan | Refusal | PlanTemplate)
 
 # The cache's own part of an entry: its place in the ordered dict and the (value, size) pair.
 _ENTRY_BYTES = 200
+
+
+def refusal_key(soql: str) -> tuple[str, bytes]:
+    """The plan cache's key of a refused query: a digest of its text, not the text (a refused query may be
+    100,000 characters long, and a client may send thousands of them).
+
+    Example:
+        >>> refusal_key("SELECT Foo FROM Case") == refusal_key("SELECT Foo FROM Case"), len(refusal_key("x")[1])
+        (True, 16)
+    """
+    return ("refused", hashlib.blake2b(soql.encode("utf-8", "surrogatepass"), digest_size=16).digest())
 
 
 class _Deadline(Protocol):
@@ -181,9 +193,8 @@ class _Backend:
         conn.set_authorizer(self._authorize)
         conn.set_progress_handler(self._progress, _PROGRESS_STEPS)
         self.lock = threading.RLock()
-        self.plans: BytesLRU[str | tuple[str, str], Plan | Refusal | PlanTemplate] = BytesLRU(
-            PLAN_CACHE_SIZE, PLAN_CACHE_BYTES
-        )
+        # Plans by query text, templates by ("shape", key), refusals by refusal_key(text).
+        self.plans: BytesLRU[Any, Plan | Refusal | PlanTemplate] = BytesLRU(PLAN_CACHE_SIZE, PLAN_CACHE_BYTES)
         #: Whether a query of a shape seen before gets that shape's plan (off: only the same text's plan).
         self.by_shape = True
         #: Free-form per-backend cache for other engines on the same org (the SOSL index).
@@ -235,30 +246,35 @@ class _Backend:
         if len(soql) > MAX_STATEMENT_CHARS:  # refused before any other work on it
             raise OrgError("MALFORMED_QUERY", too_long(soql).message)
         cached = self.plans.get(soql)
-        if cached is None:
-            lifted = lift(soql) if self.by_shape else None
-            # A shape's plan serves only literals the statement's bounds allow (a string over them is refused
-            # by the compiler, as the first query of the shape would have been).
-            if lifted is not None and not _long_string(lifted.raws):
-                template = self.plans.get(("shape", lifted.key))
-                if template is not None:
-                    plan = template.instantiate(lifted)
-                    if plan is not None:
-                        return plan
+        if cached is not None:
+            return cached
+        lifted = lift(soql) if self.by_shape else None
+        # A shape's plan serves only literals the statement's bounds allow (a string over them is refused
+        # by the compiler, as the first query of the shape would have been).
+        if lifted is not None and not _long_string(lifted.raws):
+            template = self.plans.get(("shape", lifted.key))
+            if template is not None:
+                plan = template.instantiate(lifted)
+                if plan is not None:
+                    return plan
+        refused_key = refusal_key(soql)
+        refused = self.plans.get(refused_key)
+        if refused is None:
             try:
                 if lifted is None:
                     cached, template = compile_query(soql, parse(soql), self.catalog), None
                 else:
                     cached, template = compile_shaped(soql, self.catalog, lifted)
             except OrgError as exc:
-                cached, template = Refusal(exc.code, exc.message), None
-            self.plans.put(soql, cached, plan_bytes(soql, cached))
-            if template is not None and lifted is not None:
-                key = ("shape", lifted.key)
-                self.plans.put(key, template, plan_bytes(key, template))
-        if isinstance(cached, Refusal):
-            raise OrgError(cached.code, cached.message)
-        return cached
+                refused = Refusal(exc.code, exc.message)
+                self.plans.put(refused_key, refused, plan_bytes(refused_key, refused))
+            else:
+                self.plans.put(soql, cached, plan_bytes(soql, cached))
+                if template is not None and lifted is not None:
+                    key = ("shape", lifted.key)
+                    self.plans.put(key, template, plan_bytes(key, template))
+                return cached
+        raise OrgError(refused.code, refused.message)
 
     def execute(self, sql: str, params: tuple[Any, ...], timeout: float) -> list[tuple[Any, ...]]:
         """Run one statement with a deadline; every SQLite failure becomes an OrgError."""

@@ -16,6 +16,7 @@ import pytest
 
 from crmarena_gym._memory import BytesLRU, bytes_cache, measured_bytes
 from crmarena_gym.org import LocalOrg, OrgError
+from crmarena_gym.org._local import refusal_key
 from tests.org.conftest import SMALL_TODAY
 
 
@@ -66,10 +67,11 @@ def test_refused_queries_do_not_pin_memory(own_org: LocalOrg, make: Callable[[in
     # (about 80 MB and 40 MB before).
     assert grown < 1024 * 1024, grown
     backend = own_org._live()
-    assert make(19) in backend.plans  # refusals are still kept (a repeated one is not parsed again) ...
-    kept = backend.plans[make(19)]
+    # Refusals are still kept (a repeated one is not parsed again) ... by a digest of their text, not the text
+    assert make(19) not in backend.plans and refusal_key(make(19)) in backend.plans
+    kept = backend.plans[refusal_key(make(19))]
     assert not isinstance(kept, BaseException)  # ... as a code and a message
-    assert measured_bytes(kept) < 2048
+    assert measured_bytes(refusal_key(make(19)), kept) < 2048
     with pytest.raises(OrgError) as again:
         own_org.query(make(19))
     assert again.value.message == kept.message
