@@ -8,6 +8,8 @@ import shlex
 import sys
 from typing import Any
 
+from crmarena_gym._secrets import register_secret
+
 _EXAMPLES = """examples:
   crmarena-gym eval --env CRMArena-v0 --policy oracle --out runs/oracle
   crmarena-gym eval --env CRMArena-HTU-v0 --policy litellm:gpt-4o --framework react --trials 3 \\
@@ -132,6 +134,7 @@ def _policy_options(args: argparse.Namespace) -> dict[str, Any]:
         if args.api_key_env not in os.environ:
             raise ValueError(f"--api-key-env names {args.api_key_env!r}, which is not set in the environment")
         given["api_key"] = os.environ[args.api_key_env]
+        register_secret(given["api_key"])  # whatever the variable is called, its value is never shown
     if kind != "litellm" and given:
         flags = ", ".join("--" + k.replace("_", "-") for k in given)
         raise ValueError(f"{flags} apply to litellm policies only, not to {args.policy!r}")

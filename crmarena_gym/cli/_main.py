@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from crmarena_gym import __version__
+from crmarena_gym._secrets import redacted_output
 
 # Each module defines ``register(subparsers)`` which adds its subcommand and sets ``func``.
 _COMMAND_MODULES = (
@@ -50,6 +51,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     args.argv = list(argv) if argv is not None else sys.argv[1:]  # to print the command that resumes a run
     previous = _stop_on_sigterm()
+    # No key given on the command line (--api-base ...?key=), in the environment or echoed by a provider
+    # reaches the terminal.
+    with redacted_output():
+        return _run(args, previous)
+
+
+def _run(args: argparse.Namespace, previous: Any) -> int:
     try:
         code = int(args.func(args) or 0)
         sys.stdout.flush()  # a reader that left shows up here, not at exit

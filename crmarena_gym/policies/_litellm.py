@@ -24,10 +24,11 @@ import os
 import random
 import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
+from crmarena_gym._secrets import redact_secrets, register_secret, truncate
 from crmarena_gym.chat import FRAMEWORKS, ChatEpisode, Framework, system_prompt
 from crmarena_gym.policies._base import CallUsage, Policy, PolicyError
 
@@ -47,31 +48,6 @@ _PROVIDER_HOSTS: dict[str, tuple[str, ...]] = {
 }
 # Words of a provider's answer that mean the credentials are missing or wrong, whatever the status
 # (litellm reports OpenAI's missing key as an InternalServerError).
-# An Authorization header's value, or a bearer token, as a provider's error text may echo them.
-_AUTH_VALUE = re.compile(
-    r"(?i)(\bauthorization[\"']?\s*[:=]\s*[\"']?(?:bearer\s+|basic\s+)?|\bbearer\s+)"
-    r"(?!<redacted>|bearer\b|basic\b)[^\s\"',;})\]]+"
-)
-# Environment variables whose values are secrets (the providers' keys and tokens).
-_SECRET_VARIABLE = re.compile(r"(?i)(api_?key|token|secret|password)")
-_REDACTED = "<redacted>"
-
-
-def redact_secrets(text: str, secrets: Iterable[str | None] = ()) -> str:
-    """``text`` with the given secrets, the values of secret-looking environment variables (``*_API_KEY``,
-    ``*_TOKEN`` ...) and any Authorization or bearer value replaced by ``<redacted>``.
-
-    Example:
-        >>> redact_secrets("bad key sk-123456789 (Authorization: Bearer sk-123456789)", ["sk-123456789"])
-        'bad key <redacted> (Authorization: Bearer <redacted>)'
-    """
-    values = {v for v in secrets if v and len(v) >= 6}
-    values |= {v for k, v in os.environ.items() if _SECRET_VARIABLE.search(k) and len(v) >= 8}
-    for value in sorted(values, key=len, reverse=True):  # a longer secret before any it contains
-        text = text.replace(value, _REDACTED)
-    return _AUTH_VALUE.sub(lambda m: m.group(1) + _REDACTED, text)
-
-
 _CREDENTIAL_WORDS = re.compile(r"credential|api[ _]key|unauthori[sz]ed|llm provider not provided", re.IGNORECASE)
 
 
@@ -178,6 +154,7 @@ class LiteLLMPolicy(Policy):
         self.max_backoff = max_backoff
         self.api_base = api_base
         self.api_key = api_key
+        register_secret(api_key)  # never written or printed by anything in this process
         self.seed = seed
         self.send_seed = send_seed
         self.sleep = sleep
@@ -322,7 +299,8 @@ class LiteLLMPolicy(Policy):
                 response = self._litellm.completion(**kwargs)
             except Exception as err:  # litellm maps every provider failure to an exception
                 # A provider may echo the key it refused: nothing recorded or printed carries it.
-                what = redact_secrets(f"{type(err).__name__}: {str(err)[:500]}", [self.api_key])
+                # Redacted whole, then cut: a key cut first is no longer the key (nor shaped like one).
+                what = truncate(redact_secrets(f"{type(err).__name__}: {err}", [self.api_key]), 500)
                 if self._configuration_error(err):
                     raise LLMConfigurationError(
                         f"{self.model} refused the request for its configuration ({what}); {self._configuration_hint()}"
@@ -336,7 +314,7 @@ class LiteLLMPolicy(Policy):
             try:
                 message = response.choices[0].message
             except (AttributeError, IndexError) as err:
-                shown = redact_secrets(str(response)[:300], [self.api_key])
+                shown = truncate(redact_secrets(str(response), [self.api_key]), 300)
                 raise LLMError(f"{self.model} sent a reply without a message: {shown}") from err
             return _message_dict(message), self._usage_of(response, attempt)
 
