@@ -14,10 +14,11 @@ This module sits below the layers (it imports none of them).
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Any
 
-__all__ = ["JSONNumberError", "json_line", "json_problem", "json_text", "read_json"]
+__all__ = ["JSONNumberError", "json_line", "json_problem", "json_text", "read_json", "without_lone_surrogates"]
 
 
 def json_text(value: Any, **options: Any) -> str:
@@ -104,3 +105,23 @@ def json_problem(err: ValueError) -> str:
     if "integer string conversion" in str(err):  # json.loads's own words for the same (not read_json's)
         return f"a number has more digits than can be read (at most {sys.get_int_max_str_digits():,})"
     return str(err)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def without_lone_surrogates(text: str) -> tuple[str, int]:
+    """``text`` as UTF-8 can carry it, and how many lone surrogates were replaced by U+FFFD.
+
+    A surrogate pair held as two code points (``"\\ud83d\\ude00"``) becomes the character it spells; a lone
+    half of one becomes the replacement character. A provider's request is UTF-8 JSON: one lone surrogate in
+    the conversation makes every later request of the episode fail.
+
+    Example:
+        >>> without_lone_surrogates("ok \\ud83d!"), without_lone_surrogates("\\ud83d\\ude00") == ("\\U0001f600", 0)
+        (('ok \ufffd!', 1), True)
+    """
+    if not _SURROGATE.search(text):
+        return text, 0
+    fixed = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return fixed, fixed.count("\ufffd") - text.count("\ufffd")

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import signal
+import sqlite3
 import sys
 import threading
 from collections.abc import Sequence
@@ -68,6 +70,11 @@ def _run(args: argparse.Namespace, previous: Any) -> int:
         return 128 + signum
     except BrokenPipeError:
         return _closed_pipe()
+    except (OSError, sqlite3.OperationalError) as err:
+        # Whatever a command did not answer itself (a full disk under the org cache, a directory it cannot
+        # write): one line saying what and where, never a traceback.
+        print(f"crmarena-gym {args.command}: {one_line(err)}", file=sys.stderr)
+        return 1
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
@@ -88,6 +95,25 @@ def _stop_on_sigterm() -> Any:
     if threading.current_thread() is not threading.main_thread():
         return None  # signals can only be handled in the main thread (a command run from a test's thread)
     return signal.signal(signal.SIGTERM, _terminate)
+
+
+def one_line(err: BaseException) -> str:
+    """An OSError (or SQLite's error for one) in one line: what went wrong and, when known, the file.
+
+    Example:
+        >>> import errno
+        >>> one_line(OSError(errno.ENOSPC, "No space left on device", "/data/run/results.jsonl"))
+        "cannot use '/data/run/results.jsonl': No space left on device (free some space, or choose another place)"
+        >>> one_line(sqlite3.OperationalError("database or disk is full"))
+        'database or disk is full (free some space, or choose another place)'
+    """
+    full = (isinstance(err, OSError) and err.errno == errno.ENOSPC) or "disk is full" in str(err)
+    if isinstance(err, OSError) and err.filename is not None and err.strerror:
+        text = f"cannot use {os.fsdecode(err.filename)!r}: {err.strerror}"
+    else:
+        text = str(err) or type(err).__name__
+    text = " ".join(text.split())  # one line, whatever the message held
+    return text + (" (free some space, or choose another place)" if full else "")
 
 
 def _closed_pipe() -> int:

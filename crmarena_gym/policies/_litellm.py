@@ -28,6 +28,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
+from crmarena_gym._json import without_lone_surrogates
 from crmarena_gym._secrets import redact_secrets, register_secret, truncate
 from crmarena_gym.chat import FRAMEWORKS, ChatEpisode, Framework, system_prompt
 from crmarena_gym.policies._base import CallUsage, Policy, PolicyError
@@ -186,6 +187,9 @@ class LiteLLMPolicy(Policy):
         """
         if not self.chat.messages:
             raise PolicyError("call reset() before act()")
+        # What is sent to the provider is UTF-8 JSON: a lone surrogate (half an emoji, in the model's reply
+        # or in an observation echoing it) would make this request and every later one fail.
+        observation, in_observation = without_lone_surrogates(observation)
         self.chat.observe(observation)
         tools = self.chat.tools
         if self.framework == "fc" and not tools:
@@ -195,7 +199,14 @@ class LiteLLMPolicy(Policy):
         self._last = {"reply": message.get("content") or "", "usage": call.__dict__.copy()}
         if message.get("tool_calls"):
             self._last["tool_calls"] = [c["function"] for c in message["tool_calls"]]
-        return self.chat.reply(message)
+        action = self.chat.reply(message)  # the environment gets the reply as the model wrote it ...
+        in_reply = _clean_reply(self.chat.messages[-1])  # ... the conversation, as a provider can read it
+        if in_observation or in_reply:
+            self._last["cleaned"] = {
+                "lone_surrogates_in_observation": in_observation,
+                "lone_surrogates_in_reply": in_reply,
+            }
+        return action
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -382,6 +393,23 @@ class LiteLLMPolicy(Policy):
         if isinstance(computed, int | float) and computed > 0:
             return float(computed), "litellm"
         return None, None  # a zero from an unknown model is not a price
+
+
+def _clean_reply(entry: dict[str, Any]) -> int:
+    """Replace the lone surrogates of a reply kept in the conversation (its text and its calls' arguments) by
+    U+FFFD, in place; how many there were."""
+    count = 0
+    if isinstance(entry.get("content"), str):
+        entry["content"], count = without_lone_surrogates(entry["content"])
+    for call in entry.get("tool_calls") or []:
+        function = call["function"]
+        for key in ("name", "arguments"):
+            if isinstance(function.get(key), str):
+                cleaned, n = without_lone_surrogates(function[key])
+                if n:
+                    call["function"] = function = {**function, key: cleaned}  # the step's record keeps the original
+                    count += n
+    return count
 
 
 def _int_or_none(value: Any) -> int | None:
