@@ -98,12 +98,16 @@ class BytesLRU(Generic[K, V]):
 
     def get(self, key: K, default: Any = None) -> Any:
         """The value of ``key`` (now the most recently used), or ``default``."""
-        with self._lock:
-            entry = self._entries.get(key)
-            if entry is None:
-                return default
+        # No lock: each OrderedDict call is atomic (the GIL), and a key another thread drops in between is
+        # simply not moved. The hot path of every cached query.
+        entry = self._entries.get(key)
+        if entry is None:
+            return default
+        try:
             self._entries.move_to_end(key)
-            return entry[0]
+        except KeyError:
+            pass
+        return entry[0]
 
     def put(self, key: K, value: V, size: int | None = None) -> bool:
         """Keep ``value`` under ``key`` (measured with :func:`measured_bytes` unless ``size`` is given);

@@ -166,8 +166,18 @@ def too_complicated(detail: str) -> OrgError:
     )
 
 
+def _left(deadline: float) -> float:
+    """Seconds left before ``deadline``; QUERY_TIMEOUT when none are."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise OrgError("QUERY_TIMEOUT", _TIMEOUT_MESSAGE)
+    return left
+
+
 def _long_string(raws: tuple[str, ...]) -> bool:
     """Whether a literal as written may be a string over ``MAX_STRING_CHARS`` (its quotes and escapes counted)."""
+    if max(map(len, raws)) <= MAX_STRING_CHARS + 2:  # the common case, decided at C speed
+        return False
     return any(len(raw) > MAX_STRING_CHARS + 2 and raw[0] == "'" for raw in raws)
 
 
@@ -423,21 +433,20 @@ class LocalOrg(Org):
         # parse), then each statement run, each given what is left.
         deadline = time.monotonic() + self._timeout
         plan = backend.plan(soql)
-
-        def run(sql: str, params: tuple[Any, ...], head: int | None) -> tuple[list[tuple[Any, ...]], int]:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise OrgError("QUERY_TIMEOUT", _TIMEOUT_MESSAGE)
-            return self._execute_head(sql, params, head, left)
-
         params = plan.bind(self._effective_today()) if plan.relative else plan.params
         if plan.count_only:
-            rows, _ = run(plan.sql, params, None)
+            rows, _ = self._execute_head(plan.sql, params, None, _left(deadline))
             return {"totalSize": int(rows[0][0]) if rows else 0, "done": True, "records": []}
-        rows, total = run(plan.sql, params, keep)
+        rows, total = self._execute_head(plan.sql, params, keep, _left(deadline))
         records = plan.shape(rows)
         for child in plan.children:  # child subqueries run for the kept parents only
-            child.attach(rows, records, 0, lambda sql, p: run(sql, p, None)[0], self._effective_today())
+            child.attach(
+                rows,
+                records,
+                0,
+                lambda sql, p: self._execute_head(sql, p, None, _left(deadline))[0],
+                self._effective_today(),
+            )
         return {"totalSize": total, "done": total == len(records), "records": records}
 
     def _execute_head(
