@@ -38,7 +38,8 @@ from crmarena_gym.org.soql import (
 from crmarena_gym.schema import OBJECTS, STANDARD_OBJECTS, quote_identifier
 
 #: How many compiled plans a backend keeps at most (least recently used are dropped): plans by query
-#: text (refusals included) and plan templates by query shape (see ``crmarena_gym.org.soql.lift``).
+#: text, refusals by a digest of it (:func:`refusal_key`) and plan templates by query shape (see
+#: ``crmarena_gym.org.soql.lift``).
 PLAN_CACHE_SIZE = 8192
 #: The bytes of the plans a backend keeps at most, as :func:`~crmarena_gym._memory.measured_bytes` measures
 #: each entry (its key, the query text, and its value); one bigger than an eighth of it is used once and not
