@@ -89,8 +89,9 @@ def table(runs: list[dict[str, Any]]) -> str:
     lines = [
         f"Help level **{level}**{privileged}. Test success on {args.get('eval_per_task', '?')} instances per family "
         f"of task seed {test_seed}{frozen} (task generator version {first.get('task_generator_version', 2)}, "
-        f"{first.get('task_distribution', 'legacy')} instances); one PPO policy for all families, {len(history)} iterations "
-        f"({history[-1]['env_steps']} environment steps) per PPO seed, seeds {', '.join(str(s) for s in seeds)}; "
+        f"{first.get('task_distribution', 'legacy')} instances); one PPO policy for all families, "
+        f"{len(history)} iterations ({history[-1]['env_steps']} environment steps) per PPO seed, "
+        f"seeds {', '.join(str(s) for s in seeds)}; "
         f"the checkpoint kept by validation success (iterations {kept}); step cost in training "
         f"{first.get('step_cost', 0.0)}. PPO: mean over the seeds"
         + (" ± the 95% interval (Student's t)." if len(runs) > 1 else "."),

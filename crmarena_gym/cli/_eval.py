@@ -8,6 +8,7 @@ import shlex
 import sys
 from typing import Any
 
+from crmarena_gym._secrets import register_secret
 from crmarena_gym.cli._voice import at_least_one
 
 _EXAMPLES = """examples:
@@ -144,6 +145,7 @@ def _policy_options(args: argparse.Namespace) -> dict[str, Any]:
         if args.api_key_env not in os.environ:
             raise ValueError(f"--api-key-env names {args.api_key_env!r}, which is not set in the environment")
         given["api_key"] = os.environ[args.api_key_env]
+        register_secret(given["api_key"])  # whatever the variable is called, its value is never shown
     if kind != "litellm" and given:
         flags = ", ".join("--" + k.replace("_", "-") for k in given)
         raise ValueError(f"{flags} apply to litellm policies only, not to {args.policy!r}")

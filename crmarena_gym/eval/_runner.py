@@ -32,6 +32,7 @@ import numpy as np
 
 import crmarena_gym
 from crmarena_gym._files import LockHeldError, exclusive_lock
+from crmarena_gym._secrets import register_secret
 from crmarena_gym.chat import prompt_sha256
 from crmarena_gym.eval._progress import ProgressBar
 from crmarena_gym.eval._results import (
@@ -695,6 +696,8 @@ def evaluate(
     if isinstance(policy, Policy):
         raise TypeError("pass a policy spec or a function that builds a policy: each worker needs its own")
     options = dict(policy_options or {})
+    for name in _SECRET_OPTIONS:  # never written or printed, whatever echoes it
+        register_secret(options.get(name))
     factory: Callable[[], Policy] = PolicyFactory(policy, options) if isinstance(policy, str) else policy
     env_kwargs = dict(env_kwargs or {})
     for reserved in ("org", "tasks", "task"):

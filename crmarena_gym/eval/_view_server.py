@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from crmarena_gym._json import json_text
+from crmarena_gym._secrets import redact_json
 from crmarena_gym.eval._viewer import ViewerData, ViewerError
 
 __all__ = ["VIEWER_ASSETS", "export_viewer", "make_viewer_server"]
@@ -56,7 +57,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
 
     def _json(self, status: int, value: Any) -> None:
-        self._send(status, json_text(value, default=str).encode(), "application/json; charset=utf-8")
+        # A run written before secrets were redacted is shown without them too.
+        self._send(status, redact_json(json_text(value, default=str)).encode(), "application/json; charset=utf-8")
 
     def _error(self, status: int, message: str) -> None:
         self._json(status, {"error": message, "status": status})
@@ -143,7 +145,7 @@ def export_viewer(sources: ViewerData | Sequence[str | os.PathLike[str]], direct
     out.mkdir(parents=True, exist_ok=True)
     for name in VIEWER_ASSETS:
         (out / name).write_bytes(_asset(name))
-    documents = json_text(data.snapshot(), default=str)
+    documents = redact_json(json_text(data.snapshot(), default=str))  # a run written before redaction, too
     # "</" cannot close a script element inside a JSON string once escaped; JSON reads it back the same.
     documents = documents.replace("</", "<\\/")
     (out / "data.js").write_text(f"window.CRM_VIEWER_DATA = {documents};\n", encoding="utf-8")

@@ -127,6 +127,42 @@ def test_function_calling_answers_every_tool_call_id(server: ScriptedServer, env
     assert tool_messages[1]["content"].startswith("Not run")
 
 
+@pytest.mark.parametrize("framework", ["act", "fc"])
+def test_a_lone_surrogate_in_a_reply_is_cleaned_before_the_next_request(
+    framework: str, server: ScriptedServer, env_org: Path, bri_instance: TaskInstance
+) -> None:
+    # Issue 36: a lone surrogate in a model's text reply made the next request fail (UTF-8 cannot encode it),
+    # and the episode ended as llm_error.
+    env = gym.make(
+        "CRMArena-BRI-v0", org=env_org, tasks=[bri_instance], toolset="functions" if framework == "fc" else "soql"
+    )
+    if framework == "act":
+        server.add({"content": "execute SELECT Id FROM Case WHERE Subject = '\ud83d' LIMIT 1"})
+    else:
+        server.add({"content": "Let me look \ud83d", "tool_calls": [{"name": "get_issues"}]})
+    server.add({"content": f"submit {bri_instance.answer}"})
+    policy = _policy(server, framework)
+    observation, info = env.reset(seed=0, options={"task_id": bri_instance.idx})
+    policy.attach(env)
+    policy.reset(observation, info, seed=0)
+    action = policy.act(observation)
+    if framework == "act":
+        assert "\ud83d" in action  # the environment gets the reply as the model wrote it
+    assert policy.step_details()["reply"].count("\ud83d") == 1  # and so does the step's record
+    assert policy.step_details()["cleaned"] == {"lone_surrogates_in_observation": 0, "lone_surrogates_in_reply": 1}
+    observation, *_ = env.step(action)
+    action = policy.act(observation)  # before: LLMError, "surrogates not allowed"
+    assert action == f"submit {bri_instance.answer}" and "cleaned" not in policy.step_details()
+    assistant = server.requests[1]["messages"][2]
+    assert assistant["role"] == "assistant" and "\ufffd" in assistant["content"]  # what the provider got back
+    # An observation holding one (an error echoing the query) is cleaned too, and counted.
+    policy.reset(observation, info, seed=0)
+    server.add({"content": "submit None"})
+    policy.act("FORMAT_ERROR: no action found in '\udc00\udc01'")
+    assert policy.step_details()["cleaned"] == {"lone_surrogates_in_observation": 2, "lone_surrogates_in_reply": 0}
+    assert server.requests[-1]["messages"][-1]["content"].endswith("'\ufffd\ufffd'")
+
+
 # -- mock_response ------------------------------------------------------------------------------
 
 
