@@ -12,45 +12,71 @@ Example:
     >>> chat = ChatEpisode("react")
     >>> chat.start({"persona": "service agent", "schema": "", "action_format": ""})
     >>> chat.observe("Which state?")
-    >>> chat.reply({"content": "Thought: I know it.\\nAction: submit OR"})
-    'submit OR'
+    >>> chat.reply({"content": "Thought: I know it.\\nAction: submit OR"}).actions
+    ('submit OR',)
 """
 
 from __future__ import annotations
 
-from crmarena_gym.chat._episode import NOT_RUN, ChatEpisode, react_action, text_action, tool_call_action
+from crmarena_gym.chat._episode import (
+    NO_TOOL_CALL,
+    NOT_RUN,
+    ChatEpisode,
+    Reply,
+    react_action,
+    read_text_reply,
+    text_action,
+    tool_call_action,
+)
 from crmarena_gym.chat._prompt import FRAMEWORKS, QUERY_TOOLS, Framework, prompt_sha256, system_prompt, tool_names
+from crmarena_gym.chat._record import END_REASONS, RECORD_FIELDS, EpisodeRecorder, jsonable
 from crmarena_gym.chat._session import (
     DEFAULT_TRAIN_SEED,
+    MALFORMED_ERRORS,
     SPLITS,
     ChatReset,
     ChatSession,
     ChatStep,
     EpisodeOverError,
+    Shaping,
     Split,
     chat_tasks,
     make_chat_env,
 )
+from crmarena_gym.chat._tools import SchemaError, chat_tool_schemas, parse_text_tool_calls, tool_method_parts
 
 __all__ = [
     "DEFAULT_TRAIN_SEED",
+    "END_REASONS",
     "FRAMEWORKS",
+    "MALFORMED_ERRORS",
     "NOT_RUN",
+    "NO_TOOL_CALL",
     "QUERY_TOOLS",
+    "RECORD_FIELDS",
     "SPLITS",
     "ChatEpisode",
     "ChatReset",
     "ChatSession",
     "ChatStep",
     "EpisodeOverError",
+    "EpisodeRecorder",
     "Framework",
+    "Reply",
+    "SchemaError",
+    "Shaping",
     "Split",
     "chat_tasks",
+    "chat_tool_schemas",
+    "jsonable",
     "make_chat_env",
+    "parse_text_tool_calls",
     "prompt_sha256",
     "react_action",
+    "read_text_reply",
     "system_prompt",
     "text_action",
     "tool_call_action",
+    "tool_method_parts",
     "tool_names",
 ]

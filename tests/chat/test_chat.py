@@ -41,26 +41,42 @@ def test_the_query_rule_follows_the_toolset(
     assert (QUERY_RULE in system_prompt(info, framework)) is says_queries  # type: ignore[arg-type]
 
 
-def test_a_reply_becomes_an_action_and_an_observation_the_next_message() -> None:
+def test_every_call_of_a_reply_is_an_action_and_calls_left_at_the_end_are_not_run() -> None:
     chat = ChatEpisode("fc")
-    chat.start({"persona": "service agent", "schema": "", "tools": [{"type": "function", "function": {"name": "x"}}]})
-    assert chat.tools == [{"type": "function", "function": {"name": "x"}}]
+    schema = {"type": "function", "function": {"name": "x", "description": "X.", "parameters": {"type": "object"}}}
+    chat.start({"persona": "service agent", "schema": "", "tools": [schema]})
+    assert chat.tools == [
+        {
+            "type": "function",
+            "function": {"name": "x", "description": "X.", "parameters": {"type": "object", "properties": {}}},
+        }
+    ]
     chat.observe("question")
     calls = [
         {"id": "a", "type": "function", "function": {"name": "get_issues", "arguments": ""}},
-        {"id": "b", "type": "function", "function": {"name": "get_cases", "arguments": "{}"}},
+        {"id": "b", "type": "function", "function": {"name": "get_period", "arguments": '{"year":2021}'}},
+        {"id": "c", "type": "function", "function": {"name": "submit", "arguments": "{bad"}},
     ]
-    action = chat.reply({"content": "", "tool_calls": calls})
-    assert json.loads(action) == {"name": "get_issues", "arguments": "{}"}
+    reply = chat.reply({"content": "", "tool_calls": calls})
+    assert [json.loads(a) if a.startswith('{"') else a for a in reply.actions] == [
+        {"name": "get_issues", "arguments": {}},
+        {"name": "get_period", "arguments": {"year": 2021}},
+        {"name": "submit", "arguments": "{bad"},
+    ]
+    assert [c["id"] for c in chat.messages[-1]["tool_calls"]] == ["call_0", "call_1", "call_2"]
+    assert chat.messages[-1]["tool_calls"][1]["function"]["arguments"] == '{"year": 2021}'
     chat.observe("[]")
-    assert chat.messages[-3]["tool_calls"] == calls
-    assert chat.messages[-2:] == [
-        {"role": "tool", "tool_call_id": "a", "content": "[]"},
-        {"role": "tool", "tool_call_id": "b", "content": NOT_RUN},
+    assert chat.pending_calls == 2
+    with pytest.raises(RuntimeError, match="observe"):
+        chat.reply({"content": "more"})
+    chat.close_calls()
+    assert chat.messages[-3:] == [
+        {"role": "tool", "tool_call_id": "call_0", "content": "[]"},
+        {"role": "tool", "tool_call_id": "call_1", "content": NOT_RUN},
+        {"role": "tool", "tool_call_id": "call_2", "content": NOT_RUN},
     ]
-    assert chat.reply({"content": " submit None "}) == "submit None"  # a text reply in function calling
-    chat.observe("over")
-    assert chat.messages[-1] == {"role": "user", "content": "over"}
+    text = chat.reply({"content": " submit None "})  # a text reply in function calling: no action at all
+    assert text.ends_unanswered and text.actions == ()
 
 
 def test_react_text_flavour_keeps_tags_and_drops_an_untagged_thought() -> None:
@@ -69,8 +85,10 @@ def test_react_text_flavour_keeps_tags_and_drops_an_untagged_thought() -> None:
     assert chat.tools is None
     chat.observe("q")
     tagged = "Thought: count.\n<execute>SELECT COUNT() FROM Case</execute>"
-    assert chat.reply({"content": tagged}) == tagged
-    assert chat.reply({"content": "Thought: done.\nAction: submit OR"}) == "submit OR"
+    assert chat.reply({"content": tagged + "\nSalesforce instance output: [made up]"}).actions == (tagged,)
+    assert chat.messages[-1] == {"role": "assistant", "content": tagged}  # what follows the action is dropped
+    chat.observe("[]")
+    assert chat.reply({"content": "Thought: done.\nAction: submit OR"}).actions == ("submit OR",)
 
 
 def test_a_session_plays_the_oracle_to_reward_one_with_tool_messages(
@@ -85,10 +103,15 @@ def test_a_session_plays_the_oracle_to_reward_one_with_tool_messages(
         assert {t["function"]["name"] for t in start.tools} >= {"get_cases", "submit"}
         trace = oracle_trace(instance, org.with_today(start.info["today"]))
         for n, call in enumerate(trace.actions):
-            step = session.step_tool_call(call.name, call.arguments, call_id=f"c{n}")
-            assert step.message == {"role": "tool", "tool_call_id": f"c{n}", "content": step.observation}
+            step = session.step_tool_call(call.name, call.arguments)
+            assert step.message == {"role": "tool", "tool_call_id": f"call_{n}", "content": step.observation}
             assert step.error is None, step.observation
         assert step.terminated and session.done and session.reward == 1.0, abbrev
+        record = session.record
+        submitted = instance.answer if instance.answer is not None else "None"
+        assert (record["gold"], record["submitted"]) == (instance.answer, submitted)
+        assert record["end_reason"] == "submitted"
+        assert record["reward_breakdown"]["reward"] == 1.0 and record["turns"] == len(trace.actions)
         with pytest.raises(EpisodeOverError, match="reset"):
             session.step("submit None")
 
