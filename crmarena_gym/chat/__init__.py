@@ -30,6 +30,7 @@ from crmarena_gym.chat._episode import (
 )
 from crmarena_gym.chat._prompt import FRAMEWORKS, QUERY_TOOLS, Framework, prompt_sha256, system_prompt, tool_names
 from crmarena_gym.chat._record import END_REASONS, RECORD_FIELDS, EpisodeRecorder, jsonable
+from crmarena_gym.chat._rows import TOOL_CALLS_PER_REPLY, check_row_split, episode_rows, run_metadata
 from crmarena_gym.chat._session import (
     DEFAULT_TRAIN_SEED,
     MALFORMED_ERRORS,
@@ -55,6 +56,7 @@ __all__ = [
     "QUERY_TOOLS",
     "RECORD_FIELDS",
     "SPLITS",
+    "TOOL_CALLS_PER_REPLY",
     "ChatEpisode",
     "ChatReset",
     "ChatSession",
@@ -68,12 +70,15 @@ __all__ = [
     "Split",
     "chat_tasks",
     "chat_tool_schemas",
+    "check_row_split",
+    "episode_rows",
     "jsonable",
     "make_chat_env",
     "parse_text_tool_calls",
     "prompt_sha256",
     "react_action",
     "read_text_reply",
+    "run_metadata",
     "system_prompt",
     "text_action",
     "tool_call_action",

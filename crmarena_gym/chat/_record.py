@@ -7,7 +7,8 @@ success, turns, end_reason, error, fatal, submitted, gold, answerable, reward_br
 trajectory (plus ``final_reply`` when a function-calling reply without a call ended the episode).
 
 The end reasons: ``submitted``, ``max_turns`` (the turn budget ran out), ``no_tool_call`` (a
-function-calling reply without a tool call), and the runner's errors (``llm_error``, ``policy_error``,
+function-calling reply without a tool call), ``stopped`` (a trainer ended the rollout without saying why:
+TRL), and the runner's errors (``llm_error``, ``policy_error``,
 ``env_error``).
 """
 
@@ -41,7 +42,7 @@ RECORD_FIELDS = (
     "trajectory",
 )
 #: How an episode can end without an error.
-END_REASONS = ("submitted", "max_turns", "no_tool_call")
+END_REASONS = ("submitted", "max_turns", "no_tool_call", "stopped")
 # Step info kept in the trajectory: everything but the raw result (the observation shows it), the turn
 # (the step has it) and the submission (the record has it). Wrapper effects (``dropout``,
 # ``turns_left`` ...) are kept whatever their key.

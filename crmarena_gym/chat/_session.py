@@ -24,9 +24,8 @@ from typing import Any, Literal
 import gymnasium as gym
 
 from crmarena_gym.chat._episode import NO_TOOL_CALL, ChatEpisode
-from crmarena_gym.chat._prompt import FRAMEWORKS, Framework
+from crmarena_gym.chat._prompt import FRAMEWORKS, Framework, prompt_sha256
 from crmarena_gym.chat._record import EpisodeRecorder
-from crmarena_gym.chat._tools import chat_tool_schemas
 from crmarena_gym.envs import env_ids
 from crmarena_gym.org import LocalOrg, Org
 from crmarena_gym.tasks import TaskInstance, default_tasks, first_per_task, get_task_spec, training_tasks
@@ -113,7 +112,8 @@ class ChatReset:
     Attributes:
         observation: The first observation (the question and its context).
         system_prompt: The system prompt.
-        tools: The tool schemas the model is shown (:func:`~crmarena_gym.chat.chat_tool_schemas`).
+        tools: The tool schemas the model is shown (function calling: :func:`~crmarena_gym.chat.chat_tool_schemas`),
+            None in the text frameworks (their system prompt lists the functions).
         messages: The conversation so far: the system prompt and the question as a user message.
         task_id: The instance's ``idx``.
         task: The task's abbreviation.
@@ -122,7 +122,7 @@ class ChatReset:
 
     observation: str
     system_prompt: str
-    tools: list[dict[str, Any]]
+    tools: list[dict[str, Any]] | None
     messages: list[dict[str, Any]]
     task_id: int
     task: str
@@ -171,7 +171,8 @@ class ChatSession:
     Attributes:
         reward: The episode's return so far (the score once submitted, less any shaping penalties).
         score: The environment's reward at the submission (unshaped), 0 before.
-        end_reason: ``submitted``, ``max_turns`` or ``no_tool_call`` once the episode is over, else None.
+        end_reason: ``submitted``, ``max_turns``, ``no_tool_call`` or ``stopped`` (:meth:`stop`) once the
+            episode is over, else None.
 
     Example:
         >>> import gymnasium as gym
@@ -205,6 +206,7 @@ class ChatSession:
         self.end_reason: str | None = None
         self.steps: list[ChatStep] = []
         self.penalties = {"refused_calls": 0, "malformed_replies": 0}
+        self.max_turns: int | None = None
         self._recorder: EpisodeRecorder | None = None
 
     @property
@@ -217,8 +219,21 @@ class ChatSession:
         """The tool schemas the model is shown (function calling), else None."""
         return self.chat.tools
 
-    def reset(self, *, seed: int | None = None, task_id: int | None = None) -> ChatReset:
-        """Start an episode (on the instance ``task_id``, or one drawn with ``seed``)."""
+    def reset(self, *, seed: int | None = None, task_id: int | None = None, max_turns: int | None = None) -> ChatReset:
+        """Start an episode (on the instance ``task_id``, or one drawn with ``seed``).
+
+        Args:
+            seed: Draws the instance when no ``task_id`` is given.
+            task_id: The instance's ``idx``.
+            max_turns: A smaller turn budget for this episode (actions; the environment's own limit,
+                :data:`~crmarena_gym.envs.MAX_TURNS`, still holds): the episode ends ``max_turns`` when it runs out.
+
+        Raises:
+            ValueError: An unknown instance, or a ``max_turns`` that is not a positive integer.
+        """
+        if max_turns is not None and (isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1):
+            raise ValueError(f"max_turns must be a positive integer, got {max_turns!r}")
+        self.max_turns = max_turns
         options = {"task_id": task_id} if task_id is not None else None
         observation, info = self.env.reset(seed=seed, options=options)
         self.chat.start(info)
@@ -231,7 +246,7 @@ class ChatSession:
         return ChatReset(
             observation=observation,
             system_prompt=self.chat.system_prompt or "",
-            tools=chat_tool_schemas(info.get("tools")),
+            tools=self.chat.tools,
             messages=[dict(m) for m in self.chat.messages],
             task_id=int(info["idx"]),
             task=str(info["abbrev"]),
@@ -292,6 +307,16 @@ class ChatSession:
         call = {"type": "function", "function": {"name": name, "arguments": arguments}}
         return self.reply({"role": "assistant", "content": None, "tool_calls": [call]})[-1]
 
+    def stop(self) -> None:
+        """End an episode the trainer stopped before it ended by itself (end reason ``stopped``): TRL ends
+        its rollout at a reply without a call, or at its own length or iteration limits, without telling
+        the environment which. Nothing happens when the episode is already over."""
+        if self.done or self._recorder is None:
+            return
+        self.done, self.end_reason = True, "stopped"
+        self.chat.close_calls()
+        self._recorder.end("stopped")
+
     @property
     def record(self) -> dict[str, Any] | None:
         """Once the episode is over, its record (the fields of an evaluation record, see
@@ -300,6 +325,7 @@ class ChatSession:
         if not self.done or self._recorder is None:
             return None
         record = copy.deepcopy(self._recorder.finish())
+        record["system_prompt_sha256"] = prompt_sha256(self.chat.system_prompt or "")
         record["shaping"] = (
             {**self.shaping.as_dict(), **self.penalties, "return": self.reward} if self.shaping.active else None
         )
@@ -334,6 +360,8 @@ class ChatSession:
         observation, reward, terminated, truncated, info = self.env.step(action)
         self.chat.observe(observation)
         self.turns += 1
+        if self.max_turns is not None and self.turns >= self.max_turns and not terminated:
+            truncated = True  # this episode's own, smaller budget
         error = info.get("error")
         shaped = float(reward) - self._penalise(error)
         self.reward += shaped

@@ -41,6 +41,8 @@ def _property(spec: dict[str, Any]) -> dict[str, Any]:
 def chat_tool_schemas(tools: Any) -> list[dict[str, Any]]:
     """The tool schemas every chat path shows the model, from the environment's ``info["tools"]``.
 
+    Sorted by name: TRL lists an environment class's methods by name, so every path shows them so.
+
     Example:
         >>> env_schema = {"type": "function", "function": {"name": "get_period", "description": "A period.",
         ...     "parameters": {"type": "object", "properties": {"year": {"description": "The year.",
@@ -59,7 +61,7 @@ def chat_tool_schemas(tools: Any) -> list[dict[str, Any]]:
             shown["required"] = list(parameters["required"])
         shown_function = {"name": function["name"], "description": function.get("description", ""), "parameters": shown}
         schemas.append({"type": "function", "function": shown_function})
-    return schemas
+    return sorted(schemas, key=lambda schema: schema["function"]["name"])
 
 
 def _hint(spec: dict[str, Any], where: str) -> Any:
