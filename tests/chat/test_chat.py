@@ -14,6 +14,7 @@ from crmarena_gym.chat import (
     ChatEpisode,
     ChatSession,
     EpisodeOverError,
+    Shaping,
     chat_tasks,
     make_chat_env,
     system_prompt,
@@ -170,3 +171,54 @@ def test_text_flavours_list_the_task_functions_they_get_no_schemas_for(
     assert "- get_period(period_name: string, year: integer): " in text
     assert "- get_cases(start_date?: string, end_date?: string, agent_ids?: array" in text
     assert "# Functions" not in system_prompt(info, "fc")  # function calling gets the schemas instead
+
+
+def test_shaping_penalises_refused_calls_and_malformed_replies_and_keeps_the_score(
+    env_org: Path, env_tasks: list[TaskInstance]
+) -> None:
+    instance = next(i for i in env_tasks if i.abbrev == "BRI" and i.answer)
+    shaping = Shaping(refused_call=0.1, malformed_reply=0.25)
+    session = ChatSession(
+        gym.make("CRMArena-BRI-v0", org=env_org, tasks=[instance], toolset="flex"), "fc", shaping=shaping
+    )
+    session.reset(task_id=instance.idx)
+    steps = session.reply(
+        {
+            "tool_calls": [
+                {"name": "get_period", "arguments": {"period_name": "Q9", "year": 2021}},  # refused
+                {"name": "issue_soql_query", "arguments": "{not json"},  # malformed
+                {"name": "get_issues", "arguments": {}},  # fine
+            ]
+        }
+    )
+    assert [s.error for s in steps] == ["FUNCTION_ERROR", "FORMAT_ERROR", None]
+    assert [s.reward for s in steps] == [-0.1, -0.25, 0.0]
+    session.step_tool_call("submit", {"content": instance.answer})
+    assert session.score == 1.0 and session.reward == pytest.approx(1.0 - 0.35)
+    record = session.record
+    assert record["reward"] == 1.0 and record["success"]  # the record keeps the score, as evaluation does
+    assert record["shaping"] == {
+        "refused_call": 0.1,
+        "malformed_reply": 0.25,
+        "refused_calls": 1,
+        "malformed_replies": 1,
+        "return": pytest.approx(0.65),
+    }
+    # a function-calling reply without a call is a malformed reply too, and ends the episode
+    session.reset(task_id=instance.idx)
+    (step,) = session.reply({"content": f"The answer is {instance.answer}."})
+    assert step.done and step.reward == -0.25 and session.end_reason == "no_tool_call"
+    assert session.record["final_reply"] == f"The answer is {instance.answer}." and session.record["turns"] == 0
+    for bad in ({"refused_call": -1}, {"malformed_reply": float("nan")}, {"refused_call": True}):
+        with pytest.raises(ValueError, match="finite number of 0 or more"):
+            Shaping(**bad)
+
+
+def test_a_row_budget_ends_the_episode_as_out_of_turns(env_org: Path, env_tasks: list[TaskInstance]) -> None:
+    session = ChatSession(gym.make("CRMArena-HTU-v0", org=env_org, tasks=env_tasks, toolset="soql"), "act")
+    session.reset(seed=0, max_turns=2)
+    assert not session.step_text("execute SELECT COUNT(Id) FROM Case").done
+    last = session.step_text("execute SELECT COUNT(Id) FROM Case")
+    assert last.truncated and session.done and session.end_reason == "max_turns" and session.record["turns"] == 2
+    with pytest.raises(ValueError, match="max_turns"):
+        session.reset(seed=0, max_turns=0)
