@@ -45,12 +45,14 @@ from crmarena_gym.chat._session import (
     make_chat_env,
 )
 from crmarena_gym.chat._tools import SchemaError, chat_tool_schemas, parse_text_tool_calls, tool_method_parts
+from crmarena_gym.chat._training import MAX_SIBLING_ORGS, OrgRoutedEnv, instance_org, training_instances
 
 __all__ = [
     "DEFAULT_TRAIN_SEED",
     "END_REASONS",
     "FRAMEWORKS",
     "MALFORMED_ERRORS",
+    "MAX_SIBLING_ORGS",
     "NOT_RUN",
     "NO_TOOL_CALL",
     "QUERY_TOOLS",
@@ -64,6 +66,7 @@ __all__ = [
     "EpisodeOverError",
     "EpisodeRecorder",
     "Framework",
+    "OrgRoutedEnv",
     "Reply",
     "SchemaError",
     "Shaping",
@@ -72,6 +75,7 @@ __all__ = [
     "chat_tool_schemas",
     "check_row_split",
     "episode_rows",
+    "instance_org",
     "jsonable",
     "make_chat_env",
     "parse_text_tool_calls",
@@ -84,4 +88,5 @@ __all__ = [
     "tool_call_action",
     "tool_method_parts",
     "tool_names",
+    "training_instances",
 ]

@@ -26,9 +26,10 @@ import gymnasium as gym
 from crmarena_gym.chat._episode import NO_TOOL_CALL, ChatEpisode
 from crmarena_gym.chat._prompt import FRAMEWORKS, Framework, prompt_sha256
 from crmarena_gym.chat._record import EpisodeRecorder
+from crmarena_gym.chat._training import OrgRoutedEnv, instance_org, training_instances
 from crmarena_gym.envs import env_ids
 from crmarena_gym.org import LocalOrg, Org
-from crmarena_gym.tasks import TaskInstance, default_tasks, first_per_task, get_task_spec, training_tasks
+from crmarena_gym.tasks import DEFAULT_TASK_SEED, TaskInstance, default_tasks, first_per_task, get_task_spec
 
 __all__ = [
     "DEFAULT_TRAIN_SEED",
@@ -409,10 +410,12 @@ def _cached_tasks(
         if per_task is not None:
             instances = first_per_task(instances, per_task)
         return tuple(instances)
-    options: dict[str, Any] = {"seed": seed, "tasks": tasks}
-    if per_task is not None:
-        options["per_task"] = per_task
-    return tuple(training_tasks(path, **options))
+    if seed == DEFAULT_TASK_SEED:
+        raise ValueError(f"the training seed must differ from the test seed {DEFAULT_TASK_SEED}, got {seed!r}")
+    if tasks is not None:
+        # Ids number the whole split, so that an instance has the same id whichever tasks are selected.
+        return tuple(i for i in _cached_tasks(path, split, seed, per_task, None) if i.abbrev in tasks)
+    return tuple(training_instances(path, seed=seed, per_task=per_task))
 
 
 def chat_tasks(
@@ -427,8 +430,9 @@ def chat_tasks(
 
     Args:
         org: A :class:`~crmarena_gym.org.LocalOrg` or an org path (default: the embedded org).
-        split: ``"train"`` (fresh instances from :func:`~crmarena_gym.tasks.training_tasks`, never a
-            question of the test set) or ``"test"`` (the default task set).
+        split: ``"train"`` (fresh instances, never a question or a knowledge fact of the test set; drawn
+            from sibling orgs for the families the org cannot fill, ids ``0 .. N-1``: see
+            :func:`~crmarena_gym.chat.training_instances`) or ``"test"`` (the default task set).
         seed: The training seed (must differ from the test set's, 0); unused for ``"test"``.
         per_task: Instances per task (default: 130 for ``"train"``, all for ``"test"``).
         tasks: Task abbreviations or names (default: all nine).
@@ -457,6 +461,9 @@ def make_chat_env(
 ) -> gym.Env:
     """A CRMArena environment (through ``gym.make``, with the turn limit) over a split's instances.
 
+    Training instances drawn from sibling orgs (:mod:`crmarena_gym.chat._training`) are each played on
+    their own org, through an :class:`~crmarena_gym.chat.OrgRoutedEnv`.
+
     Args:
         org: The org, shared read-only by every environment made over it (a :class:`LocalOrg` or a path).
         task: One task's abbreviation or name, or None for all nine.
@@ -472,4 +479,21 @@ def make_chat_env(
     if instances is None:
         instances = chat_tasks(org, split=split, seed=seed, per_task=per_task, tasks=[task] if task else None)
     env_id = env_ids()[-1] if task is None else f"CRMArena-{get_task_spec(task).abbrev}-v0"
-    return gym.make(env_id, org=org, tasks=list(instances), toolset=toolset, **env_kwargs)
+    base = Path(org.path) if isinstance(org, LocalOrg) else None
+    by_org: dict[Path | None, list[TaskInstance]] = {}
+    for instance in instances:
+        by_org.setdefault(instance_org(instance, base) if base is not None else None, []).append(instance)
+    if len(by_org) <= 1 and base in by_org:
+        return gym.make(env_id, org=org, tasks=list(instances), toolset=toolset, **env_kwargs)
+    if None in by_org:
+        raise ValueError("instances drawn from sibling orgs are played on their own orgs: pass a LocalOrg")
+    envs = [
+        gym.make(env_id, org=org if path == base else _sibling_org(path), tasks=group, toolset=toolset, **env_kwargs)
+        for path, group in by_org.items()
+    ]
+    return OrgRoutedEnv(envs)
+
+
+@functools.lru_cache(maxsize=16)
+def _sibling_org(path: Path) -> LocalOrg:
+    return LocalOrg(path)

@@ -222,3 +222,43 @@ def test_a_row_budget_ends_the_episode_as_out_of_turns(env_org: Path, env_tasks:
     assert last.truncated and session.done and session.end_reason == "max_turns" and session.record["turns"] == 2
     with pytest.raises(ValueError, match="max_turns"):
         session.reset(seed=0, max_turns=0)
+
+
+@pytest.mark.slow
+def test_families_short_in_one_org_are_filled_from_sibling_orgs(env_org: Path) -> None:
+    """KQA: the org's test set holds most of its facts; the rest come from orgs with the following seeds,
+    each played on its own org to reward 1 by the oracle, none a test question or a test fact."""
+    from crmarena_gym.chat import instance_org
+    from crmarena_gym.datagen import read_manifest
+
+    org = LocalOrg(env_org)
+    test = [i for i in default_tasks(env_org) if i.abbrev == "KQA"]
+    test_facts = {(i.params["question"], i.answer) for i in test}
+    from crmarena_gym.tasks import training_tasks
+
+    alone = training_tasks(env_org, seed=2, per_task=len(test), tasks=["KQA"])  # what the org alone gives
+    with pytest.warns(UserWarning, match="short of per_task"):
+        chat_tasks(env_org, split="train", seed=2, per_task=60, tasks=["KQA"])
+    wanted = 14 + 6
+    train = chat_tasks(env_org, split="train", seed=2, per_task=wanted, tasks=["KQA", "BRI"])
+    kqa = [i for i in train if i.abbrev == "KQA"]
+    assert len(kqa) == wanted
+    everything = chat_tasks(env_org, split="train", seed=2, per_task=wanted)  # ids number the whole split
+    assert [i.idx for i in everything] == list(range(len(everything)))
+    assert all(everything[i.idx] == i for i in train)
+    siblings = [i for i in kqa if "org_seed" in i.params]
+    base_seed = read_manifest(env_org).seed
+    assert siblings and {i.params["org_seed"] for i in siblings} <= set(range(base_seed + 1, base_seed + 7))
+    assert len(alone) == wanted - len(siblings) < wanted
+    facts = [(i.params["question"], i.answer) for i in kqa]
+    assert len(set(facts)) == len(facts) and not set(facts) & test_facts
+    assert not {instance_key(i.task, i.params) for i in train} & {instance_key(i.task, i.params) for i in test}
+    env = make_chat_env(org, split="train", seed=2, per_task=wanted, task="KQA", toolset="functions")
+    for instance in siblings[:3]:
+        session = ChatSession(env)
+        start = session.reset(task_id=instance.idx)
+        assert start.observation.startswith(instance.query.strip())
+        home = LocalOrg(instance_org(instance, env_org))
+        for call in oracle_trace(instance, home.with_today(start.info["today"])).actions:
+            session.step_tool_call(call.name, call.arguments)
+        assert session.reward == 1.0 and session.record["gold"] == instance.answer
