@@ -126,7 +126,7 @@ def _session_path(session: Any, script: list[dict[str, Any]], step: Any) -> tupl
 
 
 def _openenv(org: LocalOrg, instance: TaskInstance, scenario: str, script: list[dict[str, Any]]) -> Played:
-    pytest.importorskip("openenv.core")
+    pytest.importorskip("openenv.core", reason="openenv-core is not installed: pip install 'crmarena-gym[openenv]'")
     from crmarena_gym.integrations.openenv import CRMArenaAction, CRMArenaHub, HubConfig
 
     framework = _framework(scenario)
@@ -154,7 +154,9 @@ def _trl(org: LocalOrg, instance: TaskInstance, scenario: str, script: list[dict
     """TRL's loop, as its GRPOTrainer runs it: the row's prompt with reset's text appended to the user
     message; each reply's calls run by calling the methods, each answered by a tool message; a reply
     without a call ends the rollout; get_reward scores it."""
-    get_json_schema = pytest.importorskip("transformers.utils").get_json_schema
+    get_json_schema = pytest.importorskip(
+        "transformers.utils", reason="pip install 'crmarena-gym[trl]'"
+    ).get_json_schema
     from crmarena_gym.integrations.trl import trl_dataset_rows, trl_environment
 
     if _framework(scenario) != "fc":
@@ -210,7 +212,7 @@ def _hermes(reply: dict[str, Any]) -> str:
 
 
 def _skyrl(org: LocalOrg, instance: TaskInstance, scenario: str, script: list[dict[str, Any]]) -> Played:
-    skyrl_gym = pytest.importorskip("skyrl_gym")
+    skyrl_gym = pytest.importorskip("skyrl_gym", reason="skyrl-gym is not installed: pip install 'crmarena-gym[skyrl]'")
     import crmarena_gym.integrations.skyrl  # noqa: F401 - registers "crmarena"
 
     framework = _framework(scenario)
@@ -237,43 +239,98 @@ def _skyrl(org: LocalOrg, instance: TaskInstance, scenario: str, script: list[di
     )
 
 
-PATHS = {"openenv": _openenv, "trl": _trl, "skyrl": _skyrl}
+def _verifiers(org: LocalOrg, instance: TaskInstance, scenario: str, script: list[dict[str, Any]]) -> Played | None:
+    """verifiers 0.4 drives the episode: its interaction keeps the conversation (the model's replies as
+    written: the text after an action, which the core drops, stays in verifiers' own history, so replies
+    are compared as the core reads them); the environment answers each reply with a user turn."""
+    import asyncio
+    import importlib.util
+
+    framework = _framework(scenario)
+    if framework == "fc":
+        return None  # function calling is not offered there
+    if importlib.util.find_spec("verifiers") is None:
+        pytest.skip("verifiers is not installed: pip install 'crmarena-gym[verifiers]'")
+    from crmarena_gym.chat import read_text_reply
+    from crmarena_gym.integrations.verifiers import load_environment
+    from tests.integrations.verifiers_fakes import ScriptedAgents
+
+    env = load_environment(org=str(org.path), per_task=PER_TASK, toolset=TOOLSETS[framework], framework=framework)
+    (task,) = [t for t in env.taskset if t.data.info["task_id"] == instance.idx]
+    replies = [r["content"] for r in script]
+    agents = ScriptedAgents(replies)
+    asyncio.run(env.run(task, agents))
+    (interaction,) = agents.interactions
+    observations = [m for m in interaction.sent[1:] if m is not None]
+    conversation = [
+        {"role": "system", "content": task.data.system_prompt},
+        {"role": "user", "content": task.data.prompt},
+    ]
+    prompts = []
+    for n, reply in enumerate(replies):
+        prompts.append(_canonical(conversation))
+        conversation.append({"role": "assistant", "content": read_text_reply(reply)})
+        if n >= len(observations):
+            break
+        conversation.append({"role": "user", "content": observations[n]})
+    # the last observation (the submission's) is never sent: the episode is over
+    record = interaction.trace.info["crmarena_record"]
+    observations.append(record["trajectory"][-1]["observation"])
+    return Played(
+        prompts=prompts,
+        tools=None,
+        observations=observations,
+        reward=interaction.trace.rewards["crmarena_reward"],
+        record=record,
+    )
 
 
-@pytest.mark.parametrize("scenario", ["fc", "fc_unanswered", "act", "react"])
-def test_every_path_plays_the_same_episode(scenario: str, adapter_org: LocalOrg) -> None:
-    instance = _instance(adapter_org)
-    script = _scripts(instance.answer or "None")[scenario]
-    reference = _evaluation(adapter_org, instance, scenario, script)
-    expected_reward = 0.0 if scenario == "fc_unanswered" else 1.0
-    assert reference["reward"] == expected_reward
+PATHS = {"openenv": _openenv, "trl": _trl, "skyrl": _skyrl, "verifiers": _verifiers}
+
+
+SCENARIOS = ["fc", "fc_unanswered", "act", "react"]
+_REFERENCES: dict[str, Played] = {}
+
+
+def _reference(org: LocalOrg, instance: TaskInstance, scenario: str) -> Played:
+    """The evaluation's episode of a scenario (played once per test session)."""
+    if scenario not in _REFERENCES:
+        _REFERENCES[scenario] = _evaluation(org, instance, scenario, _scripts(instance.answer or "None")[scenario])
+    return _REFERENCES[scenario]
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_evaluation_plays_the_scripts_as_the_semantics_say(scenario: str, adapter_org: LocalOrg) -> None:
+    reference = _reference(adapter_org, _instance(adapter_org), scenario)
+    assert reference["reward"] == (0.0 if scenario == "fc_unanswered" else 1.0)
     assert reference["record"]["end_reason"] == ("no_tool_call" if scenario == "fc_unanswered" else "submitted")
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_every_path_plays_the_same_episode(scenario: str, path: str, adapter_org: LocalOrg) -> None:
+    instance = _instance(adapter_org)
+    reference = _reference(adapter_org, instance, scenario)
+    played = PATHS[path](adapter_org, instance, scenario, _scripts(instance.answer or "None")[scenario])
+    if played is None:
+        pytest.skip(f"{path} does not play {scenario} (see its module docs)")
+    ids = path != "trl"  # TRL's tool messages carry the function's name, not the call's id
+    expected_prompts = [
+        [m if ids else (*m[:2], tuple((None, *c[1:]) for c in m[2]), None) for m in p] for p in reference["prompts"]
+    ]
+    assert played["prompts"] == expected_prompts
+    assert played["tools"] == reference["tools"]
+    assert played["observations"] == reference["observations"]
+    assert played["reward"] == reference["reward"]
     eval_record = {k: v for k, v in reference["record"].items() if k not in _RUN_FIELDS}
-    for step in eval_record["trajectory"][1:]:
-        step.pop("policy", None)
-    compared = 0
-    for name, path in PATHS.items():
-        played = path(adapter_org, instance, scenario, script)
-        if played is None:
-            continue
-        compared += 1
-        ids = name != "trl"  # TRL's tool messages carry the function's name, not the call's id
-        expected_prompts = [
-            [m if ids else (*m[:2], tuple((None, *c[1:]) for c in m[2]), None) for m in p] for p in reference["prompts"]
-        ]
-        assert played["prompts"] == expected_prompts, name
-        assert played["tools"] == reference["tools"], name
-        assert played["observations"] == reference["observations"], name
-        assert played["reward"] == reference["reward"], name
-        record = {k: v for k, v in played["record"].items() if k not in (*_RUN_FIELDS, "shaping")}
-        if name == "trl" and scenario == "fc_unanswered":
-            # TRL ends its rollout at the text reply without telling the environment, which never sees it
-            assert (record.pop("end_reason"), record.get("final_reply")) == ("stopped", None)
-            record["end_reason"], record["final_reply"] = "no_tool_call", eval_record["final_reply"]
-        for step in record["trajectory"][1:]:
-            step.pop("policy", None)
-        assert record == eval_record, name
-    assert compared == (3 if scenario.startswith("fc") else 2)
+    eval_record["trajectory"] = [{k: v for k, v in step.items() if k != "policy"} for step in eval_record["trajectory"]]
+    record = {k: v for k, v in played["record"].items() if k not in (*_RUN_FIELDS, "shaping")}
+    record["trajectory"] = [{k: v for k, v in step.items() if k != "policy"} for step in record["trajectory"]]
+    if path == "trl" and scenario == "fc_unanswered":
+        # TRL ends its rollout at the text reply without telling the environment, which never sees it
+        assert (record.pop("end_reason"), record.get("final_reply")) == ("stopped", None)
+        record["end_reason"], record["final_reply"] = "no_tool_call", eval_record["final_reply"]
+    assert record == eval_record
 
 
 def test_the_scripts_exercise_what_the_semantics_decide(adapter_org: LocalOrg) -> None:
