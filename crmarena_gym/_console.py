@@ -100,7 +100,7 @@ def progress_bar(
         >>> out = io.StringIO()
         >>> bar = progress_bar(4, "eval", stream=out, unit="ep")
         >>> bar.update(4); bar.close()
-        >>> last = out.getvalue().split("\\r")[-1]
+        >>> last = out.getvalue().splitlines()[-1]  # piped: one line per update
         >>> last.startswith("eval: 100%"), "4/4" in last
         (True, True)
     """
@@ -108,14 +108,44 @@ def progress_bar(
 
     stream = stream if stream is not None else sys.stderr
     watched = interactive(stream)
+    columns = _columns(stream) if watched else 0
     return tqdm(
         total=total,
         desc=label,
-        file=stream,
+        # A log or a pipe gets one line per update, not one line of carriage-return-separated updates.
+        file=stream if watched else _Lines(stream),
         disable=not enabled,
         initial=initial,
         unit=unit,
-        dynamic_ncols=watched,
+        # A terminal that reports no width (0 columns: some CI consoles) would get no bar at all.
+        dynamic_ncols=watched and columns > 0,
+        ncols=None if columns > 0 else 100,
         mininterval=0.1 if watched else 5.0,
         leave=True,
     )
+
+
+def _columns(stream: TextIO) -> int:
+    """The width of the terminal behind ``stream`` (0 when it reports none)."""
+    import os
+
+    try:
+        return os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, OSError, ValueError):
+        return 0
+
+
+class _Lines:
+    """A stream for ``tqdm`` that turns its in-place redraws into whole lines."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        line = text.replace("\r", "").rstrip()
+        if line:
+            self._stream.write(line + "\n")
+        return len(text)
+
+    def flush(self) -> None:
+        self._stream.flush()

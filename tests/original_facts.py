@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import json
 
-from tests.conftest import SHARED_DIR
+from tests.conftest import require_shared
 
 #: Record-id key prefixes listed in ORIGINAL.md section 4.
 ORIGINAL_PREFIXES = {
@@ -23,7 +24,8 @@ ORIGINAL_PREFIXES = {
 }
 
 
+@functools.cache
 def original_row_counts() -> dict[str, int]:
     """The original org's row count per table, from the data beside the checkout."""
-    sample = json.loads((SHARED_DIR / "org_rows_sample.json").read_text())
+    sample = json.loads((require_shared() / "org_rows_sample.json").read_text())
     return dict(sample["sqlite_schema_row_counts"])

@@ -30,8 +30,10 @@ def test_progress_bar_draws_piped_and_on_a_terminal_but_not_when_disabled() -> N
     bar = progress_bar(3, "gen", stream=piped, unit="ep")
     bar.update(3)
     bar.close()
-    assert piped.getvalue().endswith("\n") and "3/3" in piped.getvalue().split("\r")[-1]
-    assert piped.getvalue().split("\r")[-1].startswith("gen: 100%")
+    # One whole line per update (a log read later, or a pipe into grep), never carriage returns.
+    lines = piped.getvalue().splitlines()
+    assert "\r" not in piped.getvalue() and piped.getvalue().endswith("\n")
+    assert lines[0].startswith("gen:   0%") and lines[-1].startswith("gen: 100%") and "3/3" in lines[-1]
     quiet = io.StringIO()
     bar = progress_bar(3, "gen", stream=quiet, enabled=False)
     bar.update(3)
@@ -50,7 +52,18 @@ def test_a_piped_bar_is_redrawn_at_most_every_few_seconds() -> None:
     for bar in bars:
         bar.close()
     # About 0.5 s of updates: the terminal's bar (every 0.1 s) is redrawn more often than the piped one.
-    assert piped.getvalue().count("\r") <= 3 < watched.getvalue().count("\r")
+    assert len(piped.getvalue().splitlines()) <= 3 < watched.getvalue().count("\r")
+
+
+def test_a_terminal_that_reports_no_width_still_gets_a_bar(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    monkeypatch.setattr(os, "get_terminal_size", lambda *_: os.terminal_size((0, 0)))
+    watched = _Terminal()
+    bar = progress_bar(2, "eval", stream=watched)
+    bar.update(2)
+    bar.close()
+    assert "2/2" in watched.getvalue().split("\r")[-1]
 
 
 def _hold(lock: str, log: str, tag: str) -> None:

@@ -8,6 +8,8 @@ import shlex
 import sys
 from typing import Any
 
+from crmarena_gym.cli._voice import at_least_one
+
 _EXAMPLES = """examples:
   crmarena-gym eval --env CRMArena-v0 --policy oracle --out runs/oracle
   crmarena-gym eval --env CRMArena-HTU-v0 --policy litellm:gpt-4o --framework react --trials 3 \\
@@ -35,8 +37,7 @@ def register(subparsers: Any) -> None:
         "--env",
         default=None,
         metavar="ID",
-        help="a registered env id (CRMArena-HTU-v0 ..., CRMArena-v0 for all nine tasks); required unless --tasks "
-        "is given, which then runs under CRMArena-v0",
+        help="a registered env id (CRMArena-HTU-v0 ...; default CRMArena-v0, all nine tasks)",
     )
     source.add_argument("--tasks", default=None, metavar="FILE", help="a task file (default: the generated test set)")
     source.add_argument("--org", default=None, metavar="PATH", help="an org database (default: the embedded org)")
@@ -58,10 +59,14 @@ def register(subparsers: Any) -> None:
         "--idx", action="append", type=int, default=None, metavar="I", help="only the instance I; repeatable"
     )
     source.add_argument(
-        "--per-task", type=int, default=None, metavar="N", help="only the first N instances of each task"
+        "--per-task", type=at_least_one, default=None, metavar="N", help="only the first N instances of each task"
     )
     source.add_argument(
-        "--limit", type=int, default=None, metavar="N", help="only the first N instances (after the choices above)"
+        "--limit",
+        type=at_least_one,
+        default=None,
+        metavar="N",
+        help="only the first N instances (after the choices above)",
     )
     source.add_argument(
         "--toolset", choices=("soql", "functions", "flex"), default=None, help="default: what the policy needs"
@@ -105,8 +110,8 @@ def register(subparsers: Any) -> None:
         "--api-key-env", default=None, metavar="VAR", help="litellm: read the API key from this environment variable"
     )
     run = parser.add_argument_group("the run")
-    run.add_argument("--trials", type=int, default=1, metavar="K", help="episodes per instance (pass^1..K)")
-    run.add_argument("--concurrency", type=int, default=1, metavar="N", help="episodes at once (threads)")
+    run.add_argument("--trials", type=at_least_one, default=1, metavar="K", help="episodes per instance (pass^1..K)")
+    run.add_argument("--concurrency", type=at_least_one, default=1, metavar="N", help="episodes at once (threads)")
     run.add_argument("--out", default=None, metavar="DIR", help="the run directory (results.jsonl, metadata.json)")
     run.add_argument("--resume", action="store_true", help="finish the run in --out (played episodes are kept)")
     run.add_argument(
@@ -156,9 +161,15 @@ def _policy_options(args: argparse.Namespace) -> dict[str, Any]:
 def run_eval(args: argparse.Namespace) -> int:
     """Run the evaluation; print the table; return the exit code."""
     from crmarena_gym.eval import RunStoppedError, evaluate, format_table
+    from crmarena_gym.policies import PolicyError
 
-    if args.env is None and args.tasks is None:
-        print("crmarena-gym eval: give --env ID or --tasks FILE", file=sys.stderr)
+    if args.resume and args.out is None:
+        print("crmarena-gym eval: --resume finishes the run in --out DIR; give --out", file=sys.stderr)
+        return 2
+    if args.retry_errors and not args.resume:
+        print(
+            "crmarena-gym eval: --retry-errors replays an existing run's failed episodes: add --resume", file=sys.stderr
+        )
         return 2
     if args.task_distribution is not None and args.tasks is not None:
         print(
@@ -210,7 +221,7 @@ def run_eval(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print(_interrupted_hint(args), file=sys.stderr)
         raise
-    except (ValueError, TypeError, ImportError, KeyError, RunStoppedError) as err:
+    except (ValueError, TypeError, ImportError, KeyError, RunStoppedError, PolicyError) as err:
         print(f"crmarena-gym eval: {err}", file=sys.stderr)
         return 2
     except OSError as err:  # a missing file, an unwritable --out, a directory another run holds ...

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
@@ -24,27 +23,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def run(args: argparse.Namespace) -> int:
-    """Generate the org; return the exit code (1 on bad input or an existing file)."""
+    """Generate the org; return the exit code (2 on bad input or an existing file, 1 when writing fails)."""
+    from crmarena_gym.cli._voice import FAILED, fail
     from crmarena_gym.datagen import generate_org, validate_seed_scale
 
     out = Path(args.out)
     try:
         validate_seed_scale(args.seed, args.scale)
     except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+        return fail("generate", str(exc))
     if out.is_dir():
-        print(f"error: --out {str(out)!r} is a directory; give a file path", file=sys.stderr)
-        return 1
+        return fail("generate", f"--out {str(out)!r} is a directory; give a file path")
     if out.exists() and not args.force:
-        print(f"error: {str(out)!r} already exists; pass --force to overwrite it", file=sys.stderr)
-        return 1
+        return fail("generate", f"{str(out)!r} already exists; pass --force to overwrite it")
     started = time.perf_counter()
     try:
         manifest = generate_org(out, seed=args.seed, scale=args.scale, latent=not args.no_latent)
     except OSError as exc:  # a full disk, an unwritable directory: nothing is left half-written
-        print(f"error: {exc.strerror or exc}", file=sys.stderr)
-        return 1
+        return fail("generate", str(exc.strerror or exc), FAILED)
     elapsed = time.perf_counter() - started
     print(
         f"wrote {out} (generator v{manifest.generator_version}, seed {manifest.seed}, scale {manifest.scale:g}, "

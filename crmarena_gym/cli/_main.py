@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from crmarena_gym import __version__
+from crmarena_gym.cli._voice import EXIT_CODES
 
 # Each module defines ``register(subparsers)`` which adds its subcommand and sets ``func``.
 _COMMAND_MODULES = (
@@ -23,6 +24,7 @@ _COMMAND_MODULES = (
     "crmarena_gym.cli._serve_org",
     "crmarena_gym.cli._view",
     "crmarena_gym.cli._experiment",
+    "crmarena_gym.cli._fetch",
 )
 
 
@@ -33,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="crmarena-gym",
         description="CRMArena as Gymnasium environments over an embedded Salesforce-like org.",
+        epilog=EXIT_CODES,
     )
     parser.add_argument("--version", action="version", version=f"crmarena-gym {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")

@@ -68,7 +68,8 @@ def format_table(records: list[dict[str, Any]], *, with_type: bool = False) -> s
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
-    """Run the command; 0 on success, 1 when the org refuses the text or cannot be opened."""
+    """Run the command; 0 on success, 1 when the org refuses the text, 2 when it cannot be opened."""
+    from crmarena_gym.cli._voice import FAILED, fail
     from crmarena_gym.org import LocalOrg, OrgError
 
     out = out or sys.stdout
@@ -81,14 +82,12 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     try:
         org = LocalOrg(path, today=args.today)
     except (FileNotFoundError, ValueError, TypeError) as exc:
-        print(f"error: {exc}", file=err)
-        return 1
+        return fail("query", str(exc), file=err)
     text = args.text.strip()
     try:
         result = org.search(text) if text.startswith("FIND") else org.query(text)
     except OrgError as exc:
-        print(f"{exc.code}: {exc.message}", file=err)
-        return 1
+        return fail("query", f"{exc.code}: {exc.message}", FAILED, file=err)
     finally:
         org.close()
     if args.json:

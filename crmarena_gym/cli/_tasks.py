@@ -15,6 +15,7 @@ import sys
 from typing import TYPE_CHECKING, TextIO
 
 from crmarena_gym._console import text_table
+from crmarena_gym.cli._voice import fail
 
 if TYPE_CHECKING:  # the task package (numpy, the org) loads only when a task command runs
     from crmarena_gym.tasks import TaskInstance
@@ -154,7 +155,7 @@ def format_instance(inst: TaskInstance) -> str:
 
 
 def run_list(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
-    """``tasks list``: 0 on success, 1 when the source cannot be read, 2 for an unknown task."""
+    """``tasks list``: 0 on success, 2 when the source cannot be read or the task is unknown."""
     from crmarena_gym.tasks import get_task_spec
 
     out, err = out or sys.stdout, err or sys.stderr
@@ -163,13 +164,11 @@ def run_list(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | 
         try:
             spec = get_task_spec(args.task)
         except KeyError as exc:
-            print(f"error: {exc.args[0]}", file=err)
-            return 2
+            return fail("tasks", exc.args[0], file=err)
     try:
         instances, label = _load(args)
     except _SourceError as exc:
-        print(f"error: {exc}", file=err)
-        return 1
+        return fail("tasks", str(exc), file=err)
     if spec is not None:
         instances = [i for i in instances if i.task == spec.name]
     print(format_listing(instances), file=out)
@@ -179,18 +178,16 @@ def run_list(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | 
 
 
 def run_show(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
-    """``tasks show IDX``: 0 on success, 1 when the source cannot be read or has no such idx."""
+    """``tasks show IDX``: 0 on success, 2 when the source cannot be read or has no such idx."""
     out, err = out or sys.stdout, err or sys.stderr
     try:
         instances, label = _load(args)
     except _SourceError as exc:
-        print(f"error: {exc}", file=err)
-        return 1
+        return fail("tasks", str(exc), file=err)
     found = [i for i in instances if i.idx == args.idx]
     if not found:
         span = f"idx runs from {min(i.idx for i in instances)} to {max(i.idx for i in instances)}" if instances else ""
-        print(f"error: no instance has idx {args.idx} in {label}; {span}".rstrip("; "), file=err)
-        return 1
+        return fail("tasks", f"no instance has idx {args.idx} in {label}; {span}".rstrip("; "), file=err)
     inst = found[0]
     if args.json:
         print(json.dumps(inst.model_dump(), indent=2, ensure_ascii=False), file=out)
@@ -200,7 +197,7 @@ def run_show(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | 
 
 
 def run_summary(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
-    """``tasks summary``: 0 on success, 1 when the source or the org cannot be read."""
+    """``tasks summary``: 0 on success, 2 when the source or the org cannot be read."""
     import dataclasses
 
     from crmarena_gym.tasks import summarize_tasks
@@ -215,8 +212,7 @@ def run_summary(args: argparse.Namespace, out: TextIO | None = None, err: TextIO
             org = default_org_path()
         summaries = summarize_tasks(instances, org)
     except (_SourceError, FileNotFoundError) as exc:
-        print(f"error: {exc}", file=err)
-        return 1
+        return fail("tasks", str(exc), file=err)
     if args.json:
         rows = [
             {**dataclasses.asdict(s), "none_rate": s.none_rate, "top_answer_share": s.top_answer_share}

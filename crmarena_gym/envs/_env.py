@@ -59,7 +59,7 @@ _CALL_EXAMPLES = (
     ("get_period", 'execute get_period({"period_name": "Q1", "year": 2022})'),
     (
         "get_start_date",
-        '{"name": "get_start_date", "arguments": {"end_date": "2023-01-01T00:00:00Z", "period": "months", '
+        '{"name": "get_start_date", "arguments": {"end_date": "2023-01-01T00:00:00Z", "period": "month", '
         '"interval_count": 3}}',
     ),
     ("find_id_with_max_value", 'execute find_id_with_max_value({"values_by_id": {"a": 2, "b": 1}})'),

@@ -41,6 +41,7 @@ from crmarena_gym._files import atomic_write_text
 from crmarena_gym._json import json_text
 from crmarena_gym.eval._results import RESULTS_FILE
 from crmarena_gym.eval._runner import RunStoppedError, evaluate
+from crmarena_gym.policies import parse_policy_spec
 from crmarena_gym.tools import ABLATION_GROUPS
 
 __all__ = [
@@ -85,6 +86,13 @@ class PolicyEntry(BaseModel):
     spec: str
     options: dict[str, Any] = Field(default_factory=dict)
     requires_env: str | None = None
+
+    @field_validator("spec")
+    @classmethod
+    def _known_spec(cls, value: str) -> str:
+        # A misspelt spec is refused with the file, not recorded cell by cell as "not playable".
+        parse_policy_spec(value)
+        return value
 
 
 class Sweep(BaseModel):

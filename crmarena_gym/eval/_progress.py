@@ -24,7 +24,7 @@ class ProgressBar:
         >>> out = io.StringIO()
         >>> bar = ProgressBar(4, stream=out)
         >>> bar.update(1.0); bar.update(0.0); bar.close()
-        >>> last = out.getvalue().split("\\r")[-1]
+        >>> last = out.getvalue().splitlines()[-1]  # piped: one line per update
         >>> last.startswith("eval:"), "2/4" in last, "reward=0.500" in last
         (True, True, True)
     """

@@ -102,6 +102,38 @@ def _stop_message(record: dict[str, Any], directory: Path | None) -> str:
     )
 
 
+class _Unreachable:
+    """When to stop a run whose model cannot be reached: every episode would end the same way.
+
+    Two episodes in a row that could not reach the model stop a run that has reached it in no episode
+    yet (each has already spent its retry budget); once the model has answered, five in a row do (the
+    network went away).
+    """
+
+    def __init__(self) -> None:
+        self.streak = 0
+        self.reached = False
+
+    def stop(self, record: dict[str, Any]) -> bool:
+        if not record.get("unreachable"):
+            self.streak = 0
+            self.reached = True
+            return False
+        self.streak += 1
+        return self.streak >= (5 if self.reached else 2)
+
+    def message(self, record: dict[str, Any], directory: Path | None) -> str:
+        again = (
+            f"crmarena-gym eval ... --out {str(directory)!r} --resume --retry-errors (resume=True, retry_errors=True)"
+            if directory is not None
+            else "run again"
+        )
+        return (
+            f"the run stopped: the last {self.streak} episodes could not reach the model ({record['error']}). "
+            f"Check the network and the server (--api-base), then {again}."
+        )
+
+
 def episode_seed(seed: int, idx: int, trial: int) -> int:
     """The seed of one episode: a hash of the run's seed, the instance and the trial.
 
@@ -172,6 +204,8 @@ def run_episode(
         recorder.end(err.end_reason, final_reply=err.final_reply)
     except PolicyError as err:
         recorder.end(err.end_reason, error=str(err) if err.is_error else None, fatal=bool(err.fatal))
+        if err.unreachable:
+            record["unreachable"] = True
     except Exception as err:  # an episode must never take the run down; keep what went wrong
         recorder.end("env_error", error=f"{type(err).__name__}: {err}")
     return recorder.finish(policy.usage().to_dict())
@@ -630,15 +664,18 @@ def evaluate(
     org_obj = _open_org(org)
     probe_policy = factory()  # fail here, once, on a bad spec or bad options, rather than in every worker
     try:
+        probe_policy.check_ready()  # a missing key refuses the run before any episode is recorded
         probe = gym.make(env_id, org=org_obj, tasks=tasks, **_env_kwargs_for(probe_policy, env_kwargs))
         probe = apply_wrappers(probe, wrappers)
         probe_policy.attach(probe)  # a policy that cannot play this env (the oracle on soql) fails here, once
         instances: list[TaskInstance] = list(probe.unwrapped.instances)  # type: ignore[attr-defined]
         env_stack = _env_stack(probe)
         probe.close()
-        instances = select_instances(instances, tasks=select_tasks, idx=idx, per_task=per_task, limit=limit)
         if not allow_foreign_tasks:
+            # The whole set, not the selection: the original's KQA instances name no record, so a run of
+            # them alone on a generated org would pass a check of its own instances.
             _check_task_set_belongs(instances, org_obj, tasks)
+        instances = select_instances(instances, tasks=select_tasks, idx=idx, per_task=per_task, limit=limit)
         _check_playable(probe_policy, policy, instances)
         policy_settings = _jsonable(_redact(probe_policy.settings()))
     finally:
@@ -752,6 +789,7 @@ def evaluate(
                 stream = _run_threads(
                     pending, env_id, org_obj, instances, factory, env_kwargs, seed, concurrency, wrappers
                 )
+            unreachable = _Unreachable()
             try:
                 for result in stream:
                     _keep_system_prompt(result, metadata, directory)
@@ -761,6 +799,8 @@ def evaluate(
                     bar.update(float(result["reward"]))
                     if result.get("fatal"):
                         raise RunStoppedError(_stop_message(result, directory), result)
+                    if unreachable.stop(result):
+                        raise RunStoppedError(unreachable.message(result, directory), result)
             finally:
                 stream.close()  # stops the workers now (threads or Ray tasks), not when collected
 

@@ -8,6 +8,7 @@ from crmarena_gym.org._local import LocalOrg
 from crmarena_gym.org._salesforce import SalesforceOrg
 from crmarena_gym.org._session import OrgSession
 from crmarena_gym.org._sosl import RESERVED_CHARACTERS as SOSL_RESERVED_CHARACTERS
+from crmarena_gym.org._sosl import escape_refused as sosl_escape_refused
 
 __all__ = [
     "ERROR_CODES",
@@ -20,4 +21,5 @@ __all__ = [
     "SalesforceOrg",
     "check_max_records",
     "default_org_path",
+    "sosl_escape_refused",
 ]

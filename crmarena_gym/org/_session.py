@@ -38,6 +38,7 @@ from crmarena_gym.org._sosl import (
     _EVERY_FIELD_ALWAYS,
     MAX_RESULTS,
     SearchIndex,
+    SearchTerms,
     _columns,
     _Expression,
     _index_for,
@@ -275,7 +276,7 @@ class _SessionIndex(SearchIndex):
         self._state = state
 
     def search(
-        self, obj: SObject, terms: Any, scope: str, limit: int = MAX_RESULTS, deadline: float = math.inf
+        self, obj: SObject, terms: SearchTerms, scope: str, limit: int = MAX_RESULTS, deadline: float = math.inf
     ) -> list[str]:
         state = self._state
         if obj.name not in state.written:
@@ -308,7 +309,7 @@ class _SessionIndex(SearchIndex):
                 state.fts_dirty.discard(obj.name)
             wanted = {f.name for f in _columns(obj, "ALL" if obj.name in _EVERY_FIELD_ALWAYS else scope)}
             mine: list[str] = []
-            expression = _Expression(state.vocabulary[obj.name], obj, deadline).of(terms) if wanted else None
+            expression = _Expression(state.vocabulary[obj.name], obj, deadline).of(terms.tree(obj)) if wanted else None
             if expression is not None and limit > 0:
                 cols = " ".join(f"c{i}" for i, f in enumerate(fields) if f.name in wanted)
                 state.deadline = deadline

@@ -22,8 +22,12 @@ Semantics, following Salesforce's SOSL reference:
   A word matches a whole word (no stemming); a phrase matches consecutive words of one field; words
   side by side without an operator must all match (implicit ``AND``), possibly in different fields,
   except in knowledge articles, where OR is the default operator.
-- ``AND`` and ``AND NOT`` bind tighter than ``OR``; operators are case-insensitive; quote them
-  (``"and"``) to search for the words themselves. ``NOT`` on its own is an ordinary word.
+- Operators are evaluated in the reference's order: parentheses, then ``AND`` and ``AND NOT``, then
+  ``OR``; the operator left unwritten between words takes the place of the one it stands for (so in
+  articles ``a b AND c`` is ``a OR (b AND c)``, elsewhere ``a b OR c`` is ``(a AND b) OR c``).
+  ``AND NOT`` excludes the word, phrase or group after it. Operators are case-insensitive (``and``
+  is ``AND``); quote them (``"and"``) to search for the words themselves. ``NOT`` on its own is an
+  ordinary word.
 - The reserved characters ``? & | ! { } [ ] ( ) ^ ~ * : \\ " ' + -`` are searched for only when
   escaped with a backslash; unescaped, ``*`` and ``?`` are wildcards, ``"`` quotes a phrase,
   parentheses group (outside phrases), and any other one is refused with ``MALFORMED_SEARCH``.
@@ -74,7 +78,7 @@ from crmarena_gym.org._local import _TIMEOUT_MESSAGE
 from crmarena_gym.org.soql import MAX_OFFSET, positioned_message
 from crmarena_gym.schema import OBJECTS, Field, FieldType, SObject, get_object, quote_identifier
 
-__all__ = ["MAX_EXPANSIONS", "MAX_RESULTS", "SearchIndex", "parse_search", "run_search"]
+__all__ = ["MAX_EXPANSIONS", "MAX_RESULTS", "SearchIndex", "escape_refused", "parse_search", "run_search"]
 
 #: Most records one search returns, and most candidates kept per object (Salesforce's limit).
 MAX_RESULTS = 2000
@@ -154,13 +158,8 @@ class Phrase:
 
 @dataclass(frozen=True)
 class And:
-    """Both sides; ``implicit`` when written without an operator (``rain jacket``), which means OR
-    for knowledge articles (Salesforce: "When searching articles, documents, and solutions, AND must
-    be specified because OR is the default operator")."""
-
     left: Node
     right: Node
-    implicit: bool = False
 
 
 @dataclass(frozen=True)
@@ -171,11 +170,30 @@ class Or:
 
 @dataclass(frozen=True)
 class AndNot:
+    """``left`` without ``right``: ``AND NOT`` excludes the one word, phrase or group that follows it."""
+
     left: Node
     right: Node
 
 
 Node = Phrase | And | Or | AndNot
+
+
+@dataclass(frozen=True)
+class SearchTerms:
+    """A search term read both ways it can be read: words side by side (``rain jacket``) joined by AND,
+    SOSL's default operator, or by OR, the default operator of knowledge articles ("When searching
+    articles, documents, and solutions, AND must be specified because OR is the default operator",
+    SOSL reference, FIND {SearchQuery}). The operator left unwritten takes the place in the order of
+    evaluation of the operator it stands for, so the two trees may group differently.
+    """
+
+    joined_by_and: Node
+    joined_by_or: Node
+
+    def tree(self, obj: SObject) -> Node:
+        """The tree that applies to ``obj``'s records."""
+        return self.joined_by_or if obj.name in _OR_BY_DEFAULT else self.joined_by_and
 
 
 @dataclass(frozen=True)
@@ -213,6 +231,38 @@ def _read_chars(text: str, i: int, *, phrase: bool) -> tuple[list[tuple[str, boo
     return chars, i
 
 
+def escape_refused(term: str) -> str:
+    r"""``term`` with each reserved character that would be refused escaped, and nothing else changed.
+
+    Salesforce refuses a search whose term holds an unescaped reserved character; the ones that are
+    search syntax are kept as written: ``*`` and ``?`` (wildcards), ``"`` (phrases), parentheses outside
+    a phrase (groups) and backslash escapes, as are the operators AND, OR and AND NOT. A search that
+    would be refused only for a stray character is searched instead, and any other is sent unchanged.
+
+    Example:
+        >>> print(escape_refused("men's trail-runner (v2) shoe* and \\-socks"))
+        men\'s trail\-runner (v2) shoe* and \-socks
+        >>> print(escape_refused('"rain (pro)" OR jacket'))
+        "rain \(pro\)" OR jacket
+    """
+    out: list[str] = []
+    phrase = False
+    i, n = 0, len(term)
+    while i < n:
+        c = term[i]
+        if c == "\\":
+            out.append(term[i : i + 2] if i + 1 < n else "\\\\")  # an escape as written; a last one escaped
+            i += 2
+            continue
+        if c == '"':
+            phrase = not phrase
+        elif c in (RESERVED_IN_PHRASES if phrase else RESERVED_IN_WORDS):
+            out.append("\\")
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
 def _around(text: str, i: int) -> str:
     """The word of the search term around position ``i`` (for messages)."""
     start, end = i, i + 1
@@ -239,7 +289,7 @@ def _lex_terms(text: str) -> list[_TermToken]:
             if i >= n:
                 raise _malformed(f"unterminated quoted phrase in the search term: {text[start:]!r}")
             i += 1
-            tokens.append(_TermToken("TERM", tuple(chars), text[start:i]))
+            _append_term(tokens, _TermToken("TERM", tuple(chars), text[start:i]))
         else:
             start = i
             chars, i = _read_chars(text, i, phrase=False)
@@ -252,8 +302,17 @@ def _lex_terms(text: str) -> list[_TermToken]:
             elif upper == "NOT" and tokens and tokens[-1].kind == "AND":
                 tokens[-1] = _TermToken("ANDNOT", source=tokens[-1].source + " " + source)
             else:
-                tokens.append(_TermToken("TERM", tuple(chars), source))
+                _append_term(tokens, _TermToken("TERM", tuple(chars), source))
     return tokens
+
+
+def _append_term(tokens: list[_TermToken], term: _TermToken) -> None:
+    """Append a word or phrase; one without a letter, digit or wildcard (``,``, ``\\-``) that follows a
+    word, phrase or group is left out: it searches for nothing, and the default operator joining it
+    would split ``a , AND NOT b`` into ``a OR (AND NOT b)`` where OR is the default operator."""
+    if tokens and tokens[-1].kind in ("TERM", ")") and not any(wild or ch.isalnum() for ch, wild in term.chars):
+        return
+    tokens.append(term)
 
 
 def _phrase(token: _TermToken) -> Phrase:
@@ -274,19 +333,39 @@ def _phrase(token: _TermToken) -> Phrase:
     return Phrase(tuple(patterns), token.source)
 
 
-class _TermParser:
-    """``expr := and (OR and)*``, ``and := primary ((AND | AND NOT)? primary)*``."""
+_OPERAND_KINDS = frozenset({"TERM", "("})
 
-    def __init__(self, tokens: list[_TermToken]) -> None:
+
+class _TermParser:
+    """The order of evaluation of the SOSL reference (FIND {SearchQuery}, operators): "1. Parentheses
+    2. AND and AND NOT (evaluated from right to left) 3. OR".
+
+    ``AND NOT`` excludes the word, phrase or group right after it, so a run of ``AND`` and ``AND NOT``
+    is one conjunction of kept and excluded operands, the same whichever end it is evaluated from.
+    Words side by side are joined by the default operator, in that operator's place: AND
+    (``a b OR c`` is ``(a AND b) OR c``), or OR (``a b AND c`` is ``a OR (b AND c)``).
+
+    ``expr := and (OR and)*``, ``and := primary ((AND | AND NOT) primary)*``; the default operator is
+    one more ``OR`` or ``AND`` wherever two operands meet.
+    """
+
+    def __init__(self, tokens: list[_TermToken], default: str) -> None:
         self.tokens = tokens
         self.pos = 0
         self.depth = 0
+        self.default = default
+        self.kept = False  # whether an operand with words came since the last explicit OR or "("
         terms = sum(1 for t in tokens if t.kind == "TERM")
         if terms > MAX_TERMS:
             raise _malformed(f"too many words or phrases in the search term: {terms} (at most {MAX_TERMS})")
 
     def peek(self) -> _TermToken | None:
         return self.tokens[self.pos] if self.pos < len(self.tokens) else None
+
+    def joins(self, tok: _TermToken | None, operators: tuple[str, ...], default: str) -> bool:
+        """Whether ``tok`` continues a run of ``operators``: one of them, or an operand met where the
+        default operator (``default``) joins it."""
+        return tok is not None and (tok.kind in operators or (self.default == default and tok.kind in _OPERAND_KINDS))
 
     def parse(self) -> Node | None:
         if not self.tokens:
@@ -299,23 +378,25 @@ class _TermParser:
 
     def expr(self) -> Node | None:
         node = self.conjunction()
-        while (tok := self.peek()) is not None and tok.kind == "OR":
-            self.pos += 1
+        while self.joins(tok := self.peek(), ("OR",), "OR"):
+            if tok.kind == "OR":
+                self.pos += 1
+                self.kept = False
             node = _combine(Or, node, self.conjunction())
         return node
 
     def conjunction(self) -> Node | None:
         node = self.primary()
-        while (tok := self.peek()) is not None and tok.kind in ("AND", "ANDNOT", "TERM", "("):
+        while self.joins(tok := self.peek(), ("AND", "ANDNOT"), "AND"):
             if tok.kind in ("AND", "ANDNOT"):
                 self.pos += 1
+            if tok.kind == "ANDNOT" and not self.kept:  # the same test in both readings: they refuse alike
+                raise _malformed(f"nothing to exclude from before {tok.source!r} in the search term")
             right = self.primary()
             if tok.kind == "ANDNOT":
-                if node is None:
-                    raise _malformed(f"nothing to exclude from before {tok.source!r} in the search term")
-                node = node if right is None else AndNot(node, right)
+                node = node if node is None or right is None else AndNot(node, right)
             else:
-                node = _combine(And, node, right, implicit=tok.kind != "AND")
+                node = _combine(And, node, right)
         return node
 
     def primary(self) -> Node | None:
@@ -326,27 +407,30 @@ class _TermParser:
         self.pos += 1
         if tok.kind == "TERM":
             phrase = _phrase(tok)
+            self.kept = self.kept or bool(phrase.patterns)
             return phrase if phrase.patterns else None
         if tok.kind == "(":
             self.depth += 1
             if self.depth > MAX_NESTING:
                 raise _malformed(f"parentheses nested too deeply in the search term (at most {MAX_NESTING})")
+            outside, self.kept = self.kept, False
             node = self.expr()
             self.depth -= 1
             close = self.peek()
             if close is None or close.kind != ")":
                 raise _malformed("missing ')' in the search term")
             self.pos += 1
+            self.kept = outside or node is not None
             return node
         raise _malformed(f"unexpected {tok.source!r} in the search term")
 
 
-def _combine(kind: type[And] | type[Or], left: Node | None, right: Node | None, implicit: bool = False) -> Node | None:
+def _combine(kind: type[And] | type[Or], left: Node | None, right: Node | None) -> Node | None:
     if left is None:
         return right
     if right is None:
         return left
-    return And(left, right, implicit) if kind is And else Or(left, right)
+    return kind(left, right)
 
 
 def _literal_count(node: Node) -> int:
@@ -355,8 +439,13 @@ def _literal_count(node: Node) -> int:
     return _literal_count(node.left) + _literal_count(node.right)
 
 
-def parse_terms(text: str) -> Node:
+def parse_terms(text: str, default: str = "AND") -> Node:
     """Parse the text between ``FIND {`` and ``}`` into a tree of phrases and operators.
+
+    Args:
+        text: The search term.
+        default: The operator between words written side by side: ``"AND"`` (SOSL's default) or
+            ``"OR"`` (the default for knowledge articles).
 
     Raises:
         OrgError: ``MALFORMED_SEARCH`` for a syntax error or a term too short to search.
@@ -365,11 +454,27 @@ def parse_terms(text: str) -> Node:
         >>> tree = parse_terms('shoe* AND NOT "rain jacket"')
         >>> type(tree).__name__, tree.left.patterns, tree.right.patterns
         ('AndNot', ('shoe*',), ('rain', 'jacket'))
+        >>> type(parse_terms("trail shoe OR boot")).__name__, type(parse_terms("trail shoe AND boot", "OR")).__name__
+        ('Or', 'Or')
     """
-    node = _TermParser(_lex_terms(text)).parse()
+    return _parse_tokens(_lex_terms(text), default)
+
+
+def _parse_tokens(tokens: list[_TermToken], default: str) -> Node:
+    node = _TermParser(tokens, default).parse()
     if node is None or _literal_count(node) < 2:
         raise _too_short()
     return node
+
+
+def parse_search_terms(text: str) -> SearchTerms:
+    """The search term parsed for both default operators (:class:`SearchTerms`).
+
+    Raises:
+        OrgError: ``MALFORMED_SEARCH`` for a syntax error or a term too short to search.
+    """
+    tokens = _lex_terms(text)
+    return SearchTerms(_parse_tokens(tokens, "AND"), _parse_tokens(tokens, "OR"))
 
 
 # -- the statement ----------------------------------------------------------------------------------
@@ -400,7 +505,7 @@ class Returning:
 class SearchSpec:
     """A parsed SOSL statement."""
 
-    terms: Node
+    terms: SearchTerms
     scope: str  # "ALL", "NAME", "EMAIL" or "PHONE"
     returning: tuple[Returning, ...]
     limit: int | None
@@ -481,7 +586,7 @@ class _StatementParser:
             clause = tok.text.upper() + (" " + nxt.text if nxt is not None else "")
             raise self.error(f"{clause!r} is not supported by the embedded org's search", tok)
 
-    def parse(self, terms: Node) -> SearchSpec:
+    def parse(self, terms: SearchTerms) -> SearchSpec:
         scope = "ALL"
         tok = self.peek()
         if tok is not None and tok.is_word("in"):
@@ -668,7 +773,7 @@ def parse_search(sosl: str) -> SearchSpec:
     if not isinstance(sosl, str):
         raise _malformed(f"the search must be a string, got {type(sosl).__name__}: {sosl!r}")
     term_text, end = _find_braces(sosl)
-    terms = parse_terms(term_text)
+    terms = parse_search_terms(term_text)
     return _StatementParser(sosl, _tokenize(sosl, end)).parse(terms)
 
 
@@ -830,13 +935,13 @@ class SearchIndex:
         return _ObjectIndex(target, fields, vocabulary, [])
 
     def search(
-        self, obj: SObject, terms: Node, scope: str, limit: int = MAX_RESULTS, deadline: float = math.inf
+        self, obj: SObject, terms: SearchTerms, scope: str, limit: int = MAX_RESULTS, deadline: float = math.inf
     ) -> list[str]:
         """Ids of ``obj`` records matching ``terms`` in ``scope``, best first (at most ``limit``).
 
         Args:
             obj: The object to search.
-            terms: The parsed search term.
+            terms: The parsed search term (:func:`parse_search_terms`).
             scope: ``"ALL"``, ``"NAME"``, ``"EMAIL"`` or ``"PHONE"``.
             limit: The most ids returned.
             deadline: A ``time.monotonic()`` value past which the search stops with QUERY_TIMEOUT.
@@ -851,7 +956,7 @@ class SearchIndex:
         index = self._object(obj)  # a first build is not counted against the deadline
         if time.monotonic() > deadline:  # checked before the work, and by SQLite while it runs
             raise _timed_out()
-        expression = _Expression(index.vocabulary, obj, deadline).of(terms)
+        expression = _Expression(index.vocabulary, obj, deadline).of(terms.tree(obj))
         if expression is None:  # a wildcard term that no word of the object matches
             return []
         cols = " ".join(f"c{i}" for i, f in enumerate(index.fields) if f.name in wanted)
@@ -947,12 +1052,10 @@ class _Expression:
         self.obj = obj
         self.deadline = deadline
         self.expanded = 0
-        self.or_by_default = obj.name in _OR_BY_DEFAULT
 
-    def operator(self, node: Node) -> str:
-        if isinstance(node, Or) or (isinstance(node, And) and node.implicit and self.or_by_default):
-            return "OR"
-        return "AND" if isinstance(node, And) else "NOT" if isinstance(node, AndNot) else ""
+    @staticmethod
+    def operator(node: Node) -> str:
+        return {Or: "OR", And: "AND", AndNot: "NOT"}.get(type(node), "")
 
     def operands(self, node: Node) -> list[Node]:
         """The operands of a chain of one operator (``a OR b OR c``), flattened left to right."""

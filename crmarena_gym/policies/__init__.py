@@ -15,6 +15,7 @@ from crmarena_gym.policies._litellm import (
     LiteLLMPolicy,
     LLMConfigurationError,
     LLMError,
+    LLMUnreachableError,
     import_litellm,
     system_prompt,
 )
@@ -29,6 +30,7 @@ __all__ = [
     "EpisodeUsage",
     "LLMConfigurationError",
     "LLMError",
+    "LLMUnreachableError",
     "LiteLLMPolicy",
     "OraclePolicy",
     "Policy",

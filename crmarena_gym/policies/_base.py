@@ -26,10 +26,13 @@ class PolicyError(RuntimeError):
         end_reason: How the runner records the episode's end (``"llm_error"``, ``"policy_error"``).
         fatal: The error will recur in every episode (a missing or rejected API key, an unknown model),
             so the runner records the episode and then stops the run instead of playing the others.
+        unreachable: The model could not be reached at all (no connection, timeouts past the retry
+            budget); the runner stops a run whose episodes keep failing so.
     """
 
     end_reason: str = "policy_error"
     fatal: bool = False
+    unreachable: bool = False
     #: Whether the runner records the episode as an error (with the message in ``error``).
     is_error: bool = True
 
@@ -178,6 +181,13 @@ class Policy(ABC):
     def settings(self) -> dict[str, Any]:
         """The settings in effect (the model, its sampling, the server it calls), for the run's metadata."""
         return {}
+
+    def check_ready(self) -> None:  # noqa: B027 - optional hook
+        """Raise :class:`PolicyError` when no episode can be played (a model's key is missing).
+
+        The runner calls it once before the first episode, so that such a run is refused up front rather
+        than recorded as failed episodes.
+        """
 
     def usage(self) -> EpisodeUsage:
         """The model usage of the current episode so far."""

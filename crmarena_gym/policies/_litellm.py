@@ -84,6 +84,12 @@ class LLMError(PolicyError):
     end_reason = "llm_error"
 
 
+class LLMUnreachableError(LLMError):
+    """The model could not be reached: connection errors or timeouts past the retry budget."""
+
+    unreachable = True
+
+
 class LLMConfigurationError(LLMError):
     """The request was refused for a reason that every episode will meet (credentials, permission, model).
 
@@ -304,6 +310,22 @@ class LiteLLMPolicy(Policy):
             return True
         return bool(_CREDENTIAL_WORDS.search(str(err)))
 
+    def check_ready(self) -> None:
+        """Refuse, before any episode, a provider model whose key is not set (a model behind ``api_base``
+        or ``OPENAI_API_BASE`` may need none, and is left to its first request).
+
+        Raises:
+            LLMConfigurationError: litellm says the model's key variables are unset; the message names them.
+        """
+        if self.api_key is not None or self.effective_api_base() is not None:
+            return
+        try:
+            missing = self._litellm.validate_environment(self.model).get("missing_keys")
+        except Exception:  # an unknown provider: litellm cannot say; its first request will
+            return
+        if missing:
+            raise LLMConfigurationError(f"{self.model} needs {', '.join(missing)}: {self._configuration_hint()}")
+
     def _configuration_hint(self) -> str:
         """What to set: the provider's key variables (as litellm knows them), or the key given."""
         if self.api_key is not None:
@@ -349,7 +371,8 @@ class LiteLLMPolicy(Policy):
                 if not self._retryable(err):
                     raise LLMError(f"{self.model} refused the request ({what})") from err
                 if attempt > self.max_retries:
-                    raise LLMError(f"{self.model} failed {attempt} times in a row; last error {what}") from err
+                    kind = LLMUnreachableError if _no_connection(err, self._litellm) else LLMError
+                    raise kind(f"{self.model} failed {attempt} times in a row; last error {what}") from err
                 self.sleep(self.delay(attempt))
                 continue
             try:
@@ -423,6 +446,24 @@ class LiteLLMPolicy(Policy):
         if isinstance(computed, int | float) and computed > 0:
             return float(computed), "litellm"
         return None, None  # a zero from an unknown model is not a price
+
+
+def _no_connection(err: BaseException, litellm: Any) -> bool:
+    """Whether ``err`` (or what caused it) is a failure to connect or a timeout: litellm reports a refused
+    connection as an InternalServerError whose cause is openai's APIConnectionError."""
+    seen: set[int] = set()
+    stack: list[BaseException | None] = [err]
+    while stack:
+        current = stack.pop()
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, litellm.APIConnectionError | litellm.Timeout | ConnectionError | TimeoutError):
+            return True
+        if type(current).__name__ in ("APIConnectionError", "APITimeoutError", "ConnectError", "ConnectTimeout"):
+            return True
+        stack += [current.__cause__, current.__context__]
+    return False
 
 
 def _int_or_none(value: Any) -> int | None:

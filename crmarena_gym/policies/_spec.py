@@ -31,7 +31,17 @@ def parse_policy_spec(spec: str) -> tuple[str, str | None]:
         return kind, None
     if kind in ("litellm", "python") and argument:
         return kind, argument
-    raise ValueError(f"unknown policy spec {spec!r}; expected {_FORMS}")
+    raise ValueError(f"unknown policy spec {spec!r}{_did_you_mean(kind)}; expected {_FORMS}")
+
+
+def _did_you_mean(kind: str) -> str:
+    """``; did you mean 'oracle'?`` for a near miss of a kind's name, else nothing."""
+    import difflib
+
+    close = difflib.get_close_matches(kind, ("oracle", "reactive-oracle", "random", "litellm", "python"), n=1)
+    if not close:
+        return ""
+    return f" (did you mean {close[0] + ':...' if close[0] in ('litellm', 'python') else close[0]!r}?)"
 
 
 def make_policy(spec: str, **options: Any) -> Policy:
@@ -50,7 +60,7 @@ def make_policy(spec: str, **options: Any) -> Policy:
         >>> make_policy("llm:gpt-4o")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        ValueError: unknown policy spec 'llm:gpt-4o'; expected 'oracle', 'reactive-oracle', 'random', ...
+        ValueError: unknown policy spec 'llm:gpt-4o' (did you mean 'litellm:...'?); expected 'oracle', ...
     """
     kind, argument = parse_policy_spec(spec)
     if kind == "oracle":

@@ -51,6 +51,13 @@ from crmarena_gym.tasks._oracle import (
     solve,
 )
 from crmarena_gym.tasks._org_check import missing_gold_records
+from crmarena_gym.tasks._original import (
+    ORIGINAL_DATASET,
+    OriginalDataError,
+    fetch_original,
+    schema_from_rows,
+    tasks_from_rows,
+)
 from crmarena_gym.tasks._periods import (
     MONTH_NAMES,
     SEASONS,
@@ -85,6 +92,7 @@ __all__ = [
     "MONTH_NAMES",
     "NONE_ANSWER",
     "ORACLES",
+    "ORIGINAL_DATASET",
     "ROUTING_POLICY",
     "SEASONS",
     "TASK_ABBREVS",
@@ -97,6 +105,7 @@ __all__ = [
     "FamilySummary",
     "OracleError",
     "OracleTrace",
+    "OriginalDataError",
     "Score",
     "SolverCalls",
     "TaskFileError",
@@ -110,6 +119,7 @@ __all__ = [
     "competition_shortfall",
     "default_tasks",
     "extract_answer",
+    "fetch_original",
     "first_per_task",
     "format_summary",
     "generate_tasks",
@@ -125,11 +135,13 @@ __all__ = [
     "quarter_window",
     "run_solver",
     "save_tasks",
+    "schema_from_rows",
     "score_answer",
     "season_window",
     "solve",
     "summarize_tasks",
     "task_cache_path",
+    "tasks_from_rows",
     "todays_date_line",
     "token_f1",
     "training_tasks",

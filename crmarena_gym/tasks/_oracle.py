@@ -148,8 +148,9 @@ def _window(call: SolverCalls, params: dict[str, Any]) -> tuple[str, str]:
     if "unit" in spec:
         today = dt.date.fromisoformat(_param(params, "today"))
         computed_end = to_argument_datetime(today)
+        # The unit singular, as the original's get_start_date names it ("month", "quarter").
         computed_start = call(
-            "get_start_date", end_date=computed_end, period=f"{spec['unit']}s", interval_count=spec["count"]
+            "get_start_date", end_date=computed_end, period=spec["unit"], interval_count=spec["count"]
         )
     elif "year" in spec:
         name = spec.get("month") or spec.get("season") or f"Q{spec.get('quarter')}"

@@ -65,5 +65,13 @@ def get_task_spec(key: str) -> TaskSpec:
     """
     spec = _BY_KEY.get(key) or _BY_KEY.get(key.upper())
     if spec is None:
-        raise KeyError(f"unknown task {key!r}; expected one of {', '.join(TASK_ABBREVS)} or {', '.join(TASK_NAMES)}")
+        import difflib
+
+        close = difflib.get_close_matches(str(key).upper(), TASK_ABBREVS, n=1) or difflib.get_close_matches(
+            str(key).lower(), TASK_NAMES, n=1
+        )
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise KeyError(
+            f"unknown task {key!r}{hint}; expected one of {', '.join(TASK_ABBREVS)} or {', '.join(TASK_NAMES)}"
+        )
     return spec

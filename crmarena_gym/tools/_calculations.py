@@ -35,7 +35,8 @@ __all__ = [
     "get_start_date",
 ]
 
-PeriodUnit = Literal["days", "weeks", "months", "quarters"]
+# The original's units, singular, and their plurals, which mean the same.
+PeriodUnit = Literal["day", "week", "month", "quarter", "days", "weeks", "months", "quarters"]
 PeriodName = Literal[
     "January",
     "February",
@@ -88,8 +89,8 @@ _SPANS = {
     "Autumn": (9, 3),
     "Fall": (9, 3),
 }
-_MONTHS_PER_UNIT = {"months": 1, "quarters": 3}
-_DAYS_PER_UNIT = {"days": 1, "weeks": 7}
+_MONTHS_PER_UNIT = {"month": 1, "months": 1, "quarter": 3, "quarters": 3}
+_DAYS_PER_UNIT = {"day": 1, "days": 1, "week": 7, "weeks": 7}
 
 
 @tool_function(kind="calculation", dependency="independent", needs_org=False)
@@ -99,7 +100,8 @@ def get_start_date(end_date: str, period: PeriodUnit, interval_count: int) -> st
     Args:
         end_date: The end of the window, a UTC datetime YYYY-MM-DDTHH:MM:SSZ (for "the past 3 months"
             use today at 00:00:00).
-        period: The unit to step back by: "days", "weeks", "months" or "quarters" (a quarter is 3 months).
+        period: The unit to step back by: "day", "week", "month" or "quarter" (a quarter is 3 months);
+            the plurals "days", "weeks", "months" and "quarters" mean the same.
         interval_count: How many units to step back, a non-negative integer (0 gives end_date back).
 
     Returns:
@@ -107,7 +109,7 @@ def get_start_date(end_date: str, period: PeriodUnit, interval_count: int) -> st
         day clamped to the end of a shorter month (March 31 minus one month is February 28 or 29).
 
     Example:
-        >>> get_start_date("2024-03-31T00:00:00Z", "months", 1)
+        >>> get_start_date("2024-03-31T00:00:00Z", "month", 1)
         '2024-02-29T00:00:00Z'
         >>> get_start_date("2024-03-31T00:00:00Z", "weeks", 2)
         '2024-03-17T00:00:00Z'

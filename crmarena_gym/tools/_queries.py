@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from crmarena_gym.org import SOSL_RESERVED_CHARACTERS, Org
+from crmarena_gym.org import SOSL_RESERVED_CHARACTERS, Org, sosl_escape_refused
 from crmarena_gym.tools._common import (
     ToolInputError,
     are_ids_of,
@@ -48,7 +48,8 @@ _OWNER_ASSIGNMENT = "Field__c = 'Owner Assignment'"
 
 
 def sosl_escape(term: str) -> str:
-    """A search term with SOSL's reserved characters escaped, so that it is searched as plain text.
+    """A search term with every one of SOSL's reserved characters escaped: wildcards, quotes and parentheses
+    become plain characters. The words AND, OR and AND NOT remain operators (quote them to search for them).
 
     Example:
         >>> print(sosl_escape("men's trail-runner (v2)"))
@@ -347,15 +348,13 @@ def get_purchase_history(org: Org, account_id: str, purchase_date: str, related_
     return sorted({r["Product2Id"] for r in _records(org, soql) if r.get("Product2Id") is not None})
 
 
-_SOSL_OPERATORS = frozenset({"and", "or", "not"})
-
-
 def _search_term(term: str) -> str:
-    text = " ".join(term.split())
+    """The term as the original writes it into ``FIND {...}``: operators, wildcards, phrases and groups
+    as written; only the reserved characters Salesforce would refuse are escaped."""
+    text = term.strip()
     if not text:
         raise ToolInputError(f"search_term must contain words to search for, got {term!r}")
-    # SOSL reads AND, OR and NOT (any case) as operators; quoted, they are searched as plain words.
-    return " ".join(f'"{word}"' if word.lower() in _SOSL_OPERATORS else word for word in sosl_escape(text).split(" "))
+    return sosl_escape_refused(text)
 
 
 def _search_records(org: Org, sosl: str) -> list[dict[str, Any]]:
@@ -368,13 +367,18 @@ def search_knowledge_articles(org: Org, search_term: str) -> list[dict[str, Any]
 
     Args:
         org: The org to read.
-        search_term: Words to look for in any field of the articles; an article matches when it has any
-            of the words, the best matches first. Searched as plain text: wildcards and operators are
-            not interpreted.
+        search_term: What to look for in any field of the articles, as a SOSL search term: an article
+            matches when it has any of the words (OR between words), the best matches first; AND
+            between words or groups needs both, AND NOT leaves out what follows it, parentheses group,
+            double quotes find a phrase, * and ? are wildcards inside or at the end of a word. AND, OR
+            and AND NOT are operators in any case (and, or): quote them to search for the words.
 
     Returns:
         ``[{"Id", "Title", "Content"}]`` for the matching online English articles, in the
         search's order (most relevant first); ``Content`` is the article's body (``FAQ_Answer__c``).
+        The search is the original's, ``FIND {term} IN ALL FIELDS RETURNING Knowledge__kav(Id, Title,
+        FAQ_Answer__c WHERE PublishStatus = 'Online' AND Language = 'en_US')``; a reserved character it
+        would refuse is escaped instead.
     """
     sosl = (
         f"FIND {{{_search_term(search_term)}}} IN ALL FIELDS RETURNING Knowledge__kav"
@@ -392,12 +396,16 @@ def search_products(org: Org, search_term: str) -> list[str]:
 
     Args:
         org: The org to read.
-        search_term: Words to look for in any field of the products; every word must appear. Searched as
-            plain text: wildcards and operators are not interpreted.
+        search_term: What to look for in any field of the products, as a SOSL search term: every word
+            must appear (AND between words); OR between words or groups takes either, AND NOT leaves
+            out what follows it, parentheses group, double quotes find a phrase, * and ? are wildcards
+            inside or at the end of a word. AND, OR and AND NOT are operators in any case (and, or):
+            quote them to search for the words.
 
     Returns:
         The matching Product2 ids, in the search's order (most relevant first). The search is the
-        original's, ``FIND {term} IN ALL FIELDS RETURNING Product2(Id, Name, Description)``.
+        original's, ``FIND {term} IN ALL FIELDS RETURNING Product2(Id, Name, Description)``; a reserved
+        character it would refuse (``'``, ``-``, ``&``, ...) is escaped instead.
     """
     sosl = f"FIND {{{_search_term(search_term)}}} IN ALL FIELDS RETURNING Product2(Id, Name, Description)"
     return [r["Id"] for r in _search_records(org, sosl) if r.get("Id") is not None]

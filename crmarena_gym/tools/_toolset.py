@@ -72,6 +72,7 @@ _GENERAL_FUNCTIONS = (general.issue_soql_query, general.issue_sosl_query)
 #: Every tool: the two general ones, then the 25 task-specific ones (``submit`` last).
 ALL_TOOLS: tuple[Tool, ...] = tuple(f.tool for f in _GENERAL_FUNCTIONS + _TASK_FUNCTIONS)  # type: ignore[attr-defined]
 _BY_NAME = {t.name: t for t in ALL_TOOLS}
+_TASK_NAMES = frozenset(f.tool.name for f in _TASK_FUNCTIONS if f is not general.submit)  # type: ignore[attr-defined]
 
 _PRESETS = {
     "soql": ("issue_soql_query", "issue_sosl_query", "submit"),
@@ -176,7 +177,12 @@ class Toolset:
         tool = self._by_name.get(name) if isinstance(name, str) else None
         if tool is None:
             available = ", ".join(self._by_name) or "none"
-            return f"Error: unknown function {name!r}; the available functions are: {available}"
+            hint = ""
+            soql_only = "issue_soql_query" in self._by_name and not _TASK_NAMES & self._by_name.keys()
+            if name in _TASK_NAMES and soql_only:
+                # The SOQL toolset (gym.make's default): the call is right, the environment lacks it.
+                hint = " (it is a task function: make the environment with toolset='functions' or 'flex')"
+            return f"Error: unknown function {name!r}; the available functions are: {available}{hint}"
         if type(arguments) is not dict:  # a dict (the common case) needs none of these
             if isinstance(arguments, (str, bytes)):
                 try:

@@ -58,7 +58,55 @@ def test_the_env_flag_says_what_happens_without_it() -> None:
     eval_parser = parser._subparsers._group_actions[0].choices["eval"]  # type: ignore[union-attr]
     (env_action,) = [a for a in eval_parser._actions if "--env" in a.option_strings]
     assert env_action.default is None
-    assert "required unless --tasks" in (env_action.help or "")
+    assert "default CRMArena-v0, all nine tasks" in (env_action.help or "")
+
+
+def test_eval_without_env_plays_all_nine_tasks(capsys: pytest.CaptureFixture[str], env_org: Path) -> None:
+    # The README's fault-injection command gives no --env: it runs under CRMArena-v0.
+    wrapper = 'ToolResultDropout:{"p": 0.3, "mode": "error"}'
+    argv = ["eval", "--org", str(env_org), "--policy", "reactive-oracle", "--wrapper", wrapper, "--per-task", "1"]
+    code, out, err = _run(capsys, *argv, "--no-progress")
+    assert code == 0, err
+    rows = [line.split()[0] for line in out.splitlines()[1:]]
+    assert rows == ["KQA", "MTA", "TII", "NCR", "NED", "HTU", "TCU", "PVI", "BRI", "all"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["eval", "--policy", "reactiv-oracle"],
+            "unknown policy spec 'reactiv-oracle' (did you mean 'reactive-oracle'?)",
+        ),
+        (["eval", "--policy", "litelm:gpt-4o"], "(did you mean 'litellm:...'?)"),
+    ],
+)
+def test_a_near_miss_is_named(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
+    code, _, err = _run(capsys, *argv)
+    assert code == 2 and message in err
+
+
+def test_view_refuses_a_directory_that_does_not_exist(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "runs" / "oracle").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = _run(capsys, "view", "runs/oracle", "runs/oracel", "--port", "0")
+    assert code == 2 and not out  # refused before serving
+    assert "'runs/oracel' does not exist (did you mean 'runs/oracle'?)" in err
+
+
+def test_experiment_refuses_a_misspelt_policy_before_any_cell(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    spec = tmp_path / "bad.toml"
+    spec.write_text(
+        'name = "x"\nenv = "CRMArena-v0"\nper_task = 1\n[[policies]]\nname = "o"\nspec = "oracel"\n'
+        '[[sweeps]]\nname = "turns"\nmax_turns = [4]\n'
+    )
+    code, _, err = _run(capsys, "experiment", str(spec), "--out", str(tmp_path / "exp"))
+    assert code == 2 and "unknown policy spec 'oracel' (did you mean 'oracle'?)" in err
+    assert not (tmp_path / "exp" / "cells").exists()
 
 
 def test_a_task_file_made_for_another_org_is_refused(
@@ -154,3 +202,25 @@ def test_report_refuses_formats_it_does_not_write(
     assert not (tmp_path / name).exists()
     code, _, err = _run(capsys, "report", str(run), "--out", str(tmp_path / "r.html"))
     assert code == 0 and (tmp_path / "r.html").read_text().lstrip().lower().startswith("<!doctype html")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--per-task", "0"], "argument --per-task: must be at least 1, got 0"),
+        (["--trials", "x"], "argument --trials: must be a whole number, got 'x'"),
+        (["--resume"], "--resume finishes the run in --out DIR; give --out"),
+        (["--retry-errors", "--out", "r"], "--retry-errors replays an existing run's failed episodes: add --resume"),
+        (["--task", "NRC"], "unknown task 'NRC' (did you mean 'NCR'?)"),
+    ],
+)
+def test_eval_speaks_in_flags_not_python_arguments(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    try:
+        code = main(["eval", "--policy", "oracle", *argv])
+    except SystemExit as stop:  # argparse refuses a bad value itself
+        code = stop.code  # type: ignore[assignment]
+    err = capsys.readouterr().err
+    assert code == 2 and message in err
+    assert "per_task" not in err and "resume=True" not in err

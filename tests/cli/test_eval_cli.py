@@ -77,7 +77,6 @@ def test_eval_prints_the_table_and_writes_the_run(
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--policy", "oracle"], "give --env ID or --tasks FILE"),
         (["--env", "CRMArena-v0", "--policy", "gpt-4o"], "unknown policy spec 'gpt-4o'"),
         (["--env", "CRMArena-v0", "--policy", "oracle", "--framework", "react"], "--framework apply to litellm"),
         (["--env", "CRMArena-Nope-v0", "--policy", "oracle"], "unknown environment 'CRMArena-Nope-v0'"),
@@ -244,3 +243,47 @@ def test_the_task_distribution_is_played_and_recorded(
         source = json.loads((out / "metadata.json").read_text())["run"]["tasks"]
         assert source["split"] == "test" and source["distribution"] == (distribution or "discriminating")
         assert source["task_generator"] >= 3
+
+
+def test_a_model_that_cannot_be_reached_stops_the_run_with_a_non_zero_exit(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path, tasks_file: Path, env_org: Path
+) -> None:
+    pytest.importorskip("litellm")
+    import socket
+
+    with socket.socket() as probe:  # a port nobody listens on: every request is refused
+        probe.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+    monkeypatch.setenv("SCRIPTED_KEY", "k")
+    out = tmp_path / "run"
+    argv = ["eval", "--env", "CRMArena-BRI-v0", "--tasks", str(tasks_file), "--org", str(env_org), "--no-progress"]
+    argv += ["--policy", "litellm:openai/scripted", "--framework", "act", "--api-base", closed, "--timeout", "2"]
+    argv += ["--api-key-env", "SCRIPTED_KEY", "--max-retries", "0", "--out", str(out)]
+    code, _, err = _run(capsys, *argv)
+    assert code == 2 and "Traceback" not in err
+    assert "the last 2 episodes could not reach the model" in err and "--resume --retry-errors" in err
+    records = read_results(out / "results.jsonl")
+    assert len(records) == 2 and all(r["end_reason"] == "llm_error" and r["unreachable"] for r in records)
+
+
+def test_a_missing_key_refuses_the_run_before_any_episode(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path, tasks_file: Path, env_org: Path
+) -> None:
+    pytest.importorskip("litellm")
+    for var in ("OPENAI_API_KEY", "OPENAI_ADMIN_KEY", "OPENAI_API_BASE", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    out = tmp_path / "run"
+    argv = ["eval", "--env", "CRMArena-BRI-v0", "--tasks", str(tasks_file), "--org", str(env_org), "--no-progress"]
+    code, _, err = _run(capsys, *argv, "--policy", "litellm:gpt-4o", "--out", str(out))
+    assert code == 2 and "Traceback" not in err
+    assert "gpt-4o needs OPENAI_API_KEY" in err
+    assert not (out / "results.jsonl").exists() or read_results(out / "results.jsonl") == []
+
+
+def test_the_foreign_task_check_reads_the_whole_file_not_the_selection(
+    capsys: pytest.CaptureFixture[str], shared_dir: Path, env_org: Path
+) -> None:
+    # The original's KQA golds are phrases, which name no record: alone they would pass.
+    argv = ["eval", "--tasks", str(shared_dir / "tasks_original.json"), "--org", str(env_org), "--task", "KQA"]
+    code, _, err = _run(capsys, *argv, "--policy", "random", "--limit", "1", "--no-progress")
+    assert code == 2 and "was made for another org" in err

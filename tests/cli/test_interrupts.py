@@ -17,6 +17,7 @@ import pytest
 from crmarena_gym.eval import read_results
 from crmarena_gym.org import LocalOrg, OrgError
 from crmarena_gym.tasks import TaskInstance, save_tasks
+from tests.processes import popen
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # Three copies of the cases crossed: seconds of SQLite work, enough for a signal to land inside it.
@@ -25,13 +26,18 @@ CROSS = 'SELECT COUNT(*) FROM "Case" a, "Case" b, "Case" c'
 
 def test_a_signal_inside_sqlite_interrupts_the_program_and_a_deadline_still_times_out(env_org: Path) -> None:
     backend = LocalOrg(env_org)._live()  # type: ignore[attr-defined]
+    # Python's own Ctrl-C handling, whatever the shell that started pytest did with SIGINT.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
-    started = time.monotonic()
-    with pytest.raises(KeyboardInterrupt):
-        backend.execute(CROSS, (), 60.0)
-    assert time.monotonic() - started < 5
-    timer.join()
+    try:
+        timer.start()
+        started = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            backend.execute(CROSS, (), 60.0)
+        assert time.monotonic() - started < 5
+        timer.join()
+    finally:
+        signal.signal(signal.SIGINT, previous)
     with pytest.raises(OrgError) as err:
         backend.execute(CROSS, (), 0.2)
     assert err.value.code == "QUERY_TIMEOUT"
@@ -51,7 +57,7 @@ def test_a_signal_stops_the_run_keeps_its_episodes_and_says_how_to_resume(
     argv += ["--trials", "12"]  # 120 episodes of 9 steps: tens of seconds of work
     argv += ["--policy", "python:tests.cli.heavy_policy:HeavyQueries", "--no-progress", "--out", str(out)]
     command = [sys.executable, "-c", "from crmarena_gym.cli import main; raise SystemExit(main())", *argv]
-    process = subprocess.Popen(command, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = popen(command, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     results = out / "results.jsonl"
     try:
         deadline = time.monotonic() + 60
@@ -65,7 +71,9 @@ def test_a_signal_stops_the_run_keeps_its_episodes_and_says_how_to_resume(
     finally:
         if process.poll() is None:
             process.kill()
-    assert time.monotonic() - sent < 10
+    # Promptly, not after the other episodes (which the count of kept ones checks): a loaded machine may
+    # take tens of seconds to schedule the child, so the bound is loose.
+    assert time.monotonic() - sent < 60
     assert process.returncode == 128 + signum, err
     assert f"stopped by {signal.Signals(signum).name}" in err and "Traceback" not in err
     assert "To play the rest: crmarena-gym eval" in err and err.rstrip().count("--resume") >= 1

@@ -102,18 +102,18 @@ def test_errors_are_reported_with_exit_codes(
     capsys: pytest.CaptureFixture[str], org_path: Path, tmp_path: Path
 ) -> None:
     code, _, err = _run(capsys, "show", "5000", "--org", str(org_path))
-    assert code == 1 and "no instance has idx 5000" in err and "idx runs from 0 to 1169" in err
+    assert code == 2 and "no instance has idx 5000" in err and "idx runs from 0 to 1169" in err
     code, _, err = _run(capsys, "list", "--org", str(org_path), "--task", "XYZ")
     assert code == 2 and "unknown task 'XYZ'" in err
     code, _, err = _run(capsys, "list", "--source", str(tmp_path / "missing.json"))
-    assert code == 1 and "no task file at" in err
+    assert code == 2 and "no task file at" in err
     (tmp_path / "bad.jsonl").write_text('{"idx": 0, "task": "nope", "query": "q", "answer": null}\n')
     code, _, err = _run(capsys, "list", "--source", str(tmp_path / "bad.jsonl"))
-    assert code == 1 and "unknown task 'nope'" in err
+    assert code == 2 and "unknown task 'nope'" in err
     code, _, err = _run(capsys, "list", "--source", str(tmp_path / "bad.jsonl"), "--seed", "3")
-    assert code == 1 and "do not apply to --source" in err
+    assert code == 2 and "do not apply to --source" in err
     code, _, err = _run(capsys, "list", "--org", str(tmp_path / "missing.sqlite"))
-    assert code == 1 and "no org database at" in err
+    assert code == 2 and "no org database at" in err
     code, _, err = _run(capsys)
     assert code == 2 and "list" in err and "show" in err
     with pytest.raises(SystemExit) as exc:
@@ -160,6 +160,6 @@ def test_summary_of_a_file_made_for_another_org_says_so(
         line = next(line for line in out.splitlines() if line.startswith(f"{abbrev}: competition not counted"))
         assert line.endswith("gold is not what this org gives (made for another org, or edited)")
     code, _, err = _run(capsys, "summary", "--source", str(source), "--distribution", "legacy")
-    assert code == 1 and "do not apply to --source" in err
+    assert code == 2 and "do not apply to --source" in err
     code, _, err = _run(capsys, "summary", "--org", str(tmp_path / "missing.sqlite"))
-    assert code == 1 and "missing.sqlite" in err
+    assert code == 2 and "missing.sqlite" in err

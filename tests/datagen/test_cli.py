@@ -23,7 +23,7 @@ def test_generate_writes_the_org_and_prints_a_summary(tmp_path: Path, capsys: py
 def test_an_existing_file_needs_force(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "org.sqlite"
     out.write_text("keep me")
-    assert main(["generate", "--scale", "0.05", "--out", str(out)]) == 1
+    assert main(["generate", "--scale", "0.05", "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert "already exists" in err and "--force" in err and str(out) in err
     assert out.read_text() == "keep me"
@@ -36,7 +36,7 @@ def test_bad_values_are_reported(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], quoted: str
 ) -> None:
     out = tmp_path / "org.sqlite"
-    assert main(["generate", *args, "--out", str(out)]) == 1
+    assert main(["generate", *args, "--out", str(out)]) == 2
     err = capsys.readouterr().err
-    assert quoted in err and err.startswith("error:")
+    assert quoted in err and err.startswith("crmarena-gym generate: ")
     assert not out.exists()

@@ -13,7 +13,6 @@ from crmarena_gym.datagen import generate_org, read_manifest
 from crmarena_gym.schema import OBJECTS, FieldType, is_valid_id
 from tests.original_facts import ORIGINAL_PREFIXES, original_row_counts
 
-ORIGINAL = original_row_counts()
 SCALED = {"Account", "Contact", "Case", "CaseHistory__c", "EmailMessage", "LiveChatTranscript", "Order", "OrderItem"}
 PREFIXES = ORIGINAL_PREFIXES
 # Keys of org_rows_sample.json that are aliases or joined columns in the recorded queries, not columns.
@@ -35,7 +34,7 @@ def test_exactly_the_sixteen_tables_and_the_two_hidden_ones(db: sqlite3.Connecti
     # SQLite's own tables: the planner's statistics (ANALYZE), which hold no data of the org.
     internal = {n for n in names if n.startswith("sqlite_")}
     assert internal == {"sqlite_stat1"}
-    assert names - internal == set(ORIGINAL) | {"crmarena_manifest", "crmarena_latent"}
+    assert names - internal == set(original_row_counts()) | {"crmarena_manifest", "crmarena_latent"}
 
 
 def test_columns_are_the_schema_stored_fields(db: sqlite3.Connection) -> None:
@@ -71,7 +70,7 @@ def test_columns_cover_the_sampled_rows_keys(db: sqlite3.Connection, shared_dir:
 
 
 def test_ids_are_valid_unique_and_prefixed(db: sqlite3.Connection) -> None:
-    for table in ORIGINAL:
+    for table in original_row_counts():
         ids = [r[0] for r in db.execute(f'SELECT Id FROM "{table}"')]
         assert len(ids) == len(set(ids)), table
         assert all(len(i) == 18 and is_valid_id(i) for i in ids), table
@@ -107,7 +106,7 @@ def test_value_formats_follow_the_dump(db: sqlite3.Connection) -> None:
 
 def test_row_counts_at_scale_one_match_the_original_within_ten_percent(org_path: Path, db: sqlite3.Connection) -> None:
     manifest = read_manifest(org_path)
-    for table, original in ORIGINAL.items():
+    for table, original in original_row_counts().items():
         (count,) = db.execute(f'SELECT COUNT(*) FROM "{table}"').fetchone()
         assert manifest.row_counts[table] == count
         assert abs(count - original) <= 0.1 * original, (table, count, original)
@@ -119,7 +118,7 @@ def test_customer_volume_scales_linearly_and_the_catalog_does_not(tmp_path: Path
     generate_org(path, seed=5, scale=scale)
     conn = sqlite3.connect(path)
     try:
-        for table, original in ORIGINAL.items():
+        for table, original in original_row_counts().items():
             (count,) = conn.execute(f'SELECT COUNT(*) FROM "{table}"').fetchone()
             if table in SCALED:
                 expected = original * scale

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from crmarena_gym.eval import RESULTS_FORMAT, ViewerData, pass_k_curve, write_report
 from crmarena_gym.tasks import TaskInstance
 from tests.eval.viewer_runs import llm_record, make_runs, record_dropout_trajectory, serving, write_run
+from tests.processes import running
 
 
 @pytest.fixture(scope="module")
@@ -188,13 +189,11 @@ def test_the_view_command_serves_until_interrupted(runs: dict[str, Path], tmp_pa
 
     main = "from crmarena_gym.cli import main; raise SystemExit(main())"
     command = [sys.executable, "-c", main, "view", str(runs["oracle"]), str(tmp_path), "--port", "0"]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
+    with running(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as process:
         line = process.stdout.readline()  # type: ignore[union-attr]
         assert line.startswith("viewer on http://127.0.0.1:"), line
         url = line.split()[2]
         assert httpx.get(url + "api/runs").json()["runs"][0]["accuracy"] == 1.0
-    finally:
         process.send_signal(signal.SIGINT)
         _, err = process.communicate(timeout=10)
     assert process.returncode == 128 + signal.SIGINT

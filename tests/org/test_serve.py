@@ -21,6 +21,7 @@ import requests  # noqa: E402
 from crmarena_gym.org import LocalOrg, OrgError, SalesforceOrg, default_org_path  # noqa: E402
 from crmarena_gym.org.serve import MAX_BODY_BYTES, OrgServer, SessionHub  # noqa: E402
 from crmarena_gym.schema import id_checksum  # noqa: E402
+from tests.processes import popen  # noqa: E402
 
 TODAY = "2025-07-29"  # the date of most default instances
 PASSWORD = "correct horse"
@@ -401,7 +402,7 @@ def test_the_serve_org_command_serves_until_interrupted(
 
     command = [sys.executable, "-c", "from crmarena_gym.cli import main; raise SystemExit(main())", "serve-org"]
     command += ["--org", str(org_path), "--port", "0", "--token", "cli-token", "--cert-dir", str(tmp_path)]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert process.stdout is not None
         first = process.stdout.readline()

@@ -82,6 +82,22 @@ def test_with_today_views_share_the_session(session: OrgSession) -> None:
     assert session.get("Issue__c", new)["Name"] == "Seen by views"  # closing a view keeps the session
 
 
+def test_sosl_over_a_sessions_own_rows_reads_operators_per_object(session: OrgSession) -> None:
+    # Words side by side: OR in knowledge articles, evaluated after AND; AND elsewhere (SOSL reference).
+    def article(title: str, body: str) -> str:
+        return session.create("Knowledge__kav", {"Title": title, "FAQ_Answer__c": body, "UrlName": title[:3]})
+
+    care, burrows = article("Quokka care", "Feed them leaves."), article("Wombat burrows", "Deep tunnels.")
+    article("Wombat diet", "Grasses and roots.")
+    issue = session.create("Issue__c", {"Name": "Quokka wombat tunnels"})
+    session.create("Issue__c", {"Name": "Wombat tunnels"})
+    found = session.search("FIND {quokka wombat AND tunnels} RETURNING Knowledge__kav(Id), Issue__c(Id)")
+    by_type: dict[str, set[str]] = {}
+    for r in found["searchRecords"]:
+        by_type.setdefault(r["attributes"]["type"], set()).add(r["Id"])
+    assert by_type == {"Knowledge__kav": {care, burrows}, "Issue__c": {issue}}
+
+
 def test_sosl_sees_creates_updates_and_deletes(session: OrgSession, raw_conn: sqlite3.Connection) -> None:
     (issue_id, _name) = _first(raw_conn, 'SELECT "Id", "Name" FROM "Issue__c" WHERE "Name" = \'Shipping Delay\'')
     search = "FIND {{{}}} IN ALL FIELDS RETURNING Issue__c(Id, Name)"

@@ -49,19 +49,20 @@ def test_today_option_moves_relative_literals(small_org_path: Path, rows: dict) 
 @pytest.mark.parametrize(
     ("argv", "prefix"),
     [
-        (["SELECT Foo FROM Case"], "INVALID_FIELD: "),
-        (["SELECT * FROM Case"], "MALFORMED_QUERY: "),
-        (["SELECT Id FROM Case", "--today", "2023-99-01"], "error: today must be an ISO date"),
+        (["SELECT Foo FROM Case"], "crmarena-gym query: INVALID_FIELD: "),
+        (["SELECT * FROM Case"], "crmarena-gym query: MALFORMED_QUERY: "),
+        (["SELECT Id FROM Case", "--today", "2023-99-01"], "crmarena-gym query: today must be an ISO date"),
     ],
 )
 def test_errors_print_code_and_message(small_org_path: Path, argv: list[str], prefix: str) -> None:
     code, out, err = _run(*argv, "--org", str(small_org_path))
-    assert code == 1 and not out and err.startswith(prefix)
+    # A refused query ran and failed (1); a date that cannot be read is refused before anything runs (2).
+    assert code == (2 if "--today" in argv else 1) and not out and err.startswith(prefix)
 
 
 def test_missing_org_file(tmp_path: Path) -> None:
     code, _, err = _run("SELECT Id FROM Case", "--org", str(tmp_path / "none.db"))
-    assert code == 1 and "none.db" in err
+    assert code == 2 and "none.db" in err
 
 
 def test_sosl_text_goes_to_search(small_org_path: Path) -> None:

@@ -187,6 +187,13 @@ TERM_CASES: list[tuple[str, Callable[[Words], bool]]] = [
     (r"trail\-blazer", phrase("trail", "blazer")),
     (r'"trail\-blazer headlamp"', phrase("trail", "blazer", "headlamp")),
     ("not shoe", lambda fw: has("not")(fw) and has("shoe")(fw)),
+    # Operators are case-insensitive; AND binds before OR; quoted, "and" and "or" are words.
+    ("salt or pepper", lambda fw: has("salt")(fw) or has("pepper")(fw)),
+    ("Rain AnD Jacket", lambda fw: has("rain")(fw) and has("jacket")(fw)),
+    ("yoga OR jacket cover", lambda fw: has("yoga")(fw) or (has("jacket")(fw) and has("cover")(fw))),
+    ("jacket cover or yoga", lambda fw: (has("jacket")(fw) and has("cover")(fw)) or has("yoga")(fw)),
+    ("jacket AND NOT cover rain", lambda fw: has("jacket")(fw) and not has("cover")(fw) and has("rain")(fw)),
+    ('"and" or "or"', lambda fw: has("and")(fw) or has("or")(fw)),
     ("6 mm", lambda fw: has("6")(fw) and has("mm")(fw)),
     ("750", has("750")),
     ("alpine rocky", lambda fw: has("alpine")(fw) and has("rocky")(fw)),  # words in different fields
@@ -259,6 +266,53 @@ def test_words_without_operator_mean_or_in_articles_and_and_elsewhere(org: Local
     # left to right: (return OR policy) OR (loyalty AND warranty)
     expected = [t for t, b, _ in ARTICLES if {"return", "policy"} & set(wordlist(t) + wordlist(b))]
     assert sorted(names(mixed, "Title")) == sorted(expected)
+
+
+# Knowledge articles, where OR is the default operator. SOSL reference, FIND {SearchQuery}: "Operator support
+# is case-insensitive"; "To include the words 'and,' 'or,' and 'and not' in your search results, surround
+# those words in double quotes. Otherwise they're interpreted as the corresponding operators"; "When you
+# combine multiple operators in a search string, they're evaluated in this order: 1. Parentheses 2. AND and
+# AND NOT (evaluated from right to left) 3. OR". Words side by side are joined by the default operator, OR,
+# which is evaluated last; AND NOT excludes the word or group after it.
+ARTICLE_TERM_CASES: list[tuple[str, Callable[[Words], bool]]] = [
+    ("policy loyalty", lambda fw: has("policy")(fw) or has("loyalty")(fw)),
+    ("policy loyalty AND points", lambda fw: has("policy")(fw) or (has("loyalty")(fw) and has("points")(fw))),
+    ("policy loyalty and warranty", lambda fw: has("policy")(fw) or (has("loyalty")(fw) and has("warranty")(fw))),
+    ("loyalty AND points policy", lambda fw: (has("loyalty")(fw) and has("points")(fw)) or has("policy")(fw)),
+    ("shoes or loyalty", lambda fw: has("shoes")(fw) or has("loyalty")(fw)),
+    ("Policy And Refund", lambda fw: has("policy")(fw) and has("refund")(fw)),
+    (
+        "return AND NOT warranty AND loyalty",
+        lambda fw: has("return")(fw) and not has("warranty")(fw) and has("loyalty")(fw),
+    ),
+    (
+        "return and not warranty loyalty",
+        lambda fw: (has("return")(fw) and not has("warranty")(fw)) or has("loyalty")(fw),
+    ),
+    ("items AND (refund OR superseded)", lambda fw: has("items")(fw) and (has("refund")(fw) or has("superseded")(fw))),
+    ('"and" or "or"', lambda fw: has("and")(fw) or has("or")(fw)),
+    ('"and"', has("and")),
+    ("not needed", lambda fw: has("not")(fw) or has("needed")(fw)),
+]
+
+
+@pytest.mark.parametrize(("terms", "predicate"), ARTICLE_TERM_CASES, ids=[c[0] for c in ARTICLE_TERM_CASES])
+def test_article_term_operators(org: LocalOrg, terms: str, predicate: Callable[[Words], bool]) -> None:
+    result = org.search(f"FIND {{{terms}}} IN ALL FIELDS RETURNING Knowledge__kav(Title, FAQ_Answer__c)")
+    expected = sorted(t + b for t, b, _ in ARTICLES if predicate([wordlist(t), wordlist(b)]))
+    assert sorted(r["Title"] + r["FAQ_Answer__c"] for r in result["searchRecords"]) == expected
+
+
+def test_article_term_cases_tell_the_readings_apart(org: LocalOrg) -> None:
+    # Guard against a vacuous table: the cases find something, and where the unwritten OR sits in the order
+    # (last, as OR; not beside AND, which would read "policy loyalty AND points" as (policy OR loyalty) AND
+    # points) changes the answer.
+    def count(terms: str) -> int:
+        return len(org.search(f"FIND {{{terms}}} RETURNING Knowledge__kav(Id)")["searchRecords"])
+
+    assert all(count(terms) for terms, _ in ARTICLE_TERM_CASES)
+    assert count("policy loyalty AND points") == 3 > count("(policy OR loyalty) AND points") == 1
+    assert count("return AND NOT warranty AND loyalty") == 1 < count("return AND NOT (warranty AND loyalty)")
 
 
 def test_name_fields_of_people_are_full_names(org: LocalOrg) -> None:
@@ -461,12 +515,23 @@ def test_parentheses_group_outside_phrases_and_are_reserved_inside(org: LocalOrg
     assert "reserved character '(' must be escaped" in info.value.message
 
 
-def test_tools_escape_every_reserved_character(org: LocalOrg) -> None:
+def test_tools_escape_every_refused_character_and_keep_the_syntax(org: LocalOrg) -> None:
+    from crmarena_gym.org import sosl_escape_refused
     from crmarena_gym.tools import search_products
 
-    term = "merino" + "".join(sorted("?&|!{}[]()^~*:\\\"'+-")) + "socks"
-    ids = search_products(org, term)
-    assert [r["Name"] for r in org.query(f"SELECT Name FROM Product2 WHERE Id = '{ids[0]}'")["records"]] == MERINO
+    def found(term: str) -> list[str]:
+        ids = search_products(org, term)
+        assert isinstance(ids, list), ids
+        return [r["Name"] for i in ids for r in org.query(f"SELECT Name FROM Product2 WHERE Id = '{i}'")["records"]]
+
+    # Every reserved character that is not search syntax, in a word and in a phrase: escaped, searched as text.
+    refused = "".join(sorted("&|!{}[]^~:'+-"))
+    assert found("merino" + refused + "socks") == found(f'"merino {refused}socks"') == MERINO
+    assert found('"merino (socks)"') == MERINO  # parentheses are reserved inside a phrase
+    # The syntax stays as the original sends it: wildcards, phrases, groups, backslash escapes.
+    assert found("meri* AND (socks OR zzz)") == MERINO
+    assert found("mer?no \\(socks\\)") == MERINO
+    assert sosl_escape_refused('mer?no* "a (b)" (c) \\& d&e \\') == 'mer?no* "a \\(b\\)" (c) \\& d\\&e \\\\'
 
 
 # -- refusals -----------------------------------------------------------------------------------------
@@ -698,6 +763,52 @@ def test_fuzzed_search_terms_raise_only_org_errors(org: LocalOrg, terms: str) ->
         org.search("FIND {" + terms + "} RETURNING Product2(Name), Case(Subject)")
     except OrgError as exc:
         assert exc.code in ("MALFORMED_SEARCH", "INVALID_SEARCH")
+
+
+_TERM_PIECES = [
+    "rain",
+    "jacket",
+    "AND",
+    "and",
+    "OR",
+    "or",
+    "NOT",
+    "AND NOT",
+    "(",
+    ")",
+    ",",
+    "\\-",
+    '"rain coat"',
+    "sm*",
+]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from(_TERM_PIECES), min_size=1, max_size=10))
+def test_products_and_articles_refuse_the_same_terms(org: LocalOrg, pieces: list[str]) -> None:
+    # The term is read twice (words joined by AND for products, by OR for articles): a term is refused, with
+    # the same error, whichever object the statement returns.
+    def outcome(obj: str) -> str:
+        try:
+            org.search("FIND {" + " ".join(pieces) + "} RETURNING " + obj)
+        except OrgError as exc:
+            return str(exc)
+        return "answered"
+
+    assert outcome("Product2(Id)") == outcome("Knowledge__kav(Id)")
+
+
+def test_a_wordless_piece_between_words_is_left_out(org: LocalOrg) -> None:
+    # "return , AND NOT warranty" is "return AND NOT warranty" in articles too, not "return OR (AND NOT ...)".
+    found = org.search("FIND {return , AND NOT warranty} RETURNING Knowledge__kav(Title, FAQ_Answer__c)")
+    expected = [
+        t for t, b, _ in ARTICLES if "return" in wordlist(t + " " + b) and "warranty" not in wordlist(t + " " + b)
+    ]
+    assert (
+        sorted(r["Title"] for r in found["searchRecords"])
+        == sorted(expected)
+        == ["Loyalty Program", "Return Policy", "Return Policy (2019)"]
+    )
 
 
 def test_fuzzing_left_the_file_alone(db: Path, db_hash: str) -> None:

@@ -226,6 +226,21 @@ def test_past_the_budget_the_call_fails_with_llm_error(server: ScriptedServer) -
         policy.act("q")
     assert err.value.end_reason == "llm_error"
     assert len(server.requests) == 3 and len(waits) == 2
+    assert not err.value.unreachable  # the server answered: errors, not a missing connection
+
+
+def test_a_server_nobody_listens_on_is_unreachable() -> None:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+    waits: list[float] = []
+    policy = LiteLLMPolicy("openai/scripted", "act", api_base=closed, api_key="k", max_retries=1, sleep=waits.append)
+    policy.reset("q", {"persona": "service agent", "schema": "", "action_format": ""})
+    with pytest.raises(LLMError, match="failed 2 times in a row") as err:
+        policy.act("q")
+    assert err.value.unreachable and len(waits) == 1
 
 
 def test_a_refused_request_is_not_retried(server: ScriptedServer) -> None:

@@ -28,7 +28,7 @@ from crmarena_gym.tasks import (
     task_cache_path,
     training_tasks,
 )
-from tests.conftest import SHARED_DIR
+from tests.conftest import require_shared
 
 ORG_SEED = 11
 TASK_SEED = 5
@@ -255,9 +255,7 @@ def test_the_distribution_keys_the_cache_and_reaches_training_sets(fresh_org: Pa
 
 
 def test_the_original_task_file_is_summarized_as_far_as_it_allows(fresh_org: Path) -> None:
-    path = SHARED_DIR / "tasks_original.json"
-    if not path.is_file():
-        pytest.skip(f"the original's task file is missing: expected {path}")
+    path = require_shared() / "tasks_original.json"
     from crmarena_gym.tasks import load_tasks
 
     instances = load_tasks(path)

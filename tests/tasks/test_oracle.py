@@ -92,7 +92,7 @@ def test_a_relative_window_is_worked_out_with_get_start_date(org: tuple[LocalOrg
     params = {"today": "2022-07-01", **Q2, "window": window, "product_id": ids["P"]}
     trace = oracle_trace(_instance("TII", params), local)
     assert trace.calls[0].name == "get_start_date"
-    assert trace.calls[0].arguments == {"end_date": "2022-07-01T00:00:00Z", "period": "quarters", "interval_count": 1}
+    assert trace.calls[0].arguments == {"end_date": "2022-07-01T00:00:00Z", "period": "quarter", "interval_count": 1}
     assert trace.answer == ids["defect"]
 
 

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import calendar
+import datetime as dt
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from crmarena_gym.tools import (
     calculate_average_handle_time,
@@ -49,6 +53,65 @@ def test_get_start_date(end: str, period: str, count: int, start: str) -> None:
     assert get_start_date(end, period, count) == start
 
 
+# ORIGINAL.md section 3: "end date minus n days, weeks, months or quarters"; the original names the units
+# 'day', 'week', 'month' and 'quarter' and steps back with relativedelta (calendar months, the day clamped).
+UNITS = {"day": (1, 0), "week": (7, 0), "month": (0, 1), "quarter": (0, 3)}  # (days, months) per unit
+
+
+def _stepped_back(end: dt.datetime, unit: str, count: int) -> dt.datetime:
+    """``count`` units before ``end``, computed here with the calendar."""
+    days, months = UNITS[unit]
+    if days:
+        return end - dt.timedelta(days=days * count)
+    index = end.year * 12 + end.month - 1 - months * count
+    year, month = divmod(index, 12)
+    day = min(end.day, calendar.monthrange(year, month + 1)[1])
+    return end.replace(year=year, month=month + 1, day=day)
+
+
+def test_the_issue_call_with_a_singular_period() -> None:
+    # Issue 37: the original answers 2023-03-31T00:00:00Z; ours refused the singular "month".
+    assert get_start_date(end_date="2023-05-31T00:00:00Z", period="month", interval_count=2) == "2023-03-31T00:00:00Z"
+
+
+@pytest.mark.parametrize("unit", sorted(UNITS))
+@pytest.mark.parametrize(
+    "end", ["2023-05-31T00:00:00Z", "2024-03-31T23:59:59Z", "2020-02-29T12:00:00Z", "2021-01-01T00:00:00Z"]
+)
+@pytest.mark.parametrize("count", [0, 1, 2, 5, 13])
+def test_singular_and_plural_periods_step_back_alike(unit: str, end: str, count: int) -> None:
+    expected = _stepped_back(dt.datetime.strptime(end, "%Y-%m-%dT%H:%M:%SZ"), unit, count)
+    assert get_start_date(end, unit, count) == expected.strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert get_start_date(end, unit + "s", count) == get_start_date(end, unit, count)
+
+
+@given(
+    end=st.datetimes(min_value=dt.datetime(1900, 1, 1), max_value=dt.datetime(2100, 12, 31)).map(
+        lambda d: d.replace(microsecond=0)
+    ),
+    unit=st.sampled_from(sorted(UNITS)),
+    count=st.integers(min_value=0, max_value=400),
+    plural=st.booleans(),
+)
+def test_periods_step_back_as_relativedelta_does(end: dt.datetime, unit: str, count: int, plural: bool) -> None:
+    relativedelta = pytest.importorskip("dateutil.relativedelta").relativedelta  # the original's library
+    step = {"day": relativedelta(days=count), "week": relativedelta(weeks=count)}.get(unit) or relativedelta(
+        months=count * UNITS[unit][1]
+    )
+    got = get_start_date(end.strftime("%Y-%m-%dT%H:%M:%SZ"), unit + "s" * plural, count)
+    assert got == (end - step).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@pytest.mark.parametrize("period", ["year", "years", "Month", "MONTHS", "fortnight", "q", ""])
+def test_periods_the_original_refuses_are_refused(period: str) -> None:
+    # The original accepts exactly 'day', 'week', 'month' and 'quarter' (ours adds their plurals).
+    _error(
+        get_start_date("2024-03-31T00:00:00Z", period, 1),
+        "argument 'period' must be one of 'day', 'week', 'month', 'quarter', 'days', 'weeks', 'months', 'quarters'",
+        repr(period),
+    )
+
+
 @pytest.mark.parametrize(
     ("kwargs", "fragments"),
     [
@@ -58,7 +121,7 @@ def test_get_start_date(end: str, period: str, count: int, start: str) -> None:
         ({"end_date": "2024-02-30T00:00:00Z"}, ("end_date", "'2024-02-30T00:00:00Z'")),
         ({"end_date": "2024-03-31 00:00:00"}, ("end_date", "'2024-03-31 00:00:00'")),
         ({"end_date": 20240331}, ("argument 'end_date' must be a string", "int 20240331")),
-        ({"period": "years"}, ("argument 'period' must be one of 'days', 'weeks', 'months', 'quarters'", "'years'")),
+        ({"period": "years"}, ("argument 'period' must be one of 'day', 'week', 'month', 'quarter'", "'years'")),
         ({"period": "Months"}, ("argument 'period'", "'Months'")),
         ({"interval_count": -2}, ("interval_count must be a non-negative integer, got -2",)),
         ({"interval_count": "3"}, ("argument 'interval_count' must be an integer", "str '3'")),
@@ -72,7 +135,7 @@ def test_get_start_date_errors(kwargs: dict[str, Any], fragments: tuple[str, ...
     _error(get_start_date(**arguments), *fragments)
 
 
-@pytest.mark.parametrize("period", ["days", "weeks", "months", "quarters"])
+@pytest.mark.parametrize("period", ["day", "week", "month", "quarter", "days", "weeks", "months", "quarters"])
 def test_get_start_date_with_no_interval_is_the_end_date(period: str) -> None:
     # ORIGINAL.md section 6: interval_count 0 returns the end date unchanged.
     assert get_start_date("2024-03-31T10:20:30Z", period, 0) == "2024-03-31T10:20:30Z"

@@ -7,6 +7,7 @@ never by the tools. The ``Error:`` paths that fail before any query are checked 
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -513,24 +514,54 @@ def test_get_purchase_history_errors(org: Recording, args: tuple[Any, ...], frag
 # --- search ----------------------------------------------------------------------------------------------
 
 
-def test_search_products(org: Recording) -> None:
-    def matching(*needed: str) -> set[str]:
-        return {p for p, name in PRODUCTS.items() if all(w in name.lower() for w in needed)}
+def _name_words(product: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", PRODUCTS[product].lower())
 
+
+def test_search_products(org: Recording) -> None:
     result = search_products(org, "running shoe")
-    assert len(result) == len(set(result)) and set(result) == matching("running", "shoe") == {P1, P2}
+    expected = {p for p in PRODUCTS if {"running", "shoe"} <= set(_name_words(p))}
+    assert len(result) == len(set(result)) and set(result) == expected == {P1, P2}
     assert search_products(org, "  YOGA  ") == [P3]
     assert search_products(org, "zzz") == []
-    # Reserved characters are escaped, so the text is searched literally rather than failing.
+    # The original's statement (ORIGINAL.md section 3), the term as written.
+    assert org.sent[-1] == "FIND {zzz} IN ALL FIELDS RETURNING Product2(Id, Name, Description)"
+    # Reserved characters Salesforce refuses unescaped are escaped (the original's search would fail);
+    # the parentheses stay a group.
     assert search_products(org, "Women's Trail-Jacket (Pro)") == [P4]
-    assert "Women\\'s Trail\\-Jacket \\(Pro\\)" in org.sent[-1]
-    # "*" is not a wildcard here: "runn*" looks for the word "runn", which no product has.
-    assert search_products(org, "runn*") == []
-    assert issue_sosl_query(org, "FIND {runn*} IN NAME FIELDS RETURNING Product2(Id)") != []
-    # AND, OR and NOT are words here, not operators: "zzz OR yoga" finds nothing, not the yoga product.
-    assert search_products(org, "zzz OR yoga") == []
-    assert search_products(org, "running and not trail") == []
-    assert '"and" "not"' in org.sent[-1]
+    assert org.sent[-1].startswith("FIND {Women\\'s Trail\\-Jacket (Pro)} IN ALL FIELDS")
+
+
+# The term is SOSL, as the original sends it (SOSL reference, FIND {SearchQuery}): AND between words by
+# default for products, AND, OR and AND NOT operators in any case, AND before OR, AND NOT leaving out the
+# next word or group, quotes for phrases and for the words "and"/"or", * and ? wildcards.
+PRODUCT_TERMS: list[tuple[str, Any]] = [
+    ("runn*", lambda w: any(x.startswith("runn") for x in w)),
+    ("r?ad", lambda w: any(re.fullmatch("r.ad", x) for x in w)),
+    ("zzz OR yoga", lambda w: "zzz" in w or "yoga" in w),
+    ("zzz or yoga", lambda w: "zzz" in w or "yoga" in w),
+    ("running and not trail", lambda w: "running" in w and "trail" not in w),
+    ("Running AND NOT Road", lambda w: "running" in w and "road" not in w),
+    ("shoe and trail", lambda w: "shoe" in w and "trail" in w),
+    ("yoga or trail shoe", lambda w: "yoga" in w or ("trail" in w and "shoe" in w)),
+    ("(yoga OR road) running", lambda w: ("yoga" in w or "road" in w) and "running" in w),
+    ('"running shoe" road', lambda w: "road" in w and "running shoe" in " ".join(w)),
+    ('"and" OR yoga', lambda w: "and" in w or "yoga" in w),
+    ("not yoga", lambda w: "not" in w and "yoga" in w),  # NOT alone is a word
+]
+
+
+@pytest.mark.parametrize(("term", "matches"), PRODUCT_TERMS, ids=[t for t, _ in PRODUCT_TERMS])
+def test_search_products_reads_the_term_as_sosl(org: Recording, term: str, matches: Any) -> None:
+    expected = {p for p in PRODUCTS if matches(_name_words(p))}
+    assert set(search_products(org, term)) == expected
+    assert org.sent[-1] == f"FIND {{{term}}} IN ALL FIELDS RETURNING Product2(Id, Name, Description)"
+
+
+def test_search_products_terms_are_not_vacuous(org: Recording) -> None:
+    found = {term: set(search_products(org, term)) for term, _ in PRODUCT_TERMS}
+    assert sum(1 for ids in found.values() if ids) >= len(PRODUCT_TERMS) - 1
+    assert found["running and not trail"] == {P2} and found["Running AND NOT Road"] == {P1}
 
 
 def test_search_knowledge_articles_only_online_english(org: Recording) -> None:
