@@ -561,6 +561,10 @@ def _explain_reward(record: dict[str, Any]) -> str:
         return f"reward 0: the episode ended in {end} ({record.get('error')})"
     if end in ("max_turns", "turn_limit"):
         return f"reward 0: no answer was submitted within the {record.get('turns')} turns allowed"
+    if end == "no_tool_call":
+        return "reward 0: a function-calling reply made no call, which ends the episode without an answer"
+    if end == "stopped":
+        return "reward 0: the trainer stopped the rollout before an answer was submitted"
     if end == "running":
         return "the episode has not ended yet"
     breakdown = record.get("reward_breakdown") or {}

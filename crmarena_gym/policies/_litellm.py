@@ -1,8 +1,11 @@
 """LLM agents through litellm: Act, ReAct and native function calling.
 
 The conversation is the chat core's (:class:`crmarena_gym.chat.ChatEpisode`), shared with the trainer
-adapters so that a model is evaluated with the prompt it is trained with: the system prompt
-(:func:`crmarena_gym.chat.system_prompt`), then the environment's first observation (the question and
+adapters so that a model is evaluated with the prompt, the tool schemas and the episode semantics it is
+trained with (every tool call of a reply runs, in order, one turn each: the calls after the first are
+returned by the next :meth:`~LiteLLMPolicy.act` calls without asking the model again; in function calling a
+reply without a tool call ends the episode with no answer, :class:`~crmarena_gym.policies.EpisodeEnded`):
+the system prompt (:func:`crmarena_gym.chat.system_prompt`), then the environment's first observation (the question and
 its context) as the first user message. Act and ReAct reply in text (``<execute>``/``<submit>``);
 function calling passes the environment's tool schemas through litellm's ``tools=`` and feeds each
 result back as a ``tool`` message.
@@ -30,8 +33,8 @@ from urllib.parse import urlsplit
 
 from crmarena_gym._json import without_lone_surrogates
 from crmarena_gym._secrets import redact_secrets, register_secret, truncate
-from crmarena_gym.chat import FRAMEWORKS, ChatEpisode, Framework, system_prompt
-from crmarena_gym.policies._base import CallUsage, Policy, PolicyError
+from crmarena_gym.chat import FRAMEWORKS, NO_TOOL_CALL, ChatEpisode, Framework, system_prompt
+from crmarena_gym.policies._base import CallUsage, EpisodeEnded, Policy, PolicyError
 
 __all__ = ["FRAMEWORKS", "LLMConfigurationError", "LLMError", "LiteLLMPolicy", "import_litellm", "system_prompt"]
 
@@ -170,6 +173,8 @@ class LiteLLMPolicy(Policy):
         self._rng = random.Random(seed)
         self._episode_seed = seed
         self._last: dict[str, Any] = {}
+        self._queued: list[str] = []  # the actions of the last reply's tool calls not carried out yet
+        self._last_reply_actions: tuple[str, ...] = ()
         self._litellm = import_litellm()
 
     @property
@@ -184,12 +189,17 @@ class LiteLLMPolicy(Policy):
         self._rng = random.Random(self._episode_seed)
         self.chat.start(info)
         self._last = {}
+        self._queued = []
 
     def act(self, observation: str) -> str:
         """Show the model the observation and turn its reply into an action.
 
+        When the model's last reply made several tool calls, the next one is returned without a model call
+        (the observation answers the call just carried out).
+
         Raises:
             LLMError: The model failed past the retry budget, or refused the request.
+            EpisodeEnded: In function calling, the model replied without a tool call.
         """
         if not self.chat.messages:
             raise PolicyError("call reset() before act()")
@@ -197,6 +207,10 @@ class LiteLLMPolicy(Policy):
         # or in an observation echoing it) would make this request and every later one fail.
         observation, in_observation = without_lone_surrogates(observation)
         self.chat.observe(observation)
+        if self._queued:
+            # The step's details say which call of the model's last reply this is (no model call was made).
+            self._last = {"call_of_reply": len(self._last_reply_actions) - len(self._queued) + 1}
+            return self._queued.pop(0)
         tools = self.chat.tools
         if self.framework == "fc" and not tools:
             raise PolicyError("function calling needs tools: make the environment with toolset='functions'")
@@ -205,14 +219,18 @@ class LiteLLMPolicy(Policy):
         self._last = {"reply": message.get("content") or "", "usage": call.__dict__.copy()}
         if message.get("tool_calls"):
             self._last["tool_calls"] = [c["function"] for c in message["tool_calls"]]
-        action = self.chat.reply(message)  # the environment gets the reply as the model wrote it ...
+        reply = self.chat.reply(message)  # the environment gets the reply as the model wrote it ...
         in_reply = _clean_reply(self.chat.messages[-1])  # ... the conversation, as a provider can read it
         if in_observation or in_reply:
             self._last["cleaned"] = {
                 "lone_surrogates_in_observation": in_observation,
                 "lone_surrogates_in_reply": in_reply,
             }
-        return action
+        if reply.ends_unanswered:
+            raise EpisodeEnded(NO_TOOL_CALL, final_reply=message.get("content") or "")
+        self._last_reply_actions = reply.actions
+        self._queued = list(reply.actions[1:])
+        return reply.actions[0]
 
     @property
     def messages(self) -> list[dict[str, Any]]:

@@ -11,6 +11,7 @@ from typing import Any
 import gymnasium as gym
 import pytest
 
+from crmarena_gym.eval import run_episode
 from crmarena_gym.policies import LiteLLMPolicy, LLMConfigurationError, LLMError, system_prompt
 from crmarena_gym.schema import schema_text
 from crmarena_gym.tasks import TaskInstance
@@ -102,7 +103,7 @@ def test_function_calling_over_http_feeds_results_back_as_tool_messages(
     policy = _policy(server, "fc")
     reward, actions, _ = _play(env, policy, bri_instance.idx)
     assert reward == 1.0
-    assert json.loads(actions[0]) == {"name": "get_period", "arguments": '{"period_name": "Q1", "year": 2022}'}
+    assert json.loads(actions[0]) == {"name": "get_period", "arguments": {"period_name": "Q1", "year": 2022}}
     first, second = server.requests
     assert {t["function"]["name"] for t in first["tools"]} >= {"get_period", "get_cases", "submit"}
     assistant, tool = second["messages"][-2:]
@@ -115,16 +116,27 @@ def test_function_calling_over_http_feeds_results_back_as_tool_messages(
     assert usage.cost == pytest.approx(0.75) and [c.cost_source for c in usage.per_call] == ["provider", "provider"]
 
 
-def test_function_calling_answers_every_tool_call_id(server: ScriptedServer, env_org: Path, bri_instance) -> None:
+def test_function_calling_runs_every_tool_call_and_a_text_reply_ends_unanswered(
+    server: ScriptedServer, env_org: Path, bri_instance
+) -> None:
     env = gym.make("CRMArena-BRI-v0", org=env_org, tasks=[bri_instance], toolset="functions")
     server.add(
-        {"tool_calls": [{"name": "get_issues"}, {"name": "get_issues"}]},
-        {"content": "submit None"},
+        {
+            "tool_calls": [
+                {"name": "get_issues"},
+                {"name": "get_period", "arguments": {"period_name": "Q1", "year": 2021}},
+            ]
+        },
+        {"content": f"submit {bri_instance.answer}"},
     )
-    _play(env, _policy(server, "fc"), bri_instance.idx)
+    record = run_episode(env, _policy(server, "fc"), bri_instance.idx)
+    assert len(server.requests) == 2  # the second call ran without asking the model again
     tool_messages = [m for m in server.requests[1]["messages"] if m["role"] == "tool"]
     assert [m["tool_call_id"] for m in tool_messages] == ["call_0", "call_1"]
-    assert tool_messages[1]["content"].startswith("Not run")
+    assert tool_messages[1]["content"] == "{'start_date': '2021-01-01T00:00:00Z', 'end_date': '2021-04-01T00:00:00Z'}"
+    # a text "submit X" in function calling is refused: the episode ends there, unanswered, without an error
+    assert (record["end_reason"], record["reward"], record["error"], record["turns"]) == ("no_tool_call", 0.0, None, 2)
+    assert record["final_reply"] == f"submit {bri_instance.answer}" and record["usage"]["calls"] == 2
 
 
 @pytest.mark.parametrize("framework", ["act", "fc"])
