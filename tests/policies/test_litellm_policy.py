@@ -152,7 +152,10 @@ def test_a_lone_surrogate_in_a_reply_is_cleaned_before_the_next_request(
         server.add({"content": "execute SELECT Id FROM Case WHERE Subject = '\ud83d' LIMIT 1"})
     else:
         server.add({"content": "Let me look \ud83d", "tool_calls": [{"name": "get_issues"}]})
-    server.add({"content": f"submit {bri_instance.answer}"})
+    if framework == "act":
+        server.add({"content": f"submit {bri_instance.answer}"})
+    else:  # in function calling an answer is a submit call (a text reply ends the episode unanswered)
+        server.add({"tool_calls": [{"name": "submit", "arguments": {"content": bri_instance.answer}}]})
     policy = _policy(server, framework)
     observation, info = env.reset(seed=0, options={"task_id": bri_instance.idx})
     policy.attach(env)
@@ -164,12 +167,16 @@ def test_a_lone_surrogate_in_a_reply_is_cleaned_before_the_next_request(
     assert policy.step_details()["cleaned"] == {"lone_surrogates_in_observation": 0, "lone_surrogates_in_reply": 1}
     observation, *_ = env.step(action)
     action = policy.act(observation)  # before: LLMError, "surrogates not allowed"
-    assert action == f"submit {bri_instance.answer}" and "cleaned" not in policy.step_details()
+    submitted = env.step(action)[4].get("submitted")
+    assert submitted == bri_instance.answer and "cleaned" not in policy.step_details()
     assistant = server.requests[1]["messages"][2]
     assert assistant["role"] == "assistant" and "\ufffd" in assistant["content"]  # what the provider got back
     # An observation holding one (an error echoing the query) is cleaned too, and counted.
     policy.reset(observation, info, seed=0)
-    server.add({"content": "submit None"})
+    if framework == "act":
+        server.add({"content": "submit None"})
+    else:
+        server.add({"tool_calls": [{"name": "submit", "arguments": {"content": "None"}}]})
     policy.act("FORMAT_ERROR: no action found in '\udc00\udc01'")
     assert policy.step_details()["cleaned"] == {"lone_surrogates_in_observation": 2, "lone_surrogates_in_reply": 0}
     assert server.requests[-1]["messages"][-1]["content"].endswith("'\ufffd\ufffd'")
