@@ -1187,11 +1187,6 @@ def _episode_detail(run_id: str, record: dict[str, Any], metadata: dict[str, Any
                 "note": policy.get("note"),
                 "tool_calls": policy.get("tool_calls"),
                 "usage": policy.get("usage"),
-                "info": {
-                    k: v
-                    for k, v in step.items()
-                    if k not in ("turn", "action", "observation", "policy", "action_kind", "error")
-                },
             }
         )
     digest = record.get("system_prompt_sha256")

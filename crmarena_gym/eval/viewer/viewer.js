@@ -523,6 +523,7 @@ async function render() {
   window.scrollTo(0, scroll);
   document.body.dataset.page = parts[0] || "runs";
   document.body.dataset.rendered = String(mine);
+  if (mine === 1) document.body.dataset.firstPaint = String(Math.round(performance.now())); // since the page began loading
 }
 
 // -- shared pieces: problems, tables, pagers, sortable headers ---------------------------------------
@@ -651,7 +652,7 @@ function experimentView(exp, byId) {
 }
 
 const RUN_COLUMNS = [
-  ["run", "run", (r) => r.name], ["policy", "policy", (r) => r.policy || ""], ["sweep", "sweep", (r) => r.group.sweep || ""],
+  ["run", "run", (r) => r.name], ["policy", "policy", (r) => r.group.policy || r.policy || ""], ["sweep", "sweep", (r) => r.group.sweep || ""],
   ["setting", "setting", (r) => r.group.setting || ""], ["episodes", "episodes", (r) => r.episodes],
   ["accuracy", "accuracy", (r) => r.accuracy], ["errors", "errors", (r) => r.errors], ["turns", "turns", (r) => r.turns],
 ];
@@ -678,11 +679,11 @@ function runsTable(runs, params) {
       h("th", {}, "95% interval"), h("th", {}, "pass^k"), h("th", {}, "wrappers"), h("th", {}, "")));
     body.replaceChildren(...page.map((r) => h("tr", { "data-run": r.id },
       h("td", {}, r.error ? r.name : h("a", { href: `#/run/${enc(r.id)}` }, r.name)),
-      h("td", {}, [quote(r.policy), r.framework ? ` (${r.framework})` : ""]),
+      h("td", { title: r.policy || "" }, [quote(r.group.policy || r.policy), r.framework ? ` (${r.framework})` : ""]),
       grouped ? [h("td", {}, quote(r.group.sweep)), h("td", {}, quote(r.group.setting))] : null,
       h("td", { class: "num" }, r.expected_episodes ? `${r.episodes} of ${r.expected_episodes}` : r.episodes,
         r.expected_episodes && !r.complete ? h("span", { class: "warn" }, " (running or stopped)") : ""),
-      num(r.accuracy, 3), num(r.errors), num(r.turns, 1), h("td", {}, ci(r.accuracy_ci)),
+      h("td", { class: "num accuracy" }, fmt(r.accuracy)), num(r.errors), num(r.turns, 1), h("td", {}, ci(r.accuracy_ci)),
       h("td", { class: "small" }, passKText(r.pass_k)),
       h("td", { class: "small" }, (r.wrappers || []).join(", ") || (r.wrappers_inferred ? `${r.wrappers_inferred.join(", ")} (inferred)` : "–")),
       h("td", {}, r.error ? h("span", { class: "bad" }, "unreadable") : h("a", { href: `#/run/${enc(r.id)}` }, "episodes")))));
@@ -1017,6 +1018,15 @@ function divergence(a, b) {
   return null;
 }
 
+// The question, once: its first line, the rest (the conventions every question carries) folded.
+function questionBlock(text, key) {
+  const [first, ...rest] = text.split("\n");
+  if (!rest.join("").trim()) return [h("h3", {}, "Question"), h("pre", { class: "question" }, text)];
+  return [h("h3", {}, "Question"), h("details", { "data-key": key, class: "question" },
+    h("summary", {}, h("span", { class: "question-first" }, first), h("span", { class: "muted" }, ` (${rest.length} more lines)`)),
+    h("pre", { class: "question" }, text))];
+}
+
 async function comparePage(idx, params) {
   const instance = await get(`/api/instances/${enc(idx)}`);
   const having = Object.keys(instance.runs);
@@ -1082,8 +1092,9 @@ async function comparePage(idx, params) {
     h("p", {}, h("a", { href: `#/instance/${idx}` }, "every run on this instance")),
     having.length === 1 && instance.runs[having[0]].trial_list.length < 2 ? message("Only one episode of this instance is open: start the viewer with two runs to compare them.", "note") : null,
     banner,
-    h("h3", {}, sameQuestion || questions.length < 2 ? "Question" : "Questions (they differ: the two runs were set up differently)"),
-    sameQuestion || questions.length < 2 ? h("pre", { class: "question" }, questions[0] || "") : h("div", { class: "columns" }, questions.map((q) => h("pre", { class: "question" }, q))),
+    sameQuestion || questions.length < 2 ? questionBlock(questions[0] || "", `q-${idx}`)
+      : [h("h3", {}, "Questions (they differ: the two runs were set up differently)"),
+        h("div", { class: "columns" }, questions.map((q) => h("pre", { class: "question" }, q)))],
     h("table", { class: "compare" }, h("thead", {}, header), h("tbody", {}, head, rows)));
 }
 
@@ -1097,6 +1108,13 @@ async function instancesPage(params) {
     cols: Number(params.get("cols") || 0),
   };
   const { runs } = await get("/api/runs");
+  const runById = new Map(runs.map((r) => [r.id, r]));
+  // A column's name in lines: an experiment's cell as sweep, policy, setting (its id is all three run together).
+  const columnLabel = (c, by) => {
+    const group = by === "run" && runById.has(c.id) ? runById.get(c.id).group : {};
+    const lines = group.sweep ? [group.sweep, group.policy, group.setting] : by === "setting" ? c.id.split(": ") : [c.id];
+    return lines.map((line, i) => h("span", { class: `label line${i}${i === lines.length - 1 ? " last" : ""}` }, line));
+  };
   if (!state.by) state.by = runs.length > COLUMN_PAGE && runs.some((r) => r.group.policy) ? "policy" : "run";
   const table = h("table", { id: "instances" });
   const count = h("span", { id: "count", class: "muted" });
@@ -1114,7 +1132,7 @@ async function instancesPage(params) {
     table.replaceChildren(
       h("thead", {}, h("tr", {}, sortHeader("idx", "idx", state, onSort, "num"), sortHeader("task", "task", state, onSort),
         data.columns.map((c) => h("th", { class: "column", title: grouped ? `${c.id}: ${c.runs.length} runs (${c.runs.join(", ")})` : c.id, "data-column": c.id },
-          h("span", { class: "label" }, c.id), grouped ? h("span", { class: "muted small" }, ` ${c.runs.length} runs`) : null)),
+          columnLabel(c, data.by), grouped ? h("span", { class: "muted small" }, `${c.runs.length} runs`) : null)),
         sortHeader(`solved by (of ${data.total_columns})`, "solved_by", state, onSort, "num"), h("th", {}, ""))),
       h("tbody", {}, data.rows.map((r) => h("tr", { "data-idx": r.idx },
         h("td", { class: "num" }, h("a", { href: `#/instance/${r.idx}` }, r.idx)), h("td", {}, quote(r.abbrev)),
