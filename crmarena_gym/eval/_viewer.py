@@ -451,7 +451,7 @@ class ViewerData:
         if stacks:
             source.metadata["env_stack"] = next(iter(stacks.values()))
         if len(stacks) > 1:
-            shown = "; ".join(", ".join(_wrappers(stack)) or "no wrapper" for stack in stacks.values())
+            shown = "; ".join(", ".join(describe_wrappers(stack)) or "no wrapper" for stack in stacks.values())
             source.problems.append(
                 f"the episodes were recorded under {len(stacks)} different environments ({shown}): "
                 "each episode's page names its own"
@@ -552,7 +552,7 @@ class ViewerData:
             "framework": (run.get("policy_options") or {}).get("framework"),
             "env_id": run.get("env_id"),
             "env_kwargs": run.get("env_kwargs"),
-            "wrappers": _wrappers(source.metadata.get("env_stack") or []),
+            "wrappers": describe_wrappers(source.metadata.get("env_stack") or []),
             "wrappers_inferred": source.metadata.get("inferred_wrappers"),
             "trials": source.metadata.get("trials"),
             "episodes": len(source.records),
@@ -586,7 +586,9 @@ class ViewerData:
         detail = dict(self._run_brief(source))
         detail["metadata"] = {k: v for k, v in source.metadata.items() if k != "system_prompts"}
         detail["system_prompts"] = source.metadata.get("system_prompts") or {}
-        detail["table"] = self._cached(source.cache, "table", lambda: _table(source.records, self._summary(source)))
+        detail["table"] = self._cached(
+            source.cache, "table", lambda: interval_table(source.records, self._summary(source))
+        )
         return detail
 
     def _experiments(self) -> list[dict[str, Any]]:
@@ -643,7 +645,7 @@ class ViewerData:
         for source in list(self.sources):
             with self._lock:
                 self._run_brief(source)
-                self._cached(source.cache, "table", lambda s=source: _table(s.records, self._summary(s)))
+                self._cached(source.cache, "table", lambda s=source: interval_table(s.records, self._summary(s)))
                 self._episode_list(source)
         with self._lock:
             self._matrix()
@@ -736,7 +738,7 @@ def _command(command: Any, group: Mapping[str, str]) -> str | None:
     return None
 
 
-def _wrappers(stack: list[dict[str, Any]]) -> list[str]:
+def describe_wrappers(stack: list[dict[str, Any]]) -> list[str]:
     """The env stack's wrappers as ``Name(arg=value, ...)``, outermost first (Gymnasium's checkers left out)."""
     shown = []
     for layer in stack[:-1]:
@@ -775,7 +777,7 @@ def _summary(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return summarize(finished) if finished else {}
 
 
-def _table(records: list[dict[str, Any]], rows: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def interval_table(records: list[dict[str, Any]], rows: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """The per-task summary (:func:`~crmarena_gym.eval.summarize`) with a 95% bootstrap interval of the
     accuracy per row. Episodes still being recorded (a trajectory without its end) are left out."""
     finished = [r for r in records if r.get("end_reason") != "running"]
@@ -1210,7 +1212,7 @@ def _episode_detail(run_id: str, record: dict[str, Any], metadata: dict[str, Any
         "answerable": record.get("answerable"),
         "reward_breakdown": record.get("reward_breakdown"),
         "reward_explanation": _explain_reward(record),
-        "wrappers": _wrappers(stack) if stack else metadata.get("inferred_wrappers") or [],
+        "wrappers": describe_wrappers(stack) if stack else metadata.get("inferred_wrappers") or [],
         "wrappers_inferred": not stack and bool(metadata.get("inferred_wrappers")),
         "seconds": _episode_seconds(record),
         "usage": record.get("usage"),

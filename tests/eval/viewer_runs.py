@@ -318,13 +318,13 @@ removed_functions = [[], ["get_cases"], ["get_issues"], ["get_start_date"], ["ge
 """
 
 
-def synthetic_experiment(directory: Path, instances: int = 40) -> dict[str, Any]:
+def synthetic_experiment(directory: Path, instances: int = 40, trials: int = 1) -> dict[str, Any]:
     """An experiment directory as ``crmarena-gym experiment`` leaves it: 4 sweeps of 5 or 6 settings by 6
     policies (120 cells): 100 cells done (a run each), the 20 of the policy whose key is unset skipped.
     Each cell's quality falls with its index so that the report's lines differ. Returns the state written."""
     from crmarena_gym.eval._experiment import ExperimentSpec, experiment_cells, setting_recipe
 
-    spec = ExperimentSpec.model_validate(tomllib.loads(SYNTHETIC_SPEC))
+    spec = ExperimentSpec.model_validate({**tomllib.loads(SYNTHETIC_SPEC), "trials": trials})
     cells = []
     for n, cell in enumerate(experiment_cells(spec)):
         entry: dict[str, Any] = {
@@ -338,10 +338,10 @@ def synthetic_experiment(directory: Path, instances: int = 40) -> dict[str, Any]
             quality = max(0.05, 0.95 - 0.1 * (n % 7) - 0.05 * spec.policies.index(cell.policy))
             mode = cell.setting.get("dropout_mode")
             synthetic_run(
-                directory / cell.path, instances, seed=n, quality=quality, dropout=mode, wrappers=wrappers,
+                directory / cell.path, instances, trials, seed=n, quality=quality, dropout=mode, wrappers=wrappers,
                 policy=cell.policy.spec,
             )  # fmt: skip
-            entry.update(status="done", episodes=instances, new=instances)
+            entry.update(status="done", episodes=instances * trials, new=instances * trials)
         cells.append(entry)
     state = {"spec": spec.model_dump(mode="json"), "cells": cells, "complete": True}
     (directory / "experiment.json").write_text(json.dumps(state, indent=2))
