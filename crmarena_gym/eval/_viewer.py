@@ -329,9 +329,19 @@ class ViewerData:
                     continue
                 previous, source.signature = source.signature, signature
                 changed = True
+                kept = source.cache.get("episodes")
                 source.cache.clear()
                 if _grew(previous, signature, source):
+                    before = len(source.records)
+                    last = source.records[-1] if source.records else None
                     self._append(source)  # a run writing: read only its new lines
+                    if kept is not None and (last is None or source.records[before - 1] is last):
+                        # Every new episode sorts after the old ones: the list grows, it is not made again.
+                        new = source.records[before:]
+                        source.cache["episodes"] = (
+                            kept[0] + [_episode_brief(r) for r in new],
+                            kept[1] + [_search_fields(r) for r in new],
+                        )
                 else:
                     self._load(source)
             if changed:

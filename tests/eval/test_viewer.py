@@ -535,3 +535,21 @@ def test_a_static_copy_is_split_into_chunks(tmp_path: Path) -> None:
     assert "2339/1" in final and final["2339/1"]["submitted"] == _records(run)[-1]["submitted"]
     export_viewer(ViewerData([other]), copy)  # written again over a smaller copy: no chunk of the old one left
     assert not any("r1" in p.as_posix() for p in (copy / "data").rglob("*"))
+
+
+def test_a_growing_run_keeps_its_episode_list_right(tmp_path: Path) -> None:
+    run = synthetic_run(tmp_path / "live", 40, seed=8)
+    data = ViewerData([run])
+    data.warm()
+    records = _records(run)
+    late = {**records[5], "idx": 500, "reward": 1.0}  # after every episode: the list grows
+    early = {**records[6], "idx": 3, "trial": 1}  # among them (episodes end out of order): the list is made again
+    for extra in (late, early):
+        with open(run / "results.jsonl", "a") as handle:
+            handle.write(json.dumps(extra) + "\n")
+        assert data.refresh()  # as the server does before each answer
+        grown = data.api("/api/runs/live/episodes?q=late delivery&sort=turns")
+        fresh = ViewerData([run]).api("/api/runs/live/episodes?q=late delivery&sort=turns")
+        assert grown == fresh
+        listed = data.api("/api/runs/live/episodes")["episodes"]
+        assert [(e["idx"], e["trial"]) for e in listed] == sorted((r["idx"], r["trial"]) for r in _records(run))
