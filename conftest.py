@@ -17,9 +17,11 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 # The trainer adapters' doctests need their optional extras; without them the modules are not collected.
 collect_ignore = [
     f"crmarena_gym/integrations/{package}"
-    for package, module in (("openenv", "openenv"), ("skyrl", "skyrl_gym"))
+    for package, module in (("openenv", "openenv"), ("skyrl", "skyrl_gym"), ("verifiers", "verifiers"))
     if importlib.util.find_spec(module) is None
 ]
+if importlib.util.find_spec("verifiers") is None:
+    collect_ignore.append("crmarena_verifiers")
 
 
 @pytest.fixture(scope="session")

@@ -29,8 +29,12 @@ holds it) with the scalars and the phrase traits, which a linear scorer cannot f
 questions are drawn from a fixed set of facts: the script also says how many held-out questions training
 asked too (none, since training excludes the held-out instances' keys, article and question).
 
+At the ``tools`` help level a call takes one step per argument, so ``--depth`` counts those steps too: the
+default depth reaches short pipelines only (raise it, with ``--budget``, for the long ones).
+
 Usage:
-    python benchmarks/bench_candidates.py                        # all nine families, 30 instances each
+    python benchmarks/bench_candidates.py                        # all nine families, 30 instances each (parsed)
+    python benchmarks/bench_candidates.py --level oracle-args     # the level of the README's figures
     python benchmarks/bench_candidates.py --families PVI,KQA --per-task 10
 """
 
@@ -229,19 +233,33 @@ def main() -> None:
     parser.add_argument("--families", default=",".join(FAMILIES), help="comma-separated task families")
     parser.add_argument("--per-task", type=int, default=30, help="held-out instances per family")
     parser.add_argument("--seed", type=int, default=2, help="task seed of the held-out instances")
+    parser.add_argument(
+        "--task-distribution",
+        choices=("discriminating", "legacy"),
+        default="discriminating",
+        help="the instances' distribution (legacy: task generator version 2's, of the README's figures)",
+    )
     parser.add_argument("--org-seed", type=int, default=0, help="seed of the generated org (scale 1)")
     parser.add_argument("--depth", type=int, default=8, help="the longest sequence searched")
     parser.add_argument("--budget", type=int, default=3000, help="environment steps per instance")
     parser.add_argument("--train-seed", type=int, default=1, help="task seed of the probe's training instances")
     parser.add_argument("--train-per-task", type=int, default=80, help="probe training instances per family")
     parser.add_argument("--no-probe", action="store_true", help="skip the linear probe of PVI and KQA")
+    parser.add_argument(
+        "--level",
+        default="parsed",
+        choices=("tools", "parsed", "oracle-args"),
+        help="help level of the candidates (default parsed; the README's figures before the levels: oracle-args)",
+    )
     args = parser.parse_args()
     families = [f.strip() for f in args.families.split(",") if f.strip()]
 
     org = default_org_path(seed=args.org_seed, scale=1.0)
-    instances = generate_tasks(org, seed=args.seed, per_task=args.per_task, tasks=families)
-    env = make_discrete_env(org=str(org), tasks=instances)
-    print(f"org seed {args.org_seed}; {len(instances)} held-out instances (task seed {args.seed}); ", end="")
+    drawn = {"tasks": families, "distribution": args.task_distribution}
+    instances = generate_tasks(org, seed=args.seed, per_task=args.per_task, **drawn)
+    env = make_discrete_env(org=str(org), tasks=instances, level=args.level)
+    print(f"help level {args.level}; {args.task_distribution} instances; org seed {args.org_seed}; ", end="")
+    print(f"{len(instances)} held-out instances (task seed {args.seed}); ", end="")
     print(f"{env.action_space.n} slots, {env.featurizer.size} features per slot; depth <= {args.depth}")
     print()
     header = f"{'family':7s} {'n':>3s} {'ceiling':>8s} {'F1>=0.8':>8s} {'cands/step':>10s} {'steps':>6s} {'max':>4s}"
@@ -276,9 +294,15 @@ def main() -> None:
     if probed and not args.no_probe:
         exclude = {instance_key(inst.task, inst.params) for inst in instances}
         train = generate_tasks(
-            org, seed=args.train_seed, per_task=args.train_per_task, tasks=probed, exclude=exclude, allow_fewer=True
+            org,
+            seed=args.train_seed,
+            per_task=args.train_per_task,
+            tasks=probed,
+            exclude=exclude,
+            allow_fewer=True,
+            distribution=args.task_distribution,
         )
-        train_env = make_discrete_env(org=str(org), tasks=train)
+        train_env = make_discrete_env(org=str(org), tasks=train, level=args.level)
         results = probe(train_env, env, train, [i for i in instances if i.abbrev in probed])
         print()
         print(f"linear probe on the answer step's candidate features (fitted on task seed {args.train_seed}):")

@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from crmarena_gym.chat import make_chat_env
+from crmarena_gym.chat import instance_org, make_chat_env
 from crmarena_gym.datagen import generate_org
 from crmarena_gym.integrations.openenv import (
     CRMArenaAction,
@@ -50,7 +50,8 @@ def oracle_episodes(hub: CRMArenaHub, n: int) -> list[Episode]:
     episodes = []
     for instance in chosen:
         _, info = make_chat_env(org, instances=[instance]).reset(seed=0)
-        trace = oracle_trace(instance, org.with_today(info["today"]))
+        home = LocalOrg(instance_org(instance, org.path))  # an instance drawn from a sibling org is solved there
+        trace = oracle_trace(instance, home.with_today(info["today"]))
         actions = [CRMArenaAction(tool_call={"name": c.name, "arguments": dict(c.arguments)}) for c in trace.actions]
         episodes.append((instance.idx, actions))
     return episodes

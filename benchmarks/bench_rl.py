@@ -1,22 +1,31 @@
-"""RL benchmark: held-out success of one PPO policy on all nine task families against the random-candidate baseline.
+"""RL benchmark: test success of PPO at a stated help level, per family, against baselines that learn nothing.
 
-Runs ``examples/train_rllib_ppo.py`` (the same code a user runs) with its arguments, writing the
-learning curve to ``docs/ppo_learning_curve.png`` and the figures as JSON, prints the example's
-table (random baseline vs trained policy on held-out instances, per family) and its timings, and
-rewrites the per-family table of the README (between the ``bench_rl`` markers). Needs the ``rl`` extra.
+Runs ``examples/train_rllib_ppo.py`` (the same code a user runs) once per PPO seed (``--seeds``), each in
+its own process, at the help level ``--level`` (``parsed`` by default; ``tools``; ``oracle-args``, the
+privileged level of the figures made before the levels). All runs share their instance sets, so the
+baselines, which do not depend on the PPO seed, are measured once (``--baselines-json``): random candidates,
+the most frequent training answer per family, and the best fixed slot order per family (searched on
+training instances, played blind on the test instances). The test instances come from the frozen test
+seed (1031: never used for design); the checkpoint kept comes from the validation seed.
+
+It prints, per family, each baseline and PPO's mean over the seeds with a 95% interval (Student's t over
+the seeds' test success; with one seed, the one figure), then rewrites the README's table for the level
+(between the ``bench_rl:<level>`` markers). Needs the ``rl`` extra.
 
 Usage:
-    python benchmarks/bench_rl.py                      # 100 iterations, 150 training instances a family
-                                                       # (under an hour on 2 CPUs: 45 minutes of training,
-                                                       # half of it on CPUs shared with other work)
-    python benchmarks/bench_rl.py --iterations 100     # any argument of the example passes through
-    python benchmarks/bench_rl.py --from-json FILE     # only rewrite the README table from a run's JSON
+    python benchmarks/bench_rl.py --level parsed --seeds 0 1 2      # three PPO seeds, 100 iterations each
+                                                                    # (25-45 minutes a seed on 2 CPUs)
+    python benchmarks/bench_rl.py --level tools --seeds 0           # any argument of the example passes through
+    python benchmarks/bench_rl.py --from-json A.json B.json C.json  # only rewrite the README from runs' JSON
 """
 
 from __future__ import annotations
 
+import argparse
 import json
-import runpy
+import math
+import os
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -25,91 +34,143 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "train_rllib_ppo.py"
 README = ROOT / "README.md"
-CURVE = ROOT / "docs" / "ppo_learning_curve.png"
-START, END = "<!-- bench_rl:table:start -->", "<!-- bench_rl:table:end -->"
-#: The example's arguments the README's figures were made with (any of them given on the command line wins).
+#: The example's arguments the README's figures are made with (any of them given on the command line wins).
 DEFAULTS = {"--iterations": "100", "--train-per-task": "150"}
 #: How each family is scored (KQA's reward is the token F1 of the answer; the others are exact match).
 MEASURE = {"KQA": "mean token F1"}
+#: Student's t, two-sided 95%, by degrees of freedom (the seeds less one).
+_T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
 
 
-def table(figures: dict[str, Any]) -> str:
-    """The README's per-family table (markdown) from the example's JSON figures."""
-    history = figures["history"]
-    args = figures.get("args", {})
+def markers(level: str) -> tuple[str, str]:
+    """The README markers around a level's table."""
+    return f"<!-- bench_rl:{level}:start -->", f"<!-- bench_rl:{level}:end -->"
+
+
+def interval(values: list[float]) -> tuple[float, float]:
+    """The mean of ``values`` and the half-width of its 95% Student-t interval (0 for one value).
+
+    Example:
+        >>> mean, half = interval([0.8, 0.9, 1.0])
+        >>> round(mean, 3), round(half, 3)
+        (0.9, 0.248)
+    """
+    mean = sum(values) / len(values)
+    if len(values) < 2:
+        return mean, 0.0
+    variance = sum((v - mean) ** 2 for v in values) / (len(values) - 1)
+    t = _T95.get(len(values) - 1, 1.96)
+    return mean, t * math.sqrt(variance / len(values))
+
+
+def _shown(values: list[float]) -> str:
+    mean, half = interval(values)
+    return f"{mean:.2f}" if len(values) < 2 else f"{mean:.2f} ± {half:.2f}"
+
+
+def table(runs: list[dict[str, Any]]) -> str:
+    """The README's per-family table (markdown) for runs of one level and one set of instances."""
+    first = runs[0]
+    levels = {run.get("level", "oracle-args") for run in runs}
+    if len(levels) != 1:
+        raise SystemExit(f"the runs are of different help levels ({sorted(levels)}): one table per level")
+    tests = {json.dumps(run.get("seeds", {}).get("test")) for run in runs}
+    if len(tests) != 1:
+        raise SystemExit("the runs have different test seeds: their figures do not go in one table")
+    level = first.get("level", "oracle-args")
+    baselines = first["baselines"]
+    seeds = [run.get("seeds", {}).get("ppo") for run in runs]
+    history = first["history"]
+    args = first.get("args", {})
+    test_seed = first.get("seeds", {}).get("test")
+    frozen = " (frozen: never used for design)" if first.get("test_seed_frozen") else ""
+    privileged = " (privileged: arguments from the hidden parameters)" if first.get("privileged") else ""
+    kept = ", ".join(f"{run['kept_iteration']}" for run in runs)
     lines = [
-        f"Held-out success of one PPO policy trained on all nine families ({len(history)} iterations, "
-        f"{history[-1]['env_steps']} environment steps, {figures['train_seconds'] / 60:.0f} minutes of training; "
-        f"{args.get('eval_per_task', '?')} held-out instances per family){kept(figures)}:",
+        f"Help level **{level}**{privileged}. Test success on {args.get('eval_per_task', '?')} instances per family "
+        f"of task seed {test_seed}{frozen} (task generator version {first.get('task_generator_version', 2)}, "
+        f"{first.get('task_distribution', 'legacy')} instances); one PPO policy for all families, "
+        f"{len(history)} iterations ({history[-1]['env_steps']} environment steps) per PPO seed, "
+        f"seeds {', '.join(str(s) for s in seeds)}; "
+        f"the checkpoint kept by validation success (iterations {kept}); step cost in training "
+        f"{first.get('step_cost', 0.0)}. PPO: mean over the seeds"
+        + (" ± the 95% interval (Student's t)." if len(runs) > 1 else "."),
         "",
-        "| family | random candidates | PPO | measure |",
-        "|---|---|---|---|",
+        "| family | random candidates | most frequent answer | best fixed slot order | PPO | measure |",
+        "|---|---|---|---|---|---|",
     ]
-    for family in sorted(figures["baseline"]):
-        measure = MEASURE.get(family, "success rate")
-        lines.append(
-            f"| {family} | {figures['baseline'][family]:.2f} | {figures['trained'].get(family, 0.0):.2f} | {measure} |"
-        )
-    lines.append(f"| overall | {figures['baseline_overall']:.2f} | {figures['trained_overall']:.2f} | |")
-    if figures.get("partial"):
-        lines += [
-            "",
-            f"(The run was stopped after iteration {figures['evals'][-1]['iteration']}: "
-            "figures of the policy kept by then.)",
-        ]
+    for family in sorted(baselines["random"]):
+        ppo = [run["trained"].get(family, 0.0) for run in runs]
+        cells = [baselines["random"][family], baselines["answer_prior"].get(family, 0.0)]
+        cells.append(baselines["fixed_order"].get(family, 0.0))
+        shown = " | ".join(f"{v:.2f}" for v in cells)
+        lines.append(f"| {family} | {shown} | {_shown(ppo)} | {MEASURE.get(family, 'success rate')} |")
+    overall = [baselines["random_overall"], baselines["answer_prior_overall"], baselines["fixed_order_overall"]]
+    shown = " | ".join(f"{v:.2f}" for v in overall)
+    lines.append(f"| overall | {shown} | {_shown([run['trained_overall'] for run in runs])} | |")
+    if any(run.get("partial") for run in runs):
+        lines += ["", "(A run was stopped before its last iteration: figures of the policy it kept by then.)"]
+    lines += ["", "Fixed slot orders (searched on training instances, played blind):", ""]
+    for family, names in sorted(baselines["fixed_order_slots"].items()):
+        lines.append(f"- {family}: `{' '.join(names)}`")
     return "\n".join(lines)
 
 
-def kept(figures: dict[str, Any]) -> str:
-    """Which evaluation's policy the table shows: the one the run kept by validation success, if it chose one."""
-    iteration = figures.get("kept_iteration")
-    if iteration is None:
-        return ""
-    validation = {e["iteration"]: e.get("validation") for e in figures["evals"]}.get(iteration)
-    if validation is None:
-        return f", the policy of iteration {iteration}"
-    per_task = figures.get("args", {}).get("val_per_task", "?")
-    return (
-        f"; the policy kept is that of iteration {iteration}, the best mean validation success ({validation:.2f}) "
-        f"on {per_task} other instances per family"
-    )
-
-
-def write_readme(figures: dict[str, Any], readme: Path = README) -> None:
-    """Replace the text between the ``bench_rl`` markers of ``readme`` with :func:`table`."""
+def write_readme(runs: list[dict[str, Any]], readme: Path = README) -> None:
+    """Replace the text between the level's ``bench_rl`` markers of ``readme`` with :func:`table`."""
+    level = runs[0].get("level", "oracle-args")
+    start, end = markers(level)
     text = readme.read_text(encoding="utf-8")
-    if START not in text or END not in text:
-        raise SystemExit(f"{readme} has no {START} ... {END} markers: add them where the table goes")
-    head, rest = text.split(START, 1)
-    _old, tail = rest.split(END, 1)
-    readme.write_text(f"{head}{START}\n{table(figures)}\n{END}{tail}", encoding="utf-8")
+    if start not in text or end not in text:
+        raise SystemExit(f"{readme} has no {start} ... {end} markers: add them where the {level} table goes")
+    head, rest = text.split(start, 1)
+    _old, tail = rest.split(end, 1)
+    readme.write_text(f"{head}{start}\n{table(runs)}\n{end}{tail}", encoding="utf-8")
 
 
-def main() -> None:
-    argv = sys.argv[1:]
-    if argv[:1] == ["--from-json"]:
-        if len(argv) != 2:
-            raise SystemExit("usage: bench_rl.py --from-json FILE")
-        write_readme(json.loads(Path(argv[1]).read_text(encoding="utf-8")))
-        print(f"README table rewritten from {argv[1]}")
-        return
-    json_path = Path(tempfile.mkdtemp(prefix="bench-rl-")) / "figures.json"
-    extra = [] if "--out" in argv else ["--out", str(CURVE)]
-    extra += [] if "--json" in argv else ["--json", str(json_path)]
-    for flag, value in DEFAULTS.items():
-        if flag not in argv:
-            extra += [flag, value]
-    if "--json" in argv:
-        json_path = Path(argv[argv.index("--json") + 1])
-    sys.argv = [str(EXAMPLE), *argv, *extra]
-    try:
-        runpy.run_path(str(EXAMPLE), run_name="__main__")
-    except SystemExit as stop:
-        if stop.code not in (0, None):
-            raise
-    write_readme(json.loads(json_path.read_text(encoding="utf-8")))
-    print(f"README table rewritten; figures in {json_path}")
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], add_help=True)
+    parser.add_argument("--level", default="parsed", help="help level (tools, parsed, oracle-args)")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0], help="PPO seeds, one run each")
+    parser.add_argument("--from-json", type=Path, nargs="+", default=None, help="rewrite the README from these runs")
+    parser.add_argument("--workdir", type=Path, default=None, help="where the runs' files go (default: a temp dir)")
+    parser.add_argument("--no-readme", action="store_true", help="print the table, leave the README alone")
+    known, passed = parser.parse_known_args()
+    if known.from_json:
+        runs = [json.loads(path.read_text(encoding="utf-8")) for path in known.from_json]
+        print(table(runs))
+        if not known.no_readme:
+            write_readme(runs)
+            print(f"README table of level {runs[0].get('level', 'oracle-args')} rewritten")
+        return 0
+    for flag in ("--seed", "--json", "--workdir", "--level", "--baselines-json"):
+        if flag in passed:
+            raise SystemExit(f"{flag} is set by bench_rl.py (use --seeds, --workdir, --level)")
+    workdir = known.workdir or Path(tempfile.mkdtemp(prefix="bench-rl-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    extra = [flag_value for flag, value in DEFAULTS.items() if flag not in passed for flag_value in (flag, value)]
+    runs = []
+    for seed in known.seeds:
+        out = workdir / f"{known.level}-seed{seed}.json"
+        command = [sys.executable, str(EXAMPLE), *passed, *extra, "--level", known.level, "--seed", str(seed)]
+        command += ["--workdir", str(workdir / "sets"), "--json", str(out)]
+        command += ["--baselines-json", str(workdir / f"baselines-{known.level}.json")]
+        if "--out" not in passed:
+            command += ["--out", str(ROOT / "docs" / f"ppo_learning_curve_{known.level}_seed{seed}.png")]
+        print("$", " ".join(command), flush=True)
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+        done = subprocess.run(command, env=env, check=False)
+        if done.returncode != 0:
+            print(f"the run with PPO seed {seed} failed (exit {done.returncode}); figures in {workdir}")
+            return done.returncode
+        runs.append(json.loads(out.read_text(encoding="utf-8")))
+    print()
+    print(table(runs))
+    if not known.no_readme:
+        write_readme(runs)
+        print(f"README table of level {known.level} rewritten; runs in {workdir}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -1,4 +1,5 @@
-"""File helpers shared by every layer: an exclusive lock across processes, and atomic writes.
+"""File helpers shared by every layer: an exclusive lock across processes, atomic writes, and a file's digest
+kept beside it.
 
 This module sits below the layers (it imports none of them). The lock is the ``filelock`` library's, so
 the package imports and locks the same way on Windows as on POSIX systems.
@@ -6,6 +7,7 @@ the package imports and locks the same way on Windows as on POSIX systems.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -70,3 +72,43 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
         tmp.unlink(missing_ok=True)
         raise
     return path
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """The SHA-256 of a file's bytes (read in chunks: an org file may be hundreds of megabytes).
+
+    Example:
+        >>> import tempfile
+        >>> target = Path(tempfile.mkdtemp()) / "a.txt"
+        >>> _ = target.write_bytes(b"abc")
+        >>> file_sha256(target)[:16]
+        'ba7816bf8f01cfea'
+    """
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def digest_path(path: str | os.PathLike[str]) -> Path:
+    """Where the expected SHA-256 of a cached file is kept: beside it (``NAME.sha256``), not in it, so that an
+    edit of the file cannot also vouch for itself."""
+    path = Path(path)
+    return path.with_name(path.name + ".sha256")
+
+
+def write_digest(path: str | os.PathLike[str]) -> str:
+    """Record the SHA-256 of ``path``'s bytes in :func:`digest_path` (atomically); return it."""
+    digest = file_sha256(path)
+    atomic_write_text(digest_path(path), digest + "\n")
+    return digest
+
+
+def read_digest(path: str | os.PathLike[str]) -> str | None:
+    """The SHA-256 recorded for ``path`` by :func:`write_digest`; None if there is none (or it is unreadable)."""
+    try:
+        text = digest_path(path).read_text(encoding="ascii").strip()
+    except (OSError, ValueError):
+        return None
+    return text if len(text) == 64 and all(c in "0123456789abcdef" for c in text) else None

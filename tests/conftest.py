@@ -60,7 +60,8 @@ def ray_session() -> Iterator[Any]:
     os.environ["RAY_AUTH_MODE"] = "disabled"
     started = not ray.is_initialized()
     if started:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        # A Ray of its own: a bare init() joins any cluster already running on the (shared) machine.
+        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         yield ray
     finally:

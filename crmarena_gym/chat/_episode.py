@@ -1,28 +1,62 @@
 """A CRMArena episode as an OpenAI-format conversation: messages in, env actions out.
 
-:class:`ChatEpisode` holds the conversation of one episode. It starts with the system prompt
-(:func:`~crmarena_gym.chat.system_prompt`), takes each observation as the next message (a ``user``
-message, or ``tool`` messages answering the model's tool calls), and turns each model reply (text, or
-tool calls) into the text action the environment reads. It is deterministic: the same observations and
-replies give the same messages and actions.
+:class:`ChatEpisode` holds the conversation of one episode and defines, once for every path (the litellm
+policy of evaluation, OpenEnv, TRL, SkyRL, verifiers), what a model's reply does:
+
+- **Every tool call of a reply runs**, in the order given, each as one environment action (one turn of
+  the budget); each is answered by a ``tool`` message. Calls left when the episode ends (after a
+  ``submit``, or when the turn budget runs out) are not run and are answered with :data:`NOT_RUN`.
+  This is what TRL's and verifiers' own tool loops do, so every path does it.
+- **In function calling, a reply without a tool call ends the episode without an answer** (reward 0,
+  end reason ``no_tool_call``): only a call of ``submit`` gives an answer; a text ``submit X`` is refused
+  the same way everywhere. (TRL and verifiers end a rollout at such a reply; evaluation does the same.)
+- In the text frameworks (Act, ReAct) a reply is one action. The reply is kept up to the end of the
+  action the environment reads (the first ``</execute>``, else the first ``</submit>``/``</respond>``):
+  text a model writes after it (a made-up observation, say) is dropped from the conversation, since the
+  environment never acts on it.
+- Tool-call ids are the core's own (``call_0``, ``call_1`` ... over the episode) and JSON arguments are
+  written back as ``json.dumps`` writes them, so that every path records the same messages whatever
+  ids and spacing the model or the trainer used.
+- The turn budget is the environment's (:data:`~crmarena_gym.envs.MAX_TURNS` actions).
+
+It is deterministic: the same observations and replies give the same messages and actions.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from crmarena_gym.chat._prompt import FRAMEWORKS, Framework, system_prompt
+from crmarena_gym.chat._tools import chat_tool_schemas
 
-__all__ = ["NOT_RUN", "ChatEpisode", "react_action", "text_action", "tool_call_action"]
+__all__ = [
+    "NOT_RUN",
+    "NO_TOOL_CALL",
+    "ChatEpisode",
+    "Reply",
+    "react_action",
+    "read_text_reply",
+    "text_action",
+    "tool_call_action",
+]
 
-#: The answer to every tool call of a reply but the first (one call per reply is carried out).
-NOT_RUN = "Not run: make one function call per reply."
+#: The answer to a tool call left over when the episode ended (after a submit, or out of turns).
+NOT_RUN = "Not run: the episode is over."
+#: What a function-calling reply without a tool call gets: the episode ends without an answer.
+NO_TOOL_CALL = (
+    "NO_TOOL_CALL: the reply made no function call; in function calling only a call of submit gives the answer, "
+    "so the episode ends without one."
+)
 
 _TAGGED = re.compile(r"<(execute|submit|respond)>", re.IGNORECASE)
 _THOUGHT_LINE = re.compile(r"^\s*thought\s*:.*$", re.IGNORECASE | re.MULTILINE)
 _ACTION_PREFIX = re.compile(r"^\s*action\s*:\s*", re.IGNORECASE)
+_CLOSED = {
+    tag: re.compile(rf"<{tag}>.*?</{tag}>", re.DOTALL | re.IGNORECASE) for tag in ("execute", "submit", "respond")
+}
 
 
 def react_action(text: str) -> str:
@@ -39,6 +73,26 @@ def react_action(text: str) -> str:
     return _ACTION_PREFIX.sub("", _THOUGHT_LINE.sub("", text).strip(), count=1)
 
 
+def read_text_reply(text: str) -> str:
+    """A text reply as the conversation keeps it: up to the end of the action the environment reads.
+
+    The environment acts on the first execute tag when there is one, else on the first submit (or
+    respond) tag; what follows that tag's close never reaches it, so it is dropped. Untagged replies
+    are kept whole. Surrounding whitespace is stripped.
+
+    Example:
+        >>> read_text_reply("Thought: x.\\n<execute>SELECT Id FROM Case</execute>\\nSalesforce instance output: []")
+        'Thought: x.\\n<execute>SELECT Id FROM Case</execute>'
+        >>> read_text_reply("  submit OR \\n")
+        'submit OR'
+    """
+    for tag in ("execute", "submit", "respond"):
+        match = _CLOSED[tag].search(text)
+        if match is not None and (tag != "submit" or not _CLOSED["execute"].search(text)):
+            return text[: match.end()].strip()
+    return text.strip()
+
+
 def text_action(text: str, framework: Framework) -> str:
     """The env action of a text reply: ReAct's thought is dropped, other replies are stripped.
 
@@ -49,8 +103,26 @@ def text_action(text: str, framework: Framework) -> str:
     return react_action(text) if framework == "react" else text.strip()
 
 
+def _arguments(arguments: Any) -> tuple[Any, str]:
+    """The arguments as the env gets them (a dict when they are a JSON object) and as the message keeps them."""
+    if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
+        arguments = {}
+    if isinstance(arguments, str):
+        try:
+            parsed = json.loads(arguments)
+        except (json.JSONDecodeError, RecursionError):
+            return arguments, arguments  # not JSON: the environment answers with a FORMAT_ERROR saying so
+        if not isinstance(parsed, dict):
+            return arguments, arguments
+        arguments = parsed
+    try:
+        return arguments, json.dumps(arguments)
+    except (TypeError, ValueError, RecursionError):
+        return arguments, str(arguments)
+
+
 def tool_call_action(name: str, arguments: str | dict[str, Any] | None) -> str:
-    """The env action of a tool call: a JSON tool call (arguments as the model sent them).
+    """The env action of a tool call: a JSON tool call (arguments that are not a JSON object as sent).
 
     Arguments that are not valid JSON reach the environment as they are, and it answers with a
     ``FORMAT_ERROR`` observation that says so.
@@ -59,20 +131,43 @@ def tool_call_action(name: str, arguments: str | dict[str, Any] | None) -> str:
         >>> tool_call_action("get_period", {"period_name": "Q1", "year": 2022})
         '{"name": "get_period", "arguments": {"period_name": "Q1", "year": 2022}}'
         >>> tool_call_action("get_issues", None)
-        '{"name": "get_issues", "arguments": "{}"}'
+        '{"name": "get_issues", "arguments": {}}'
     """
-    return json.dumps({"name": name, "arguments": "{}" if arguments is None else arguments})
+    value, _ = _arguments(arguments)
+    try:
+        return json.dumps({"name": name, "arguments": value})
+    except (TypeError, ValueError, RecursionError):
+        return json.dumps({"name": name, "arguments": str(value)})
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A model's reply as the episode reads it.
+
+    Attributes:
+        message: The assistant message the conversation keeps (content read, tool calls with the core's ids).
+        actions: The env actions to carry out, in order: one per tool call, or the text reply's one action.
+            Empty when a function-calling reply has no tool call: the episode ends without an answer.
+    """
+
+    message: dict[str, Any]
+    actions: tuple[str, ...]
+
+    @property
+    def ends_unanswered(self) -> bool:
+        """A function-calling reply without a tool call: the episode ends here, with no answer."""
+        return not self.actions
 
 
 class ChatEpisode:
-    """The conversation of one episode.
+    """The conversation of one episode (see the module docs for what a reply does).
 
     Args:
         framework: ``"act"`` or ``"react"`` (text replies) or ``"fc"`` (native tool calls).
 
     Attributes:
         messages: The conversation so far, in OpenAI's format.
-        tools: The tool schemas to send with each request (function calling), or None.
+        tools: The tool schemas to send with each request (function calling; :func:`chat_tool_schemas`), or None.
 
     Example:
         >>> chat = ChatEpisode("fc")
@@ -82,12 +177,12 @@ class ChatEpisode:
         >>> chat.observe("Which state?")
         >>> [m["role"] for m in chat.messages]
         ['system', 'user']
-        >>> chat.reply({"content": None, "tool_calls": [{"id": "c1", "type": "function",
-        ...     "function": {"name": "submit", "arguments": '{"content": "OR"}'}}]})
-        '{"name": "submit", "arguments": "{\\\\"content\\\\": \\\\"OR\\\\"}"}'
+        >>> chat.reply({"content": None, "tool_calls": [{"id": "x7", "type": "function",
+        ...     "function": {"name": "submit", "arguments": '{"content":"OR"}'}}]}).actions
+        ('{"name": "submit", "arguments": {"content": "OR"}}',)
         >>> chat.observe("Answer submitted.")
         >>> chat.messages[-1]
-        {'role': 'tool', 'tool_call_id': 'c1', 'content': 'Answer submitted.'}
+        {'role': 'tool', 'tool_call_id': 'call_0', 'content': 'Answer submitted.'}
     """
 
     def __init__(self, framework: Framework = "fc") -> None:
@@ -97,48 +192,71 @@ class ChatEpisode:
         self.messages: list[dict[str, Any]] = []
         self.tools: list[dict[str, Any]] | None = None
         self._pending_calls: list[str] = []
+        self._calls = 0
 
     @property
     def system_prompt(self) -> str | None:
         """The episode's system prompt (None before :meth:`start`)."""
         return self.messages[0]["content"] if self.messages else None
 
+    @property
+    def pending_calls(self) -> int:
+        """Tool calls of the last reply not answered yet."""
+        return len(self._pending_calls)
+
     def start(self, info: dict[str, Any]) -> None:
         """Begin the conversation with the system prompt built from the reset ``info``."""
         self.messages = [{"role": "system", "content": system_prompt(info, self.framework)}]
-        self.tools = list(info.get("tools") or []) if self.framework == "fc" else None
+        self.tools = chat_tool_schemas(info.get("tools")) if self.framework == "fc" else None
         self._pending_calls = []
+        self._calls = 0
 
     def observe(self, observation: str) -> None:
-        """Add an observation: ``tool`` messages answering the last reply's calls, else a ``user`` message.
-
-        Every tool call needs an answer; only the first call of a reply is carried out, the others are
-        answered with :data:`NOT_RUN`.
-        """
+        """Add an observation: the ``tool`` message answering the next call of the last reply, else a
+        ``user`` message (the question, or the answer to a text reply)."""
         if not self.messages:
             raise RuntimeError("call start() before observe()")
-        if not self._pending_calls:
+        if self._pending_calls:
+            call_id = self._pending_calls.pop(0)
+            self.messages.append({"role": "tool", "tool_call_id": call_id, "content": observation})
+        else:
             self.messages.append({"role": "user", "content": observation})
-            return
-        first, *others = self._pending_calls
-        self.messages.append({"role": "tool", "tool_call_id": first, "content": observation})
-        self.messages.extend({"role": "tool", "tool_call_id": call_id, "content": NOT_RUN} for call_id in others)
+
+    def close_calls(self) -> list[dict[str, Any]]:
+        """Answer the calls left when the episode ended with :data:`NOT_RUN`; returns the messages added."""
+        added = [{"role": "tool", "tool_call_id": call_id, "content": NOT_RUN} for call_id in self._pending_calls]
+        self.messages.extend(added)
         self._pending_calls = []
+        return added
 
-    def reply(self, message: dict[str, Any]) -> str:
-        """Add the model's reply (``content`` and ``tool_calls`` in OpenAI's format); return the env action.
-
-        The action is the first tool call as a JSON tool call, else the text reply (ReAct's thought
-        dropped when it has no tags).
-        """
+    def reply(self, message: dict[str, Any]) -> Reply:
+        """Add the model's reply (``content`` and ``tool_calls`` in OpenAI's format, or ``{"name",
+        "arguments"}`` dicts as a trainer parses them) and return what to carry out."""
+        if not self.messages:
+            raise RuntimeError("call start() before reply()")
+        if self._pending_calls:
+            raise RuntimeError("the last reply's tool calls are not all answered: observe() each first")
         content = message.get("content") or ""
-        tool_calls = message.get("tool_calls") or []
+        if not isinstance(content, str):
+            raise TypeError(f"a reply's content must be text, got {type(content).__name__}")
+        tool_calls = message.get("tool_calls") or [] if self.framework == "fc" else []
+        if self.framework != "fc":
+            content = read_text_reply(content)
+            self.messages.append({"role": "assistant", "content": content})
+            return Reply(dict(self.messages[-1]), (text_action(content, self.framework),))
         entry: dict[str, Any] = {"role": "assistant", "content": content or None}
-        if tool_calls:
-            entry["tool_calls"] = tool_calls
-            self._pending_calls = [call["id"] for call in tool_calls]
-            self.messages.append(entry)
-            first = tool_calls[0]["function"]
-            return tool_call_action(first["name"], first.get("arguments") or "{}")
+        actions = []
+        calls = []
+        for call in tool_calls:
+            function = call.get("function", call) if isinstance(call, dict) else {}
+            name = function.get("name") if isinstance(function.get("name"), str) else ""
+            value, text = _arguments(function.get("arguments"))
+            call_id = f"call_{self._calls}"
+            self._calls += 1
+            calls.append({"id": call_id, "type": "function", "function": {"name": name, "arguments": text}})
+            actions.append(tool_call_action(name, value) if name else text)
+            self._pending_calls.append(call_id)
+        if calls:
+            entry["tool_calls"] = calls
         self.messages.append(entry)
-        return text_action(content, self.framework)
+        return Reply(dict(entry), tuple(actions))

@@ -40,10 +40,15 @@ _FRAMEWORK_RULES = {
         "and why, then the action in tags, <execute>...</execute> or <submit>...</submit>."
     ),
     "fc": (
-        "Work by calling the functions you are given, one call per reply; each result comes back to you. "
-        "When you know the answer, call submit with it; that ends the task."
+        "Work by calling the functions you are given; each result comes back to you. When you know the answer, "
+        "call submit with it; that ends the task. A reply without a function call also ends the task, with no answer."
     ),
 }
+_TEXT_TURN_RULE = "- One action per reply; you see its result before your next reply.\n"
+_CALL_TURN_RULE = (
+    "- Every function call of a reply is carried out, in order, and each uses one turn; calls after submit are "
+    "not run.\n"
+)
 _QUERY_RULE = "- Queries are Salesforce SOQL or SOSL, not SQL: no SELECT *, no joins, no date arithmetic.\n"
 
 
@@ -124,7 +129,7 @@ def system_prompt(info: dict[str, Any], framework: Framework) -> str:
         + _FRAMEWORK_RULES[framework],
         *([] if framework == "fc" else [_function_list(info)]),
         "# Rules\n"
-        "- One action per reply; you see its result before your next reply.\n"
+        + (_TEXT_TURN_RULE if framework != "fc" else _CALL_TURN_RULE)
         + (_QUERY_RULE if _has_queries(info, framework) else "")
         + (f"- The answer is {kind}.\n" if kind else "")
         + "- Submit only the answer itself, with no words around it. When the question has no answer (it "

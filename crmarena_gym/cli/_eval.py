@@ -8,6 +8,7 @@ import shlex
 import sys
 from typing import Any
 
+from crmarena_gym._secrets import register_secret
 from crmarena_gym.cli._voice import at_least_one
 
 _EXAMPLES = """examples:
@@ -94,7 +95,13 @@ def register(subparsers: Any) -> None:
         metavar="SPEC",
         help="oracle, reactive-oracle, random, litellm:MODEL or python:MODULE:CLASS",
     )
-    policy.add_argument("--framework", choices=("act", "react", "fc"), default=None, help="litellm: the framework")
+    policy.add_argument(
+        "--framework",
+        choices=("act", "react", "fc"),
+        default=None,
+        help="litellm: the framework (default react: text replies with the SOQL/SOSL toolset; TRL's environment "
+        "class trains fc, function calling with the task functions: pass --framework fc to evaluate that)",
+    )
     policy.add_argument("--temperature", type=float, default=None, help="litellm: sampling temperature")
     policy.add_argument("--max-tokens", type=int, default=None, help="litellm: the longest reply")
     policy.add_argument("--timeout", type=float, default=None, help="litellm: seconds per request")
@@ -144,6 +151,7 @@ def _policy_options(args: argparse.Namespace) -> dict[str, Any]:
         if args.api_key_env not in os.environ:
             raise ValueError(f"--api-key-env names {args.api_key_env!r}, which is not set in the environment")
         given["api_key"] = os.environ[args.api_key_env]
+        register_secret(given["api_key"])  # whatever the variable is called, its value is never shown
     if kind != "litellm" and given:
         flags = ", ".join("--" + k.replace("_", "-") for k in given)
         raise ValueError(f"{flags} apply to litellm policies only, not to {args.policy!r}")
@@ -179,6 +187,13 @@ def run_eval(args: argparse.Namespace) -> int:
         env_kwargs["toolset"] = args.toolset
     if args.not_aided:
         env_kwargs["aided"] = False
+    if args.policy.partition(":")[0].lower() == "litellm" and args.framework is None:
+        # The default differs from what TRL trains: say which is which, once, before the run.
+        print(
+            "crmarena-gym eval: framework react (the default: text replies, SOQL/SOSL toolset); TRL's environment "
+            "class trains fc (function calling, the task functions): pass --framework fc to evaluate what TRL trains",
+            file=sys.stderr,
+        )
     try:
         wrappers = [_wrapper_spec(text) for text in args.wrapper or ()]
         run = evaluate(

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import signal
+import sqlite3
 import sys
 import threading
 from collections.abc import Sequence
 from typing import Any
 
 from crmarena_gym import __version__
+from crmarena_gym._secrets import redacted_output
 from crmarena_gym.cli._voice import EXIT_CODES
 
 # Each module defines ``register(subparsers)`` which adds its subcommand and sets ``func``.
@@ -53,6 +56,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     args.argv = list(argv) if argv is not None else sys.argv[1:]  # to print the command that resumes a run
     previous = _stop_on_sigterm()
+    # No key given on the command line (--api-base ...?key=), in the environment or echoed by a provider
+    # reaches the terminal.
+    with redacted_output():
+        return _run(args, previous)
+
+
+def _run(args: argparse.Namespace, previous: Any) -> int:
     try:
         code = int(args.func(args) or 0)
         sys.stdout.flush()  # a reader that left shows up here, not at exit
@@ -63,6 +73,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 128 + signum
     except BrokenPipeError:
         return _closed_pipe()
+    except (OSError, sqlite3.OperationalError) as err:
+        # Whatever a command did not answer itself (a full disk under the org cache, a directory it cannot
+        # write): one line saying what and where, never a traceback.
+        print(f"crmarena-gym {args.command}: {one_line(err)}", file=sys.stderr)
+        return 1
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
@@ -83,6 +98,25 @@ def _stop_on_sigterm() -> Any:
     if threading.current_thread() is not threading.main_thread():
         return None  # signals can only be handled in the main thread (a command run from a test's thread)
     return signal.signal(signal.SIGTERM, _terminate)
+
+
+def one_line(err: BaseException) -> str:
+    """An OSError (or SQLite's error for one) in one line: what went wrong and, when known, the file.
+
+    Example:
+        >>> import errno
+        >>> one_line(OSError(errno.ENOSPC, "No space left on device", "/data/run/results.jsonl"))
+        "cannot use '/data/run/results.jsonl': No space left on device (free some space, or choose another place)"
+        >>> one_line(sqlite3.OperationalError("database or disk is full"))
+        'database or disk is full (free some space, or choose another place)'
+    """
+    full = (isinstance(err, OSError) and err.errno == errno.ENOSPC) or "disk is full" in str(err)
+    if isinstance(err, OSError) and err.filename is not None and err.strerror:
+        text = f"cannot use {os.fsdecode(err.filename)!r}: {err.strerror}"
+    else:
+        text = str(err) or type(err).__name__
+    text = " ".join(text.split())  # one line, whatever the message held
+    return text + (" (free some space, or choose another place)" if full else "")
 
 
 def _closed_pipe() -> int:

@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from crmarena_gym._json import JSONNumberError, read_json
+
 ActionKind = Literal["query", "call", "submit", "invalid"]
 #: The error of a reply that holds no action at all (the environment restates the action rule).
 NO_ACTION = "no action found"
@@ -97,14 +99,14 @@ _TOO_DEEP = "the arguments are nested too deeply to be read (keep JSON values a 
 
 
 def _json_value(text: str) -> Any:
-    """``json.loads(text)`` for a text that starts with ``{`` and ends with ``}``: its C scanner called
-    directly (json.loads strips whitespace there is none of, then calls it); any failure is json.loads's own.
+    """``read_json(text)`` for a text that starts with ``{`` and ends with ``}``: json's C scanner called
+    directly (json.loads strips whitespace there is none of, then calls it); any failure is read_json's own.
     """
     try:
         value, end = _SCAN(text, 0)
-    except Exception:  # json.loads raises it again, in its own words
-        return json.loads(text)
-    return value if end == len(text) else json.loads(text)
+    except Exception:  # read_json raises it again, in its own words
+        return read_json(text)
+    return value if end == len(text) else read_json(text)
 
 
 _SCAN = json.decoder.JSONDecoder().scan_once
@@ -115,9 +117,11 @@ def _parse_call(body: str) -> Action | None:
     stripped = body.strip()
     if stripped.startswith("{"):
         try:
-            payload = _json_value(stripped) if stripped.endswith("}") else json.loads(stripped)
+            payload = _json_value(stripped) if stripped.endswith("}") else read_json(stripped)
         except json.JSONDecodeError as err:
             return Action("invalid", text=body, error=f"the tool call is not valid JSON: {err.msg}")
+        except JSONNumberError as err:
+            return Action("invalid", text=body, error=f"the tool call cannot be read: {err}")
         except RecursionError:
             return Action("invalid", text=body, error=_TOO_DEEP)
         if not isinstance(payload, dict) or "name" not in payload:
@@ -125,9 +129,11 @@ def _parse_call(body: str) -> Action | None:
         arguments = payload.get("arguments", {})
         if isinstance(arguments, str):  # OpenAI sends arguments as a JSON string
             try:
-                arguments = json.loads(arguments) if arguments.strip() else {}
+                arguments = read_json(arguments) if arguments.strip() else {}
             except json.JSONDecodeError as err:
                 return Action("invalid", text=body, error=f"the arguments are not valid JSON: {err.msg}")
+            except JSONNumberError as err:
+                return Action("invalid", text=body, error=f"the arguments cannot be read: {err}")
             except RecursionError:
                 return Action("invalid", text=body, error=_TOO_DEEP)
         if not isinstance(arguments, dict):
@@ -144,9 +150,11 @@ def _call(body: str, name: str, inner: str) -> Action:
     if not inner:
         return Action("call", text=body, name=name)
     try:
-        arguments = _json_value(inner) if inner.endswith("}") and inner.startswith("{") else json.loads(inner)
+        arguments = _json_value(inner) if inner.endswith("}") and inner.startswith("{") else read_json(inner)
     except RecursionError:
         return Action("invalid", text=body, error=_TOO_DEEP)
+    except JSONNumberError as err:
+        return Action("invalid", text=body, error=f"the arguments of {name} cannot be read: {err}")
     except json.JSONDecodeError as err:
         return Action(
             "invalid",

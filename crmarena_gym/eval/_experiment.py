@@ -39,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from crmarena_gym._files import atomic_write_text
 from crmarena_gym._json import json_text
+from crmarena_gym._secrets import redact_json
 from crmarena_gym.eval._results import RESULTS_FILE
 from crmarena_gym.eval._runner import RunStoppedError, evaluate
 from crmarena_gym.policies import parse_policy_spec
@@ -371,9 +372,9 @@ def run_experiment(
     state: dict[str, Any] = {"spec": spec_data, "cells": []}
     for entry in _iter_cells(spec, out, echo, stopped_before):
         state["cells"].append(entry)
-        atomic_write_text(_state_file(out), json_text(state, indent=2, default=str) + "\n")
+        atomic_write_text(_state_file(out), redact_json(json_text(state, indent=2, default=str)) + "\n")
     state["complete"] = all(c["status"] != "stopped" for c in state["cells"])
-    atomic_write_text(_state_file(out), json_text(state, indent=2, default=str) + "\n")
+    atomic_write_text(_state_file(out), redact_json(json_text(state, indent=2, default=str)) + "\n")
     return state
 
 

@@ -21,6 +21,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from crmarena_gym._secrets import redact_secrets
 from crmarena_gym.eval._experiment import cell_results_path, read_state, setting_recipe
 from crmarena_gym.eval._metrics import bootstrap_ci
 from crmarena_gym.eval._results import read_results
@@ -304,7 +305,7 @@ def write_experiment_report(out: str | os.PathLike[str]) -> Path:
         f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{escape(spec["name"])}</title>'
         f"<style>{style}</style></head><body>\n" + "\n".join(html) + "\n</body></html>\n"
     )
-    (out / "report.md").write_text("\n\n".join(markdown) + "\n", encoding="utf-8")
+    (out / "report.md").write_text(redact_secrets("\n\n".join(markdown) + "\n"), encoding="utf-8")
     report = out / "report.html"
-    report.write_text(page, encoding="utf-8")
+    report.write_text(redact_secrets(page), encoding="utf-8")
     return report

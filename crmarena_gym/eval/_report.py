@@ -16,6 +16,7 @@ from html import escape
 from pathlib import Path
 from typing import Any, Literal
 
+from crmarena_gym._secrets import redact_secrets
 from crmarena_gym.eval._results import load_run
 from crmarena_gym.eval._summary import format_table, markdown_table, summarize
 from crmarena_gym.eval._svg import bar_chart, line_chart, scatter_chart
@@ -391,6 +392,7 @@ def write_report(
     links = EpisodeLinks(f"{viewer_dir}/index.html", [s.id for s in data.sources], failed)
     command = shlex.join(["crmarena-gym", "report", *map(os.fspath, directories), "--out", os.fspath(out)])
     text, svgs = build_report(runs, fmt, svg_prefix=f"{path.stem}-", links=links, command=command)
+    text = redact_secrets(text)  # the runs' commands and errors, as recorded before redaction, too
     for name, svg in svgs.items():
         (path.parent / name).write_text(svg + "\n", encoding="utf-8")
     path.write_text(text, encoding="utf-8")

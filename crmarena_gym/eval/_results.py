@@ -21,6 +21,7 @@ from typing import Any
 
 from crmarena_gym._files import atomic_write_text
 from crmarena_gym._json import json_line, json_text
+from crmarena_gym._secrets import redact_json, redact_value
 
 __all__ = [
     "LOCK_FILE",
@@ -82,7 +83,9 @@ def read_results(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
 
 
 def _line(record: dict[str, Any]) -> bytes:
-    return json_line(record, default=str)
+    # No secret reaches the file: a key a provider echoed in an error, a model repeated, an option held. The
+    # env's observations (most of a record) are searched for the keys known to this process only.
+    return json_line(redact_value(record, known_only=("observation",)), default=str)
 
 
 def rewrite_results(path: str | os.PathLike[str], records: Iterable[dict[str, Any]]) -> Path:
@@ -163,7 +166,8 @@ class ResultsWriter:
 
 def write_metadata(directory: str | os.PathLike[str], metadata: dict[str, Any]) -> Path:
     """Write ``metadata.json`` atomically (a temporary file renamed over the old one)."""
-    text = json_text(metadata, indent=2, sort_keys=True, default=str) + "\n"
+    # The command line, the policy's options and settings may hold a key (--api-base ...?key=): redacted.
+    text = redact_json(json_text(metadata, indent=2, sort_keys=True, default=str)) + "\n"
     return atomic_write_text(Path(directory) / METADATA_FILE, text)
 
 

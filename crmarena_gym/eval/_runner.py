@@ -32,7 +32,8 @@ import numpy as np
 
 import crmarena_gym
 from crmarena_gym._files import LockHeldError, exclusive_lock
-from crmarena_gym.chat import prompt_sha256
+from crmarena_gym._secrets import register_secret
+from crmarena_gym.chat import EpisodeRecorder, prompt_sha256
 from crmarena_gym.eval._progress import ProgressBar
 from crmarena_gym.eval._results import (
     LOCK_FILE,
@@ -46,7 +47,7 @@ from crmarena_gym.eval._results import (
 from crmarena_gym.eval._summary import ERROR_END_REASONS, summarize
 from crmarena_gym.eval._viewer import RESULTS_FORMAT
 from crmarena_gym.org import LocalOrg, Org
-from crmarena_gym.policies import Policy, PolicyError, make_policy
+from crmarena_gym.policies import EpisodeEnded, Policy, PolicyError, make_policy
 from crmarena_gym.tasks import (
     DEFAULT_DISTRIBUTION,
     TASK_GENERATOR_VERSION,
@@ -70,10 +71,6 @@ __all__ = [
 
 _DEPENDENCIES = ("gymnasium", "numpy", "pydantic", "lark", "litellm", "ray", "simple-salesforce")
 _SECRET_OPTIONS = ("api_key",)
-# Step info kept in the trajectory: everything but the raw result (the observation shows it), the turn
-# (the step has it) and the submission (the record has it). Wrapper effects (``dropout``,
-# ``turns_left`` ...) are kept whatever their key.
-_STEP_INFO_SKIPPED = frozenset({"result", "turn", "submitted", "reward_breakdown"})
 # Environment arguments that are data, not settings (the org and the task set are recorded on their own).
 _ENV_DATA_KWARGS = frozenset({"org", "tasks"})
 
@@ -166,7 +163,10 @@ def run_episode(
     A policy that gives up (:class:`~crmarena_gym.policies.PolicyError`, such as a model failing past
     its retry budget) or an unexpected exception does not stop the run: the episode ends with reward 0
     and the end reason ``llm_error``, ``policy_error`` or ``env_error``, with the message in ``error``
-    (``fatal`` is true when the policy says every episode would fail the same way).
+    (``fatal`` is true when the policy says every episode would fail the same way). A function-calling
+    model's reply without a tool call ends the episode with no answer and no error (end reason
+    ``no_tool_call``, the reply in ``final_reply``), as in every trainer adapter (:mod:`crmarena_gym.chat`).
+    The record is built by :class:`~crmarena_gym.chat.EpisodeRecorder`, which the adapters share.
 
     Args:
         env: The environment (made with ``gym.make``, so the turn limit applies).
@@ -187,69 +187,29 @@ def run_episode(
     """
     ep_seed = episode_seed(seed, idx, trial)
     observation, info = env.reset(seed=ep_seed, options={"task_id": idx})
-    record: dict[str, Any] = {
-        "task": info["task"],
-        "abbrev": info["abbrev"],
-        "idx": idx,
-        "trial": trial,
-        "seed": ep_seed,
-        "reward": 0.0,
-        "f1": None,
-        "success": False,
-        "turns": 0,
-        "end_reason": None,
-        "error": None,
-        "fatal": False,
-        "submitted": None,
-        "gold": None,
-        "answerable": None,
-        "reward_breakdown": None,
-    }
-    instance = getattr(env.unwrapped, "instance", None)
-    if isinstance(instance, TaskInstance):
-        record["gold"] = instance.answer
-        record["answerable"] = instance.answerable
-    trajectory: list[dict[str, Any]] = [{"observation": observation}]
+    recorder = EpisodeRecorder(
+        observation, info, instance=getattr(env.unwrapped, "instance", None), idx=idx, trial=trial, seed=ep_seed
+    )
+    record = recorder.record
     try:
         policy.reset(observation, info, seed=ep_seed)
         _note_system_prompt(record, policy)
-        while True:
+        while not recorder.ended:
             if stop is not None and stop.is_set():
                 raise EpisodeCancelled(f"episode (idx {idx}, trial {trial}) stopped with the run")
             action = policy.act(observation)
             observation, reward, terminated, truncated, step_info = env.step(action)
             policy.observe(step_info)
-            record["turns"] += 1
-            step: dict[str, Any] = {"turn": record["turns"], "action": action, "observation": observation}
-            step.update({k: _jsonable(v) for k, v in step_info.items() if k not in _STEP_INFO_SKIPPED})
-            details = policy.step_details()
-            if details:
-                step["policy"] = details
-            trajectory.append(step)
-            if terminated:
-                record["reward"] = float(reward)
-                record["submitted"] = step_info.get("submitted")
-                record["reward_breakdown"] = step_info.get("reward_breakdown")
-                record["end_reason"] = "submitted"
-                break
-            if truncated:
-                record["end_reason"] = "max_turns"
-                break
+            recorder.step(action, observation, float(reward), terminated, truncated, step_info, policy.step_details())
+    except EpisodeEnded as err:  # a function-calling reply without a tool call: no answer, no error
+        recorder.end(err.end_reason, final_reply=err.final_reply)
     except PolicyError as err:
-        record["end_reason"] = err.end_reason
-        record["error"] = str(err)
-        record["fatal"] = bool(err.fatal)
+        recorder.end(err.end_reason, error=str(err) if err.is_error else None, fatal=bool(err.fatal))
         if err.unreachable:
             record["unreachable"] = True
     except Exception as err:  # an episode must never take the run down; keep what went wrong
-        record["end_reason"] = "env_error"
-        record["error"] = f"{type(err).__name__}: {err}"
-    if info.get("reward_metric") == "fuzzy_match":
-        record["f1"] = record["reward"]
-    record["success"] = record["reward"] >= 1.0
-    record["usage"] = policy.usage().to_dict()
-    record["trajectory"] = trajectory
-    return record
+        recorder.end("env_error", error=f"{type(err).__name__}: {err}")
+    return recorder.finish(policy.usage().to_dict())
 
 
 def _note_system_prompt(record: dict[str, Any], policy: Policy) -> None:
@@ -695,6 +655,8 @@ def evaluate(
     if isinstance(policy, Policy):
         raise TypeError("pass a policy spec or a function that builds a policy: each worker needs its own")
     options = dict(policy_options or {})
+    for name in _SECRET_OPTIONS:  # never written or printed, whatever echoes it
+        register_secret(options.get(name))
     factory: Callable[[], Policy] = PolicyFactory(policy, options) if isinstance(policy, str) else policy
     env_kwargs = dict(env_kwargs or {})
     for reserved in ("org", "tasks", "task"):

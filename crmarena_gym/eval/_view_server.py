@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 from crmarena_gym._json import json_text
+from crmarena_gym._secrets import redact_json
 from crmarena_gym.eval._viewer import ViewerData, ViewerError
 
 __all__ = ["VIEWER_ASSETS", "export_viewer", "make_viewer_server"]
@@ -58,7 +59,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
 
     def _json(self, status: int, value: Any) -> None:
-        self._send(status, json_text(value, default=str).encode(), "application/json; charset=utf-8")
+        # A run written before secrets were redacted is shown without them too.
+        self._send(status, redact_json(json_text(value, default=str)).encode(), "application/json; charset=utf-8")
 
     def _error(self, status: int, message: str) -> None:
         self._json(status, {"error": message, "status": status})
@@ -143,7 +145,7 @@ def _chunks(documents: Iterator[tuple[Any, Any]], limit: int = _CHUNK_BYTES) -> 
     chunk: list[tuple[Any, str]] = []
     size = 0
     for key, value in documents:
-        text = json_text(value, default=str)
+        text = redact_json(json_text(value, default=str))  # a run written before redaction, too
         if chunk and size + len(text) > limit:
             yield chunk
             chunk, size = [], 0
@@ -216,6 +218,6 @@ def export_viewer(sources: ViewerData | Sequence[str | os.PathLike[str]], direct
         ],
         "instances": instances,
     }
-    text = json_text(manifest, default=str).replace("</", "<\\/")  # cannot close a script element
+    text = redact_json(json_text(manifest, default=str)).replace("</", "<\\/")  # cannot close a script element
     (out / "data.js").write_text(f"window.CRM_VIEWER_DATA = {text};\n", encoding="utf-8")
     return out / "index.html"

@@ -1152,6 +1152,10 @@ def _explain_reward(record: dict[str, Any]) -> str:
         return f"reward 0: the episode ended in {end} ({record.get('error')})"
     if end in ("max_turns", "turn_limit"):
         return f"reward 0: no answer was submitted within the {record.get('turns')} turns allowed"
+    if end == "no_tool_call":
+        return "reward 0: a function-calling reply made no call, which ends the episode without an answer"
+    if end == "stopped":
+        return "reward 0: the trainer stopped the rollout before an answer was submitted"
     if end == "running":
         return "the episode has not ended yet"
     breakdown = record.get("reward_breakdown") or {}
@@ -1222,6 +1226,7 @@ def _episode_detail(run_id: str, record: dict[str, Any], metadata: dict[str, Any
         "answerable": record.get("answerable"),
         "reward_breakdown": record.get("reward_breakdown"),
         "reward_explanation": _explain_reward(record),
+        "final_reply": record.get("final_reply"),  # a function-calling reply that made no call
         "wrappers": describe_wrappers(stack) if stack else metadata.get("inferred_wrappers") or [],
         "wrappers_inferred": not stack and bool(metadata.get("inferred_wrappers")),
         "seconds": _episode_seconds(record),

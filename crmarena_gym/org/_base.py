@@ -18,6 +18,7 @@ ERROR_CODES = frozenset(
         "NUMBER_OUTSIDE_VALID_RANGE",
         "NOT_FOUND",
         "QUERY_TIMEOUT",
+        "QUERY_TOO_COMPLICATED",
         "INVALID_SESSION_ID",
         "INVALID_LOGIN",
         "REQUEST_LIMIT_EXCEEDED",

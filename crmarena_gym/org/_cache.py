@@ -5,31 +5,26 @@ The cache directory is ``$CRMARENA_GYM_CACHE`` if set, else ``$XDG_CACHE_HOME/cr
 newer generator never reuses an older org. Several processes may ask at once: one generates under
 an exclusive file lock while the others wait, and the org appears by an atomic rename.
 
-A cached org is trusted only once its content has been checked against its manifest: SQLite's structure
-check and the SHA-256 of its rows (:func:`~crmarena_gym.datagen.content_hash`) must agree with what the
-generator recorded. The check is remembered in a ``.verified`` file beside the org, keyed by the file's
-size, modification time and inode, so that it runs again only when the file changes (a damaged or
-edited file is regenerated). Damage that leaves all three unchanged (the disk itself rotting under an
-unmodified file) is not looked for on every use: delete the ``.verified`` file to force the check.
+A cached org is trusted only once the whole file has been checked, before its first use in a process and
+again whenever the file changes (its size, modification or change time, or inode): SQLite's structure check
+(``PRAGMA quick_check``) and the SHA-256 of the file's bytes, which must equal the digest recorded when the
+generator wrote it. The digest is kept beside the file (``NAME.sqlite.sha256``), never in it: the manifest
+inside the file cannot vouch for the file (an edit of the rows that also updates the manifest's content
+hash still changes the bytes). Any byte changed anywhere, an index page as much as a row, makes the file
+untrusted, and it is regenerated; an org cached without a digest (by an older version) is regenerated once.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
+import threading
+import time
 from pathlib import Path
 
 from crmarena_gym._console import interactive, progress_bar
-from crmarena_gym._files import atomic_write_text, exclusive_lock
-from crmarena_gym.datagen import (
-    GENERATOR_VERSION,
-    content_hash,
-    generate_org,
-    read_manifest,
-    validate_seed_scale,
-)
-from crmarena_gym.schema import quote_identifier
+from crmarena_gym._files import exclusive_lock, file_sha256, read_digest, write_digest
+from crmarena_gym.datagen import GENERATOR_VERSION, generate_org, read_manifest, validate_seed_scale
 
 CACHE_ENV = "CRMARENA_GYM_CACHE"
 
@@ -53,41 +48,40 @@ def _file_name(seed: int, scale: float) -> str:
     return f"org-v{GENERATOR_VERSION}-seed{seed}-scale{scale:g}.sqlite"
 
 
-def _verified_path(path: Path) -> Path:
-    return path.with_name(path.name + ".verified")
+# Files checked in this process, by path: the identity they had when checked. A file whose identity is the
+# same has not been written since (a write changes the change time, which no one can set back).
+_CHECKED: dict[Path, tuple[int, ...]] = {}
+_CHECKED_LOCK = threading.Lock()
 
 
-def _verified_record(path: Path, digest: str) -> dict[str, object]:
+# A file written this recently may be written again within the same tick of the file system's clock without
+# its times changing (they are coarse: a few milliseconds, two seconds on some): it is checked every time
+# until its times are older than this.
+_RACY_NS = 2_000_000_000
+
+
+def _identity(path: Path) -> tuple[int, ...]:
     stat = path.stat()
-    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "inode": stat.st_ino, "content_hash": digest}
+    return (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
 
 
-def _remember_verified(path: Path, digest: str) -> None:
-    try:
-        atomic_write_text(_verified_path(path), json.dumps(_verified_record(path, digest)))
-    except OSError:  # a read-only cache: the check runs again next time, nothing is lost
-        pass
+def _remember(path: Path, identity: tuple[int, ...]) -> None:
+    """Trust ``path`` in this process while its identity stays ``identity`` (taken before its check), unless
+    it was written too recently for its times to tell a later write."""
+    if time.time_ns() - max(identity[3], identity[4]) > _RACY_NS:
+        with _CHECKED_LOCK:
+            _CHECKED[path] = identity
 
 
-def _checked_before(path: Path, digest: str) -> bool:
-    try:
-        return json.loads(_verified_path(path).read_text(encoding="utf-8")) == _verified_record(path, digest)
-    except (OSError, ValueError):
+def _file_sound(path: Path) -> bool:
+    """Whether the file's bytes hash to the digest recorded beside it and SQLite finds its structure sound."""
+    expected = read_digest(path)
+    if expected is None or file_sha256(path) != expected:
         return False
-
-
-def _content_matches(path: Path, row_counts: dict[str, int], digest: str) -> bool:
-    """Whether SQLite finds the file sound and its rows hash to ``digest`` (seconds at scale 10)."""
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         try:
-            if conn.execute("PRAGMA quick_check").fetchall() != [("ok",)]:
-                return False
-            for table, count in row_counts.items():  # cheap, and names a missing table before hashing
-                (found,) = conn.execute(f"SELECT COUNT(*) FROM {quote_identifier(table)}").fetchone()
-                if found != count:
-                    return False
-            return content_hash(conn) == digest
+            return conn.execute("PRAGMA quick_check").fetchall() == [("ok",)]
         finally:
             conn.close()
     except sqlite3.DatabaseError:
@@ -96,7 +90,14 @@ def _content_matches(path: Path, row_counts: dict[str, int], digest: str) -> boo
 
 def _is_valid(path: Path, seed: int, scale: float) -> bool:
     """Whether ``path`` holds a complete, undamaged org of this generator version, seed and scale."""
-    if not path.is_file():
+    try:
+        identity = _identity(path)
+    except OSError:
+        return False
+    with _CHECKED_LOCK:
+        if _CHECKED.get(path) == identity:
+            return True
+    if not _file_sound(path):
         return False
     try:
         manifest = read_manifest(path)
@@ -109,12 +110,16 @@ def _is_valid(path: Path, seed: int, scale: float) -> bool:
         True,
     ):
         return False
-    if _checked_before(path, manifest.content_hash):
-        return True
-    if not _content_matches(path, manifest.row_counts, manifest.content_hash):
-        return False
-    _remember_verified(path, manifest.content_hash)
+    _remember(path, identity)  # as it was before the check: a write during it is checked next time
     return True
+
+
+def _record(path: Path) -> None:
+    """Record the digest of a file just generated (and trust it in this process)."""
+    identity = _identity(path)
+    write_digest(path)
+    path.with_name(path.name + ".verified").unlink(missing_ok=True)  # an older version's record, no longer read
+    _remember(path, identity)
 
 
 class _GenerationProgress:
@@ -167,12 +172,11 @@ def default_org_path(*, seed: int = 0, scale: float = 1.0) -> Path:
                 if interactive():
                     progress = _GenerationProgress(f"generating org (seed {seed}, scale {scale:g})")
                 try:
-                    manifest = generate_org(path, seed=seed, scale=scale, latent=True, progress=progress)
+                    generate_org(path, seed=seed, scale=scale, latent=True, progress=progress)
                 finally:
                     if progress is not None:
                         progress.bar.close()
-                # The generator hashed the rows it wrote: no need to read them again.
-                _remember_verified(path, manifest.content_hash)
+                _record(path)
     except OSError as exc:
         raise CacheError(
             f"cannot make the embedded org in the cache directory {str(directory)!r} "

@@ -9,18 +9,22 @@ authorizer lets statements read the 16 object tables and call a handful of funct
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import math
 import os
+import re
 import sqlite3
 import threading
 import time
 import weakref
-from collections import OrderedDict
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
+from crmarena_gym._memory import BytesLRU, measured_bytes
 from crmarena_gym.org._base import Org, OrgError, check_max_records
 from crmarena_gym.org.soql import (
+    MAX_STATEMENT_CHARS,
+    MAX_STRING_CHARS,
     SQL_FUNCTIONS,
     Catalog,
     Plan,
@@ -29,14 +33,17 @@ from crmarena_gym.org.soql import (
     compile_shaped,
     lift,
     parse,
+    too_long,
 )
 from crmarena_gym.schema import OBJECTS, STANDARD_OBJECTS, quote_identifier
 
 #: How many compiled plans a backend keeps at most (least recently used are dropped): plans by query
-#: text (refusals included) and plan templates by query shape (see ``crmarena_gym.org.soql.lift``).
+#: text, refusals by a digest of it (:func:`refusal_key`) and plan templates by query shape (see
+#: ``crmarena_gym.org.soql.lift``).
 PLAN_CACHE_SIZE = 8192
-#: The estimated bytes of the plans a backend keeps at most (see :func:`plan_bytes`); a plan bigger than an
-#: eighth of it (a megabyte-long query) is used once and not kept, so it cannot push out the others.
+#: The bytes of the plans a backend keeps at most, as :func:`~crmarena_gym._memory.measured_bytes` measures
+#: each entry (its key, the query text, and its value); one bigger than an eighth of it is used once and not
+#: kept, so it cannot push out the others.
 PLAN_CACHE_BYTES = 64 * 1024 * 1024
 #: Bytes of the org file SQLite reads through a memory map rather than read() calls (the whole file, up
 #: to this size: a scale-100 org is about 600 MB). Pages of a map are shared by every process on the file.
@@ -61,69 +68,40 @@ def _coerce_today(today: dt.date | str | None) -> dt.date | None:
     raise TypeError(f"today must be a datetime.date, an ISO date string or None, got {today!r}")
 
 
-def plan_bytes(soql: str, plan: Plan | OrgError) -> int:
-    """An estimate of the memory a cached plan holds: its text, its SQL and parameters, and a fixed part.
+class Refusal(NamedTuple):
+    """A refused query as the plan cache keeps it: its error's code and message, nothing else.
 
-    Calibrated with tracemalloc: about 2.3 KiB for a small plan (its shaping closures, measured with the
-    query's own growth of memory), and about 6.5 bytes per character of a 570 KB query (its text, the
-    SQL, the parameter objects); the estimate errs on the high side (a fixed 4 KiB).
+    Not the exception: an exception holds its traceback, and through it every frame of the parser's
+    recursion and its parse tree (a deeply nested query's refusal held megabytes).
+    """
+
+    code: str
+    message: str
+
+
+def plan_bytes(soql: str | tuple[str, str] | tuple[str, bytes], plan: Plan | Refusal | PlanTemplate) -> int:
+    """The bytes a plan cache entry holds: its key and value as measured, and the cache's own bookkeeping.
 
     Example:
-        >>> plan_bytes("SELECT Id FROM Case", OrgError("MALFORMED_QUERY", "bad")) > len("SELECT Id FROM Case")
+        >>> plan_bytes("SELECT Id FROM Case", Refusal("MALFORMED_QUERY", "bad")) > len("SELECT Id FROM Case")
         True
     """
-    if isinstance(plan, OrgError):
-        return 512 + 2 * len(soql) + len(plan.message)
-    params = sum(56 + len(p) if isinstance(p, str | bytes) else 32 for p in plan.params)
-    return 4096 + 3 * len(soql) + len(plan.sql) + params
+    return measured_bytes(soql, plan) + _ENTRY_BYTES
 
 
-class _PlanCache:
-    """Compiled plans (and refusals) by query text, and plan templates by ``("shape", key)``, least
-    recently used first, bounded by count and bytes."""
+# The cache's own part of an entry: its place in the ordered dict and the (value, size) pair.
+_ENTRY_BYTES = 200
 
-    def __init__(self, max_entries: int, max_bytes: int) -> None:
-        self.max_entries = max_entries
-        self.max_bytes = max_bytes
-        self._plans: OrderedDict[str | tuple[str, str], tuple[Any, int]] = OrderedDict()
-        #: The estimated bytes of the plans kept.
-        self.bytes = 0
 
-    def get(self, soql: str | tuple[str, str]) -> Any:
-        entry = self._plans.get(soql)
-        if entry is None:
-            return None
-        self._plans.move_to_end(soql)
-        return entry[0]
+def refusal_key(soql: str) -> tuple[str, bytes]:
+    """The plan cache's key of a refused query: a digest of its text, not the text (a refused query may be
+    100,000 characters long, and a client may send thousands of them).
 
-    def put(self, soql: str | tuple[str, str], plan: Plan | OrgError | PlanTemplate) -> None:
-        if isinstance(plan, PlanTemplate):  # its shape is as long as the query, its plan that of the query
-            size = plan_bytes(soql[1], plan.plan) + 64 * len(plan.plan.params)
-        else:
-            size = plan_bytes(soql, plan)  # type: ignore[arg-type]
-        if size > self.max_bytes // 8:
-            return
-        old = self._plans.pop(soql, None)
-        if old is not None:
-            self.bytes -= old[1]
-        self._plans[soql] = (plan, size)
-        self.bytes += size
-        while len(self._plans) > self.max_entries or self.bytes > self.max_bytes:
-            _, (_, dropped) = self._plans.popitem(last=False)
-            self.bytes -= dropped
-
-    def clear(self) -> None:
-        self._plans.clear()
-        self.bytes = 0
-
-    def __getitem__(self, soql: str | tuple[str, str]) -> Any:
-        return self._plans[soql][0]
-
-    def __contains__(self, soql: object) -> bool:
-        return soql in self._plans
-
-    def __len__(self) -> int:
-        return len(self._plans)
+    Example:
+        >>> refusal_key("SELECT Foo FROM Case") == refusal_key("SELECT Foo FROM Case"), len(refusal_key("x")[1])
+        (True, 16)
+    """
+    return ("refused", hashlib.blake2b(soql.encode("utf-8", "surrogatepass"), digest_size=16).digest())
 
 
 class _Deadline(Protocol):
@@ -152,18 +130,56 @@ def run_bounded(
             while batch := cursor.fetchmany(4096):
                 total += len(batch)
         return rows, total
-    except sqlite3.OperationalError as exc:
-        if "interrupt" in str(exc):
+    except sqlite3.Error as exc:
+        if isinstance(exc, sqlite3.OperationalError) and "interrupt" in str(exc):
             if time.monotonic() <= owner.deadline:
                 # Not our deadline: a signal's KeyboardInterrupt, raised inside SQLite's progress
                 # callback, which swallows it. Stop the program, never answer a timeout.
                 raise KeyboardInterrupt from None
             raise OrgError("QUERY_TIMEOUT", _TIMEOUT_MESSAGE) from None
+        if _SQLITE_LIMIT.search(str(exc)):
+            raise too_complicated(str(exc)) from None
         raise OrgError("UNKNOWN_EXCEPTION", f"the org could not run the query: {exc}") from None
-    except (sqlite3.Error, OverflowError, ValueError) as exc:
+    except (OverflowError, ValueError) as exc:
         raise OrgError("UNKNOWN_EXCEPTION", f"the org could not run the query: {exc}") from None
     finally:
         owner.deadline = math.inf
+
+
+# SQLite's refusals of a statement past one of its limits (expression depth, parser stack, variables, columns,
+# terms, LIKE pattern): the query is too complicated, in Salesforce's words, not SQLite's.
+_SQLITE_LIMIT = re.compile(r"too large|too big|too many|too complex|stack overflow", re.IGNORECASE)
+
+
+def too_complicated(detail: str) -> OrgError:
+    """Salesforce's QUERY_TOO_COMPLICATED for a statement the database cannot take (``detail``: what SQLite said).
+
+    Example:
+        >>> too_complicated("parser stack overflow").code
+        'QUERY_TOO_COMPLICATED'
+    """
+    what = {"stack overflow": "nests conditions too deeply", "too many": "has too many terms"}
+    reason = next((v for k, v in what.items() if k in detail), "is too large")
+    return OrgError(
+        "QUERY_TOO_COMPLICATED",
+        f"Query is too complicated: once compiled it {reason} for the org's database. Write it with fewer levels "
+        "of parentheses and NOTs, fewer fields or fewer conditions.",
+    )
+
+
+def _left(deadline: float) -> float:
+    """Seconds left before ``deadline``; QUERY_TIMEOUT when none are."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise OrgError("QUERY_TIMEOUT", _TIMEOUT_MESSAGE)
+    return left
+
+
+def _long_string(raws: tuple[str, ...]) -> bool:
+    """Whether a literal as written may be a string over ``MAX_STRING_CHARS`` (its quotes and escapes counted)."""
+    if max(map(len, raws)) <= MAX_STRING_CHARS + 2:  # the common case, decided at C speed
+        return False
+    return any(len(raw) > MAX_STRING_CHARS + 2 and raw[0] == "'" for raw in raws)
 
 
 class _Backend:
@@ -188,7 +204,8 @@ class _Backend:
         conn.set_authorizer(self._authorize)
         conn.set_progress_handler(self._progress, _PROGRESS_STEPS)
         self.lock = threading.RLock()
-        self.plans = _PlanCache(PLAN_CACHE_SIZE, PLAN_CACHE_BYTES)
+        # Plans by query text, templates by ("shape", key), refusals by refusal_key(text).
+        self.plans: BytesLRU[Any, Plan | Refusal | PlanTemplate] = BytesLRU(PLAN_CACHE_SIZE, PLAN_CACHE_BYTES)
         #: Whether a query of a shape seen before gets that shape's plan (off: only the same text's plan).
         self.by_shape = True
         #: Free-form per-backend cache for other engines on the same org (the SOSL index).
@@ -237,31 +254,38 @@ class _Backend:
         A query seen before is looked up by its text; another of a shape seen before (the same query
         with other literals) gets the shape's plan with its literals bound; any other is compiled.
         """
-        with self.lock:
-            cached = self.plans.get(soql)
-        if cached is None:
-            lifted = lift(soql) if self.by_shape else None
-            if lifted is not None:
-                with self.lock:
-                    template = self.plans.get(("shape", lifted.key))
-                if template is not None:
-                    plan = template.instantiate(lifted)
-                    if plan is not None:
-                        return plan
+        if len(soql) > MAX_STATEMENT_CHARS:  # refused before any other work on it
+            raise OrgError("MALFORMED_QUERY", too_long(soql).message)
+        cached = self.plans.get(soql)
+        if cached is not None:
+            return cached
+        lifted = lift(soql) if self.by_shape else None
+        # A shape's plan serves only literals the statement's bounds allow (a string over them is refused
+        # by the compiler, as the first query of the shape would have been).
+        if lifted is not None and not _long_string(lifted.raws):
+            template = self.plans.get(("shape", lifted.key))
+            if template is not None:
+                plan = template.instantiate(lifted)
+                if plan is not None:
+                    return plan
+        refused_key = refusal_key(soql)
+        refused = self.plans.get(refused_key)
+        if refused is None:
             try:
                 if lifted is None:
                     cached, template = compile_query(soql, parse(soql), self.catalog), None
                 else:
                     cached, template = compile_shaped(soql, self.catalog, lifted)
             except OrgError as exc:
-                cached, template = exc, None
-            with self.lock:
-                self.plans.put(soql, cached)
+                refused = Refusal(exc.code, exc.message)
+                self.plans.put(refused_key, refused, plan_bytes(refused_key, refused))
+            else:
+                self.plans.put(soql, cached, plan_bytes(soql, cached))
                 if template is not None and lifted is not None:
-                    self.plans.put(("shape", lifted.key), template)
-        if isinstance(cached, OrgError):
-            raise OrgError(cached.code, cached.message)
-        return cached
+                    key = ("shape", lifted.key)
+                    self.plans.put(key, template, plan_bytes(key, template))
+                return cached
+        raise OrgError(refused.code, refused.message)
 
     def execute(self, sql: str, params: tuple[Any, ...], timeout: float) -> list[tuple[Any, ...]]:
         """Run one statement with a deadline; every SQLite failure becomes an OrgError."""
@@ -406,21 +430,32 @@ class LocalOrg(Org):
 
     def _run(self, soql: str, keep: int | None = None) -> dict[str, Any]:
         backend = self._live()
+        # The timeout covers the whole query: reading and compiling it (a long statement takes a while to
+        # parse), then each statement run, each given what is left.
+        deadline = time.monotonic() + self._timeout
         plan = backend.plan(soql)
         params = plan.bind(self._effective_today()) if plan.relative else plan.params
         if plan.count_only:
-            rows, _ = self._execute_head(plan.sql, params, None)
+            rows, _ = self._execute_head(plan.sql, params, None, _left(deadline))
             return {"totalSize": int(rows[0][0]) if rows else 0, "done": True, "records": []}
-        rows, total = self._execute_head(plan.sql, params, keep)
+        rows, total = self._execute_head(plan.sql, params, keep, _left(deadline))
         records = plan.shape(rows)
         for child in plan.children:  # child subqueries run for the kept parents only
-            child.attach(rows, records, 0, lambda sql, p: self._execute_head(sql, p, None)[0], self._effective_today())
+            child.attach(
+                rows,
+                records,
+                0,
+                lambda sql, p: self._execute_head(sql, p, None, _left(deadline))[0],
+                self._effective_today(),
+            )
         return {"totalSize": total, "done": total == len(records), "records": records}
 
-    def _execute_head(self, sql: str, params: tuple[Any, ...], keep: int | None) -> tuple[list[tuple[Any, ...]], int]:
-        """Run a compiled plan's SQL: its first ``keep`` rows and the count of all (a writable
-        ``OrgSession`` runs it on its own connection)."""
-        return self._live().execute_head(sql, params, self._timeout, keep)
+    def _execute_head(
+        self, sql: str, params: tuple[Any, ...], keep: int | None, timeout: float
+    ) -> tuple[list[tuple[Any, ...]], int]:
+        """Run a compiled plan's SQL within ``timeout`` seconds: its first ``keep`` rows and the count of all (a
+        writable ``OrgSession`` runs it on its own connection)."""
+        return self._live().execute_head(sql, params, timeout, keep)
 
     def explain(self, soql: str) -> tuple[str, tuple[Any, ...]]:
         """The SQL and parameters ``soql`` compiles to (for benchmarks and debugging).

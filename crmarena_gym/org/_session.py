@@ -397,9 +397,11 @@ class OrgSession(LocalOrg):
                 self._cache[_CACHE_KEY] = _SessionIndex(_index_for(_Shared(self._live())), self._state)
         return self._cache
 
-    def _execute_head(self, sql: str, params: tuple[Any, ...], keep: int | None) -> tuple[list[tuple[Any, ...]], int]:
+    def _execute_head(
+        self, sql: str, params: tuple[Any, ...], keep: int | None, timeout: float
+    ) -> tuple[list[tuple[Any, ...]], int]:
         self._live()
-        return self._state.execute_head(sql, params, self._timeout, keep)
+        return self._state.execute_head(sql, params, timeout, keep)
 
     # -- writes ------------------------------------------------------------------------------------
 

@@ -58,7 +58,6 @@ Example:
 from __future__ import annotations
 
 import bisect
-import functools
 import itertools
 import math
 import os
@@ -73,6 +72,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from crmarena_gym._memory import bytes_cache
 from crmarena_gym.org._base import OrgError
 from crmarena_gym.org._local import _TIMEOUT_MESSAGE
 from crmarena_gym.org.soql import MAX_OFFSET, positioned_message
@@ -1033,7 +1033,7 @@ def _fts_string(token: str) -> str:
     return '"' + token.replace('"', '""') + '"'
 
 
-@functools.lru_cache(maxsize=4096)
+@bytes_cache(max_entries=4096, max_bytes=8 * 1024 * 1024)  # a pattern's regex grows with it
 def _wildcard_regex(pattern: str) -> re.Pattern[str]:
     return re.compile("".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern))
 

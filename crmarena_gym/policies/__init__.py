@@ -9,7 +9,7 @@ Example:
 
 from __future__ import annotations
 
-from crmarena_gym.policies._base import CallUsage, EpisodeUsage, Policy, PolicyError
+from crmarena_gym.policies._base import CallUsage, EpisodeEnded, EpisodeUsage, Policy, PolicyError
 from crmarena_gym.policies._litellm import (
     FRAMEWORKS,
     LiteLLMPolicy,
@@ -26,6 +26,7 @@ from crmarena_gym.policies._spec import make_policy, parse_policy_spec
 __all__ = [
     "FRAMEWORKS",
     "CallUsage",
+    "EpisodeEnded",
     "EpisodeUsage",
     "LLMConfigurationError",
     "LLMError",

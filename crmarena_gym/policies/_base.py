@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 if TYPE_CHECKING:
     from crmarena_gym.tasks import TaskInstance
 
-__all__ = ["CallUsage", "EpisodeUsage", "Policy", "PolicyError"]
+__all__ = ["CallUsage", "EpisodeEnded", "EpisodeUsage", "Policy", "PolicyError"]
 
 
 class PolicyError(RuntimeError):
@@ -33,6 +33,24 @@ class PolicyError(RuntimeError):
     end_reason: str = "policy_error"
     fatal: bool = False
     unreachable: bool = False
+    #: Whether the runner records the episode as an error (with the message in ``error``).
+    is_error: bool = True
+
+
+class EpisodeEnded(PolicyError):
+    """The policy ends the episode without an action, which is not an error: a function-calling model
+    replied without a tool call (see :mod:`crmarena_gym.chat`), so the episode ends with no answer.
+
+    Attributes:
+        final_reply: The reply that ended it (kept in the record).
+    """
+
+    end_reason = "no_tool_call"
+    is_error = False
+
+    def __init__(self, message: str, final_reply: str = "") -> None:
+        super().__init__(message)
+        self.final_reply = final_reply
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,11 @@
 """LLM agents through litellm: Act, ReAct and native function calling.
 
 The conversation is the chat core's (:class:`crmarena_gym.chat.ChatEpisode`), shared with the trainer
-adapters so that a model is evaluated with the prompt it is trained with: the system prompt
-(:func:`crmarena_gym.chat.system_prompt`), then the environment's first observation (the question and
+adapters so that a model is evaluated with the prompt, the tool schemas and the episode semantics it is
+trained with (every tool call of a reply runs, in order, one turn each: the calls after the first are
+returned by the next :meth:`~LiteLLMPolicy.act` calls without asking the model again; in function calling a
+reply without a tool call ends the episode with no answer, :class:`~crmarena_gym.policies.EpisodeEnded`):
+the system prompt (:func:`crmarena_gym.chat.system_prompt`), then the environment's first observation (the question and
 its context) as the first user message. Act and ReAct reply in text (``<execute>``/``<submit>``);
 function calling passes the environment's tool schemas through litellm's ``tools=`` and feeds each
 result back as a ``tool`` message.
@@ -24,12 +27,14 @@ import os
 import random
 import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
-from crmarena_gym.chat import FRAMEWORKS, ChatEpisode, Framework, system_prompt
-from crmarena_gym.policies._base import CallUsage, Policy, PolicyError
+from crmarena_gym._json import without_lone_surrogates
+from crmarena_gym._secrets import redact_secrets, register_secret, truncate
+from crmarena_gym.chat import FRAMEWORKS, NO_TOOL_CALL, ChatEpisode, Framework, system_prompt
+from crmarena_gym.policies._base import CallUsage, EpisodeEnded, Policy, PolicyError
 
 __all__ = ["FRAMEWORKS", "LLMConfigurationError", "LLMError", "LiteLLMPolicy", "import_litellm", "system_prompt"]
 
@@ -47,31 +52,6 @@ _PROVIDER_HOSTS: dict[str, tuple[str, ...]] = {
 }
 # Words of a provider's answer that mean the credentials are missing or wrong, whatever the status
 # (litellm reports OpenAI's missing key as an InternalServerError).
-# An Authorization header's value, or a bearer token, as a provider's error text may echo them.
-_AUTH_VALUE = re.compile(
-    r"(?i)(\bauthorization[\"']?\s*[:=]\s*[\"']?(?:bearer\s+|basic\s+)?|\bbearer\s+)"
-    r"(?!<redacted>|bearer\b|basic\b)[^\s\"',;})\]]+"
-)
-# Environment variables whose values are secrets (the providers' keys and tokens).
-_SECRET_VARIABLE = re.compile(r"(?i)(api_?key|token|secret|password)")
-_REDACTED = "<redacted>"
-
-
-def redact_secrets(text: str, secrets: Iterable[str | None] = ()) -> str:
-    """``text`` with the given secrets, the values of secret-looking environment variables (``*_API_KEY``,
-    ``*_TOKEN`` ...) and any Authorization or bearer value replaced by ``<redacted>``.
-
-    Example:
-        >>> redact_secrets("bad key sk-123456789 (Authorization: Bearer sk-123456789)", ["sk-123456789"])
-        'bad key <redacted> (Authorization: Bearer <redacted>)'
-    """
-    values = {v for v in secrets if v and len(v) >= 6}
-    values |= {v for k, v in os.environ.items() if _SECRET_VARIABLE.search(k) and len(v) >= 8}
-    for value in sorted(values, key=len, reverse=True):  # a longer secret before any it contains
-        text = text.replace(value, _REDACTED)
-    return _AUTH_VALUE.sub(lambda m: m.group(1) + _REDACTED, text)
-
-
 _CREDENTIAL_WORDS = re.compile(r"credential|api[ _]key|unauthori[sz]ed|llm provider not provided", re.IGNORECASE)
 
 
@@ -184,6 +164,7 @@ class LiteLLMPolicy(Policy):
         self.max_backoff = max_backoff
         self.api_base = api_base
         self.api_key = api_key
+        register_secret(api_key)  # never written or printed by anything in this process
         self.seed = seed
         self.send_seed = send_seed
         self.sleep = sleep
@@ -192,6 +173,8 @@ class LiteLLMPolicy(Policy):
         self._rng = random.Random(seed)
         self._episode_seed = seed
         self._last: dict[str, Any] = {}
+        self._queued: list[str] = []  # the actions of the last reply's tool calls not carried out yet
+        self._last_reply_actions: tuple[str, ...] = ()
         self._litellm = import_litellm()
 
     @property
@@ -206,16 +189,28 @@ class LiteLLMPolicy(Policy):
         self._rng = random.Random(self._episode_seed)
         self.chat.start(info)
         self._last = {}
+        self._queued = []
 
     def act(self, observation: str) -> str:
         """Show the model the observation and turn its reply into an action.
 
+        When the model's last reply made several tool calls, the next one is returned without a model call
+        (the observation answers the call just carried out).
+
         Raises:
             LLMError: The model failed past the retry budget, or refused the request.
+            EpisodeEnded: In function calling, the model replied without a tool call.
         """
         if not self.chat.messages:
             raise PolicyError("call reset() before act()")
+        # What is sent to the provider is UTF-8 JSON: a lone surrogate (half an emoji, in the model's reply
+        # or in an observation echoing it) would make this request and every later one fail.
+        observation, in_observation = without_lone_surrogates(observation)
         self.chat.observe(observation)
+        if self._queued:
+            # The step's details say which call of the model's last reply this is (no model call was made).
+            self._last = {"call_of_reply": len(self._last_reply_actions) - len(self._queued) + 1}
+            return self._queued.pop(0)
         tools = self.chat.tools
         if self.framework == "fc" and not tools:
             raise PolicyError("function calling needs tools: make the environment with toolset='functions'")
@@ -224,7 +219,18 @@ class LiteLLMPolicy(Policy):
         self._last = {"reply": message.get("content") or "", "usage": call.__dict__.copy()}
         if message.get("tool_calls"):
             self._last["tool_calls"] = [c["function"] for c in message["tool_calls"]]
-        return self.chat.reply(message)
+        reply = self.chat.reply(message)  # the environment gets the reply as the model wrote it ...
+        in_reply = _clean_reply(self.chat.messages[-1])  # ... the conversation, as a provider can read it
+        if in_observation or in_reply:
+            self._last["cleaned"] = {
+                "lone_surrogates_in_observation": in_observation,
+                "lone_surrogates_in_reply": in_reply,
+            }
+        if reply.ends_unanswered:
+            raise EpisodeEnded(NO_TOOL_CALL, final_reply=message.get("content") or "")
+        self._last_reply_actions = reply.actions
+        self._queued = list(reply.actions[1:])
+        return reply.actions[0]
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -344,7 +350,8 @@ class LiteLLMPolicy(Policy):
                 response = self._litellm.completion(**kwargs)
             except Exception as err:  # litellm maps every provider failure to an exception
                 # A provider may echo the key it refused: nothing recorded or printed carries it.
-                what = redact_secrets(f"{type(err).__name__}: {str(err)[:500]}", [self.api_key])
+                # Redacted whole, then cut: a key cut first is no longer the key (nor shaped like one).
+                what = truncate(redact_secrets(f"{type(err).__name__}: {err}", [self.api_key]), 500)
                 if self._configuration_error(err):
                     raise LLMConfigurationError(
                         f"{self.model} refused the request for its configuration ({what}); {self._configuration_hint()}"
@@ -359,7 +366,7 @@ class LiteLLMPolicy(Policy):
             try:
                 message = response.choices[0].message
             except (AttributeError, IndexError) as err:
-                shown = redact_secrets(str(response)[:300], [self.api_key])
+                shown = truncate(redact_secrets(str(response), [self.api_key]), 300)
                 raise LLMError(f"{self.model} sent a reply without a message: {shown}") from err
             return _message_dict(message), self._usage_of(response, attempt)
 
@@ -445,6 +452,23 @@ def _no_connection(err: BaseException, litellm: Any) -> bool:
             return True
         stack += [current.__cause__, current.__context__]
     return False
+
+
+def _clean_reply(entry: dict[str, Any]) -> int:
+    """Replace the lone surrogates of a reply kept in the conversation (its text and its calls' arguments) by
+    U+FFFD, in place; how many there were."""
+    count = 0
+    if isinstance(entry.get("content"), str):
+        entry["content"], count = without_lone_surrogates(entry["content"])
+    for call in entry.get("tool_calls") or []:
+        function = call["function"]
+        for key in ("name", "arguments"):
+            if isinstance(function.get(key), str):
+                cleaned, n = without_lone_surrogates(function[key])
+                if n:
+                    call["function"] = function = {**function, key: cleaned}  # the step's record keeps the original
+                    count += n
+    return count
 
 
 def _int_or_none(value: Any) -> int | None:

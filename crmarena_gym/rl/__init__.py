@@ -8,6 +8,14 @@ built from the question or the case's conversation and answers taken from the ar
 (:class:`KnowledgeSlots`, :func:`answer_spans`). The RLlib functions import Ray only when
 called (``pip install 'crmarena-gym[rl]'``).
 
+Every wrapper has a help level (``level=``, :data:`HELP_LEVELS`; in every ``info`` as ``help_level``):
+``tools`` (the policy names a function and types each argument from the values seen:
+:class:`TypedCallCandidates`), ``parsed`` (the default: whole calls, arguments parsed from the question's
+text by :func:`parse_question`), ``oracle-args`` (arguments from the instance's hidden parameters,
+:func:`question_facts`: privileged) and ``text`` (the text environment itself, :class:`TextLevelWrapper`).
+Baselines that learn nothing: :class:`RandomCandidatePolicy`, :func:`search_fixed_orders` with
+:class:`FixedSlotOrder`, and :func:`answer_priors`.
+
 Example:
     >>> import gymnasium as gym
     >>> import crmarena_gym.rl  # registers CRMArena-Discrete-v0
@@ -19,18 +27,21 @@ from __future__ import annotations
 
 import gymnasium as gym
 
+from crmarena_gym.rl._baselines import AnswerPrior, FixedOrder, FixedSlotOrder, answer_priors, search_fixed_orders
 from crmarena_gym.rl._candidates import (
     DEFAULT_ANSWER_FUNCTIONS,
     DEFAULT_CHOICES,
     DEFAULT_TEMPLATES,
     MISSING,
     NONE_AFTER,
+    PARSED_TEMPLATES,
     Binding,
     CallTemplate,
     CandidateGenerator,
     CandidateState,
     ChoiceTemplate,
     Fact,
+    FactItem,
     ResultOf,
     SlotGroup,
     StepRecord,
@@ -50,6 +61,23 @@ from crmarena_gym.rl._knowledge import (
     KnowledgeView,
     knowledge_view,
     search_term_of,
+)
+from crmarena_gym.rl._levels import (
+    DEFAULT_HELP_LEVEL,
+    HELP_LEVEL_NOTES,
+    HELP_LEVELS,
+    PRIVILEGED_HELP_LEVELS,
+    check_help_level,
+    level_facts,
+)
+from crmarena_gym.rl._parse import (
+    parse_direction,
+    parse_n_cases,
+    parse_purchase_date,
+    parse_question,
+    parse_search_term,
+    parse_window,
+    question_part,
 )
 from crmarena_gym.rl._rllib import (
     RLLIB_ENV_NAME,
@@ -80,7 +108,26 @@ from crmarena_gym.rl._spans import (
     span_consensus,
     stem,
 )
-from crmarena_gym.rl._wrapper import EMPTY_SLOT_ACTION, INFO_KEYS, CandidateActionWrapper, make_discrete_env
+from crmarena_gym.rl._typed import (
+    ARGUMENT_KINDS,
+    ArgumentSpec,
+    PendingCall,
+    TypedCallCandidates,
+    TypedEncoder,
+    TypedSlotFeatures,
+    TypedValue,
+    argument_options,
+    argument_specs,
+)
+from crmarena_gym.rl._wrapper import (
+    EMPTY_SLOT_ACTION,
+    INFO_KEYS,
+    CandidateActionWrapper,
+    TextLevelWrapper,
+    default_generator,
+    make_discrete_env,
+    make_level_env,
+)
 
 #: The Gymnasium id of :func:`make_discrete_env`.
 DISCRETE_ENV_ID = "CRMArena-Discrete-v0"
@@ -89,23 +136,31 @@ if DISCRETE_ENV_ID not in gym.registry:
     gym.register(id=DISCRETE_ENV_ID, entry_point="crmarena_gym.rl.crmarena_gym:make_discrete_env")
 
 __all__ = [
+    "ARGUMENT_KINDS",
     "CONVERSATION_FUNCTIONS",
     "DEFAULT_ANSWER_FUNCTIONS",
     "DEFAULT_CHOICES",
+    "DEFAULT_HELP_LEVEL",
     "DEFAULT_TEMPLATES",
     "DISCRETE_ENV_ID",
     "EMPTY_SLOT_ACTION",
+    "HELP_LEVELS",
+    "HELP_LEVEL_NOTES",
     "INFO_KEYS",
     "MISSING",
     "NONE_AFTER",
+    "PARSED_TEMPLATES",
     "PHRASE_CUES",
     "PHRASE_FEATURES",
     "PHRASE_TRAITS",
+    "PRIVILEGED_HELP_LEVELS",
     "QUESTION_KINDS",
     "QUESTION_PARAMS",
     "RLLIB_ENV_NAME",
     "SEARCH_FUNCTION",
     "SPAN_WEIGHTS",
+    "AnswerPrior",
+    "ArgumentSpec",
     "Binding",
     "CallTemplate",
     "CandidateActionWrapper",
@@ -116,9 +171,13 @@ __all__ = [
     "Encoder",
     "EvaluationResult",
     "Fact",
+    "FactItem",
+    "FixedOrder",
+    "FixedSlotOrder",
     "HashingEncoder",
     "KnowledgeSlots",
     "KnowledgeView",
+    "PendingCall",
     "QuestionFacts",
     "RandomCandidatePolicy",
     "ResultOf",
@@ -126,31 +185,51 @@ __all__ = [
     "SlotGroup",
     "Span",
     "StepRecord",
+    "TextLevelWrapper",
     "ToolPipelineCandidates",
+    "TypedCallCandidates",
+    "TypedEncoder",
+    "TypedSlotFeatures",
+    "TypedValue",
     "ValuesById",
     "action_masking_module_class",
     "agent_lines",
+    "answer_priors",
     "answer_spans",
+    "argument_options",
+    "argument_specs",
     "best_reply",
     "call_text",
     "candidate_context",
+    "check_help_level",
+    "default_generator",
     "evaluate_policy",
     "found_nothing",
     "greedy_policy",
     "knowledge_view",
+    "level_facts",
     "make_discrete_env",
+    "make_level_env",
     "masked_ppo_config",
     "number_relation",
     "numbers",
     "observed_values",
     "overlap",
     "parametric_module_class",
+    "parse_direction",
+    "parse_n_cases",
+    "parse_purchase_date",
+    "parse_question",
+    "parse_search_term",
+    "parse_window",
     "phrase_traits",
     "question_facts",
     "question_kind",
+    "question_part",
     "question_text",
     "register_rllib_env",
     "rllib_env_creator",
+    "search_fixed_orders",
     "search_term_of",
     "search_terms",
     "sentences",

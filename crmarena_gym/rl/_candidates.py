@@ -26,12 +26,14 @@ __all__ = [
     "DEFAULT_TEMPLATES",
     "MISSING",
     "NONE_AFTER",
+    "PARSED_TEMPLATES",
     "Binding",
     "CallTemplate",
     "CandidateGenerator",
     "CandidateState",
     "ChoiceTemplate",
     "Fact",
+    "FactItem",
     "ResultOf",
     "SlotGroup",
     "StepRecord",
@@ -81,6 +83,8 @@ class CandidateState:
         turn: The number of actions taken.
         max_turns: The turn budget of the episode.
         observation: The last observation text.
+        pending: The call whose arguments the policy is typing (the ``tools`` help level: a
+            :class:`~crmarena_gym.rl.PendingCall`), or None.
     """
 
     facts: QuestionFacts
@@ -88,6 +92,7 @@ class CandidateState:
     turn: int = 0
     max_turns: int = 20
     observation: str = ""
+    pending: Any = None
 
     def latest(self, function: str) -> Any:
         """The result of the latest successful call of ``function``, or :data:`MISSING`."""
@@ -189,6 +194,17 @@ class Fact:
 
     def fed_by(self, step: StepRecord) -> bool:
         return False
+
+
+@dataclass(frozen=True)
+class FactItem(Fact):
+    """An argument filled with the ``index``-th item of a tuple question fact (``search_terms``), if there is one."""
+
+    index: int = 0
+
+    def resolve(self, state: CandidateState) -> Any:
+        items = getattr(state.facts, self.name)
+        return items[self.index] if isinstance(items, tuple) and self.index < len(items) else MISSING
 
 
 @dataclass(frozen=True)
@@ -338,6 +354,28 @@ DEFAULT_TEMPLATES: tuple[CallTemplate, ...] = (
     CallTemplate("chat_transcripts", "get_livechat_transcript_by_case_id", (("case_id", Fact("case_id")),)),
     CallTemplate("emails", "get_email_messages_by_case_id", (("case_id", Fact("case_id")),)),
 )
+
+
+def _parsed_templates() -> tuple[CallTemplate, ...]:
+    out: list[CallTemplate] = []
+    for template in DEFAULT_TEMPLATES:
+        if template.name != "matching_products":
+            out.append(template)
+            continue
+        # A parser cannot tell a described product's type from the words around it ("premium jump rope": the
+        # type is "Jump Rope"); each reading gets its own slot, and the policy learns which one finds it.
+        out += [
+            CallTemplate(f"matching_products_{i}", "search_products", (("search_term", FactItem("search_terms", i)),))
+            for i in range(3)
+        ]
+    return tuple(out)
+
+
+#: The call slots of the ``parsed`` help level: :data:`DEFAULT_TEMPLATES` with the product search offered once
+#: per reading of the described product (:func:`~crmarena_gym.rl.parse_question`'s ``search_terms``: the
+#: whole description, its last two words, its last word) where the ``oracle-args`` level has one search
+#: with the product's type taken from the hidden parameters.
+PARSED_TEMPLATES: tuple[CallTemplate, ...] = _parsed_templates()
 
 
 @dataclass(frozen=True)

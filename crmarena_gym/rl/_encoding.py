@@ -134,6 +134,14 @@ class HashingEncoder:
         """The state as a float32 vector of :attr:`size` values in [0, 1]."""
         if len(slots) != self.num_slots or len(sources) != self.num_slots:
             raise ValueError(f"expected {self.num_slots} slots and sources, got {len(slots)} and {len(sources)}")
+        vector = np.concatenate(self.parts(state, slots, sources))
+        assert vector.shape == (self.size,)
+        return vector
+
+    def parts(
+        self, state: CandidateState, slots: Sequence[str | None], sources: Sequence[str | None]
+    ) -> list[np.ndarray]:
+        """The pieces :meth:`encode` joins, in order (a subclass appends its own)."""
         facts = state.facts
         if self._text_cache is None or self._text_cache[0] != facts.text:  # the question is the same all episode
             self._text_cache = (facts.text, self._bag(facts.text, self.text_buckets))
@@ -187,9 +195,7 @@ class HashingEncoder:
             if source is not None:
                 slot_features[i, 1 + stable_hash(source) % self.slot_buckets] = 1.0
         parts.append(slot_features.ravel())
-        vector = np.concatenate(parts)
-        assert vector.shape == (self.size,)
-        return vector
+        return parts
 
     def __repr__(self) -> str:
         return (

@@ -83,6 +83,8 @@ class QuestionFacts:
         search_term: A search term the question contains, or None.
         case_subject: The subject of the new case the question describes, or None.
         case_description: The description of that case, or None.
+        search_terms: Other readings of the search term, narrowest first (the ``parsed`` help level: the
+            described product's whole description, its last two words, its last word); empty here.
     """
 
     task: str
@@ -100,6 +102,7 @@ class QuestionFacts:
     search_term: str | None = None
     case_subject: str | None = None
     case_description: str | None = None
+    search_terms: tuple[str, ...] = ()
 
 
 def _stated_text(params: dict[str, Any], key: str, text: str) -> str | None:

@@ -14,7 +14,6 @@ Any object with ``size`` and ``features(state, slots, sources)`` is a featurizer
 
 from __future__ import annotations
 
-import functools
 import itertools
 import json
 import re
@@ -23,6 +22,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from crmarena_gym._memory import bytes_cache
 from crmarena_gym.rl._candidates import CandidateState, found_nothing
 from crmarena_gym.rl._checks import require_positive_ints
 from crmarena_gym.rl._encoding import FUNCTIONS, stable_hash
@@ -89,7 +89,8 @@ SCALARS: tuple[str, ...] = (
 PHRASE_FEATURES: tuple[str, ...] = (*(f"question_{kind}" for kind in QUESTION_KINDS), *PHRASE_TRAITS)
 
 
-@functools.lru_cache(maxsize=4096)  # the question and the listed records' texts recur at every step
+# The question and the listed records' texts recur at every step; kept by measured bytes (texts of any length).
+@bytes_cache(max_entries=4096, max_bytes=16 * 1024 * 1024)
 def _tokens(text: str) -> frozenset[str]:
     return frozenset(t for t in _TOKEN_RE.findall(text.lower()) if len(t) > 2 and t not in _STOP)
 

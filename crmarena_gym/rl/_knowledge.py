@@ -160,6 +160,8 @@ class KnowledgeSlots:
         conversation_terms: The most words of the conversation's search term.
         cue: The word the question or its context must hold for the slots to be offered (any case);
             None offers them for every question.
+        searches: Offer the two search slots (the ``tools`` help level leaves them out: there the policy
+            types the search term itself, and only the answers found are offered here).
 
     Example:
         >>> from crmarena_gym.rl import QuestionFacts
@@ -183,6 +185,7 @@ class KnowledgeSlots:
         question_terms: int = 30,
         conversation_terms: int = 100,
         cue: str | None = "knowledge",
+        searches: bool = True,
     ) -> None:
         require_positive_ints(
             articles=articles,
@@ -197,9 +200,9 @@ class KnowledgeSlots:
         self.question_terms = question_terms
         self.conversation_terms = conversation_terms
         self.cue = cue.lower() if cue is not None else None
+        self.searches = searches
         self.names: tuple[str, ...] = (
-            "search_question",
-            "search_conversation",
+            *(("search_question", "search_conversation") if searches else ()),
             *(f"submit_article_{i}" for i in range(articles)),
             *(f"submit_span_{i}" for i in range(spans)),
         )
@@ -213,12 +216,14 @@ class KnowledgeSlots:
         if self.cue is not None and self.cue not in state.facts.text.lower():
             return [None] * len(self.names)
         view = self.view(state)
-        asked = search_terms(view.question, self.question_terms)
-        said = search_terms(" ".join(view.conversation), self.conversation_terms, numbers=False)
-        out: list[str | None] = [
-            call_text(SEARCH_FUNCTION, {"search_term": asked}) if asked else None,
-            call_text(SEARCH_FUNCTION, {"search_term": said}) if said else None,
-        ]
+        out: list[str | None] = []
+        if self.searches:
+            asked = search_terms(view.question, self.question_terms)
+            said = search_terms(" ".join(view.conversation), self.conversation_terms, numbers=False)
+            out += [
+                call_text(SEARCH_FUNCTION, {"search_term": asked}) if asked else None,
+                call_text(SEARCH_FUNCTION, {"search_term": said}) if said else None,
+            ]
         ids = [f"submit {r['Id']}" for r in view.articles[: self.articles]]
         out += ids + [None] * (self.articles - len(ids))
         phrases = [f"submit {span.text}" for span in view.spans[: self.spans]]
@@ -230,4 +235,5 @@ class KnowledgeSlots:
         return [SEARCH_FUNCTION] * len(self.names)
 
     def __repr__(self) -> str:
-        return f"KnowledgeSlots(articles={self.articles}, spans={self.spans})"
+        searches = "" if self.searches else ", searches=False"
+        return f"KnowledgeSlots(articles={self.articles}, spans={self.spans}{searches})"

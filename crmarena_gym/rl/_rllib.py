@@ -44,8 +44,9 @@ def rllib_env_creator(env_config: Mapping[str, Any]) -> CandidateActionWrapper:
 
     The keys are those of :func:`~crmarena_gym.rl.make_discrete_env`: ``task`` (None: every task of
     the task source), ``org`` (a path, so that remote env runners open their own connection),
-    ``tasks`` (a task file path, a list of instances, or a training-set mapping), ``generator``,
-    ``encoder``, ``max_turns`` and any other :class:`~crmarena_gym.envs.CRMArenaEnv` keyword.
+    ``tasks`` (a task file path, a list of instances, or a training-set mapping), ``level`` (the help
+    level, ``parsed`` by default; ``text`` is refused: RLlib cannot train on text actions), ``step_cost``,
+    ``generator``, ``encoder``, ``max_turns`` and any other :class:`~crmarena_gym.envs.CRMArenaEnv` keyword.
     ``text_in_info`` defaults to False here: RLlib ships every step's ``info`` from the env runners,
     and candidate calls carry earlier results by value. RLlib's ``worker_index`` and ``vector_index``
     (attributes of its ``EnvContext``) are not needed: each environment draws instances from the seed

@@ -13,7 +13,8 @@ from crmarena_gym.rl._wrapper import CandidateActionWrapper
 
 __all__ = ["EvaluationResult", "RandomCandidatePolicy", "evaluate_policy"]
 
-#: A policy: the observation dict (``observations`` and ``action_mask``) to a slot number.
+#: A policy: the observation dict (``observations`` and ``action_mask``) to a slot number. A policy with a
+#: ``begin_episode(info)`` method is told each episode's reset ``info`` (:class:`~crmarena_gym.rl.FixedSlotOrder`).
 Policy = Callable[[dict[str, np.ndarray]], int]
 
 
@@ -43,10 +44,12 @@ class EvaluationResult:
     Attributes:
         rewards: Per task family, each episode's reward.
         turns: Per task family, each episode's number of actions.
+        level: The help level the episodes were played at (``info["help_level"]``).
     """
 
     rewards: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     turns: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
+    level: str | None = None
 
     def success(self) -> dict[str, float]:
         """The mean reward per task family (exact-match tasks: the success rate)."""
@@ -77,6 +80,10 @@ def evaluate_policy(
         for _ in range(repeats):
             obs, info = env.reset(options={"task_id": task_id})
             family: Any = info["abbrev"]
+            result.level = info.get("help_level", result.level)
+            begin = getattr(policy, "begin_episode", None)
+            if callable(begin):
+                begin(info)
             reward, turns, done = 0.0, 0, False
             while not done:
                 obs, r, terminated, truncated, info = env.step(policy(obs))

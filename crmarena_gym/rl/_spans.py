@@ -23,7 +23,6 @@ Words are compared loosely (:func:`stem`: ``ships`` matches ``ship``, ``returned
 
 from __future__ import annotations
 
-import functools
 import itertools
 import math
 import re
@@ -31,6 +30,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from crmarena_gym._memory import bytes_cache
 
 __all__ = [
     "FUNCTION_WORDS",
@@ -113,7 +114,7 @@ def word_list(text: str) -> list[str]:
     return _WORD_RE.findall(text.lower())
 
 
-@functools.lru_cache(maxsize=8192)
+@bytes_cache(max_entries=8192, max_bytes=4 * 1024 * 1024)  # a word is a run of letters of any length
 def stem(word: str) -> str:
     """A crude stem, so that a question's ``replaced`` meets an article's ``replace`` (no dictionary needed).
 
@@ -670,12 +671,14 @@ def agent_lines(result: Any) -> list[str]:
     return lines
 
 
-@functools.lru_cache(maxsize=8192)  # article sentences and agent lines recur at every step of an episode
+# Article sentences and agent lines recur at every step of an episode; kept by measured bytes (a line is as long
+# as an agent makes it).
+@bytes_cache(max_entries=8192, max_bytes=16 * 1024 * 1024)
 def _weighted_stems(text: str) -> frozenset[str]:
     return frozenset(stem(w) for w in word_list(text) if w not in FUNCTION_WORDS and not w.isdigit())
 
 
-@functools.lru_cache(maxsize=64)
+@bytes_cache(max_entries=64, max_bytes=16 * 1024 * 1024)
 def _document_frequencies(corpus: tuple[str, ...]) -> Counter[str]:
     return Counter(t for sentence in corpus for t in _weighted_stems(sentence))
 

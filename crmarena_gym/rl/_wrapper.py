@@ -14,6 +14,10 @@ takes the number of one of them as the action, and describes the state as a fixe
 A masked (empty) slot can still be chosen (``check_env`` and ``action_space.sample()`` ignore masks);
 it is sent as an unreadable reply, which the environment answers with ``FORMAT_ERROR`` and which uses
 the turn, as a malformed reply does in the text environment.
+
+Every wrapper has a help level (``level``, :data:`~crmarena_gym.rl.HELP_LEVELS`): what the candidates
+take from where (see :mod:`crmarena_gym.rl._levels`). It is in every ``info`` (``help_level``), as the
+step cost is (``step_cost``: subtracted from the reward of every step that reaches the text environment).
 """
 
 from __future__ import annotations
@@ -26,12 +30,27 @@ from gymnasium import spaces
 from gymnasium.utils import RecordConstructorArgs
 
 from crmarena_gym.envs import MAX_TURNS, CRMArenaEnv, StepResult
-from crmarena_gym.rl._candidates import CandidateGenerator, CandidateState, StepRecord, ToolPipelineCandidates
+from crmarena_gym.rl._candidates import (
+    PARSED_TEMPLATES,
+    CandidateGenerator,
+    CandidateState,
+    StepRecord,
+    ToolPipelineCandidates,
+)
 from crmarena_gym.rl._encoding import Encoder, HashingEncoder
-from crmarena_gym.rl._facts import question_facts
 from crmarena_gym.rl._features import CandidateFeaturizer, SlotFeatures
+from crmarena_gym.rl._levels import DEFAULT_HELP_LEVEL, check_help_level, level_facts
+from crmarena_gym.rl._typed import TypedCallCandidates, TypedEncoder, TypedSlotFeatures
 
-__all__ = ["EMPTY_SLOT_ACTION", "INFO_KEYS", "CandidateActionWrapper", "make_discrete_env"]
+__all__ = [
+    "EMPTY_SLOT_ACTION",
+    "INFO_KEYS",
+    "CandidateActionWrapper",
+    "TextLevelWrapper",
+    "default_generator",
+    "make_discrete_env",
+    "make_level_env",
+]
 
 #: The text sent when an empty slot is chosen: the environment answers it with ``FORMAT_ERROR``.
 EMPTY_SLOT_ACTION = "(empty candidate slot)"
@@ -49,6 +68,34 @@ INFO_KEYS = (
     "reward_breakdown",
     "end_reason",
 )
+_TEXT_LEVEL = (
+    "the 'text' help level has no candidates: it is the text environment itself, whose actions are text. "
+    "RLlib and Stable-Baselines3 cannot train on text actions; LLM trainers can (TRL, SkyRL, OpenEnv: "
+    "crmarena_gym.integrations). Use TextLevelWrapper(env) or make_level_env(task, level='text', ...) to record "
+    "the level; for a discrete policy choose 'tools', 'parsed' or 'oracle-args'"
+)
+
+
+def default_generator(level: str = DEFAULT_HELP_LEVEL) -> CandidateGenerator:
+    """The candidate generator of a help level.
+
+    ``tools``: :class:`~crmarena_gym.rl.TypedCallCandidates`; ``parsed``:
+    :class:`~crmarena_gym.rl.ToolPipelineCandidates` over :data:`~crmarena_gym.rl.PARSED_TEMPLATES`;
+    ``oracle-args``: :class:`~crmarena_gym.rl.ToolPipelineCandidates` with its defaults (the generator of
+    every figure made before the levels).
+
+    Example:
+        >>> default_generator("parsed").num_slots, default_generator("oracle-args").num_slots
+        (62, 60)
+    """
+    check_help_level(level)
+    if level == "text":
+        raise ValueError(_TEXT_LEVEL)
+    if level == "tools":
+        return TypedCallCandidates()
+    if level == "parsed":
+        return ToolPipelineCandidates(PARSED_TEMPLATES)
+    return ToolPipelineCandidates()
 
 
 class CandidateActionWrapper(gym.Wrapper[dict[str, np.ndarray], np.int64, str, str], RecordConstructorArgs):
@@ -70,9 +117,18 @@ class CandidateActionWrapper(gym.Wrapper[dict[str, np.ndarray], np.int64, str, s
             step, ``action_text`` (what was sent) in ``info``. Candidate calls carry earlier results
             by value and can be long; distributed trainers that ship every ``info`` between processes
             may turn this off (the texts stay readable as :attr:`slots` and ``state.history``).
+        level: The help level (:data:`~crmarena_gym.rl.HELP_LEVELS`): ``parsed`` (default: arguments parsed
+            from the question's text), ``tools`` (the policy types the arguments) or ``oracle-args``
+            (arguments from the hidden parameters: privileged; the level of the figures made before the
+            levels). It picks the question facts the generator gets (:func:`~crmarena_gym.rl.level_facts`)
+            and the default generator, encoder and featurizer. ``text`` has no candidates: see
+            :class:`TextLevelWrapper`.
+        step_cost: Subtracted from the reward of every step that reaches the text environment (a call, an
+            empty slot, a submission; not the choices that type a call's arguments at the ``tools`` level),
+            so that shorter solutions earn more. 0 by default.
 
-    The generator reads only what the question states (see :func:`~crmarena_gym.rl.question_facts`),
-    never the gold answer.
+    The generator never reads the gold answer; at ``tools`` and ``parsed`` it reads nothing but the text
+    (``tests/rl/test_levels.py`` perturbs every hidden parameter and finds the same candidates and features).
 
     Example:
         >>> record = {"idx": 0, "task": "NCR", "answer": "005000000000001AAA", "metadata": {"required": ""},
@@ -99,6 +155,8 @@ class CandidateActionWrapper(gym.Wrapper[dict[str, np.ndarray], np.int64, str, s
         max_turns: int | None = None,
         full_info: bool = False,
         text_in_info: bool = True,
+        level: str = DEFAULT_HELP_LEVEL,
+        step_cost: float = 0.0,
     ) -> None:
         RecordConstructorArgs.__init__(
             self,
@@ -108,7 +166,14 @@ class CandidateActionWrapper(gym.Wrapper[dict[str, np.ndarray], np.int64, str, s
             max_turns=max_turns,
             full_info=full_info,
             text_in_info=text_in_info,
+            level=level,
+            step_cost=step_cost,
         )
+        check_help_level(level)
+        if level == "text":
+            raise ValueError(_TEXT_LEVEL)
+        self.level = level
+        self.step_cost = _check_step_cost(step_cost)
         gym.Wrapper.__init__(self, env)
         base = env.unwrapped
         if not isinstance(base, CRMArenaEnv):
@@ -118,14 +183,19 @@ class CandidateActionWrapper(gym.Wrapper[dict[str, np.ndarray], np.int64, str, s
                 f"CandidateActionWrapper offers function calls: make the environment with toolset='functions' "
                 f"or 'flex', not {base.toolset_name!r}"
             )
-        self.generator: CandidateGenerator = generator if generator is not None else ToolPipelineCandidates()
+        self.generator: CandidateGenerator = generator if generator is not None else default_generator(level)
         if not isinstance(self.generator, CandidateGenerator):
             raise TypeError(
                 f"generator must have num_slots, slot_names, slots(state) and candidates(state), got {self.generator!r}"
             )
-        self.encoder: Encoder = encoder if encoder is not None else HashingEncoder(self.generator.num_slots)
+        typed = isinstance(self.generator, TypedCallCandidates)
+        if encoder is None:
+            encoder = TypedEncoder(self.generator.num_slots) if typed else HashingEncoder(self.generator.num_slots)
+        self.encoder: Encoder = encoder
         if not isinstance(self.encoder, Encoder):
             raise TypeError(f"encoder must have size and encode(state, slots, sources), got {self.encoder!r}")
+        if featurizer is None and isinstance(self.generator, TypedCallCandidates):
+            featurizer = TypedSlotFeatures(self.generator.num_slots, first_value_slot=self.generator.first_value_slot)
         self.featurizer: CandidateFeaturizer = (
             featurizer if featurizer is not None else SlotFeatures(self.generator.num_slots)
         )
@@ -159,7 +229,8 @@ class CandidateActionWrapper(gym.Wrapper[dict[str, np.ndarray], np.int64, str, s
         text, info = self.env.reset(seed=seed, options=options)
         base = self.env.unwrapped
         assert isinstance(base, CRMArenaEnv) and base.instance is not None
-        self.state = CandidateState(question_facts(base.instance, text), max_turns=self.max_turns, observation=text)
+        facts = level_facts(self.level, base.instance, text)
+        self.state = CandidateState(facts, max_turns=self.max_turns, observation=text)
         return self._observe(info)
 
     def step(self, action: Any) -> tuple[dict[str, np.ndarray], SupportsFloat, bool, bool, dict[str, Any]]:
@@ -167,7 +238,19 @@ class CandidateActionWrapper(gym.Wrapper[dict[str, np.ndarray], np.int64, str, s
             raise RuntimeError("call reset() before step()")
         slot = _slot_number(action, self.action_space.n)
         text = self.slots[slot]
-        sent = text if text is not None else EMPTY_SLOT_ACTION
+        select = getattr(self.generator, "select", None)
+        if text is None:
+            sent: str | None = EMPTY_SLOT_ACTION
+            self.state.pending = None  # a wasted turn also drops a call half typed
+        elif callable(select):
+            sent = select(self.state, slot)
+        else:
+            sent = text
+        if sent is None:  # the choice typed part of a call (the tools level): the environment is not called
+            obs, out_info = self._observe({"turn": self.state.turn, "action_kind": "argument"})
+            if self.text_in_info:
+                out_info["action_text"] = text
+            return obs, 0.0, False, False, out_info
         observation, reward, terminated, truncated, info = self.env.step(sent)
         ok = "error" not in info and info.get("action_kind") == "call"
         self.state.history.append(StepRecord(sent, info.get("function"), _result_value(info), ok, observation))
@@ -176,7 +259,7 @@ class CandidateActionWrapper(gym.Wrapper[dict[str, np.ndarray], np.int64, str, s
         obs, out_info = self._observe(info)
         if self.text_in_info:
             out_info["action_text"] = sent
-        return obs, reward, terminated, truncated, out_info
+        return obs, float(reward) - self.step_cost, terminated, truncated, out_info
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -193,6 +276,8 @@ class CandidateActionWrapper(gym.Wrapper[dict[str, np.ndarray], np.int64, str, s
         mask = np.array([s is not None for s in self.slots], dtype=np.float32)
         features = np.asarray(self.featurizer.features(self.state, self.slots, sources), dtype=np.float32)
         out = dict(info) if self.full_info else {k: info[k] for k in INFO_KEYS if k in info}
+        out["help_level"] = self.level
+        out["step_cost"] = self.step_cost
         if self.text_in_info:
             out["candidates"] = [s or "" for s in self.slots]
         return {"observations": vector, "action_mask": mask, "action_features": features}, out
@@ -233,6 +318,47 @@ def _function_of(text: str | None) -> str | None:
     return "submit"
 
 
+def _check_step_cost(step_cost: object) -> float:
+    if isinstance(step_cost, bool) or not isinstance(step_cost, int | float) or not 0 <= step_cost < 1:
+        raise ValueError(f"step_cost must be a number from 0 up to (not including) 1, got {step_cost!r}")
+    return float(step_cost)
+
+
+class TextLevelWrapper(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
+    """The ``text`` help level: the text environment unchanged, the level (and a step cost) recorded.
+
+    Actions and observations stay text, so the policy writes its own calls and answers: the level for LLM
+    policies and LLM trainers (TRL, SkyRL, OpenEnv: :mod:`crmarena_gym.integrations`); RLlib and
+    Stable-Baselines3 need the discrete levels (:class:`CandidateActionWrapper`). ``info`` gets
+    ``help_level`` (``"text"``) and ``step_cost``, and every step's reward is lowered by ``step_cost``.
+
+    Example:
+        >>> record = {"idx": 0, "task": "BRI", "query": "Which state?", "answer": "OR",
+        ...           "metadata": {"required": "- Today's date: 2021-03-01"}}
+        >>> env = TextLevelWrapper(CRMArenaEnv("BRI", org=getfixture("tiny_org"), tasks=[record]), step_cost=0.01)
+        >>> _obs, info = env.reset(seed=0)
+        >>> info["help_level"], env.step("submit OR")[1]
+        ('text', 0.99)
+    """
+
+    def __init__(self, env: gym.Env[str, str], *, step_cost: float = 0.0) -> None:
+        RecordConstructorArgs.__init__(self, step_cost=step_cost)
+        gym.Wrapper.__init__(self, env)
+        if not isinstance(env.unwrapped, CRMArenaEnv):
+            raise TypeError(f"TextLevelWrapper needs a CRMArenaEnv underneath, got {type(env.unwrapped).__name__}")
+        self.level = "text"
+        self.step_cost = _check_step_cost(step_cost)
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        observation, info = self.env.reset(seed=seed, options=options)
+        return observation, {**info, "help_level": self.level, "step_cost": self.step_cost}
+
+    def step(self, action: str) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
+        observation, reward, terminated, truncated, info = self.env.step(action)
+        info = {**info, "help_level": self.level, "step_cost": self.step_cost}
+        return observation, float(reward) - self.step_cost, terminated, truncated, info
+
+
 def make_discrete_env(
     task: str | None = None,
     *,
@@ -242,6 +368,8 @@ def make_discrete_env(
     max_turns: int | None = None,
     full_info: bool = False,
     text_in_info: bool = True,
+    level: str = DEFAULT_HELP_LEVEL,
+    step_cost: float = 0.0,
     **env_kwargs: Any,
 ) -> CandidateActionWrapper:
     """A CRMArena environment wrapped by :class:`CandidateActionWrapper` (toolset ``functions`` unless given).
@@ -251,14 +379,59 @@ def make_discrete_env(
 
     Args:
         task: A task abbreviation or name, or None for every task in the task source.
-        generator: The candidate generator.
+        generator: The candidate generator (default: the level's, :func:`default_generator`).
         encoder: The observation encoder.
         featurizer: The candidate featurizer.
         max_turns: The turn budget (default 20, the paper's).
         full_info: Pass the text environment's whole ``info`` through.
         text_in_info: Put the candidates' and the sent action's text in ``info``.
+        level: The help level (``parsed`` by default; ``tools``, ``oracle-args``; ``text`` has no discrete
+            actions: :func:`make_level_env`).
+        step_cost: The reward taken off every step that reaches the text environment.
         **env_kwargs: Keyword arguments of :class:`~crmarena_gym.envs.CRMArenaEnv` (``org``, ``tasks`` ...).
     """
+    check_help_level(level)
+    if level == "text":
+        raise ValueError(_TEXT_LEVEL)
+    text_env = _text_env(task, max_turns, env_kwargs)
+    return CandidateActionWrapper(
+        text_env,
+        generator,
+        encoder,
+        featurizer,
+        max_turns=max_turns or MAX_TURNS,
+        full_info=full_info,
+        text_in_info=text_in_info,
+        level=level,
+        step_cost=step_cost,
+    )
+
+
+def make_level_env(
+    task: str | None = None,
+    *,
+    level: str = DEFAULT_HELP_LEVEL,
+    step_cost: float = 0.0,
+    max_turns: int | None = None,
+    **kwargs: Any,
+) -> CandidateActionWrapper | TextLevelWrapper:
+    """An environment at any help level: :class:`TextLevelWrapper` for ``text``, :func:`make_discrete_env` otherwise.
+
+    Args:
+        task: A task abbreviation or name, or None for every task in the task source.
+        level: The help level.
+        step_cost: The reward taken off every step that reaches the text environment.
+        max_turns: The turn budget (default 20).
+        **kwargs: Those of :func:`make_discrete_env` (the discrete levels) or of
+            :class:`~crmarena_gym.envs.CRMArenaEnv` (``org``, ``tasks``, ``toolset`` ...).
+    """
+    check_help_level(level)
+    if level != "text":
+        return make_discrete_env(task, level=level, step_cost=step_cost, max_turns=max_turns, **kwargs)
+    return TextLevelWrapper(_text_env(task, max_turns, kwargs), step_cost=step_cost)
+
+
+def _text_env(task: str | None, max_turns: int | None, env_kwargs: dict[str, Any]) -> gym.Env[str, str]:
     env_kwargs.setdefault("toolset", "functions")
     env_id = f"CRMArena-{task}-v0" if task is not None else "CRMArena-v0"
     if task is not None and env_id not in gym.registry:
@@ -266,10 +439,7 @@ def make_discrete_env(
 
         env_id = f"CRMArena-{get_task_spec(task).abbrev}-v0"  # a task name (handle_time) or any case
     turns = max_turns or MAX_TURNS
-    text_env = gym.make(env_id, max_episode_steps=turns, disable_env_checker=True, **env_kwargs)
-    return CandidateActionWrapper(
-        text_env, generator, encoder, featurizer, max_turns=turns, full_info=full_info, text_in_info=text_in_info
-    )
+    return gym.make(env_id, max_episode_steps=turns, disable_env_checker=True, **env_kwargs)
 
 
 def _result_value(info: dict[str, Any]) -> Any:

@@ -63,7 +63,8 @@ def is_valid_id(value: str) -> bool:
         >>> is_valid_id("500Ws000007qlrjIAA"), is_valid_id("500Ws000007qlrjAAA")
         (True, False)
     """
-    return isinstance(value, str) and _valid_id_text(value)
+    # Only 15 or 18 characters can be an id: no other length reaches (and is kept by) the cache.
+    return isinstance(value, str) and len(value) in (15, 18) and _valid_id_text(value)
 
 
 # Tools check every id they are given, the same ids again and again: the answers are kept.

@@ -19,7 +19,6 @@ set, however reworded, appears in training).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import sqlite3
 import threading
@@ -27,7 +26,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from crmarena_gym._files import atomic_write_text, exclusive_lock
+from crmarena_gym._files import exclusive_lock, file_sha256, read_digest, write_digest
 from crmarena_gym.datagen import GENERATOR_VERSION, content_hash, read_manifest
 from crmarena_gym.tasks._generate import (
     DEFAULT_DISTRIBUTION,
@@ -117,14 +116,6 @@ def _file_identity(path: Path) -> tuple[int, int, int] | None:
     return (stat.st_ino, stat.st_mtime_ns, stat.st_size)
 
 
-def _digest_path(path: Path) -> Path:
-    return path.with_name(path.name + ".sha256")
-
-
-def _file_digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def _read_cached(path: Path, per_task: int) -> list[TaskInstance] | None:
     identity = _file_identity(path)
     if identity is None:
@@ -134,7 +125,7 @@ def _read_cached(path: Path, per_task: int) -> list[TaskInstance] | None:
     if loaded is not None and loaded[0] == identity:  # the same file as when it was read
         return list(loaded[1])
     try:
-        if _file_digest(path) != _digest_path(path).read_text(encoding="ascii").strip():
+        if file_sha256(path) != read_digest(path):
             return None  # edited or damaged since it was written (or written before digests): regenerated
         instances = load_tasks(path)
     except (OSError, ValueError, TaskFileError):
@@ -193,7 +184,7 @@ def default_tasks(
             return cached
         instances = generate_tasks(path, seed=seed, per_task=per_task, distribution=distribution)
         save_tasks(instances, cache)
-        atomic_write_text(_digest_path(cache), _file_digest(cache) + "\n")
+        write_digest(cache)
         identity = _file_identity(cache)
         if identity is not None:
             with _LOADED_LOCK:

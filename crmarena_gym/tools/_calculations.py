@@ -230,7 +230,12 @@ def _durations(cases: list[dict[str, Any]], key: str) -> dict[Any, tuple[float, 
         if group is None or closed_at is None:
             continue
         created_at = case["CreatedDate"]
-        if type(group) is str and type(created_at) is str and type(closed_at) is str:
+        if (
+            type(group) is str
+            and type(created_at) is str
+            and type(closed_at) is str
+            and len(created_at) + len(closed_at) <= _SPAN_CHARS  # longer: no datetimes, and not kept by the cache
+        ):
             seconds = _span_seconds(created_at, closed_at)
         else:
             seconds = None
@@ -246,7 +251,12 @@ def _durations(cases: list[dict[str, Any]], key: str) -> dict[Any, tuple[float, 
     return {k: (total, int(count)) for k, (total, count) in totals.items()}
 
 
-# The same cases are pasted back to several tools and episodes: their durations are kept (bounded).
+# Most characters of the two datetimes whose span is kept (two record datetimes are 56).
+_SPAN_CHARS = 80
+
+
+# The same cases are pasted back to several tools and episodes: their durations are kept (bounded: 16,384 pairs
+# of texts of at most _SPAN_CHARS characters).
 @functools.lru_cache(maxsize=16384)
 def _span_seconds(created_at: str, closed_at: str) -> float | None:
     """Seconds from one record datetime to another; None when either is no datetime."""

@@ -40,6 +40,7 @@ _ARG_DATETIME_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
 _ARG_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 # Datetimes as rows carry them: the org's 2020-12-22T11:00:00.000+0000, or the argument format.
 _ROW_DATETIME_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?(?:Z|[+-]\d{2}:?\d{2})?$")
+_ROW_DATETIME_CHARS = len("2020-12-22T11:00:00.000000+00:00\n")
 _REPR_LIMIT = 80
 
 
@@ -121,7 +122,11 @@ def row_datetime(value: Any) -> dt.datetime | None:
         >>> row_datetime("2020-12-22T11:00:00.000+0000"), row_datetime(3)
         (datetime.datetime(2020, 12, 22, 11, 0), None)
     """
-    return _row_datetime(value) if isinstance(value, str) else None
+    # No datetime is longer (the pattern's longest, with a newline its ``$`` lets through): a longer text is
+    # none, and is not kept by the cache.
+    if not isinstance(value, str) or len(value) > _ROW_DATETIME_CHARS:
+        return None
+    return _row_datetime(value)
 
 
 # Records' datetimes are parsed again each time a result is handed back to a tool: the answers are kept

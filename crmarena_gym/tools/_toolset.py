@@ -16,10 +16,10 @@ Example:
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from crmarena_gym._json import json_problem, read_json
 from crmarena_gym.org import Org
 from crmarena_gym.tools import _calculations as calc
 from crmarena_gym.tools import _general as general
@@ -186,9 +186,11 @@ class Toolset:
         if type(arguments) is not dict:  # a dict (the common case) needs none of these
             if isinstance(arguments, (str, bytes)):
                 try:
-                    arguments = json.loads(arguments) if arguments.strip() else {}
+                    arguments = read_json(arguments) if arguments.strip() else {}
                 except ValueError as err:
-                    return f"Error: the arguments of {name}() are not valid JSON ({err}): {arguments[:80]!r}"
+                    return (
+                        f"Error: the arguments of {name}() are not valid JSON ({json_problem(err)}): {arguments[:80]!r}"
+                    )
                 except RecursionError:
                     return f"Error: the arguments of {name}() are nested too deeply to be read: {arguments[:80]!r}"
             if arguments is None:

@@ -14,6 +14,7 @@ from crmarena_gym.chat import (
     ChatEpisode,
     ChatSession,
     EpisodeOverError,
+    Shaping,
     chat_tasks,
     make_chat_env,
     system_prompt,
@@ -41,26 +42,42 @@ def test_the_query_rule_follows_the_toolset(
     assert (QUERY_RULE in system_prompt(info, framework)) is says_queries  # type: ignore[arg-type]
 
 
-def test_a_reply_becomes_an_action_and_an_observation_the_next_message() -> None:
+def test_every_call_of_a_reply_is_an_action_and_calls_left_at_the_end_are_not_run() -> None:
     chat = ChatEpisode("fc")
-    chat.start({"persona": "service agent", "schema": "", "tools": [{"type": "function", "function": {"name": "x"}}]})
-    assert chat.tools == [{"type": "function", "function": {"name": "x"}}]
+    schema = {"type": "function", "function": {"name": "x", "description": "X.", "parameters": {"type": "object"}}}
+    chat.start({"persona": "service agent", "schema": "", "tools": [schema]})
+    assert chat.tools == [
+        {
+            "type": "function",
+            "function": {"name": "x", "description": "X.", "parameters": {"type": "object", "properties": {}}},
+        }
+    ]
     chat.observe("question")
     calls = [
         {"id": "a", "type": "function", "function": {"name": "get_issues", "arguments": ""}},
-        {"id": "b", "type": "function", "function": {"name": "get_cases", "arguments": "{}"}},
+        {"id": "b", "type": "function", "function": {"name": "get_period", "arguments": '{"year":2021}'}},
+        {"id": "c", "type": "function", "function": {"name": "submit", "arguments": "{bad"}},
     ]
-    action = chat.reply({"content": "", "tool_calls": calls})
-    assert json.loads(action) == {"name": "get_issues", "arguments": "{}"}
+    reply = chat.reply({"content": "", "tool_calls": calls})
+    assert [json.loads(a) if a.startswith('{"') else a for a in reply.actions] == [
+        {"name": "get_issues", "arguments": {}},
+        {"name": "get_period", "arguments": {"year": 2021}},
+        {"name": "submit", "arguments": "{bad"},
+    ]
+    assert [c["id"] for c in chat.messages[-1]["tool_calls"]] == ["call_0", "call_1", "call_2"]
+    assert chat.messages[-1]["tool_calls"][1]["function"]["arguments"] == '{"year": 2021}'
     chat.observe("[]")
-    assert chat.messages[-3]["tool_calls"] == calls
-    assert chat.messages[-2:] == [
-        {"role": "tool", "tool_call_id": "a", "content": "[]"},
-        {"role": "tool", "tool_call_id": "b", "content": NOT_RUN},
+    assert chat.pending_calls == 2
+    with pytest.raises(RuntimeError, match="observe"):
+        chat.reply({"content": "more"})
+    chat.close_calls()
+    assert chat.messages[-3:] == [
+        {"role": "tool", "tool_call_id": "call_0", "content": "[]"},
+        {"role": "tool", "tool_call_id": "call_1", "content": NOT_RUN},
+        {"role": "tool", "tool_call_id": "call_2", "content": NOT_RUN},
     ]
-    assert chat.reply({"content": " submit None "}) == "submit None"  # a text reply in function calling
-    chat.observe("over")
-    assert chat.messages[-1] == {"role": "user", "content": "over"}
+    text = chat.reply({"content": " submit None "})  # a text reply in function calling: no action at all
+    assert text.ends_unanswered and text.actions == ()
 
 
 def test_react_text_flavour_keeps_tags_and_drops_an_untagged_thought() -> None:
@@ -69,8 +86,10 @@ def test_react_text_flavour_keeps_tags_and_drops_an_untagged_thought() -> None:
     assert chat.tools is None
     chat.observe("q")
     tagged = "Thought: count.\n<execute>SELECT COUNT() FROM Case</execute>"
-    assert chat.reply({"content": tagged}) == tagged
-    assert chat.reply({"content": "Thought: done.\nAction: submit OR"}) == "submit OR"
+    assert chat.reply({"content": tagged + "\nSalesforce instance output: [made up]"}).actions == (tagged,)
+    assert chat.messages[-1] == {"role": "assistant", "content": tagged}  # what follows the action is dropped
+    chat.observe("[]")
+    assert chat.reply({"content": "Thought: done.\nAction: submit OR"}).actions == ("submit OR",)
 
 
 def test_a_session_plays_the_oracle_to_reward_one_with_tool_messages(
@@ -85,10 +104,15 @@ def test_a_session_plays_the_oracle_to_reward_one_with_tool_messages(
         assert {t["function"]["name"] for t in start.tools} >= {"get_cases", "submit"}
         trace = oracle_trace(instance, org.with_today(start.info["today"]))
         for n, call in enumerate(trace.actions):
-            step = session.step_tool_call(call.name, call.arguments, call_id=f"c{n}")
-            assert step.message == {"role": "tool", "tool_call_id": f"c{n}", "content": step.observation}
+            step = session.step_tool_call(call.name, call.arguments)
+            assert step.message == {"role": "tool", "tool_call_id": f"call_{n}", "content": step.observation}
             assert step.error is None, step.observation
         assert step.terminated and session.done and session.reward == 1.0, abbrev
+        record = session.record
+        submitted = instance.answer if instance.answer is not None else "None"
+        assert (record["gold"], record["submitted"]) == (instance.answer, submitted)
+        assert record["end_reason"] == "submitted"
+        assert record["reward_breakdown"]["reward"] == 1.0 and record["turns"] == len(trace.actions)
         with pytest.raises(EpisodeOverError, match="reset"):
             session.step("submit None")
 
@@ -147,3 +171,94 @@ def test_text_flavours_list_the_task_functions_they_get_no_schemas_for(
     assert "- get_period(period_name: string, year: integer): " in text
     assert "- get_cases(start_date?: string, end_date?: string, agent_ids?: array" in text
     assert "# Functions" not in system_prompt(info, "fc")  # function calling gets the schemas instead
+
+
+def test_shaping_penalises_refused_calls_and_malformed_replies_and_keeps_the_score(
+    env_org: Path, env_tasks: list[TaskInstance]
+) -> None:
+    instance = next(i for i in env_tasks if i.abbrev == "BRI" and i.answer)
+    shaping = Shaping(refused_call=0.1, malformed_reply=0.25)
+    session = ChatSession(
+        gym.make("CRMArena-BRI-v0", org=env_org, tasks=[instance], toolset="flex"), "fc", shaping=shaping
+    )
+    session.reset(task_id=instance.idx)
+    steps = session.reply(
+        {
+            "tool_calls": [
+                {"name": "get_period", "arguments": {"period_name": "Q9", "year": 2021}},  # refused
+                {"name": "issue_soql_query", "arguments": "{not json"},  # malformed
+                {"name": "get_issues", "arguments": {}},  # fine
+            ]
+        }
+    )
+    assert [s.error for s in steps] == ["FUNCTION_ERROR", "FORMAT_ERROR", None]
+    assert [s.reward for s in steps] == [-0.1, -0.25, 0.0]
+    session.step_tool_call("submit", {"content": instance.answer})
+    assert session.score == 1.0 and session.reward == pytest.approx(1.0 - 0.35)
+    record = session.record
+    assert record["reward"] == 1.0 and record["success"]  # the record keeps the score, as evaluation does
+    assert record["shaping"] == {
+        "refused_call": 0.1,
+        "malformed_reply": 0.25,
+        "refused_calls": 1,
+        "malformed_replies": 1,
+        "return": pytest.approx(0.65),
+    }
+    # a function-calling reply without a call is a malformed reply too, and ends the episode
+    session.reset(task_id=instance.idx)
+    (step,) = session.reply({"content": f"The answer is {instance.answer}."})
+    assert step.done and step.reward == -0.25 and session.end_reason == "no_tool_call"
+    assert session.record["final_reply"] == f"The answer is {instance.answer}." and session.record["turns"] == 0
+    for bad in ({"refused_call": -1}, {"malformed_reply": float("nan")}, {"refused_call": True}):
+        with pytest.raises(ValueError, match="finite number of 0 or more"):
+            Shaping(**bad)
+
+
+def test_a_row_budget_ends_the_episode_as_out_of_turns(env_org: Path, env_tasks: list[TaskInstance]) -> None:
+    session = ChatSession(gym.make("CRMArena-HTU-v0", org=env_org, tasks=env_tasks, toolset="soql"), "act")
+    session.reset(seed=0, max_turns=2)
+    assert not session.step_text("execute SELECT COUNT(Id) FROM Case").done
+    last = session.step_text("execute SELECT COUNT(Id) FROM Case")
+    assert last.truncated and session.done and session.end_reason == "max_turns" and session.record["turns"] == 2
+    with pytest.raises(ValueError, match="max_turns"):
+        session.reset(seed=0, max_turns=0)
+
+
+@pytest.mark.slow
+def test_families_short_in_one_org_are_filled_from_sibling_orgs(env_org: Path) -> None:
+    """KQA: the org's test set holds most of its facts; the rest come from orgs with the following seeds,
+    each played on its own org to reward 1 by the oracle, none a test question or a test fact."""
+    from crmarena_gym.chat import instance_org
+    from crmarena_gym.datagen import read_manifest
+
+    org = LocalOrg(env_org)
+    test = [i for i in default_tasks(env_org) if i.abbrev == "KQA"]
+    test_facts = {(i.params["question"], i.answer) for i in test}
+    from crmarena_gym.tasks import training_tasks
+
+    alone = training_tasks(env_org, seed=2, per_task=len(test), tasks=["KQA"])  # what the org alone gives
+    with pytest.warns(UserWarning, match="short of per_task"):
+        chat_tasks(env_org, split="train", seed=2, per_task=60, tasks=["KQA"])
+    wanted = 14 + 6
+    train = chat_tasks(env_org, split="train", seed=2, per_task=wanted, tasks=["KQA", "BRI"])
+    kqa = [i for i in train if i.abbrev == "KQA"]
+    assert len(kqa) == wanted
+    everything = chat_tasks(env_org, split="train", seed=2, per_task=wanted)  # ids number the whole split
+    assert [i.idx for i in everything] == list(range(len(everything)))
+    assert all(everything[i.idx] == i for i in train)
+    siblings = [i for i in kqa if "org_seed" in i.params]
+    base_seed = read_manifest(env_org).seed
+    assert siblings and {i.params["org_seed"] for i in siblings} <= set(range(base_seed + 1, base_seed + 7))
+    assert len(alone) == wanted - len(siblings) < wanted
+    facts = [(i.params["question"], i.answer) for i in kqa]
+    assert len(set(facts)) == len(facts) and not set(facts) & test_facts
+    assert not {instance_key(i.task, i.params) for i in train} & {instance_key(i.task, i.params) for i in test}
+    env = make_chat_env(org, split="train", seed=2, per_task=wanted, task="KQA", toolset="functions")
+    for instance in siblings[:3]:
+        session = ChatSession(env)
+        start = session.reset(task_id=instance.idx)
+        assert start.observation.startswith(instance.query.strip())
+        home = LocalOrg(instance_org(instance, env_org))
+        for call in oracle_trace(instance, home.with_today(start.info["today"])).actions:
+            session.step_tool_call(call.name, call.arguments)
+        assert session.reward == 1.0 and session.record["gold"] == instance.answer

@@ -122,3 +122,79 @@ def test_an_org_file_that_is_not_an_org_is_refused_by_name(
     assert main(["eval", "--env", "CRMArena-BRI-v0", "--org", str(path), "--policy", "random", "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert str(path) in err and "Traceback" not in err and "no such table" not in err
+
+
+_EXPERIMENT = """
+name = "full disk"
+env = "CRMArena-BRI-v0"
+limit = 1
+
+[[policies]]
+name = "oracle"
+spec = "oracle"
+
+[[sweeps]]
+name = "turns"
+max_turns = [20]
+"""
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["query", "SELECT Id FROM Case LIMIT 1"],
+        ["tasks", "list"],
+        ["tasks", "show", "1"],
+        ["serve-org", "--port", "0", "--http"],
+        ["serve-env", "--port", "0"],
+        ["experiment", "SPEC", "--out", "OUT"],
+        ["eval", "--env", "CRMArena-BRI-v0", "--policy", "oracle", "--no-progress"],
+    ],
+    ids=lambda argv: " ".join(argv[:2]),
+)
+def test_every_command_answers_a_full_cache_disk_in_one_line(
+    argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Issue 36: four commands printed a traceback when the cache disk was full (their message was clear).
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("CRMARENA_GYM_CACHE", str(cache))
+    monkeypatch.setattr("crmarena_gym.datagen._generator.create_tables", _full_disk)
+    spec = tmp_path / "spec.toml"
+    spec.write_text(_EXPERIMENT)
+    argv = [str(spec) if a == "SPEC" else str(tmp_path / "out") if a == "OUT" else a for a in argv]
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code != 0
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert lines and all("database or disk is full" not in line or line is lines[-1] for line in lines)
+    last = lines[-1]
+    assert last.startswith(f"crmarena-gym {argv[0]}") and str(cache) in last and "database or disk is full" in last
+
+
+def test_an_oserror_no_command_answers_is_one_line(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    env_org: Path,
+    env_tasks: list[TaskInstance],
+) -> None:
+    tasks = tmp_path / "tasks.jsonl"
+    save_tasks(env_tasks, tasks)
+    run = tmp_path / "run"
+    argv = ["eval", "--env", "CRMArena-BRI-v0", "--tasks", str(tasks), "--org", str(env_org), "--limit", "1"]
+    assert main([*argv, "--policy", "oracle", "--no-progress", "--out", str(run)]) == 0
+    capsys.readouterr()
+    report = tmp_path / "report.md"
+    real_write = Path.write_text
+
+    def full(self: Path, *args: Any, **kwargs: Any) -> Any:
+        if self == report:
+            raise OSError(errno.ENOSPC, "No space left on device", str(self))
+        return real_write(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", full)
+    assert main(["report", str(run), "--out", str(report)]) != 0
+    err = capsys.readouterr().err.strip()
+    assert "Traceback" not in err and len(err.splitlines()) == 1, err
+    assert str(report) in err and "No space left on device" in err and "free some space" in err

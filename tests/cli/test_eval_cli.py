@@ -92,6 +92,14 @@ def test_eval_errors_are_one_clear_line(capsys: pytest.CaptureFixture[str], argv
     assert code == 2 and message in err and "Traceback" not in err
 
 
+def test_eval_says_its_default_framework_is_not_the_one_trl_trains(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["--env", "CRMArena-v0", "--policy", "litellm:x", "--api-key-env", "NO_SUCH_VAR_42"]
+    _, _, err = _run(capsys, "eval", *argv)
+    assert "framework react (the default" in err and "pass --framework fc to evaluate what TRL trains" in err
+    _, _, err = _run(capsys, "eval", *argv, "--framework", "fc")
+    assert "TRL trains" not in err
+
+
 def test_report_of_a_missing_run(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, _, err = _run(capsys, "report", str(tmp_path / "nothing"))
     assert code == 2 and "no results.jsonl" in err

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
+import random
 import re
 import sqlite3
 import subprocess
@@ -76,17 +78,82 @@ def test_an_edited_row_is_found_by_the_content_hash(cache: Path) -> None:
     conn.close()
 
 
-def test_an_unchanged_file_is_not_hashed_again(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    path = default_org_path(seed=4, scale=0.05)  # generated: its hash is the generator's
-    hashed: list[object] = []
-    monkeypatch.setattr("crmarena_gym.org._cache.content_hash", lambda conn: hashed.append(conn) or "x")
-    assert default_org_path(seed=4, scale=0.05) == path
-    assert hashed == []
+def test_the_whole_file_is_checked_once_per_process_and_whenever_it_changes(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from crmarena_gym.org import _cache
+
+    path = default_org_path(seed=4, scale=0.05)
+    assert (path.parent / (path.name + ".sha256")).read_text().strip() == hashlib.sha256(path.read_bytes()).hexdigest()
+    hashed: list[Path] = []
+    real = _cache.file_sha256
+    monkeypatch.setattr(_cache, "file_sha256", lambda p: hashed.append(p) or real(p))
+    monkeypatch.setattr(_cache, "_RACY_NS", 0)  # the file is seconds old here, not yet old enough to be trusted
+    _cache._CHECKED.clear()  # as in a new process: checked before its first use ...
+    assert default_org_path(seed=4, scale=0.05) == path and len(hashed) == 1
+    assert default_org_path(seed=4, scale=0.05) == path and len(hashed) == 1  # ... once
+    os.utime(path)  # the file changed (here only its times): the whole file is checked again
+    assert default_org_path(seed=4, scale=0.05) == path and len(hashed) == 2
     inode = path.stat().st_ino
-    (path.parent / (path.name + ".verified")).unlink()  # forget the check: the rows are read again
+    (path.parent / (path.name + ".sha256")).unlink()  # no digest beside it (an older version's cache)
+    _cache._CHECKED.clear()
     assert default_org_path(seed=4, scale=0.05) == path
-    assert len(hashed) >= 1
-    assert path.stat().st_ino != inode  # the stand-in hash disagreed with the manifest: regenerated
+    assert path.stat().st_ino != inode  # regenerated: a file nothing outside it vouches for is not trusted
+
+
+def test_an_edit_that_updates_the_manifest_too_is_not_trusted(cache: Path) -> None:
+    # Issue 36: a hand edit that also updated the content hash in the org's own manifest was trusted.
+    from crmarena_gym.datagen._manifest import MANIFEST_TABLE
+    from crmarena_gym.org import _cache
+
+    path = default_org_path(seed=4, scale=0.05)
+    conn = sqlite3.connect(path)
+    (subject,) = conn.execute('SELECT Subject FROM "Case" ORDER BY Id LIMIT 1').fetchone()
+    with conn:
+        conn.execute('UPDATE "Case" SET Subject = ? WHERE Id = (SELECT MIN(Id) FROM "Case")', (subject + "!",))
+        manifest = read_manifest(path).model_copy(update={"content_hash": content_hash(conn)})
+        conn.execute(f"UPDATE {MANIFEST_TABLE} SET manifest = ?", (manifest.model_dump_json(),))
+    conn.close()
+    assert read_manifest(path).content_hash == manifest.content_hash  # the file vouches for itself ...
+    assert not _cache._is_valid(path, 4, 0.05)  # ... and is not believed
+    default_org_path(seed=4, scale=0.05)
+    conn = sqlite3.connect(path)
+    assert conn.execute('SELECT Subject FROM "Case" ORDER BY Id LIMIT 1').fetchone() == (subject,)
+    conn.close()
+
+
+def test_no_single_byte_flip_is_trusted(cache: Path) -> None:
+    # Issue 36: 19 of 39 single-byte flips in an index page of a cached org passed the check; one gave a count
+    # of 1 where the intact org gives 0. Here 100 flips at random offsets (seeded), each written in place (same
+    # inode, same size) with the file's modification time set back: none is trusted.
+    from crmarena_gym.org import _cache
+
+    path = default_org_path(seed=4, scale=0.05)
+    pristine = path.read_bytes()
+    stat = path.stat()
+    rng = random.Random(36)
+    trusted = []
+    for offset in sorted(rng.sample(range(len(pristine)), 100)):
+        flipped = pristine[offset] ^ rng.randrange(1, 256)
+        with open(path, "r+b") as handle:
+            handle.seek(offset)
+            handle.write(bytes([flipped]))
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+        if _cache._is_valid(path, 4, 0.05):
+            trusted.append(offset)
+        with open(path, "r+b") as handle:
+            handle.seek(offset)
+            handle.write(pristine[offset : offset + 1])
+    assert trusted == []
+    assert _cache._is_valid(path, 4, 0.05)  # the intact file still is
+
+    # A flip in the last page (an index's, as in the issue's run) is regenerated, and answers as the intact org.
+    offset = len(pristine) - 1000
+    with open(path, "r+b") as handle:
+        handle.seek(offset)
+        handle.write(bytes([pristine[offset] ^ 0x40]))
+    assert default_org_path(seed=4, scale=0.05) == path
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == hashlib.sha256(pristine).hexdigest()
 
 
 def test_cache_dir_follows_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -125,5 +192,5 @@ def test_two_processes_at_once_share_one_file(cache: Path) -> None:
     assert len(reported) == 1, reported  # same path and same inode: generated once, not replaced
     files = sorted(p.name for p in cache.iterdir())
     name = f"org-v{GENERATOR_VERSION}-seed8-scale0.3.sqlite"
-    assert files == [name, name + ".lock", name + ".verified"]
+    assert files == [name, name + ".lock", name + ".sha256"]
     assert all(err == "" for _out, err in outputs)  # no progress bar when stderr is not a terminal

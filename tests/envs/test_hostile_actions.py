@@ -82,3 +82,49 @@ def test_a_lone_surrogate_is_recorded_losslessly(tmp_path: Path, env_org: Path, 
     assert terminated and info["submitted"] == "\ud800"
     lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     assert lines[-1]["action"] == "submit \ud800" and lines[-1]["info"]["submitted"] == "\ud800"
+
+
+_DIGITS = "9" * 4301  # one past Python's integer-string limit (4,300 digits)
+
+
+@pytest.mark.parametrize("toolset", ["soql", "functions", "flex"])
+@pytest.mark.parametrize(
+    "action",
+    [
+        '{"name": "get_cases", "arguments": {"limit": ' + _DIGITS + "}}",  # the issue's reproducer
+        json.dumps({"name": "get_cases", "arguments": '{"limit": ' + _DIGITS + "}"}),  # as OpenAI sends
+        "get_cases(" + '{"limit": -' + _DIGITS + "})",
+        "execute get_cases(" + '{"limit": [' + _DIGITS + "]})",
+        "<execute>get_cases(" + '{"limit": ' + "1" * 100_000 + "})</execute>",
+        '{"name": ' + _DIGITS + ', "arguments": {}}',
+    ],
+    ids=["json-call", "json-string-arguments", "call", "execute-call", "tagged-100k-digits", "name"],
+)
+def test_numbers_of_any_length_get_a_format_error(
+    toolset: str, action: str, env_org: Path, env_tasks: list[TaskInstance]
+) -> None:
+    # Issue 36: a JSON tool call with a 4,300-digit number raised ValueError out of step in all three toolsets.
+    env = gym.make("CRMArena-HTU-v0", org=env_org, tasks=env_tasks, toolset=toolset, max_episode_steps=3)
+    env.reset(seed=0)
+    obs, reward, terminated, truncated, info = env.step(action)
+    assert obs.startswith("FORMAT_ERROR:") and "digits, more than can be read (at most 4,300)" in obs, obs[:300]
+    assert "set_int_max_str_digits" not in obs  # Python's advice to its programmer, not the agent's
+    assert info["error"] == "FORMAT_ERROR" and reward == 0.0 and not terminated and not truncated
+
+
+@pytest.mark.parametrize("toolset", ["functions", "flex"])
+def test_numbers_up_to_the_limit_are_read(toolset: str, env_org: Path, env_tasks: list[TaskInstance]) -> None:
+    env = gym.make("CRMArena-HTU-v0", org=env_org, tasks=env_tasks, toolset=toolset, max_episode_steps=5)
+    env.reset(seed=0)
+    for value in ("9" * 4300, "-" + "9" * 4300, "1" + "0" * 400 + ".5", "1e400"):
+        obs, *_, info = env.step('{"name": "get_period", "arguments": {"period_name": "May", "year": ' + value + "}}")
+        assert obs.startswith("Error: ") and "year" in obs, obs[:200]  # the tool's own checks answer
+        assert info["error"] == "FUNCTION_ERROR"
+
+
+def test_the_toolset_reads_long_numbers_in_text_arguments_as_an_error() -> None:
+    from crmarena_gym.tools import toolset
+
+    answer = toolset("flex").call("get_period", '{"period_name": "May", "year": ' + _DIGITS + "}")
+    assert answer.startswith("Error: the arguments of get_period() are not valid JSON (the number 9999"), answer
+    assert "4,301 digits" in answer and "set_int_max_str_digits" not in answer

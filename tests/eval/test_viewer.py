@@ -263,6 +263,17 @@ def test_a_model_step_shows_its_reply_tokens_and_cost(tmp_path: Path) -> None:
     assert (brief["tokens"], brief["cost"]) == (940, 0.0031)
 
 
+def test_an_episode_ended_by_a_reply_without_a_call_says_so(tmp_path: Path) -> None:
+    record = llm_record()
+    record.update(end_reason="no_tool_call", reward=0.0, reward_breakdown=None, submitted=None, final_reply="It is OR.")
+    run = write_run(tmp_path / "llm", [record], {})
+    episode = ViewerData([run]).api("/api/runs/llm/episodes/4/0")
+    assert episode["reward_explanation"] == (
+        "reward 0: a function-calling reply made no call, which ends the episode without an answer"
+    )
+    assert episode["final_reply"] == "It is OR."
+
+
 _JSON = st.recursive(
     st.none() | st.booleans() | st.integers(-5, 5) | st.floats(allow_nan=False) | st.text(max_size=8),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from crmarena_gym.chat import make_chat_env
+from crmarena_gym.chat import instance_org, make_chat_env
 from crmarena_gym.org import LocalOrg
 from crmarena_gym.tasks import TaskInstance, oracle_trace
 
@@ -19,7 +19,8 @@ def oracle_calls(org: LocalOrg, instance: TaskInstance) -> list[tuple[str, dict[
     """The oracle's tool calls for an instance, solved against the org at the instance's date."""
     env = make_chat_env(org, instances=[instance], toolset="functions")
     _, info = env.reset(seed=0)
-    trace = oracle_trace(instance, org.with_today(info["today"]))
+    home = LocalOrg(instance_org(instance, org.path))  # a sibling org's instance is solved on that org
+    trace = oracle_trace(instance, home.with_today(info["today"]))
     return [(call.name, dict(call.arguments)) for call in trace.actions]
 
 

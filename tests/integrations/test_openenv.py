@@ -126,7 +126,7 @@ def test_same_seed_and_actions_give_identical_observations(server: ServerThread)
 def test_bad_input_gets_clear_errors_and_the_server_survives(server: ServerThread, hub: CRMArenaHub) -> None:
     http = httpx.Client(base_url=server.url, timeout=30)
     # malformed actions: refused by validation with what was wrong
-    for body in ({"action": {"bogus": 1}}, {"action": {"text": "submit x", "tool_call": {"name": "a"}}}, {}):
+    for body in ({"action": {"bogus": 1}}, {"action": {"tool_calls": [{"name": "a"}], "tool_call": {"name": "a"}}}, {}):
         response = http.post("/step", json=body)
         assert response.status_code == 422, body
     response = http.post("/step", content=b"{not json", headers={"content-type": "application/json"})

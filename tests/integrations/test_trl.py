@@ -4,12 +4,12 @@ their schemas, and GRPOTrainer training a step with it on a tiny local model (no
 from __future__ import annotations
 
 import json
+import pickle
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from crmarena_gym.chat import chat_tasks, system_prompt
+from crmarena_gym.chat import NOT_RUN, Shaping, chat_tasks, chat_tool_schemas, system_prompt
 from crmarena_gym.integrations.trl import trl_dataset_rows, trl_environment
 from crmarena_gym.org import LocalOrg
 from crmarena_gym.tasks import default_tasks, instance_key
@@ -19,37 +19,81 @@ from tests.integrations.conftest import oracle_calls
 TASKS = ["HTU", "TCU", "TII", "MTA", "BRI", "NCR", "PVI", "NED", "KQA"]
 
 
-def _normalised(schema: dict[str, Any]) -> dict[str, Any]:
-    """transformers' rendering with its two spellings of the same schema undone: ``nullable`` on optional
-    arguments, and ``additionalProperties: {}`` (anything) on free-form objects."""
-
-    def clean(node: Any) -> Any:
-        if isinstance(node, dict):
-            return {
-                k: clean(v)
-                for k, v in node.items()
-                if k != "nullable" and not (k == "additionalProperties" and v == {})
-            }
-        if isinstance(node, list):
-            return [clean(v) for v in node]
-        return node
-
-    return clean(schema)
-
-
-@pytest.mark.parametrize("name", ["functions", "soql"])
-def test_exactly_the_toolsets_tools_with_their_schemas(name: str, env_org: Path) -> None:
+@pytest.mark.parametrize("name", ["functions", "soql", "flex"])
+def test_the_methods_carry_exactly_the_schemas_evaluation_sends(name: str, env_org: Path) -> None:
+    """transformers' get_json_schema (what TRL renders the tools with) gives back, byte for byte in JSON,
+    the schemas the chat core shows the model on every other path."""
     get_json_schema = pytest.importorskip("transformers.utils").get_json_schema
     cls = trl_environment(env_org, toolset=name)
     public = {n for n, f in vars(cls).items() if callable(f) and not n.startswith("_")}
     assert public == set(toolset(name).names)
-    for tool in toolset(name):
-        rendered = get_json_schema(getattr(cls, tool.name))["function"]
-        ours = tool.schema["function"]
-        assert rendered["name"] == ours["name"] and rendered["description"] == ours["description"]
-        parameters = _normalised(rendered["parameters"])
-        assert parameters["properties"] == ours["parameters"]["properties"], tool.name
-        assert parameters.get("required", []) == ours["parameters"].get("required", []), tool.name
+    shown = chat_tool_schemas(toolset(name).schemas())
+    rendered = [get_json_schema(getattr(cls, schema["function"]["name"])) for schema in shown]
+    assert json.dumps(rendered) == json.dumps(shown)
+    # the environment's own schema of each tool, less the one key no signature can express
+    for tool, schema in zip(sorted(toolset(name), key=lambda t: t.name), shown, strict=True):
+        ours = json.loads(json.dumps(tool.schema))
+        assert ours["function"]["parameters"].pop("additionalProperties") is False
+        if ours["function"]["parameters"].get("required") == []:  # get_json_schema writes none when none is
+            del ours["function"]["parameters"]["required"]
+        assert schema == ours or _same_up_to_key_order(schema, ours), tool.name
+
+
+def test_the_prompt_trl_renders_is_the_one_evaluation_sends(env_org: Path) -> None:
+    """The same chat template renders the same text from TRL's tool methods as from the schemas evaluation
+    sends with its messages (issue 33 measured TRL's 12% longer before the schemas were made one)."""
+    pytest.importorskip("trl")
+    import inspect
+
+    from crmarena_gym.integrations.trl import tiny_tokenizer
+
+    cls = trl_environment(env_org, per_task=1)
+    rows = trl_dataset_rows(env_org, per_task=1, tasks=["BRI"])
+    tokenizer = tiny_tokenizer([rows[0]["prompt"][0]["content"]])
+    env = cls()
+    messages = [dict(m) for m in rows[0]["prompt"]]
+    messages[-1]["content"] = env.reset(**rows[0])
+    methods = [
+        getattr(env, n)
+        for n, _ in inspect.getmembers(cls, predicate=inspect.isfunction)  # as TRL collects them
+        if not n.startswith("_") and n not in ("reset", "get_reward")
+    ]
+    by_methods = tokenizer.apply_chat_template(messages, tools=methods, tokenize=False, add_generation_prompt=True)
+    by_schemas = tokenizer.apply_chat_template(
+        messages, tools=env.session.tools, tokenize=False, add_generation_prompt=True
+    )
+    assert by_methods == by_schemas and '"name": "get_cases"' in by_schemas
+
+
+def _same_up_to_key_order(a: object, b: object) -> bool:
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def test_the_class_and_its_instances_pickle_and_text_frameworks_are_refused(env_org: Path) -> None:
+    cls = trl_environment(env_org, toolset="soql", shaping=Shaping(refused_call=0.25), per_task=2)
+    assert pickle.loads(pickle.dumps(cls)) is cls
+    assert trl_environment(env_org, toolset="soql", shaping=Shaping(0.25), per_task=2) is cls
+    assert cls.metadata["shaping"] == {"refused_call": 0.25, "malformed_reply": 0.0}
+    rows = trl_dataset_rows(env_org, per_task=2, tasks=["BRI"], toolset="soql")
+    env = cls()
+    env.reset(**rows[0])
+    env.issue_soql_query(query="SELECT Nope FROM Case")  # refused: the shaping penalty applies
+    copy = pickle.loads(pickle.dumps(env))
+    assert type(copy) is cls and copy.session is None  # a fresh instance: the episode is not carried over
+    copy.reset(**rows[0])
+    assert copy.issue_soql_query(query="SELECT COUNT(Id) FROM Case").startswith("Salesforce instance output")
+    assert env.get_reward() == -0.25 and env.record["end_reason"] == "stopped"
+    assert env.record["shaping"] == {
+        "refused_call": 0.25,
+        "malformed_reply": 0.0,
+        "refused_calls": 1,
+        "malformed_replies": 0,
+        "return": -0.25,
+    }
+    with pytest.raises(ValueError, match=r"per_task=2, the environment with per_task=None"):
+        trl_environment(env_org, toolset="soql")().reset(**rows[0])
+    with pytest.raises(ValueError, match=r"function calling only.*SkyRL, verifiers or OpenEnv"):
+        trl_environment(env_org, framework="react")
 
 
 def test_oracle_episodes_through_the_tool_methods_reach_reward_one(adapter_org: LocalOrg) -> None:
@@ -66,8 +110,8 @@ def test_oracle_episodes_through_the_tool_methods_reach_reward_one(adapter_org: 
             result = getattr(env, name)(**arguments)
             assert isinstance(result, str) and not result.startswith(("Error", "FORMAT_ERROR")), result
         assert env.get_reward() == 1.0, row
-        with pytest.raises(RuntimeError, match="over"):
-            env.submit(content="again")
+        assert env.submit(content="again") == NOT_RUN  # calls after the end are not run (as on every path)
+        assert env.record["gold"] == instance.answer and env.record["reward_breakdown"]["reward"] == 1.0
 
 
 def test_rows_carry_the_evaluated_system_prompt_and_never_a_test_question(adapter_org: LocalOrg) -> None:

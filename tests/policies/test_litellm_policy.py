@@ -11,6 +11,7 @@ from typing import Any
 import gymnasium as gym
 import pytest
 
+from crmarena_gym.eval import run_episode
 from crmarena_gym.policies import LiteLLMPolicy, LLMConfigurationError, LLMError, system_prompt
 from crmarena_gym.schema import schema_text
 from crmarena_gym.tasks import TaskInstance
@@ -102,7 +103,7 @@ def test_function_calling_over_http_feeds_results_back_as_tool_messages(
     policy = _policy(server, "fc")
     reward, actions, _ = _play(env, policy, bri_instance.idx)
     assert reward == 1.0
-    assert json.loads(actions[0]) == {"name": "get_period", "arguments": '{"period_name": "Q1", "year": 2022}'}
+    assert json.loads(actions[0]) == {"name": "get_period", "arguments": {"period_name": "Q1", "year": 2022}}
     first, second = server.requests
     assert {t["function"]["name"] for t in first["tools"]} >= {"get_period", "get_cases", "submit"}
     assistant, tool = second["messages"][-2:]
@@ -115,16 +116,63 @@ def test_function_calling_over_http_feeds_results_back_as_tool_messages(
     assert usage.cost == pytest.approx(0.75) and [c.cost_source for c in usage.per_call] == ["provider", "provider"]
 
 
-def test_function_calling_answers_every_tool_call_id(server: ScriptedServer, env_org: Path, bri_instance) -> None:
+def test_function_calling_runs_every_tool_call_and_a_text_reply_ends_unanswered(
+    server: ScriptedServer, env_org: Path, bri_instance
+) -> None:
     env = gym.make("CRMArena-BRI-v0", org=env_org, tasks=[bri_instance], toolset="functions")
     server.add(
-        {"tool_calls": [{"name": "get_issues"}, {"name": "get_issues"}]},
-        {"content": "submit None"},
+        {
+            "tool_calls": [
+                {"name": "get_issues"},
+                {"name": "get_period", "arguments": {"period_name": "Q1", "year": 2021}},
+            ]
+        },
+        {"content": f"submit {bri_instance.answer}"},
     )
-    _play(env, _policy(server, "fc"), bri_instance.idx)
+    record = run_episode(env, _policy(server, "fc"), bri_instance.idx)
+    assert len(server.requests) == 2  # the second call ran without asking the model again
     tool_messages = [m for m in server.requests[1]["messages"] if m["role"] == "tool"]
     assert [m["tool_call_id"] for m in tool_messages] == ["call_0", "call_1"]
-    assert tool_messages[1]["content"].startswith("Not run")
+    assert tool_messages[1]["content"] == "{'start_date': '2021-01-01T00:00:00Z', 'end_date': '2021-04-01T00:00:00Z'}"
+    # a text "submit X" in function calling is refused: the episode ends there, unanswered, without an error
+    assert (record["end_reason"], record["reward"], record["error"], record["turns"]) == ("no_tool_call", 0.0, None, 2)
+    assert record["final_reply"] == f"submit {bri_instance.answer}" and record["usage"]["calls"] == 2
+
+
+@pytest.mark.parametrize("framework", ["act", "fc"])
+def test_a_lone_surrogate_in_a_reply_is_cleaned_before_the_next_request(
+    framework: str, server: ScriptedServer, env_org: Path, bri_instance: TaskInstance
+) -> None:
+    # Issue 36: a lone surrogate in a model's text reply made the next request fail (UTF-8 cannot encode it),
+    # and the episode ended as llm_error.
+    env = gym.make(
+        "CRMArena-BRI-v0", org=env_org, tasks=[bri_instance], toolset="functions" if framework == "fc" else "soql"
+    )
+    if framework == "act":
+        server.add({"content": "execute SELECT Id FROM Case WHERE Subject = '\ud83d' LIMIT 1"})
+    else:
+        server.add({"content": "Let me look \ud83d", "tool_calls": [{"name": "get_issues"}]})
+    server.add({"content": f"submit {bri_instance.answer}"})
+    policy = _policy(server, framework)
+    observation, info = env.reset(seed=0, options={"task_id": bri_instance.idx})
+    policy.attach(env)
+    policy.reset(observation, info, seed=0)
+    action = policy.act(observation)
+    if framework == "act":
+        assert "\ud83d" in action  # the environment gets the reply as the model wrote it
+    assert policy.step_details()["reply"].count("\ud83d") == 1  # and so does the step's record
+    assert policy.step_details()["cleaned"] == {"lone_surrogates_in_observation": 0, "lone_surrogates_in_reply": 1}
+    observation, *_ = env.step(action)
+    action = policy.act(observation)  # before: LLMError, "surrogates not allowed"
+    assert action == f"submit {bri_instance.answer}" and "cleaned" not in policy.step_details()
+    assistant = server.requests[1]["messages"][2]
+    assert assistant["role"] == "assistant" and "\ufffd" in assistant["content"]  # what the provider got back
+    # An observation holding one (an error echoing the query) is cleaned too, and counted.
+    policy.reset(observation, info, seed=0)
+    server.add({"content": "submit None"})
+    policy.act("FORMAT_ERROR: no action found in '\udc00\udc01'")
+    assert policy.step_details()["cleaned"] == {"lone_surrogates_in_observation": 2, "lone_surrogates_in_reply": 0}
+    assert server.requests[-1]["messages"][-1]["content"].endswith("'\ufffd\ufffd'")
 
 
 # -- mock_response ------------------------------------------------------------------------------

@@ -115,3 +115,35 @@ def test_parametric_module_scores_a_candidate_by_its_features_not_its_slot(algo:
     assert a[-1] < -1e30  # the empty slot is never chosen
     with pytest.raises(ValueError, match="module must be 'parametric' or 'masking', got 'lstm'"):
         masked_ppo_config({}, module="lstm")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("level", ["tools", "oracle-args"])
+def test_ppo_trains_at_every_discrete_help_level(
+    level: str, ray_session: Any, env_org: Path, env_tasks_file: Path
+) -> None:
+    """The level and the step cost go through RLlib's env_config: the runners' spaces are the level's, and
+    the sampled returns carry the step cost."""
+    env = make_discrete_env(org=str(env_org), tasks=str(env_tasks_file), level=level)
+    config = masked_ppo_config(
+        {"org": str(env_org), "tasks": str(env_tasks_file), "level": level, "step_cost": 0.02},
+        num_env_runners=1,
+        hidden=(16, 16),
+        candidate_hidden=(16,),
+        train_batch_size=100,
+        minibatch_size=50,
+        num_epochs=1,
+        seed=0,
+    )
+    algorithm = config.build_algo()
+    try:
+        module = algorithm.get_module()
+        assert module.action_space.n == env.action_space.n
+        assert module.observation_space["action_features"].shape == env.observation_space["action_features"].shape
+        runners = algorithm.train()["env_runners"]
+        assert runners["num_env_steps_sampled"] >= 100
+        if level == "oracle-args":  # short episodes: some end in 100 steps (a typed call takes several)
+            assert runners["num_episodes"] > 0
+            assert runners["episode_return_mean"] <= 1.0 - 0.02  # every episode pays at least one step
+    finally:
+        algorithm.stop()

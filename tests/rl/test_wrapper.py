@@ -235,8 +235,11 @@ PIPELINES = {
     "TII": ["order_items", "issue_counts", "max_value_ids"],
     "MTA": ["order_items", "cases_of_order_items", "month_counts", "max_value_ids"],
     "BRI": ["cases_of_window", "shipping_states", "region_closure_times", "min_value_ids"],
-    "NED": ["contact_account", "matching_products", "purchases"],
+    "NED": ["contact_account", "PRODUCT_SEARCH", "purchases"],
 }
+# The product search of NED: one slot with the product's type at oracle-args, one per reading of the
+# description at parsed (the last two words find the type's products: "premium jump rope" -> "jump rope").
+PRODUCT_SEARCH = {"oracle-args": "matching_products", "parsed": "matching_products_1"}
 
 
 def _play_pipeline(env: CandidateActionWrapper, inst: TaskInstance) -> tuple[float, list[str], dict[str, Any]]:
@@ -246,6 +249,8 @@ def _play_pipeline(env: CandidateActionWrapper, inst: TaskInstance) -> tuple[flo
     for name in PIPELINES[inst.abbrev]:
         if name == "DIRECTION":
             name = "min_value_ids" if inst.params["direction"] == "min" else "max_value_ids"
+        if name == "PRODUCT_SEARCH":
+            name = PRODUCT_SEARCH[env.level]
         slot = names.index(name)
         assert obs["action_mask"][slot] == 1.0, (inst.abbrev, name, info["candidates"])
         obs, reward, terminated, _truncated, info = env.step(slot)

@@ -907,6 +907,7 @@ function verdict(e) {
       h("tr", {}, h("th", {}, "submitted"), h("td", { class: "submitted" }, quote(e.submitted))),
       h("tr", {}, h("th", {}, "gold"), h("td", { class: "gold" }, goldText(e))))),
     h("div", { class: "explanation" }, e.reward_explanation),
+    e.final_reply ? foldedBlock(`the model's last reply, with no call (${e.final_reply.length.toLocaleString()} characters)`, "reply", e.final_reply, null, `${e.run}-${e.idx}-${e.trial}-final`) : null,
     e.error ? message(e.error) : null);
 }
 

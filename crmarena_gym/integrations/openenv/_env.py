@@ -33,8 +33,10 @@ from crmarena_gym.chat import (
     SPLITS,
     ChatSession,
     ChatStep,
+    Shaping,
     chat_tasks,
     make_chat_env,
+    run_metadata,
 )
 from crmarena_gym.integrations.openenv._models import CRMArenaAction, CRMArenaObservation, CRMArenaState
 from crmarena_gym.org import LocalOrg, default_org_path
@@ -58,6 +60,7 @@ class HubConfig:
         max_sessions: The most live episodes (and WebSocket connections) at once.
         session_timeout: Seconds an HTTP episode may stay idle before it is dropped.
         match: ``"strict"`` or ``"lenient"`` answer matching.
+        shaping: Optional penalties (:class:`~crmarena_gym.chat.Shaping`); ``/metadata`` says which.
     """
 
     org: str | None = None
@@ -68,6 +71,7 @@ class HubConfig:
     max_sessions: int = 256
     session_timeout: float = 600.0
     match: str = "strict"
+    shaping: Shaping | None = None
 
     def __post_init__(self) -> None:
         if self.toolset not in ("soql", "functions", "flex"):
@@ -234,7 +238,7 @@ class CRMArenaEnvironment(Environment[CRMArenaAction, CRMArenaObservation, CRMAr
                 toolset=self.hub.config.toolset,
                 match=self.hub.config.match,
             )
-            session = ChatSession(env, self.hub.config.framework)  # type: ignore[arg-type]
+            session = ChatSession(env, self.hub.config.framework, shaping=self.hub.config.shaping)  # type: ignore[arg-type]
             start = session.reset(seed=seed, task_id=task_id)
         except (ValueError, TypeError, KeyError) as err:
             return _error_observation("BAD_RESET", f"reset refused: {err}", episode_id)
@@ -279,14 +283,12 @@ class CRMArenaEnvironment(Environment[CRMArenaAction, CRMArenaObservation, CRMAr
             session = episode.session
             if session.done:
                 return _error_observation("EPISODE_OVER", "the episode is over: reset() to start another", episode_id)
-            if action.tool_call is not None:
-                call = action.tool_call
-                step = session.step_tool_call(call.name, call.arguments, call_id=call.id)
-            else:
-                step = session.step_text(action.text or "")
-        if step.done:
+            before = len(session.messages)
+            steps = session.reply(action.reply())
+            added = [dict(m) for m in session.messages[before + 1 :]]  # after the reply's own message
+        if steps[-1].done:
             self.hub.drop(episode_id, episode)
-        return _step_observation(step, episode_id, session, episode.split)
+        return _step_observation(steps, added, episode_id, session, episode.split)
 
     @property
     def state(self) -> CRMArenaState:
@@ -313,13 +315,24 @@ class CRMArenaEnvironment(Environment[CRMArenaAction, CRMArenaObservation, CRMAr
         )
 
     def get_metadata(self) -> EnvironmentMetadata:
-        """What ``/metadata`` answers: the name, what is served, the version."""
+        """What ``/metadata`` answers: the name, what is served (episode semantics and shaping), the version."""
         config = self.hub.config
+        meta = run_metadata(
+            config.framework,  # type: ignore[arg-type]
+            toolset=config.toolset,
+            train_seed=config.train_seed,
+            per_task=config.per_task,
+            match=config.match,
+            shaping=config.shaping,
+            adapter="openenv",
+        )
         return EnvironmentMetadata(
             name="CRMArena",
             description=(
                 "CRMArena customer-service tasks over an embedded Salesforce-like org; tools of the "
-                f"{config.toolset!r} toolset, {config.framework!r} system prompt; splits train and test"
+                f"{config.toolset!r} toolset, {config.framework!r} system prompt; splits train and test; "
+                f"tool calls per reply: {meta['tool_calls_per_reply']}; a text reply in function calling "
+                f"{meta['text_reply_in_fc']}; turn budget {meta['max_turns']}; shaping {meta['shaping']}"
             ),
             version=crmarena_gym.__version__,
         )
@@ -346,11 +359,17 @@ def _error_observation(code: str, message: str, episode_id: str | None = None) -
     )
 
 
-def _step_observation(step: ChatStep, episode_id: str, session: ChatSession, split: str) -> CRMArenaObservation:
+def _step_observation(
+    steps: list[ChatStep], added: list[dict[str, Any]], episode_id: str, session: ChatSession, split: str
+) -> CRMArenaObservation:
+    step = steps[-1]
     instance = session.env.unwrapped.instance  # type: ignore[attr-defined]
     return CRMArenaObservation(
         text=step.observation,
-        message=step.message,
+        message=step.message or {},
+        messages=added,
+        end_reason=session.end_reason,
+        record=session.record,
         episode_id=episode_id,
         task=instance.abbrev,
         task_id=instance.idx,
@@ -359,5 +378,5 @@ def _step_observation(step: ChatStep, episode_id: str, session: ChatSession, spl
         truncated=step.truncated,
         error=step.error,
         done=step.done,
-        reward=step.reward,
+        reward=sum(s.reward for s in steps),
     )

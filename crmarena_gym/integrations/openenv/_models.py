@@ -28,29 +28,48 @@ class ToolCall(BaseModel):
 
 
 class CRMArenaAction(Action):
-    """One agent action: a tool call, or a text reply (``execute <query>``, ``submit <answer>`` ...).
+    """One model reply: a tool call, several (``tool_calls``, run in order), or a text reply.
+
+    The episode semantics are the chat core's (:mod:`crmarena_gym.chat`): every call of a reply runs, one
+    turn each; in function calling a reply without a call (``text`` alone) ends the episode unanswered.
+    The core numbers the calls itself (``call_0``, ``call_1`` ... over the episode): the answering
+    messages carry those ids, whatever ``id`` a call was sent with.
 
     Attributes:
-        tool_call: A function call (exactly one of ``tool_call`` and ``text``).
+        tool_call: A function call.
+        tool_calls: The function calls of one reply (not with ``tool_call``).
         text: A text reply, read as the environment reads actions (ReAct's thought line dropped in the
-            ``react`` framework).
+            ``react`` framework); with tool calls, the reply's content.
         episode_id: Over stateless HTTP, the episode to act in (the reset observation's ``episode_id``);
             a WebSocket session needs none.
     """
 
     tool_call: ToolCall | None = None
+    tool_calls: list[ToolCall] | None = Field(default=None, min_length=1, max_length=64)
     text: str | None = None
     episode_id: str | None = Field(default=None, max_length=255)
 
     @model_validator(mode="after")
     def _one_kind(self) -> CRMArenaAction:
-        if (self.tool_call is None) == (self.text is None):
+        if (self.tool_call is not None and self.tool_calls is not None) or (
+            self.tool_call is None and self.tool_calls is None and self.text is None
+        ):
             # A PydanticCustomError keeps the error JSON-able (a ValueError's context is an exception object,
             # which the server could not put in its 422 answer).
             raise PydanticCustomError(
-                "one_action", "an action is either a tool_call {{name, arguments}} or a text reply, exactly one of them"
+                "one_action",
+                "an action is a reply: a tool_call {{name, arguments}}, or tool_calls [...], and/or a text reply",
             )
         return self
+
+    def reply(self) -> dict[str, Any]:
+        """The reply as an OpenAI-format assistant message."""
+        calls = self.tool_calls or ([self.tool_call] if self.tool_call is not None else [])
+        return {
+            "role": "assistant",
+            "content": self.text,
+            "tool_calls": [{"type": "function", "function": {"name": c.name, "arguments": c.arguments}} for c in calls],
+        }
 
 
 class CRMArenaObservation(Observation):
@@ -71,7 +90,11 @@ class CRMArenaObservation(Observation):
             ``SERVER_BUSY``); the message is in ``text``.
         system_prompt: At reset, the system prompt (the one the litellm policy is evaluated with).
         tools: At reset, the tool schemas (OpenAI format).
-        messages: At reset, the conversation to start from: the system prompt and the question.
+        messages: At reset, the conversation to start from: the system prompt and the question; after a
+            step, the messages the reply added (one ``tool`` message per call, calls not run included).
+        end_reason: Once the episode is over: ``submitted``, ``max_turns`` or ``no_tool_call``.
+        record: Once the episode is over, its record: the fields of an evaluation record (the gold answer,
+            the score breakdown, the trajectory ...; see :class:`~crmarena_gym.chat.EpisodeRecorder`).
     """
 
     text: str = ""
@@ -86,6 +109,8 @@ class CRMArenaObservation(Observation):
     system_prompt: str | None = None
     tools: list[dict[str, Any]] | None = None
     messages: list[dict[str, Any]] | None = None
+    end_reason: str | None = None
+    record: dict[str, Any] | None = None
 
 
 class CRMArenaState(State):

@@ -10,8 +10,8 @@ try:
 except ImportError as err:  # pragma: no cover - depends on the installed extras
     raise ImportError("the SkyRL adapter needs skyrl-gym: pip install 'crmarena-gym[skyrl]'") from err
 
-from crmarena_gym.integrations.skyrl._env import ENV_ID, CRMArenaTextEnv, register_skyrl
+from crmarena_gym.integrations.skyrl._env import ENV_ID, CRMArenaTextEnv, register_skyrl, skyrl_dataset_rows
 
 register_skyrl()
 
-__all__ = ["ENV_ID", "CRMArenaTextEnv", "register_skyrl"]
+__all__ = ["ENV_ID", "CRMArenaTextEnv", "register_skyrl", "skyrl_dataset_rows"]

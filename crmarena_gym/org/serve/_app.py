@@ -6,7 +6,6 @@ import base64
 import hashlib
 import hmac
 import itertools
-import json
 import re
 import secrets
 import threading
@@ -24,6 +23,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from crmarena_gym._json import json_problem, read_json
+from crmarena_gym._memory import measured_bytes
 from crmarena_gym.org._base import OrgError
 from crmarena_gym.org._local import LocalOrg
 from crmarena_gym.org._session import OrgSession
@@ -38,6 +39,12 @@ MAX_BODY_BYTES = 8 * 2**20
 MAX_COMPOSITE_RECORDS = 200
 #: Open query cursors per session (Salesforce keeps 10 per user); the oldest is dropped past it.
 MAX_CURSORS = 10
+#: The bytes the open cursors of every session hold at most (their records, measured from a sample): past
+#: it the oldest cursors of any session are dropped (their locators answer INVALID_QUERY_LOCATOR, as an
+#: expired cursor does), the newest always kept.
+MAX_CURSOR_BYTES = 256 * 2**20
+# Records measured to estimate a cursor's bytes.
+_CURSOR_SAMPLE = 64
 DEFAULT_BATCH = 2000
 _STATUS = {
     "NOT_FOUND": 404,
@@ -109,6 +116,8 @@ class SessionHub:
         self.signing_key = secrets.token_bytes(32)
         self._lock = threading.Lock()
         self._clients: OrderedDict[str, _Client] = OrderedDict()
+        #: Every open cursor, oldest first: (session id, locator) -> its estimated bytes.
+        self._cursor_bytes: OrderedDict[tuple[str, str], int] = OrderedDict()
         self.served = 0
         self._clients[self.token] = _Client(OrgSession(self.base))
 
@@ -121,9 +130,49 @@ class SessionHub:
                 victim = next((t for t in self._clients if t != self.token), None)
                 if victim is None:
                     break
+                self._forget_cursors(victim)
                 self._clients.pop(victim).org.drop()
             self._clients[token] = _Client(session)
         return token
+
+    @property
+    def cursor_bytes(self) -> int:
+        """The estimated bytes of every open cursor."""
+        with self._lock:
+            return sum(self._cursor_bytes.values())
+
+    def open_cursor(self, token: str, client: _Client, records: list[dict[str, Any]], size: int) -> str:
+        """Keep ``records`` for ``nextRecordsUrl`` pages of ``size``; the new cursor's locator.
+
+        Bounded per session (:data:`MAX_CURSORS`) and, over every session, by :data:`MAX_CURSOR_BYTES`.
+        """
+        step = max(1, len(records) // _CURSOR_SAMPLE)
+        sample = records[::step][:_CURSOR_SAMPLE]
+        estimate = measured_bytes(records[:0]) + 8 * len(records)
+        estimate += measured_bytes(sample) * len(records) // max(1, len(sample))
+        locator = make_id("01g", next(_LOCATORS))[:15]
+        with self._lock:
+            client.cursors[locator] = (records, size)
+            self._cursor_bytes[(token, locator)] = estimate
+            while len(client.cursors) > MAX_CURSORS:
+                oldest, _ = client.cursors.popitem(last=False)
+                self._cursor_bytes.pop((token, oldest), None)
+            while sum(self._cursor_bytes.values()) > MAX_CURSOR_BYTES and len(self._cursor_bytes) > 1:
+                (owner, oldest), _ = self._cursor_bytes.popitem(last=False)
+                holder = self._clients.get(owner)
+                if holder is not None:
+                    holder.cursors.pop(oldest, None)
+        return locator
+
+    def close_cursor(self, token: str, client: _Client, locator: str) -> None:
+        """Forget a cursor read to its end."""
+        with self._lock:
+            client.cursors.pop(locator, None)
+            self._cursor_bytes.pop((token, locator), None)
+
+    def _forget_cursors(self, token: str) -> None:
+        for key in [k for k in self._cursor_bytes if k[0] == token]:
+            del self._cursor_bytes[key]
 
     def client(self, token: str) -> _Client:
         with self._lock:
@@ -142,6 +191,7 @@ class SessionHub:
             client = self._clients.get(token)
             if client is None:
                 return False
+            self._forget_cursors(token)
             if token == self.token:
                 client.org.reset()
                 client.cursors.clear()
@@ -194,9 +244,11 @@ async def _json(request: Request) -> Any:
     if not raw.strip():
         raise ApiError(400, "JSON_PARSER_ERROR", "The request body is empty: a JSON object was expected")
     try:
-        return json.loads(raw)
-    except (ValueError, RecursionError) as exc:
-        raise ApiError(400, "JSON_PARSER_ERROR", f"The request body is not valid JSON: {exc}") from None
+        return read_json(raw)
+    except ValueError as exc:  # not JSON, or a number too long to read
+        raise ApiError(400, "JSON_PARSER_ERROR", f"The request body is not valid JSON: {json_problem(exc)}") from None
+    except RecursionError:
+        raise ApiError(400, "JSON_PARSER_ERROR", "The request body is nested too deeply to be read") from None
 
 
 def _methods(request: Request, allowed: tuple[str, ...]) -> None:
@@ -300,12 +352,13 @@ def make_app(hub: SessionHub) -> Starlette:
             if version not in VERSIONS:
                 raise _not_found()
             rest = [p for p in request.path_params.get("rest", "").split("/") if p]
-            client = hub.client(_bearer(request))
-            return await _route(request, client, version, rest)
+            token = _bearer(request)
+            client = hub.client(token)
+            return await _route(request, token, client, version, rest)
         except ApiError as err:
             return err.response()
 
-    async def _route(request: Request, client: _Client, version: str, rest: list[str]) -> Response:
+    async def _route(request: Request, token: str, client: _Client, version: str, rest: list[str]) -> Response:
         org = client.org
         base = f"/services/data/v{version}"
         if not rest:
@@ -316,18 +369,14 @@ def make_app(hub: SessionHub) -> Starlette:
         if head in ("query", "queryAll"):
             _methods(request, ("GET",))
             if tail:
-                return _more(client, base, head, tail)
+                return _more(token, client, base, head, tail)
             q = request.query_params.get("q", "")  # an empty query is the engine's to refuse, as Salesforce's parser
             size = _batch_size(request)
             result = await _call(org.query, q)
             records = result["records"]
             if len(records) <= size:
                 return JSONResponse(result)
-            locator = make_id("01g", next(_LOCATORS))[:15]
-            with hub._lock:
-                client.cursors[locator] = (records, size)
-                while len(client.cursors) > MAX_CURSORS:
-                    client.cursors.popitem(last=False)
+            locator = await run_in_threadpool(hub.open_cursor, token, client, records, size)
             return JSONResponse(_page(records, result["totalSize"], 0, size, f"{base}/{head}/{locator}"))
         if head == "search" and not tail:
             _methods(request, ("GET",))
@@ -353,15 +402,14 @@ def make_app(hub: SessionHub) -> Starlette:
             return Response(status_code=204)
         raise _not_found()
 
-    def _more(client: _Client, base: str, head: str, tail: list[str]) -> Response:
+    def _more(token: str, client: _Client, base: str, head: str, tail: list[str]) -> Response:
         locator, _, start = tail[0].partition("-")
         records, step = client.cursors.get(locator, ([], 0))
         if len(tail) != 1 or not records or not start.isdigit() or int(start) >= len(records):
             raise ApiError(400, "INVALID_QUERY_LOCATOR", f"invalid query locator: {tail[0]!r}")
         page = _page(records, len(records), int(start), step, f"{base}/{head}/{locator}")
         if page["done"]:
-            with hub._lock:
-                client.cursors.pop(locator, None)
+            hub.close_cursor(token, client, locator)
         return JSONResponse(page)
 
     async def _sobjects(request: Request, client: _Client, version: str, tail: list[str]) -> Response:

@@ -10,6 +10,13 @@ Example:
 
 from __future__ import annotations
 
+from crmarena_gym.org.soql._bounds import (
+    MAX_NESTING,
+    MAX_STATEMENT_CHARS,
+    MAX_STRING_CHARS,
+    check_statement,
+    too_long,
+)
 from crmarena_gym.org.soql._compiler import (
     AGGREGATES,
     DATE_FUNCTIONS,
@@ -46,7 +53,10 @@ __all__ = [
     "FIELDS_LIMIT",
     "MAX_CHILD_LEVELS",
     "MAX_CHILD_SUBQUERIES",
+    "MAX_NESTING",
     "MAX_OFFSET",
+    "MAX_STATEMENT_CHARS",
+    "MAX_STRING_CHARS",
     "RELATIVE_LITERALS",
     "RELATIVE_LITERALS_WITH_N",
     "SOQL_GRAMMAR",
@@ -61,6 +71,7 @@ __all__ = [
     "RelativeParam",
     "SoqlError",
     "canonical_id",
+    "check_statement",
     "compile_query",
     "compile_shaped",
     "decode_string",
@@ -71,4 +82,5 @@ __all__ = [
     "parse_datetime",
     "positioned_message",
     "relative_range",
+    "too_long",
 ]

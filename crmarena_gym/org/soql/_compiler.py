@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from crmarena_gym._memory import bytes_cache
 from crmarena_gym.org.soql._ast import (
     And,
     ChildSubquery,
@@ -598,9 +599,9 @@ class _Compiler:
 
     def condition(self, scope: _Scope, c: Any, groups: Sequence[_Val] | None, where: str) -> str:
         if isinstance(c, And):
-            return "(" + " AND ".join(self.condition(scope, x, groups, where) for x in c.items) + ")"
+            return _joined(" AND ", [self.condition(scope, x, groups, where) for x in c.items])
         if isinstance(c, Or):
-            return "(" + " OR ".join(self.condition(scope, x, groups, where) for x in c.items) + ")"
+            return _joined(" OR ", [self.condition(scope, x, groups, where) for x in c.items])
         if isinstance(c, Not):
             # SOQL logic is two-valued: NOT of a comparison with null is true, not SQL's unknown.
             return f"(NOT IFNULL({self.condition(scope, c.item, groups, where)}, 0))"
@@ -1419,12 +1420,30 @@ _SHAPER_GLOBALS = {
 }
 
 
-@functools.lru_cache(maxsize=4096)  # a shaper is a pure function of its source: queries of one SELECT list share it
+# A shaper is a pure function of its source: queries of one SELECT list share it. Kept by measured bytes (a select
+# list's source, and its code, grow with the query).
+@bytes_cache(max_entries=4096, max_bytes=16 * 1024 * 1024)
 def _generate_shaper(record_source: str) -> Callable[[list[tuple[Any, ...]]], list[dict[str, Any]]]:
     # The source holds only schema names, validated aliases and repr()'d constants.
     namespace: dict[str, Any] = {}
     exec(f"def shape(rows):\n    return [{record_source} for r in rows]\n", dict(_SHAPER_GLOBALS), namespace)
     return namespace["shape"]
+
+
+#: Most conditions joined in one run of ANDs or ORs of the SQL; a longer run is grouped in parentheses.
+_RUN = 256
+
+
+def _joined(op: str, parts: list[str]) -> str:
+    """``(a OP b OP ...)``; past :data:`_RUN` parts, runs of that many each in parentheses.
+
+    SQLite parses ``a OR b OR c`` as ``(a OR b) OR c``: its expression tree is as deep as the run is long, and
+    past 1,000 it refuses the statement ("Expression tree is too large"). Runs of 256 keep it a few hundred
+    deep for every run a 100,000-character statement can hold. A shorter run is joined as it always was.
+    """
+    if len(parts) > _RUN:
+        parts = ["(" + op.join(parts[i : i + _RUN]) + ")" for i in range(0, len(parts), _RUN)]
+    return "(" + op.join(parts) + ")"
 
 
 def _no_records(rows: list[tuple[Any, ...]]) -> list[dict[str, Any]]:

@@ -29,6 +29,7 @@ from crmarena_gym.org.soql._ast import (
     SelectItem,
     TypeOf,
 )
+from crmarena_gym.org.soql._bounds import check_statement
 from crmarena_gym.org.soql._dates import DateLiteralError, check_relative, parse_date, parse_datetime
 from crmarena_gym.org.soql._errors import SoqlError, malformed
 from crmarena_gym.org.soql._grammar import SOQL_GRAMMAR
@@ -52,6 +53,7 @@ def parse(text: str) -> Select:
         >>> parse("SELECT Id FROM Case LIMIT 5").limit
         5
     """
+    check_statement(text)  # length, nesting and string bounds, before the parser recurses through them
     try:
         tree = _lark().parse(text)
     except lark.exceptions.UnexpectedToken as exc:
