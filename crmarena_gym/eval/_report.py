@@ -9,8 +9,9 @@ beside the report; HTML reports embed them. Nothing is fetched from the network.
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
 from typing import Any, Literal
@@ -20,7 +21,7 @@ from crmarena_gym.eval._results import load_run
 from crmarena_gym.eval._summary import format_table, markdown_table, summarize
 from crmarena_gym.eval._svg import bar_chart, line_chart, scatter_chart
 from crmarena_gym.eval._view_server import export_viewer
-from crmarena_gym.eval._viewer import ViewerData
+from crmarena_gym.eval._viewer import ViewerData, describe_wrappers, interval_table
 
 __all__ = ["EpisodeLinks", "RunSummary", "build_report", "load_summaries", "write_report"]
 
@@ -42,6 +43,21 @@ class RunSummary:
     directory: Path
     metadata: dict[str, Any]
     rows: dict[str, dict[str, Any]]
+    #: Each row's 95% bootstrap interval of the accuracy (``interval_table``); empty when not worked out.
+    intervals: dict[str, tuple[float, float]] = field(default_factory=dict)
+
+    @property
+    def wrappers(self) -> list[str]:
+        """The wrappers the run's environments had, outermost first (``Name(arg=value)``)."""
+        return describe_wrappers(self.metadata.get("env_stack") or [])
+
+    @property
+    def command(self) -> str | None:
+        """The command that wrote the run (run it again to resume or repeat it)."""
+        command = self.metadata.get("command")
+        if isinstance(command, list) and command and all(isinstance(part, str) for part in command):
+            return shlex.join(command)
+        return None
 
 
 def load_summaries(directories: Sequence[str | os.PathLike[str]]) -> list[RunSummary]:
@@ -65,7 +81,9 @@ def load_summaries(directories: Sequence[str | os.PathLike[str]]) -> list[RunSum
         while unique in names:
             unique, n = f"{name} ({n})", n + 1
         names.add(unique)
-        runs.append(RunSummary(unique, path, metadata, summarize(results)))
+        rows = summarize(results)
+        intervals = {task: tuple(row["accuracy_ci"]) for task, row in interval_table(results, rows).items()}
+        runs.append(RunSummary(unique, path, metadata, rows, intervals))  # type: ignore[arg-type]
     return runs
 
 
@@ -113,18 +131,24 @@ def _episode_links(links: EpisodeLinks, n: int) -> list[tuple[str, Any]]:
     return [("links", items)]
 
 
-def _blocks(runs: Sequence[RunSummary], links: EpisodeLinks | None = None) -> list[tuple[str, Any]]:
+def _interval(pair: tuple[float, float] | None) -> str:
+    return f"[{pair[0]:.3f}, {pair[1]:.3f}]" if pair else "-"
+
+
+def _blocks(
+    runs: Sequence[RunSummary], links: EpisodeLinks | None = None, report_command: str | None = None
+) -> list[tuple[str, Any]]:
     """The report as blocks: ("h2", text), ("p", text), ("table", (header, rows)), ("svg", (name, svg)),
-    ("links", [(text, href)])."""
+    ("links", [(text, href)]), ("code", text)."""
     names = [r.name for r in runs]
     tasks = [t for t in dict.fromkeys(t for r in runs for t in r.rows) if t != "all"] + ["all"]
     blocks: list[tuple[str, Any]] = [("h1", "CRMArena evaluation report")]
     blocks.append(
         (
             "p",
-            "Accuracy is the mean reward per episode (exact match; token F1 for KQA). pass^k is the tau-bench "
-            "estimator averaged over instances (success: reward 1). Cost and tokens are per episode; "
-            "'unpriced' means some model call had no known price.",
+            "Accuracy is the mean reward per episode (exact match; token F1 for KQA), with its 95% percentile "
+            "bootstrap interval. pass^k is the tau-bench estimator averaged over instances (success: reward 1). "
+            "Cost and tokens are per episode; 'unpriced' means some model call had no known price.",
         )
     )
     runs_rows = []
@@ -136,25 +160,48 @@ def _blocks(runs: Sequence[RunSummary], links: EpisodeLinks | None = None) -> li
                 str(run.get("policy", "?")),
                 str(run.get("policy_options", {}).get("framework", "")),
                 str(run.get("env_id", "?")),
+                ", ".join(r.wrappers) or "none",
                 str(r.metadata.get("trials", "?")),
                 str(r.rows["all"]["episodes"]),
+                _f(r.rows["all"]["accuracy"]),
+                _interval(r.intervals.get("all")),
             ]
         )
-    blocks += [("h2", "Runs"), ("table", (["run", "policy", "framework", "env", "trials", "episodes"], runs_rows))]
+    header = ["run", "policy", "framework", "env", "wrappers", "trials", "episodes", "accuracy", "95% interval"]
+    blocks += [("h2", "Runs"), ("table", (header, runs_rows))]
 
     blocks.append(("h2", "Accuracy per task"))
     acc_rows = [[t, *(_f(r.rows[t]["accuracy"]) if t in r.rows else "-" for r in runs)] for t in tasks]
     blocks.append(("table", (["task", *names], acc_rows)))
     series = {r.name: [r.rows[t]["accuracy"] if t in r.rows else None for t in tasks] for r in runs}
-    blocks.append(("svg", ("accuracy", bar_chart("Accuracy per task", tasks, series, "accuracy"))))
+    errors = {r.name: [r.intervals.get(t) if t in r.rows else None for t in tasks] for r in runs}
+    chart = bar_chart("Accuracy per task (95% intervals)", tasks, series, "accuracy", intervals=errors)
+    blocks.append(("svg", ("accuracy", chart)))
 
     blocks.append(("h2", "pass^k"))
     max_k = max(len(r.rows["all"]["pass_k"]) for r in runs)
     ks = list(range(1, max_k + 1))
     pk_rows = [[r.name, *(_f(r.rows["all"]["pass_k"].get(str(k))) for k in ks)] for r in runs]
     blocks.append(("table", (["run", *[f"pass^{k}" for k in ks]], pk_rows)))
-    lines = {r.name: [r.rows["all"]["pass_k"][str(k)] for k in ks if str(k) in r.rows["all"]["pass_k"]] for r in runs}
-    blocks.append(("svg", ("pass_k", line_chart("pass^k against k (all tasks)", ks, lines, "pass^k", "k"))))
+    single = [r.name for r in runs if len(r.rows["all"]["pass_k"]) < 2]
+    if max_k < 2:
+        blocks.append(
+            (
+                "p",
+                "No pass^k curve: every run played each instance once, so only pass^1 (the accuracy of a success "
+                "at reward 1) is known. Run again with --trials K (K of 2 or more) to see how often a policy "
+                "solves an instance every time.",
+            )
+        )
+    else:
+        curves = {
+            r.name: [r.rows["all"]["pass_k"][str(k)] for k in ks if str(k) in r.rows["all"]["pass_k"]]
+            for r in runs
+            if r.name not in single
+        }
+        blocks.append(("svg", ("pass_k", line_chart("pass^k against k (all tasks)", ks, curves, "pass^k", "k"))))
+        if single:
+            blocks.append(("p", f"Not drawn (one trial per instance, so pass^1 only): {', '.join(single)}."))
 
     blocks.append(("h2", "Cost and accuracy"))
     cost_rows = [
@@ -176,14 +223,28 @@ def _blocks(runs: Sequence[RunSummary], links: EpisodeLinks | None = None) -> li
     else:
         blocks.append(("p", "No run has a known, non-zero cost, so there is no cost plot."))
 
+    blocks.append(("h2", "Run them again"))
+    blocks.append(
+        (
+            "p",
+            "Each run's command, as it was given (run it again with --resume to finish a run that stopped; "
+            "with another --out to repeat it):",
+        )
+    )
+    for r in runs:
+        blocks.append(
+            ("code", f"# {r.name}\n{r.command}" if r.command else f"# {r.name}: its command was not recorded")
+        )
+    if report_command:
+        blocks += [("p", "This report:"), ("code", report_command)]
+
     for n, r in enumerate(runs):
         blocks.append(("h2", f"Run {r.name}"))
         blocks.append(("md_table", format_table(r.rows, markdown=True)))
         versions = r.metadata.get("versions", {})
-        command = " ".join(r.metadata.get("command", []))
-        facts = [f"directory: {r.directory}"]
-        if command:
-            facts.append(f"command: {command}")
+        facts = [f"directory: {r.directory}", f"wrappers: {', '.join(r.wrappers) or 'none'}"]
+        if r.command:
+            facts.append(f"command: {r.command}")
         if versions:
             facts.append("versions: " + ", ".join(f"{k} {v}" for k, v in versions.items() if v))
         manifest = (r.metadata.get("org") or {}).get("manifest") or {}
@@ -212,6 +273,7 @@ def build_report(
     *,
     svg_prefix: str | None = None,
     links: EpisodeLinks | None = None,
+    command: str | None = None,
 ) -> tuple[str, dict[str, str]]:
     """The report text and its SVG files (Markdown: ``{file name: svg}`` to write beside it; HTML: none).
 
@@ -221,12 +283,13 @@ def build_report(
         svg_prefix: Markdown only: the plots are referenced as ``{svg_prefix}{name}.svg``; None leaves
             the plots out (a report printed to the terminal).
         links: Links into a copy of the viewer (each run's episodes, its failed episodes one by one).
+        command: The command that writes this report (quoted in it, to run it again).
     """
     if fmt not in ("md", "html"):
         raise ValueError(f"the report format must be 'md' or 'html', got {fmt!r}")
     svgs: dict[str, str] = {}
     out: list[str] = []
-    for kind, value in _blocks(runs, links):
+    for kind, value in _blocks(runs, links, command):
         if fmt == "md":
             if kind in ("h1", "h2"):
                 out.append(("# " if kind == "h1" else "## ") + value)
@@ -238,6 +301,8 @@ def build_report(
                 out.append(value)
             elif kind == "list":
                 out.append("\n".join(f"- {item}" for item in value))
+            elif kind == "code":
+                out.append(f"```\n{value}\n```")
             elif kind == "links":
                 out.append("\n".join(f"- [{text}]({href})" for text, href in value))
             elif kind == "svg" and svg_prefix is not None:
@@ -255,6 +320,8 @@ def build_report(
                 out.append(_html_table(*_md_to_rows(value)))
             elif kind == "list":
                 out.append("<ul>" + "".join(f"<li>{escape(item)}</li>" for item in value) + "</ul>")
+            elif kind == "code":
+                out.append(f"<pre><code>{escape(value)}</code></pre>")
             elif kind == "links":
                 items = "".join(f'<li><a href="{escape(href)}">{escape(text)}</a></li>' for text, href in value)
                 out.append(f'<ul class="episodes">{items}</ul>')
@@ -266,6 +333,7 @@ def build_report(
         "body{font-family:sans-serif;max-width:1000px;margin:2em auto;padding:0 1em}"
         "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"
         "td:first-child,th:first-child{text-align:left}figure{margin:1em 0}"
+        "pre{background:#f6f8fa;padding:.6em;overflow-x:auto;white-space:pre-wrap;word-break:break-all}"
     )
     page = (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>CRMArena evaluation report</title>'
@@ -322,7 +390,8 @@ def write_report(
         for source in data.sources
     ]
     links = EpisodeLinks(f"{viewer_dir}/index.html", [s.id for s in data.sources], failed)
-    text, svgs = build_report(runs, fmt, svg_prefix=f"{path.stem}-", links=links)
+    command = shlex.join(["crmarena-gym", "report", *map(os.fspath, directories), "--out", os.fspath(out)])
+    text, svgs = build_report(runs, fmt, svg_prefix=f"{path.stem}-", links=links, command=command)
     text = redact_secrets(text)  # the runs' commands and errors, as recorded before redaction, too
     for name, svg in svgs.items():
         (path.parent / name).write_text(svg + "\n", encoding="utf-8")

@@ -2,19 +2,21 @@
 
 The page (``viewer/index.html``, ``viewer.js``, ``viewer.css``, shipped in the package: nothing is fetched
 from elsewhere) asks the server for JSON documents under ``/api/`` (see :meth:`ViewerData.api`) and polls
-``/api/state`` to update while a run writes. :func:`export_viewer` writes the same page with every document
-baked into ``data.js``, so that a report can link to episode pages that open from the disk with no server.
+``/api/state`` to update while a run writes. :func:`export_viewer` writes the same page with its documents in
+``data.js`` and chunks beside it, so that a report can link to episode pages that open from the disk with no
+server.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+import shutil
+from collections.abc import Iterator, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from crmarena_gym._json import json_text
 from crmarena_gym._secrets import redact_json
@@ -129,11 +131,50 @@ def make_viewer_server(
     if host not in _LOOPBACK:
         raise ValueError(f"the viewer listens on the loopback address only (it has no authentication), got {host!r}")
     data = sources if isinstance(sources, ViewerData) else ViewerData(sources)
-    return _ViewerServer((host.strip("[]"), port), data, verbose)
+    server = _ViewerServer((host.strip("[]"), port), data, verbose)
+    data.warm()  # the tables and lists of large runs are ready before the first page asks for them
+    return server
+
+
+# A static copy's chunks hold about this much JSON each (episodes and instances are never split).
+_CHUNK_BYTES = 1_000_000
+
+
+def _chunks(documents: Iterator[tuple[Any, Any]], limit: int = _CHUNK_BYTES) -> Iterator[list[tuple[Any, str]]]:
+    """(key, JSON text) pairs in runs of about ``limit`` bytes."""
+    chunk: list[tuple[Any, str]] = []
+    size = 0
+    for key, value in documents:
+        text = redact_json(json_text(value, default=str))  # a run written before redaction, too
+        if chunk and size + len(text) > limit:
+            yield chunk
+            chunk, size = [], 0
+        chunk.append((key, text))
+        size += len(text)
+    if chunk:
+        yield chunk
+
+
+def _write_chunk(out: Path, name: str, body: str) -> str:
+    """Write ``data/NAME.js`` calling back the page with its documents; its path relative to the page."""
+    path = out / "data" / f"{name}.js"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"window.CRM_VIEWER_CHUNK({json_text(f'data/{name}.js')}, {body});\n", encoding="utf-8")
+    return f"data/{name}.js"
+
+
+def _object(pairs: list[tuple[Any, str]]) -> str:
+    return "{" + ",".join(f"{json_text(str(key))}:{text}" for key, text in pairs) + "}"
 
 
 def export_viewer(sources: ViewerData | Sequence[str | os.PathLike[str]], directory: str | os.PathLike[str]) -> Path:
-    """Write the viewer with every document baked in (``data.js``): its pages open from the disk, no server.
+    """Write the viewer with its documents (its pages open from the disk, no server).
+
+    ``data.js`` holds the runs and each run's table; the rest is split into chunks under ``data/`` of about
+    a megabyte each (each run's episode list and search texts, its episodes, the solved-by matrix, the
+    instances; an episode larger than that is a chunk of its own), which the page loads when it needs
+    them: a copy of a sweep of thousands of episodes opens as fast as a small one. The page filters,
+    sorts and pages what the server would.
 
     Returns:
         The page (``directory/index.html``); episode pages are ``index.html#/episode/RUN/IDX/TRIAL``.
@@ -143,10 +184,40 @@ def export_viewer(sources: ViewerData | Sequence[str | os.PathLike[str]], direct
     if out.exists() and not out.is_dir():
         raise ValueError(f"the viewer copy needs a directory, and {os.fspath(out)!r} is a file")
     out.mkdir(parents=True, exist_ok=True)
+    if (out / "data").is_dir():  # chunks of an earlier copy would be read by nothing, or by mistake
+        shutil.rmtree(out / "data")
     for name in VIEWER_ASSETS:
         (out / name).write_bytes(_asset(name))
-    documents = redact_json(json_text(data.snapshot(), default=str))  # a run written before redaction, too
-    # "</" cannot close a script element inside a JSON string once escaped; JSON reads it back the same.
-    documents = documents.replace("</", "<\\/")
-    (out / "data.js").write_text(f"window.CRM_VIEWER_DATA = {documents};\n", encoding="utf-8")
+    data.refresh()
+    documents: dict[str, Any] = {"/api/runs": data.api("/api/runs")}
+    runs: dict[str, Any] = {}
+    for n, (run_id, briefs, search) in enumerate(data.episode_lists()):
+        documents[f"/api/runs/{run_id}"] = data.api(f"/api/runs/{quote(run_id)}")
+        entry: dict[str, Any] = {"episodes": [], "search": [], "details": []}
+        for kind, values in (("episodes", briefs), ("search", search)):  # lists, in pieces loaded together
+            for c, chunk in enumerate(_chunks(iter(enumerate(values)))):
+                body = "[" + ",".join(text for _, text in chunk) + "]"
+                entry[kind].append(_write_chunk(out, f"r{n}/{kind}{c}", body))
+        keys = ((b["idx"], b["trial"]) for b in briefs)
+        details = ((key, data.api(f"/api/runs/{quote(run_id)}/episodes/{key[0]}/{key[1]}")) for key in keys)
+        for c, chunk in enumerate(_chunks(details)):
+            body = _object([(f"{idx}/{trial}", text) for (idx, trial), text in chunk])
+            entry["details"].append([*chunk[0][0], _write_chunk(out, f"r{n}/e{c}", body)])
+        runs[run_id] = entry
+    matrix = data.matrix()
+    instances = []
+    rows = ((row["idx"], data.api(f"/api/instances/{row['idx']}")) for row in matrix)
+    for c, chunk in enumerate(_chunks(rows)):
+        instances.append([chunk[0][0], _write_chunk(out, f"i{c}", _object(chunk))])
+    manifest = {
+        "documents": documents,
+        "runs": runs,
+        "matrix": [
+            _write_chunk(out, f"matrix{c}", "[" + ",".join(text for _, text in chunk) + "]")
+            for c, chunk in enumerate(_chunks(iter(enumerate(matrix))))
+        ],
+        "instances": instances,
+    }
+    text = redact_json(json_text(manifest, default=str)).replace("</", "<\\/")  # cannot close a script element
+    (out / "data.js").write_text(f"window.CRM_VIEWER_DATA = {text};\n", encoding="utf-8")
     return out / "index.html"

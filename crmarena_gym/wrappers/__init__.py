@@ -10,6 +10,7 @@ from crmarena_gym.wrappers._common import (
     RecordTrajectory,
     ToolResultDropout,
     TurnLimit,
+    env_stack,
 )
 
 __all__ = [
@@ -20,4 +21,5 @@ __all__ = [
     "RecordTrajectory",
     "ToolResultDropout",
     "TurnLimit",
+    "env_stack",
 ]

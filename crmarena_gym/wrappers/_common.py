@@ -7,6 +7,7 @@ Each wrapper records its constructor arguments (``gymnasium.utils.RecordConstruc
 from __future__ import annotations
 
 import copy
+import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -138,8 +139,9 @@ class ToolResultDropout(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
                 record["kept"] = len(kept)
                 obs = self._base.render_result(kept, query=is_query)
             else:
-                changed, where = _corrupt(result, rng)
-                record["changed"] = where
+                changed, path = _corrupt(result, rng)
+                record["changed"] = str(path[-1]) if path else None
+                record["path"] = path  # keys and indices from the result down to the changed value
                 obs = self._base.render_result(changed, query=is_query)
             obs = self._base._bound(obs)
         info["dropout"] = record
@@ -169,25 +171,26 @@ def _change(value: Any, rng: Any) -> Any:
     return value
 
 
-def _corrupt(result: Any, rng: Any) -> tuple[Any, str | None]:
-    """A copy of ``result`` with one scalar value changed, and where."""
+def _corrupt(result: Any, rng: Any) -> tuple[Any, list[str | int] | None]:
+    """A copy of ``result`` with one scalar value inside it changed, and the path to that value (None:
+    the result holds no value to change, such as a single date)."""
     changed = copy.deepcopy(result)
-    slots: list[tuple[Any, Any]] = []
+    slots: list[tuple[Any, Any, tuple[str | int, ...]]] = []
 
-    def collect(node: Any) -> None:
+    def collect(node: Any, path: tuple[str | int, ...]) -> None:
         items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
         for key, value in items:
             if isinstance(value, dict | list):
-                collect(value)
+                collect(value, (*path, key))
             elif value is not None and not (isinstance(value, str) and not value):
-                slots.append((node, key))
+                slots.append((node, key, (*path, key)))
 
-    collect(changed)
+    collect(changed, ())
     if not slots:
         return changed, None
-    node, key = slots[int(rng.integers(len(slots)))]
+    node, key, path = slots[int(rng.integers(len(slots)))]
     node[key] = _change(node[key], rng)
-    return changed, str(key)
+    return changed, list(path)
 
 
 class FunctionRemoval(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
@@ -236,7 +239,8 @@ class RecordTrajectory(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
     """Append every reset and step to a JSON Lines file, one line each, flushed as it happens.
 
     Each line has ``episode``, ``step`` (0 for the reset), ``action``, ``observation``, ``reward``,
-    ``terminated``, ``truncated`` and the JSON-able part of ``info``.
+    ``terminated``, ``truncated`` and the JSON-able part of ``info``; a reset line also has ``env_stack``,
+    the environment it records (:func:`env_stack`: the wrappers inside this one, then the base env).
     """
 
     def __init__(self, env: gym.Env[str, str], path: str | os.PathLike[str]) -> None:
@@ -248,6 +252,7 @@ class RecordTrajectory(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._episode = -1
         self._step = 0
+        self._stack = env_stack(env)
 
     def _write(self, record: dict[str, Any]) -> None:
         with self.path.open("a", encoding="utf-8") as handle:
@@ -258,7 +263,9 @@ class RecordTrajectory(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
         self._episode += 1
         self._step = 0
         brief = {k: v for k, v in info.items() if k not in ("tools", "schema")}  # large and constant
-        self._write({"episode": self._episode, "step": 0, "seed": seed, "observation": obs, "info": brief})
+        line = {"episode": self._episode, "step": 0, "seed": seed, "observation": obs, "info": brief}
+        line["env_stack"] = self._stack  # what shaped the episode: a file may collect several setups
+        self._write(line)
         return obs, info
 
     def step(self, action: str) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
@@ -277,6 +284,29 @@ class RecordTrajectory(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
             }
         )
         return obs, reward, terminated, truncated, info
+
+
+def env_stack(env: gym.Env[Any, Any]) -> list[dict[str, Any]]:
+    """An environment as built, outermost wrapper first: each layer's ``class`` (``module:Name``) and
+    ``kwargs`` (its constructor arguments where the wrapper records them, as Gymnasium's and ours do, else
+    None; the base env's ``gym.make`` arguments without the org and the task set, which are data).
+
+    Example:
+        >>> stack = env_stack(TurnLimit(getfixture("bri_env"), max_turns=2))
+        >>> stack[0]
+        {'class': 'crmarena_gym.wrappers._common:TurnLimit', 'kwargs': {'max_turns': 2, 'warn_last_turn': False}}
+    """
+    stack: list[dict[str, Any]] = []
+    layer: Any = env
+    while isinstance(layer, gym.Wrapper):
+        saved = getattr(layer, "_saved_kwargs", None)
+        kwargs = {k: v for k, v in saved.items() if k != "env"} if saved is not None else None
+        stack.append({"class": f"{type(layer).__module__}:{type(layer).__qualname__}", "kwargs": kwargs})
+        layer = layer.env
+    spec_kwargs = getattr(getattr(env, "spec", None), "kwargs", None) or {}
+    kwargs = {k: v for k, v in spec_kwargs.items() if k not in ("org", "tasks")}
+    stack.append({"class": f"{type(layer).__module__}:{type(layer).__qualname__}", "kwargs": kwargs})
+    return json.loads(json_text(stack, default=repr))
 
 
 def _jsonable(value: Any) -> Any:

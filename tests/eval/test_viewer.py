@@ -7,15 +7,26 @@ import json
 import os
 import socket
 from pathlib import Path
+from typing import Any
 
+import gymnasium as gym
 import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from crmarena_gym.eval import RESULTS_FORMAT, ViewerData, pass_k_curve, write_report
+from crmarena_gym.eval import RESULTS_FORMAT, ViewerData, ViewerError, export_viewer, pass_k_curve, write_report
 from crmarena_gym.tasks import TaskInstance
-from tests.eval.viewer_runs import llm_record, make_runs, record_dropout_trajectory, serving, write_run
+from crmarena_gym.wrappers import RecordTrajectory, ToolResultDropout, TurnLimit
+from tests.eval.viewer_runs import (
+    llm_record,
+    make_runs,
+    record_dropout_trajectory,
+    serving,
+    synthetic_experiment,
+    synthetic_run,
+    write_run,
+)
 from tests.processes import running
 
 
@@ -26,6 +37,13 @@ def runs(tmp_path_factory: pytest.TempPathFactory, env_org: Path, nine_tasks: li
 
 def _records(directory: Path) -> list[dict]:
     return [json.loads(line) for line in (directory / "results.jsonl").read_text().splitlines()]
+
+
+def _script_value(path: Path, prefix: str) -> Any:
+    """The JSON a static copy's script file hands to the page (``PREFIX VALUE);`` or ``PREFIX VALUE;``)."""
+    text = path.read_text().rstrip().removesuffix(";").removesuffix(")")
+    assert text.startswith(prefix), text[:80]
+    return json.loads(text.removeprefix(prefix))
 
 
 def test_runs_and_tables_match_the_results_files(runs: dict[str, Path]) -> None:
@@ -80,17 +98,39 @@ def test_an_episode_as_a_transcript(runs: dict[str, Path]) -> None:
 
 
 def test_the_solved_by_table(runs: dict[str, Path]) -> None:
-    data = ViewerData([runs["oracle"], runs["random"]]).api("/api/instances")
+    data = ViewerData([runs["oracle"], runs["random"]])
+    table = data.api("/api/instances")
     random_records = _records(runs["random"])
-    for row in data["instances"]:
+    assert [c["id"] for c in table["columns"]] == ["oracle", "random"] and table["by"] == "run"
+    assert [r["idx"] for r in table["rows"]] == sorted({r["idx"] for r in random_records})
+    for row in table["rows"]:
         mine = [r for r in random_records if r["idx"] == row["idx"]]
-        assert row["runs"]["random"] == {
+        oracle, random_cell = row["cells"]
+        assert random_cell == {
             "successes": sum(r["reward"] >= 1 for r in mine),
             "trials": 2,
-            "trial_list": [0, 1],
+            "runs": 1,
+            "open": ["random", 0],
         }
-        assert row["runs"]["oracle"]["successes"] == 1
-        assert row["solved_by"] == 1 + bool(row["runs"]["random"]["successes"])
+        assert oracle["successes"] == oracle["trials"] == 1
+        assert row["solved_by"] == 1 + bool(random_cell["successes"]) and row["played_by"] == 2
+    # Grouped by policy, the two runs are two columns still; by a filter, one.
+    assert [c["id"] for c in data.api("/api/instances?by=policy")["columns"]] == ["oracle", "random"]
+    assert [c["id"] for c in data.api("/api/instances?policy=random")["columns"]] == ["random"]
+    differ = data.api("/api/instances?show=differ")["rows"]
+    assert {r["idx"] for r in differ} == {
+        r["idx"] for r in random_records if not any(o["reward"] >= 1 for o in random_records if o["idx"] == r["idx"])
+    }
+    # One instance: every run's episodes of it, its question and gold.
+    idx = random_records[0]["idx"]
+    one = data.api(f"/api/instances/{idx}")
+    assert one["runs"]["random"]["trial_list"] == [0, 1]
+    assert [e["submitted"] for e in one["runs"]["random"]["episodes"]] == [
+        r["submitted"] for r in random_records if r["idx"] == idx
+    ]
+    assert one["question"] == random_records[0]["trajectory"][0]["observation"]
+    with pytest.raises(ViewerError, match="no run of this viewer has an episode of instance 99999"):
+        data.api("/api/instances/99999")
 
 
 def test_a_recorded_trajectory_opens_with_its_dropouts_marked(
@@ -170,13 +210,18 @@ def test_live_update_while_a_run_writes(tmp_path: Path) -> None:
 
 def test_the_html_report_links_into_episode_pages(runs: dict[str, Path], tmp_path: Path) -> None:
     html = write_report([runs["oracle"], runs["random"]], tmp_path / "report.html")
-    data_js = (tmp_path / "report-viewer" / "data.js").read_text()
-    documents = json.loads(data_js.removeprefix("window.CRM_VIEWER_DATA = ").rstrip().removesuffix(";"))
-    failed = [r for r in _records(runs["random"]) if r["reward"] < 1]
+    copy = tmp_path / "report-viewer"
+    manifest = _script_value(copy / "data.js", "window.CRM_VIEWER_DATA = ")
+    episodes = {}  # every episode document of the random run, from its chunks
+    for *_, chunk in manifest["runs"]["random"]["details"]:
+        episodes.update(_script_value(copy / chunk, f"window.CRM_VIEWER_CHUNK({json.dumps(chunk)}, "))
+    records = _records(runs["random"])
+    assert sorted(episodes) == sorted(f"{r['idx']}/{r['trial']}" for r in records)
+    failed = [r for r in records if r["reward"] < 1]
     for r in failed[:30]:
         href = f'href="report-viewer/index.html#/episode/random/{r["idx"]}/{r["trial"]}"'
         assert href in html
-        assert documents[f"/api/runs/random/episodes/{r['idx']}/{r['trial']}"]["submitted"] == r["submitted"]
+        assert episodes[f"{r['idx']}/{r['trial']}"]["submitted"] == r["submitted"]
     assert 'href="report-viewer/index.html#/run/oracle"' in html
     for name in ("index.html", "viewer.js", "viewer.css"):
         assert (tmp_path / "report-viewer" / name).is_file()
@@ -226,6 +271,7 @@ def test_an_episode_ended_by_a_reply_without_a_call_says_so(tmp_path: Path) -> N
     assert episode["reward_explanation"] == (
         "reward 0: a function-calling reply made no call, which ends the episode without an answer"
     )
+    assert episode["final_reply"] == "It is OR."
 
 
 _JSON = st.recursive(
@@ -278,3 +324,243 @@ def test_any_trajectory_file_is_shown_or_said_wrong(tmp_path: Path, lines: list)
         for brief in data.api("/api/runs/recorded/episodes")["episodes"]:
             json.dumps(data.api(f"/api/runs/recorded/episodes/{brief['idx']}/{brief['trial']}"))
     json.dumps([runs, data.api("/api/instances")])
+
+
+# -- large runs and sweeps: the server filters, sorts and pages ---------------------------------------
+
+
+@pytest.fixture(scope="module")
+def big_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return synthetic_run(tmp_path_factory.mktemp("viewer-big") / "big", 1500, 2, dropout="corrupt", seed=3)
+
+
+def _expected_order(records: list[dict], key: str, descending: bool) -> list[tuple[int, int]]:
+    """Episodes by a key, written out independently of the viewer: no value last, ties by (idx, trial)."""
+    value = {
+        "turns": lambda r: r["turns"],
+        "reward": lambda r: r["reward"],
+        "task": lambda r: r["abbrev"],
+        "tokens": lambda r: r["usage"]["total_tokens"],
+        "seconds": lambda r: sum(
+            s["timing"]["policy"] + s["timing"]["env"] for s in r["trajectory"][1:] if "timing" in s
+        ),
+    }[key]
+    ordered = sorted(records, key=lambda r: (r["idx"], r["trial"]))
+    if descending:  # a stable sort on the negated key keeps (idx, trial) order among equals
+        ordered = sorted(ordered, key=lambda r: value(r), reverse=True)
+    else:
+        ordered = sorted(ordered, key=lambda r: value(r))
+    return [(r["idx"], r["trial"]) for r in ordered]
+
+
+def test_episode_lists_are_sorted_filtered_and_paged_by_the_server(big_run: Path) -> None:
+    records = _records(big_run)
+    assert len(records) == 3000
+    with serving([big_run]) as base, httpx.Client(base_url=base) as client:
+
+        def page(**params: Any) -> dict:
+            answer = client.get("/api/runs/big/episodes", params=params)
+            assert answer.status_code == 200, answer.text
+            return answer.json()
+
+        for key in ("turns", "reward", "task", "tokens"):
+            for order in ("asc", "desc"):
+                first = page(sort=key, order=order, limit=100)
+                second = page(sort=key, order=order, limit=100, offset=100)
+                assert first["matched"] == 3000 and len(first["episodes"]) == 100
+                shown = [(e["idx"], e["trial"]) for e in first["episodes"] + second["episodes"]]
+                assert shown == _expected_order(records, key, order == "desc")[:200], (key, order)
+        timed = page(sort="seconds", order="desc", limit=5)["episodes"]
+        assert [(e["idx"], e["trial"]) for e in timed] == _expected_order(records, "seconds", True)[:5]
+        # Filters: the same episodes as the results file says, in idx order.
+        failed_htu = [r for r in records if r["abbrev"] == "HTU" and r["reward"] < 1]
+        listed = page(task="HTU", outcome="failure", limit=1000)
+        assert listed["matched"] == len(failed_htu) and listed["total"] == 3000
+        assert [(e["idx"], e["trial"]) for e in listed["episodes"]] == [(r["idx"], r["trial"]) for r in failed_htu]
+        dropped = [r for r in records if any((s.get("dropout") or {}).get("hit") for s in r["trajectory"][1:])]
+        assert page(code="dropout", limit=1)["matched"] == len(dropped)
+        coded = [r for r in records if any(s.get("error") == "INVALID_FIELD" for s in r["trajectory"][1:])]
+        assert page(code="INVALID_FIELD", limit=1)["matched"] == len(coded)
+        assert page(min_turns=5, max_turns=6, limit=1)["matched"] == sum(5 <= r["turns"] <= 6 for r in records)
+        # Search: in the actions and the answers, case-insensitive, each row with its first hit.
+        term = records[7]["trajectory"][1]["action"][-30:-12].strip()  # the search trims its text
+        found = page(q=term.upper(), limit=1000)
+        expected = [
+            r for r in records if any(term.lower() in str(s.get("action", "")).lower() for s in r["trajectory"][1:])
+        ]
+        assert found["matched"] == len(expected) >= 1
+        for e in found["episodes"]:
+            assert e["hit"]["match"].lower() == term.lower() and e["hit"]["field"].startswith("turn ")
+        assert page(q=records[3]["submitted"], limit=1000)["matched"] >= 1
+        assert page(limit=10)["facets"]["tasks"] == sorted({r["abbrev"] for r in records})
+        # Bad requests are refused with a reason.
+        for params, words in [
+            ({"sort": "nope"}, "sorts by one of idx"),
+            ({"order": "up"}, "order must be"),
+            ({"limit": "x"}, "limit must be a whole number"),
+            ({"limit": "5000"}, "between 0 and 1000"),
+            ({"outcome": "maybe"}, "outcome is success"),
+            ({"offset": "-1"}, "offset must be"),
+        ]:
+            answer = client.get("/api/runs/big/episodes", params=params)
+            assert answer.status_code == 400 and words in answer.json()["error"], params
+
+
+def test_an_experiment_is_grouped_by_sweep_policy_and_setting(tmp_path: Path) -> None:
+    from crmarena_gym.eval._experiment import EXPERIMENT_FILE as WRITTEN
+    from crmarena_gym.eval._viewer import EXPERIMENT_FILE as READ
+
+    assert READ == WRITTEN
+    state = synthetic_experiment(tmp_path / "exp", instances=12)
+    data = ViewerData([tmp_path / "exp"])
+    listing = data.api("/api/runs")
+    runs = {r["id"]: r for r in listing["runs"]}
+    done = [c for c in state["cells"] if c["status"] == "done"]
+    assert len(runs) == len(done) == 100
+    (experiment,) = listing["experiments"]
+    assert experiment["name"] == "synthetic sweep" and len(experiment["cells"]) == 120
+    skipped = [c for c in experiment["cells"] if c["status"] == "skipped"]
+    assert len(skipped) == 20 and {c["policy"] for c in skipped} == {"model-c"} and not any(c["run"] for c in skipped)
+    for cell, shown in zip(state["cells"], experiment["cells"], strict=True):
+        assert (shown["sweep"], shown["policy"], shown["setting"]) == (cell["sweep"], cell["policy"], cell["label"])
+        if cell["status"] == "done":
+            run = runs[shown["run"]]
+            assert run["group"] == {
+                "experiment": "exp",
+                "sweep": cell["sweep"],
+                "policy": cell["policy"],
+                "setting": cell["label"],
+            }
+            records = _records(tmp_path / "exp" / cell["path"])
+            assert run["accuracy"] == pytest.approx(sum(r["reward"] for r in records) / len(records))
+    # Grouped by policy: each column adds up the policy's 20 cells.
+    table = data.api("/api/instances?by=policy&cols_limit=2")
+    assert table["total_columns"] == 5 and [c["id"] for c in table["columns"]] == ["oracle", "reactive"]
+    oracle_dirs = [tmp_path / "exp" / c["path"] for c in done if c["policy"] == "oracle"]
+    oracle = [r for d in oracle_dirs for r in _records(d)]
+    for row in table["rows"]:
+        mine = [r for r in oracle if r["idx"] == row["idx"]]
+        assert row["cells"][0]["trials"] == len(mine) == 20 and row["cells"][0]["runs"] == 20
+        assert row["cells"][0]["successes"] == sum(r["reward"] >= 1 for r in mine)
+    later = data.api("/api/instances?by=policy&cols_limit=2&cols_offset=4")
+    assert [c["id"] for c in later["columns"]] == ["model-b"] and len(later["rows"][0]["cells"]) == 1
+    by_setting = data.api("/api/instances?by=setting&sweep=turns")
+    assert [c["id"] for c in by_setting["columns"]] == [f"turns: turns={n}" for n in (2, 4, 6, 8, 10)]
+    assert all(len(c["runs"]) == 5 for c in by_setting["columns"])
+    paged = data.api("/api/instances?by=run&limit=5&offset=5&sort=solved_by&order=desc")
+    everything = data.api("/api/instances?by=run&sort=solved_by&order=desc")
+    assert paged["rows"] == everything["rows"][5:10] and everything["total_columns"] == 100
+    assert [r["solved_by"] for r in everything["rows"]] == sorted(
+        (r["solved_by"] for r in everything["rows"]), reverse=True
+    )
+
+
+def test_gold_wrappers_and_timing_are_shown_as_recorded(
+    tmp_path: Path, env_org: Path, nine_tasks: list[TaskInstance]
+) -> None:
+    # A run's unanswerable instance: its gold is None, and that is the answer, not a missing value.
+    run = synthetic_run(tmp_path / "run", 14, seed=1)
+    data = ViewerData([run])
+    unanswerable = data.api("/api/runs/run/episodes/13/0")
+    assert unanswerable["gold"] is None and unanswerable["gold_state"] == "unanswerable"
+    assert "unanswerable" in unanswerable["reward_explanation"]
+    assert data.api("/api/runs/run/episodes?limit=20")["episodes"][13]["gold_state"] == "unanswerable"
+    record = _records(run)[2]
+    episode = data.api("/api/runs/run/episodes/2/0")
+    assert episode["gold_state"] == "answer" and episode["gold"] == record["gold"]
+    for shown, raw in zip(episode["steps"], record["trajectory"][1:], strict=True):
+        if "timing" in raw:
+            assert shown["timing"] == raw["timing"]
+    assert episode["seconds"] == pytest.approx(
+        sum(sum(s["timing"].values()) for s in record["trajectory"][1:] if "timing" in s)
+    )
+    # A real run measures nothing: no timing is shown rather than a made-up one.
+    plain = write_run(tmp_path / "plain", [llm_record()], {})
+    assert ViewerData([plain]).api("/api/runs/plain/episodes/4/0")["steps"][0]["timing"] is None
+
+    # Recorded trajectories: without privileged info the gold is unknown and said to be; the wrappers kept.
+    chosen = [t for t in nine_tasks if t.abbrev == "BRI"][:2]
+    for privileged in (False, True):
+        path = tmp_path / f"recorded-{privileged}.jsonl"
+        env = gym.make("CRMArena-v0", org=env_org, tasks=chosen, toolset="soql", privileged=privileged)
+        env = RecordTrajectory(ToolResultDropout(TurnLimit(env, max_turns=5), p=0.5, mode="error"), path)
+        for n, inst in enumerate(chosen):
+            env.reset(seed=n, options={"idx": inst.idx})
+            env.step("execute SELECT Id FROM Case LIMIT 2")
+            env.step(f"submit {inst.answer}")
+        env.close()
+        recorded = ViewerData([path])
+        brief = recorded.api("/api/runs")["runs"][0]
+        assert brief["wrappers"][:2] == [
+            "ToolResultDropout(p=0.5, mode='error')",
+            "TurnLimit(max_turns=5, warn_last_turn=False)",
+        ]
+        for inst in chosen:
+            shown = recorded.api(f"/api/runs/{path.stem}/episodes/{inst.idx}/0")
+            assert shown["wrappers"] == brief["wrappers"] and shown["reward"] == 1.0
+            if privileged:
+                assert shown["gold_state"] == ("answer" if inst.answerable else "unanswerable")
+                assert shown["gold"] == inst.answer
+            else:
+                assert shown["gold_state"] == "unrecorded" and shown["gold"] is None
+                assert "not recorded" in shown["reward_explanation"] and "gold None" not in shown["reward_explanation"]
+
+
+def test_corrupted_values_are_located(tmp_path: Path) -> None:
+    run = synthetic_run(tmp_path / "bad", 30, dropout="corrupt", seed=4)
+    data = ViewerData([run])
+    seen = 0
+    for record in _records(run):
+        episode = data.api(f"/api/runs/bad/episodes/{record['idx']}/{record['trial']}")
+        for shown, raw in zip(episode["steps"], record["trajectory"][1:], strict=True):
+            hit = (raw.get("dropout") or {}).get("hit")
+            assert (shown["dropout"] is not None) == bool(hit)
+            if hit:
+                seen += 1
+                row, field = raw["dropout"]["path"]
+                assert f"at [{row}].{field}, marked" in shown["effects"][0]
+                assert shown["dropout"]["path"] == [row, field]
+    assert seen
+
+
+def test_a_static_copy_is_split_into_chunks(tmp_path: Path) -> None:
+    run = synthetic_run(tmp_path / "runs" / "many", 2340, 2, seed=5)  # 4,680 episodes, as in the issue
+    other = synthetic_run(tmp_path / "runs" / "few", 30, seed=6)
+    copy = tmp_path / "copy"
+    export_viewer(ViewerData([run, other]), copy)
+    sizes = {p.relative_to(copy).as_posix(): p.stat().st_size for p in copy.rglob("*.js")}
+    assert sizes["data.js"] < 200_000, sizes["data.js"]  # the runs and their tables only
+    assert max(sizes.values()) < 1_500_000 and len(sizes) > 10
+    manifest = _script_value(copy / "data.js", "window.CRM_VIEWER_DATA = ")
+    entry = manifest["runs"]["many"]
+    briefs = [
+        brief
+        for name in entry["episodes"]
+        for brief in _script_value(copy / name, f"window.CRM_VIEWER_CHUNK({json.dumps(name)}, ")
+    ]
+    assert [(b["idx"], b["trial"]) for b in briefs] == [(r["idx"], r["trial"]) for r in _records(run)]
+    keys = [tuple(d[:2]) for d in entry["details"]]
+    assert keys == sorted(keys) and keys[0] == (0, 0)
+    last = entry["details"][-1][2]
+    final = _script_value(copy / last, f"window.CRM_VIEWER_CHUNK({json.dumps(last)}, ")
+    assert "2339/1" in final and final["2339/1"]["submitted"] == _records(run)[-1]["submitted"]
+    export_viewer(ViewerData([other]), copy)  # written again over a smaller copy: no chunk of the old one left
+    assert not any("r1" in p.as_posix() for p in (copy / "data").rglob("*"))
+
+
+def test_a_growing_run_keeps_its_episode_list_right(tmp_path: Path) -> None:
+    run = synthetic_run(tmp_path / "live", 40, seed=8)
+    data = ViewerData([run])
+    data.warm()
+    records = _records(run)
+    late = {**records[5], "idx": 500, "reward": 1.0}  # after every episode: the list grows
+    early = {**records[6], "idx": 3, "trial": 1}  # among them (episodes end out of order): the list is made again
+    for extra in (late, early):
+        with open(run / "results.jsonl", "a") as handle:
+            handle.write(json.dumps(extra) + "\n")
+        assert data.refresh()  # as the server does before each answer
+        grown = data.api("/api/runs/live/episodes?q=late delivery&sort=turns")
+        fresh = ViewerData([run]).api("/api/runs/live/episodes?q=late delivery&sort=turns")
+        assert grown == fresh
+        listed = data.api("/api/runs/live/episodes")["episodes"]
+        assert [(e["idx"], e["trial"]) for e in listed] == sorted((r["idx"], r["trial"]) for r in _records(run))

@@ -107,6 +107,11 @@ def test_dropout_modes_change_results_as_documented(env_org: Path, env_tasks: li
         else:
             assert len(rows) == len(truth) and rows != truth
             assert sum(a != b for a, b in zip(rows, truth, strict=True)) == 1
+            row, field = info["dropout"]["path"][-2:]  # where the changed value is, as the viewer marks it
+            assert rows[row][field] != truth[row][field] and info["dropout"]["changed"] == field
+            assert {k: v for k, v in rows[row].items() if k != field} == {
+                k: v for k, v in truth[row].items() if k != field
+            }
         # Submissions are never touched.
         _, _, terminated, _, info = env.step("submit None")
         assert terminated and "dropout" not in info
@@ -180,5 +185,24 @@ def test_record_trajectory_writes_one_line_per_step(env_org: Path, env_tasks: li
     assert [(r["episode"], r["step"]) for r in lines] == [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)]
     assert lines[1]["action"] == QUERY and lines[1]["observation"].startswith("Salesforce instance output:")
     assert lines[2]["terminated"] is True and "reward_breakdown" in lines[2]["info"]
+    assert [layer["class"].rpartition(":")[2] for layer in lines[0]["env_stack"]] == [
+        type(layer).__name__ for layer in _layers(env.env)
+    ]
+    dropped = tmp_path / "dropped.jsonl"
+    wrapped = RecordTrajectory(ToolResultDropout(_base(env_org, env_tasks), p=0.3, mode="error"), dropped)
+    wrapped.reset(seed=0)
+    first = json.loads(dropped.read_text().splitlines()[0])
+    assert first["env_stack"][0] == {
+        "class": "crmarena_gym.wrappers._common:ToolResultDropout",
+        "kwargs": {"p": 0.3, "mode": "error"},
+    }
     with pytest.raises(IsADirectoryError):
         RecordTrajectory(_base(env_org, env_tasks), tmp_path)
+
+
+def _layers(env: gym.Env) -> list[gym.Env]:
+    """Every layer of a wrapper stack, outermost first, the base env last."""
+    layers = [env]
+    while isinstance(layers[-1], gym.Wrapper):
+        layers.append(layers[-1].env)
+    return layers
