@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -110,14 +111,24 @@ def _json_value(text: str) -> Any:
 _SCAN = json.decoder.JSONDecoder().scan_once
 
 
+def _json_error(err: ValueError) -> str:
+    """What was wrong with a JSON text: the decoder's message, or why a number could not be read (an integer
+    longer than Python converts, 4,300 digits by default, raises a plain ValueError)."""
+    if isinstance(err, json.JSONDecodeError):
+        return err.msg
+    if "digits" in str(err):
+        return f"a number has more digits than can be read (at most {sys.get_int_max_str_digits()})"
+    return str(err)
+
+
 def _parse_call(body: str) -> Action | None:
     """A function call written as ``name({...})`` or a JSON tool call; None if the text is neither."""
     stripped = body.strip()
     if stripped.startswith("{"):
         try:
             payload = _json_value(stripped) if stripped.endswith("}") else json.loads(stripped)
-        except json.JSONDecodeError as err:
-            return Action("invalid", text=body, error=f"the tool call is not valid JSON: {err.msg}")
+        except ValueError as err:  # JSONDecodeError, or an integer past Python's digit limit
+            return Action("invalid", text=body, error=f"the tool call is not valid JSON: {_json_error(err)}")
         except RecursionError:
             return Action("invalid", text=body, error=_TOO_DEEP)
         if not isinstance(payload, dict) or "name" not in payload:
@@ -126,8 +137,8 @@ def _parse_call(body: str) -> Action | None:
         if isinstance(arguments, str):  # OpenAI sends arguments as a JSON string
             try:
                 arguments = json.loads(arguments) if arguments.strip() else {}
-            except json.JSONDecodeError as err:
-                return Action("invalid", text=body, error=f"the arguments are not valid JSON: {err.msg}")
+            except ValueError as err:
+                return Action("invalid", text=body, error=f"the arguments are not valid JSON: {_json_error(err)}")
             except RecursionError:
                 return Action("invalid", text=body, error=_TOO_DEEP)
         if not isinstance(arguments, dict):
@@ -147,11 +158,12 @@ def _call(body: str, name: str, inner: str) -> Action:
         arguments = _json_value(inner) if inner.endswith("}") and inner.startswith("{") else json.loads(inner)
     except RecursionError:
         return Action("invalid", text=body, error=_TOO_DEEP)
-    except json.JSONDecodeError as err:
+    except ValueError as err:
         return Action(
             "invalid",
             text=body,
-            error=f'the arguments of {name} must be one JSON object, as in {name}({{"arg": value}}): {err.msg}',
+            error=f'the arguments of {name} must be one JSON object, as in {name}({{"arg": value}}): '
+            + _json_error(err),
         )
     if not isinstance(arguments, dict):
         return Action("invalid", text=body, error=f"the arguments of {name} must be a JSON object")

@@ -82,3 +82,23 @@ def test_a_lone_surrogate_is_recorded_losslessly(tmp_path: Path, env_org: Path, 
     assert terminated and info["submitted"] == "\ud800"
     lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     assert lines[-1]["action"] == "submit \ud800" and lines[-1]["info"]["submitted"] == "\ud800"
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        '{"name": "get_cases", "arguments": {"case_ids": 1' + "0" * 5000 + "}}",
+        json.dumps({"name": "get_cases", "arguments": '{"case_ids": 1' + "0" * 5000 + "}"}),  # as OpenAI sends
+        "get_cases(" + '{"case_ids": 1' + "0" * 5000 + "})",
+    ],
+    ids=["json-call", "json-string-arguments", "call"],
+)
+def test_a_number_too_long_to_read_gets_a_format_error(
+    action: str, env_org: Path, env_tasks: list[TaskInstance]
+) -> None:
+    # Python refuses to convert an integer of more than 4,300 digits (a plain ValueError, not a JSON error).
+    env = gym.make("CRMArena-HTU-v0", org=env_org, tasks=env_tasks, toolset="functions", max_episode_steps=3)
+    env.reset(seed=0)
+    observation, _, terminated, _, info = env.step(action)
+    assert info["error"] == "FORMAT_ERROR" and not terminated
+    assert f"more digits than can be read (at most {sys.get_int_max_str_digits()})" in observation
