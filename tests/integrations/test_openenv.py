@@ -172,6 +172,10 @@ def test_bad_input_gets_clear_errors_and_the_server_survives(server: ServerThrea
 
 
 def test_a_client_leaving_mid_episode_leaves_no_session(server: ServerThread, hub: CRMArenaHub) -> None:
+    deadline = time.monotonic() + 10
+    while server.app.connections:  # the sessions of earlier tests are closed (their episodes dropped)
+        assert time.monotonic() < deadline, "earlier WebSocket sessions stayed open"
+        time.sleep(0.02)
     before = hub.live_episodes
 
     async def leave() -> None:

@@ -183,6 +183,7 @@ class CRMArenaApp:
             ("POST", "/mcp"): self._mcp_http,
         }
         hub.episodes.reap_hooks.append(self._reap_mcp_sessions)
+        hub.episodes.start_reaper()
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         await self._guard(scope, receive, send)
@@ -206,7 +207,7 @@ class CRMArenaApp:
             return
         await self._fallback(scope, receive, send)
 
-    async def _run(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    async def _run(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
         """Run a blocking environment call in the worker threads."""
         return await asyncio.get_running_loop().run_in_executor(self._executor, functools.partial(fn, *args, **kwargs))
 
@@ -458,9 +459,11 @@ class CRMArenaApp:
                 session.attached = False
                 session.last_used = time.monotonic()
             else:
-                with self._lock:
-                    self.connections -= 1
-                await self._run(env.close)
+                try:
+                    await self._run(env.close)
+                finally:
+                    with self._lock:  # counted down last: no connection open means no session episode left
+                        self.connections -= 1
 
     async def _refuse(self, ws: WebSocket, message: str, code: str, close_code: int, **data: Any) -> None:
         """Refuse a WebSocket session in OpenEnv's error shape, as the answer to its first message (a client
@@ -480,14 +483,20 @@ class CRMArenaApp:
         self, ws: WebSocket, env: CRMArenaEnvironment, session: _McpSession | None, rpc_only: bool
     ) -> None:
         idle = self.hub.episodes.idle_timeout
+        last_message = time.monotonic()
         while True:
-            try:
-                message = await asyncio.wait_for(ws.receive(), idle)
-            except TimeoutError:
-                if env.episode_live:
-                    continue  # the episode's own idle timeout applies to it
+            # A connection is idle once it holds no episode and has sent nothing for the idle timeout (counted
+            # from its last message or the end of its episode, whichever came last).
+            quiet_from = max(last_message, env.episode_ended_at or 0.0)
+            wait = idle if env.episode_live else quiet_from + idle - time.monotonic()
+            if wait <= 0:
                 await ws.close(1001, reason=f"idle for {idle:g} s")
                 return
+            try:
+                message = await asyncio.wait_for(ws.receive(), wait)
+            except TimeoutError:
+                continue
+            last_message = time.monotonic()
             if message["type"] == "websocket.disconnect":
                 return
             if session is not None:
@@ -501,14 +510,21 @@ class CRMArenaApp:
                     answer = _rpc_error(None, _PARSE_ERROR, f"Parse error: {err}")
                 await ws.send_text(json.dumps(answer))
                 continue
-            answer, stop = await self._ws_message(raw, env)
+            answer, stop = await self._ws_message(raw, env, mcp_attached=session is not None)
             if stop:
                 await ws.close()
                 return
             await ws.send_text(json.dumps(answer))
 
-    async def _ws_message(self, raw: str | bytes, env: CRMArenaEnvironment) -> tuple[dict[str, Any] | None, bool]:
-        """The answer to one ``/ws`` message, and whether the session ends."""
+    async def _ws_message(
+        self, raw: str | bytes, env: CRMArenaEnvironment, *, mcp_attached: bool = False
+    ) -> tuple[dict[str, Any] | None, bool]:
+        """The answer to one ``/ws`` message, and whether the session ends.
+
+        In a session attached to an MCP session, a reset's observation leaves out the OpenAI-format ``tools``
+        (an MCP client lists them with ``tools/list``, and OpenEnv's ``MCPToolClient`` would read an
+        observation with ``tools`` as a tool listing and lose the question).
+        """
         try:
             message = _loads(raw)
         except _BadJSON as err:
@@ -526,7 +542,10 @@ class CRMArenaApp:
                     return {"type": "error", "data": _capacity_data(err)}, False
                 except TypeError as err:
                     return _ws_error(f"reset refused: {err}", "VALIDATION_ERROR"), False
-                return {"type": "observation", "data": serialize_observation(observation)}, False
+                payload = serialize_observation(observation)
+                if mcp_attached:
+                    payload["observation"].pop("tools", None)
+                return {"type": "observation", "data": payload}, False
             if kind == "step":
                 return await self._ws_step(data, env), False
             if kind == "state":
@@ -568,6 +587,8 @@ class CRMArenaApp:
 
     def close(self) -> None:
         """Release the worker threads and the MCP sessions."""
+        if self._reap_mcp_sessions in self.hub.episodes.reap_hooks:
+            self.hub.episodes.reap_hooks.remove(self._reap_mcp_sessions)
         with self._lock:
             sessions, self.mcp_sessions = list(self.mcp_sessions.values()), {}
         for session in sessions:

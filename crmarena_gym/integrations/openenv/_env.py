@@ -169,6 +169,7 @@ class CRMArenaEnvironment(Environment[CRMArenaAction, CRMArenaObservation, CRMAr
 
     def reset(
         self,
+        /,
         seed: int | None = None,
         episode_id: str | None = None,
         task_id: int | None = None,
@@ -235,6 +236,7 @@ class CRMArenaEnvironment(Environment[CRMArenaAction, CRMArenaObservation, CRMAr
         except BaseException:
             self.hub.episodes.end(episode, "bad_reset")
             raise
+        self.hub.episodes.touch(episode)  # idle from now on, not from the start of its setup
         episode.session = session
         if self.transport == "session":
             self._episode = episode
@@ -299,6 +301,11 @@ class CRMArenaEnvironment(Environment[CRMArenaAction, CRMArenaObservation, CRMAr
     def episode_live(self) -> bool:
         """The session holds an unfinished episode."""
         return self._episode is not None and self._episode.ended is None
+
+    @property
+    def episode_ended_at(self) -> float | None:
+        """When the session's last episode ended (``time.monotonic()``), None if it is live or there was none."""
+        return None if self._episode is None else self._episode.ended_at
 
     def attach(self, episode_id: str) -> bool:
         """Over HTTP: report (in :attr:`state`) on the live HTTP episode of that id; False if there is none."""

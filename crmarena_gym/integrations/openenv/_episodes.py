@@ -59,6 +59,7 @@ class Episode:
         split: The split it was drawn from.
         session: The :class:`~crmarena_gym.chat.ChatSession` (None once ended: its memory is released).
         ended: Why it ended (one of :data:`END_REASONS`), None while live.
+        ended_at: When it ended (``time.monotonic()``), None while live.
     """
 
     def __init__(self, key: str, episode_id: str, owner: object, split: str) -> None:
@@ -68,6 +69,7 @@ class Episode:
         self.split = split
         self.session: Any = None
         self.ended: str | None = None
+        self.ended_at: float | None = None  # time.monotonic() when it ended
         self.lock = threading.Lock()
         self.last_used = time.monotonic()  # for the idle timeout only; never shown to an agent
 
@@ -132,7 +134,7 @@ class EpisodeRegistry:
         Raises:
             CapacityError: ``capacity`` episodes are live (idle ones are dropped first).
         """
-        self._ensure_reaper()
+        self.start_reaper()
         self.reap()
         key = new_id()
         episode = Episode(key, key if episode_id is None or owner == HTTP_OWNER else episode_id, owner, split)
@@ -164,7 +166,7 @@ class EpisodeRegistry:
         with self._lock:
             if episode.ended is not None:
                 return
-            episode.ended = reason
+            episode.ended, episode.ended_at = reason, time.monotonic()
             self._episodes.pop(episode.key, None)
             self.ended[reason] += 1
         if reason != "done":
@@ -173,8 +175,8 @@ class EpisodeRegistry:
     def reap(self) -> int:
         """Drop the episodes idle longer than ``idle_timeout``; returns how many."""
         cutoff = time.monotonic() - self.idle_timeout
-        with self._lock:
-            stale = [e for e in self._episodes.values() if e.last_used < cutoff]
+        with self._lock:  # an episode still being set up (no session yet) is not idle
+            stale = [e for e in self._episodes.values() if e.last_used < cutoff and e.session is not None]
         dropped = 0
         for episode in stale:
             if not episode.lock.acquire(blocking=False):
@@ -187,7 +189,8 @@ class EpisodeRegistry:
                 episode.lock.release()
         return dropped
 
-    def _ensure_reaper(self) -> None:
+    def start_reaper(self) -> None:
+        """Drop idle episodes (and run :attr:`reap_hooks`) in a background thread from now on (once)."""
         if self._reaper is not None:
             return
         with self._lock:
