@@ -3,8 +3,10 @@ and its clients."""
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Callable
@@ -236,6 +238,15 @@ class CRMArenaClient(EnvClient[CRMArenaAction, CRMArenaObservation, CRMArenaStat
         return CRMArenaState(**payload)
 
 
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """One TLS context (httpx's trust store, certifi) for every HTTP client: httpx builds one per client
+    otherwise, which takes tens of milliseconds, more than a whole episode's requests."""
+    import certifi
+
+    return ssl.create_default_context(cafile=certifi.where())
+
+
 class ServerBusyError(RuntimeError):
     """The server is at capacity (HTTP 503): its message reads as OpenEnv's client words a refused session,
     ``Server error: ... (code: CAPACITY_REACHED)``."""
@@ -256,7 +267,7 @@ class CRMArenaHTTPClient:
     """
 
     def __init__(self, base_url: str, *, timeout: float = 60.0) -> None:
-        self.http = httpx.Client(base_url=base_url.rstrip("/"), timeout=timeout)
+        self.http = httpx.Client(base_url=base_url.rstrip("/"), timeout=timeout, verify=_tls_context())
         self.episode_id: str | None = None
 
     def reset(self, **options: Any) -> StepResult[CRMArenaObservation]:
