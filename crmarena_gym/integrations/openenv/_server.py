@@ -109,14 +109,16 @@ def check_host(host: str, *, allow_remote: bool = False) -> None:
 
 
 def _listening_socket(host: str, port: int) -> socket.socket:
-    """A socket bound to ``host:port`` (port 0: a free one), with Nagle's delay off (else each HTTP answer
-    waits about 40 ms for the client's delayed acknowledgement)."""
+    """A socket listening on ``host:port`` (port 0: a free one), with Nagle's delay off (else each HTTP answer
+    waits about 40 ms for the client's delayed acknowledgement). It listens at once: a client that connects
+    while the server is still starting waits in the backlog instead of being refused."""
     family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
     sock = socket.socket(family, kind, proto)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     try:
         sock.bind(address)
+        sock.listen(2048)
     except OSError as err:
         sock.close()
         raise OSError(f"cannot listen on {host}:{port}: {err.strerror or err}") from None
