@@ -82,6 +82,15 @@ def test_openenv_validate_passes_in_the_checkout() -> None:
     assert "fail" not in statuses.values() and "error" not in statuses.values()
 
 
+def test_openenv_validate_url_passes_on_a_running_server(env_org: Path) -> None:
+    hub = CRMArenaHub(HubConfig(org=str(env_org), per_task=PER_TASK))
+    with ServerThread(hub=hub) as server:
+        command = [sys.executable, "-m", "openenv.cli", "validate", "--url", server.url]
+        result = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "FAIL" not in result.stdout, result.stdout
+
+
 @NEEDS_OPENENV_010
 def test_openenv_runtime_graders_pass_on_a_served_episode(env_org: Path, tmp_path: Path) -> None:
     from openenv.validation.graders import Subject
