@@ -1,5 +1,5 @@
 """Benchmark of the OpenEnv server: steps per second over HTTP and WebSocket against in-process steps,
-and whole sessions per second at concurrency 1, 8 and 64.
+and whole sessions per second at concurrency 1, 64 and 256, none of them refused or failed.
 
 The same oracle episodes (training instances of all nine tasks, each played to reward 1 with the task
 functions) are played
@@ -9,22 +9,29 @@ functions) are played
 * over HTTP: :class:`~crmarena_gym.integrations.openenv.CRMArenaHTTPClient`, one request per step;
 * over WebSocket: :class:`~crmarena_gym.integrations.openenv.CRMArenaClient`, one message per step;
 
-one after another, for steps per second (resets excluded) and the ratio to in process; then with 1, 8
-and 64 clients at once, for whole sessions (reset, every step, the end) per second. The server runs in
-this process, on 127.0.0.1, with uvicorn.
+one after another, for steps per second (resets excluded) and the ratio to in process; then whole sessions
+(reset, every step, the end) per second, in process one after another (the baseline) and with 1, 64 and 256
+clients at once over each transport, HTTP and WebSocket alternating at each level. A session that is refused
+(capacity), answers an error or ends below reward 1 stops the run: every figure printed is of sessions that
+all succeeded. The server runs in this process (on 127.0.0.1, with uvicorn), so the CPU seconds printed beside
+the wall-clock seconds are the clients' and the server's together; the machine's load average is printed
+before and after, since the machine may be shared.
 
-Run: ``python benchmarks/bench_openenv.py [--episodes 64] [--org PATH]``.
+Run: ``python benchmarks/bench_openenv.py [--episodes 64] [--sessions N] [--org PATH]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+
+import httpx
 
 from crmarena_gym.chat import instance_org, make_chat_env
 from crmarena_gym.datagen import generate_org
@@ -40,6 +47,7 @@ from crmarena_gym.org import LocalOrg
 from crmarena_gym.tasks import oracle_trace
 
 Episode = tuple[int, list[CRMArenaAction]]
+CONCURRENCY = (1, 64, 256)
 
 
 def oracle_episodes(hub: CRMArenaHub, n: int) -> list[Episode]:
@@ -60,6 +68,17 @@ def oracle_episodes(hub: CRMArenaHub, n: int) -> list[Episode]:
 def check(observation: Any, last: bool) -> None:
     if observation.error is not None or (last and observation.reward != 1.0):
         raise SystemExit(f"an oracle step failed: {observation.text[:300]}")
+
+
+class Clock:
+    """Wall-clock and CPU seconds of this process (clients and server) over a block."""
+
+    def __enter__(self) -> Clock:
+        self.wall, self.cpu = time.perf_counter(), time.process_time()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.wall, self.cpu = time.perf_counter() - self.wall, time.process_time() - self.cpu
 
 
 def in_process(hub: CRMArenaHub, episodes: list[Episode]) -> tuple[int, float]:
@@ -105,43 +124,57 @@ def over_ws(url: str, episodes: list[Episode]) -> tuple[int, float]:
     return asyncio.run(run())
 
 
-def http_sessions(url: str, episodes: list[Episode], concurrency: int) -> float:
+def sessions_in_process(hub: CRMArenaHub, sessions: list[Episode]) -> None:
+    for task_id, actions in sessions:
+        env = hub.make_environment()
+        env.reset(split="train", task_id=task_id, seed=0)
+        for n, action in enumerate(actions):
+            check(env.step(action), n == len(actions) - 1)
+        env.close()
+
+
+def http_sessions(url: str, sessions: list[Episode], concurrency: int) -> None:
     def play(episode: Episode) -> None:
         task_id, actions = episode
-        with CRMArenaHTTPClient(url, timeout=300) as client:
-            client.reset(split="train", task_id=task_id, seed=0)
+        with CRMArenaHTTPClient(url, timeout=600) as client:
+            check(client.reset(split="train", task_id=task_id, seed=0).observation, False)
             for n, action in enumerate(actions):
                 check(client.step(action).observation, n == len(actions) - 1)
 
-    start = time.perf_counter()
     with ThreadPoolExecutor(concurrency) as pool:
-        list(pool.map(play, episodes))
-    return len(episodes) / (time.perf_counter() - start)
+        list(pool.map(play, sessions))
 
 
-def ws_sessions(url: str, episodes: list[Episode], concurrency: int) -> float:
-    async def run() -> float:
+def ws_sessions(url: str, sessions: list[Episode], concurrency: int) -> None:
+    async def run() -> None:
         gate = asyncio.Semaphore(concurrency)
 
         async def play(episode: Episode) -> None:
             task_id, actions = episode
-            async with gate, CRMArenaClient(base_url=url, message_timeout_s=300) as client:
-                await client.reset(split="train", task_id=task_id, seed=0)
+            async with gate, CRMArenaClient(base_url=url, message_timeout_s=600) as client:
+                check((await client.reset(split="train", task_id=task_id, seed=0)).observation, False)
                 for n, action in enumerate(actions):
                     check((await client.step(action)).observation, n == len(actions) - 1)
 
-        start = time.perf_counter()
-        await asyncio.gather(*(play(e) for e in episodes))
-        return len(episodes) / (time.perf_counter() - start)
+        await asyncio.gather(*(play(e) for e in sessions))
 
-    return asyncio.run(run())
+    asyncio.run(run())
+
+
+def load() -> str:
+    one, five, _ = os.getloadavg()
+    return f"load average {one:.2f} (1 min), {five:.2f} (5 min) on {os.cpu_count()} CPUs"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--episodes", type=int, default=64, help="oracle episodes per measurement (default 64)")
+    parser.add_argument("--episodes", type=int, default=64, help="distinct oracle episodes (default 64)")
+    parser.add_argument(
+        "--sessions", type=int, help="sessions per concurrency level (default: twice the concurrency, at least 64)"
+    )
     parser.add_argument("--org", help="an org database (default: one generated at scale 0.5, seed 3)")
     args = parser.parse_args()
+    print(load())
     with tempfile.TemporaryDirectory() as tmp:
         org = args.org
         if org is None:
@@ -161,10 +194,28 @@ def main() -> None:
                 steps, spent = run(server.url, episodes)
                 rate = steps / spent
                 print(f"{name + ':':12} {rate:9.1f} steps/s  ({rate / base:.3f} x in process)")
-            for concurrency in (1, 8, 64):
-                http = http_sessions(server.url, episodes, concurrency)
-                ws = ws_sessions(server.url, episodes, concurrency)
-                print(f"concurrency {concurrency:2}: HTTP {http:7.1f} sessions/s, WebSocket {ws:7.1f} sessions/s")
+            print("whole sessions (reset, every step, reward 1), all succeeding:")
+            for concurrency in CONCURRENCY:
+                count = args.sessions or max(64, 2 * concurrency)
+                sessions = [episodes[i % len(episodes)] for i in range(count)]
+                with Clock() as baseline:
+                    sessions_in_process(hub, sessions)
+                line = [f"  concurrency {concurrency:3}, {count} sessions: in process {count / baseline.wall:6.1f}/s"]
+                for name, play in (("HTTP", http_sessions), ("WebSocket", ws_sessions)):
+                    with Clock() as clock:
+                        play(server.url, sessions, concurrency)
+                    rate = count / clock.wall
+                    line.append(
+                        f"{name} {rate:6.1f}/s ({rate * baseline.wall / count:.2f} x; "
+                        f"wall {clock.wall:5.1f} s, CPU {clock.cpu:5.1f} s)"
+                    )
+                print("; ".join(line))
+            health = httpx.get(server.url + "/health", timeout=60).json()
+            refused = {k: v for k, v in health["refused"].items() if v}
+            if refused or health["live_episodes"]:
+                raise SystemExit(f"refusals or leftover episodes: {refused}, {health['live_episodes']} live")
+            print(f"no refusals, no episode left live ({health['episodes_started']} episodes started)")
+    print(load())
 
 
 if __name__ == "__main__":

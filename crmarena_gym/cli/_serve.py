@@ -6,6 +6,16 @@ import argparse
 import sys
 
 
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}")
+    return value
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``serve-env`` subcommand."""
     parser = subparsers.add_parser(
@@ -13,8 +23,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="serve the environments to LLM trainers (OpenEnv, HTTP and WebSocket)",
         description=(
             "Serve CRMArena episodes as an OpenEnv environment (the openenv extra): POST /reset and /step, "
-            "GET /state and /schema, and a WebSocket session per connection at /ws. Listens on the loopback "
-            "address only unless --allow-remote is given (the server has no authentication)."
+            "GET /state and /schema, a WebSocket session per connection at /ws, the tools as MCP at /mcp "
+            "(tools/list, tools/call), GET /health and /metrics (Prometheus). A session's unfinished episode is "
+            "dropped when it resets or leaves, and any unfinished episode after --idle-timeout seconds without "
+            "an action. Listens on the loopback address only unless --allow-remote is given (the server has no "
+            "authentication)."
         ),
     )
     parser.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)")
@@ -30,13 +43,40 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument("--train-seed", type=int, default=1, help="the seed of the training instances (default 1)")
     parser.add_argument("--per-task", type=int, metavar="N", help="training instances per task (default 130)")
     parser.add_argument("--max-sessions", type=int, default=256, help="the most live episodes at once (default 256)")
+    parser.add_argument(
+        "--max-connections",
+        type=int,
+        metavar="N",
+        help="the most WebSocket connections and MCP sessions at once (default: twice --max-sessions)",
+    )
+    parser.add_argument(
+        "--idle-timeout",
+        type=_positive_seconds,
+        default=600.0,
+        metavar="SECONDS",
+        help="drop an unfinished episode after this long without an action (default 600)",
+    )
+    parser.add_argument(
+        "--request-timeout",
+        type=_positive_seconds,
+        default=30.0,
+        metavar="SECONDS",
+        help="the most time a request's head, and then its body, may take to arrive (default 30)",
+    )
+    parser.add_argument(
+        "--max-body-bytes",
+        type=int,
+        default=1 << 20,
+        metavar="N",
+        help="the largest request body and WebSocket message (default 1048576)",
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Serve until interrupted."""
     try:
-        from crmarena_gym.integrations.openenv import HubConfig, check_host, serve
+        from crmarena_gym.integrations.openenv import HubConfig, ServerLimits, check_host, serve
     except ImportError as err:
         print(f"crmarena-gym serve-env: {err}", file=sys.stderr)
         return 2
@@ -49,6 +89,12 @@ def run(args: argparse.Namespace) -> int:
             train_seed=args.train_seed,
             per_task=args.per_task,
             max_sessions=args.max_sessions,
+            session_timeout=args.idle_timeout,
+        )
+        limits = ServerLimits(
+            max_body_bytes=args.max_body_bytes,
+            request_timeout=args.request_timeout,
+            max_connections=args.max_connections,
         )
     except ValueError as err:
         print(f"crmarena-gym serve-env: {err}", file=sys.stderr)
@@ -58,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"serving CRMArena (OpenEnv) on {url} (WebSocket at /ws); Ctrl-C stops it", flush=True)
 
     try:
-        serve(config, host=args.host, port=args.port, allow_remote=args.allow_remote, announce=announce)
+        serve(config, host=args.host, port=args.port, allow_remote=args.allow_remote, limits=limits, announce=announce)
     except OSError as err:
         print(f"crmarena-gym serve-env: {err}", file=sys.stderr)
         return 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,13 @@ def oracle_calls(org: LocalOrg, instance: TaskInstance) -> list[tuple[str, dict[
     home = LocalOrg(instance_org(instance, org.path))  # a sibling org's instance is solved on that org
     trace = oracle_trace(instance, home.with_today(info["today"]))
     return [(call.name, dict(call.arguments)) for call in trace.actions]
+
+
+def default_signals() -> None:
+    """``preexec_fn`` for a server child process: SIGINT and SIGTERM as by default, whatever this process
+    inherited (a CI job run in the background may ignore SIGINT, and a child would inherit that)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 @pytest.fixture(scope="session")

@@ -29,7 +29,7 @@ from crmarena_gym.integrations.openenv import (  # noqa: E402
     check_host,
 )
 from crmarena_gym.org import LocalOrg  # noqa: E402
-from tests.integrations.conftest import PER_TASK, oracle_calls  # noqa: E402
+from tests.integrations.conftest import PER_TASK, default_signals, oracle_calls  # noqa: E402
 
 SESSIONS = 64
 
@@ -172,6 +172,10 @@ def test_bad_input_gets_clear_errors_and_the_server_survives(server: ServerThrea
 
 
 def test_a_client_leaving_mid_episode_leaves_no_session(server: ServerThread, hub: CRMArenaHub) -> None:
+    deadline = time.monotonic() + 10
+    while server.app.connections:  # the sessions of earlier tests are closed (their episodes dropped)
+        assert time.monotonic() < deadline, "earlier WebSocket sessions stayed open"
+        time.sleep(0.02)
     before = hub.live_episodes
 
     async def leave() -> None:
@@ -210,7 +214,12 @@ def test_the_serve_env_command_serves_an_episode(env_org: Path) -> None:
     entry = "import sys; from crmarena_gym.cli import main; sys.exit(main(sys.argv[1:]))"
     command = [sys.executable, "-c", entry, "serve-env", "--port", "0", "--org", str(env_org)]
     process = subprocess.Popen(
-        [*command, "--per-task", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ)
+        [*command, "--per-task", "2"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ),
+        preexec_fn=default_signals,
     )
     try:
         line = process.stdout.readline()  # type: ignore[union-attr]

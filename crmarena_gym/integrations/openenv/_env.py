@@ -1,14 +1,15 @@
 """The OpenEnv environment: CRMArena episodes as chat sessions, over HTTP and WebSocket.
 
 One :class:`CRMArenaHub` per server holds the shared read-only org, the instances of each split (made
-once) and the live episodes; the server's factory makes one light :class:`CRMArenaEnvironment` per
-WebSocket connection (and per stateless HTTP request), each episode a
-:class:`~crmarena_gym.chat.ChatSession` of its own.
+once) and the live episodes (:class:`~crmarena_gym.integrations.openenv._episodes.EpisodeRegistry`); the
+server makes one light :class:`CRMArenaEnvironment` per session (a WebSocket connection, an MCP session)
+and per stateless HTTP request, each episode a :class:`~crmarena_gym.chat.ChatSession` of its own.
 
-Over WebSocket (OpenEnv's ``EnvClient``) a connection is a session: reset and step as often as wanted;
-its episodes are dropped when the connection closes. OpenEnv's HTTP endpoints make a fresh environment
-per request, so an HTTP episode is addressed by the ``episode_id`` that reset returns (send it with
-every step); it is dropped after its last step, or after ``session_timeout`` idle seconds.
+A session (``transport="session"``) holds one episode at a time and only its own: a reset drops the
+episode it had, closing the session drops it too, and an ``episode_id`` it did not start is unknown to
+it. Over stateless HTTP (``transport="http"``) an episode is addressed by the ``episode_id`` its reset
+returned, an unguessable token the server chooses: send it with every step. Every unfinished episode is
+dropped after ``session_timeout`` idle seconds, and one that is played out is dropped at once.
 
 Nothing a client sends can crash the server: malformed actions are refused by the models' validation
 (HTTP 422, a WebSocket error message), and bad tool names, bad arguments, unknown episodes, steps after
@@ -17,9 +18,7 @@ the end and bad reset options come back as observations whose ``error`` says wha
 
 from __future__ import annotations
 
-import itertools
 import threading
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,13 +37,15 @@ from crmarena_gym.chat import (
     make_chat_env,
     run_metadata,
 )
-from crmarena_gym.integrations.openenv._models import CRMArenaAction, CRMArenaObservation, CRMArenaState
+from crmarena_gym.integrations.openenv._episodes import HTTP_OWNER, Episode, EpisodeRegistry
+from crmarena_gym.integrations.openenv._models import CRMArenaAction, CRMArenaObservation, CRMArenaState, ToolCall
 from crmarena_gym.org import LocalOrg, default_org_path
 from crmarena_gym.tasks import TaskInstance, get_task_spec
 
 __all__ = ["CRMArenaEnvironment", "CRMArenaHub", "HubConfig"]
 
 _RESET_OPTIONS = ("seed", "episode_id", "task_id", "split", "task")
+TRANSPORTS = ("session", "http")
 
 
 @dataclass(frozen=True)
@@ -57,8 +58,8 @@ class HubConfig:
         framework: ``"fc"`` (tool calls), ``"act"`` or ``"react"`` (text replies): the system prompt's flavour.
         train_seed: The seed of the training instances (never the test set's, 0).
         per_task: Training instances per task (default 130); the test split is always the whole test set.
-        max_sessions: The most live episodes (and WebSocket connections) at once.
-        session_timeout: Seconds an HTTP episode may stay idle before it is dropped.
+        max_sessions: The most live episodes at once (a reset past it is refused with a capacity error).
+        session_timeout: Seconds an unfinished episode may stay idle (no action) before it is dropped.
         match: ``"strict"`` or ``"lenient"`` answer matching.
         shaping: Optional penalties (:class:`~crmarena_gym.chat.Shaping`); ``/metadata`` says which.
     """
@@ -84,16 +85,6 @@ class HubConfig:
             raise ValueError(f"session_timeout must be positive, got {self.session_timeout!r}")
 
 
-class _Episode:
-    """A live episode: its chat session, the split it was drawn from, and a lock for its steps."""
-
-    def __init__(self, session: ChatSession, split: str) -> None:
-        self.session = session
-        self.split = split
-        self.lock = threading.Lock()
-        self.last_used = time.monotonic()  # for the idle timeout only; never shown to an agent
-
-
 class CRMArenaHub:
     """The state a server shares between its sessions: the org, the splits' instances, the live episodes.
 
@@ -115,13 +106,13 @@ class CRMArenaHub:
         self.config = config or HubConfig()
         self.org = LocalOrg(self.config.org or default_org_path())
         self._instances: dict[tuple[str, str | None], list[TaskInstance]] = {}
-        self._episodes: dict[str, _Episode] = {}
         self._lock = threading.Lock()
-        self._ids = itertools.count(1)
+        self._tools: list[dict[str, Any]] | None = None
+        self.episodes = EpisodeRegistry(self.config.max_sessions, self.config.session_timeout)
 
-    def make_environment(self) -> CRMArenaEnvironment:
-        """A new environment over this hub (the server's factory)."""
-        return CRMArenaEnvironment(self)
+    def make_environment(self, transport: str = "session") -> CRMArenaEnvironment:
+        """A new environment over this hub: a session's (the default), or a stateless HTTP request's."""
+        return CRMArenaEnvironment(self, transport=transport)
 
     def instances(self, split: str, task: str | None) -> list[TaskInstance]:
         """The instances of a split (of one task, or all), made once per hub."""
@@ -140,45 +131,23 @@ class CRMArenaHub:
                 self._instances[key] = cached
         return cached
 
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        """The tool schemas an episode starts with (OpenAI format; the same for every instance of a toolset)."""
+        if self._tools is None:
+            instance = self.instances("test", None)[:1]
+            env = make_chat_env(self.org, instances=instance, toolset=self.config.toolset, match=self.config.match)
+            self._tools = ChatSession(env, self.config.framework).reset(seed=0).tools  # type: ignore[arg-type]
+            env.close()
+        return [dict(t) for t in self._tools]
+
     @property
     def live_episodes(self) -> int:
-        """Episodes held now."""
-        with self._lock:
-            return len(self._episodes)
+        """Episodes live now."""
+        return self.episodes.live
 
-    def open(self, episode: _Episode, episode_id: str | None) -> str:
-        """Hold an episode under ``episode_id`` (replacing one of that id) or a new id; returns the id.
-
-        Raises:
-            RuntimeError: The server holds ``max_sessions`` episodes (idle HTTP ones are dropped first).
-        """
-        now = time.monotonic()
-        with self._lock:
-            stale = [k for k, e in self._episodes.items() if now - e.last_used > self.config.session_timeout]
-            for key in stale:
-                del self._episodes[key]
-            if episode_id not in self._episodes and len(self._episodes) >= self.config.max_sessions:
-                raise RuntimeError(
-                    f"the server holds its maximum of {self.config.max_sessions} live episodes: finish or close one "
-                    "(or start the server with a larger --max-sessions)"
-                )
-            episode_id = episode_id or f"episode-{next(self._ids)}"
-            self._episodes[episode_id] = episode
-        return episode_id
-
-    def get(self, episode_id: str) -> _Episode | None:
-        """The live episode of that id, or None."""
-        with self._lock:
-            episode = self._episodes.get(episode_id)
-        if episode is not None:
-            episode.last_used = time.monotonic()
-        return episode
-
-    def drop(self, episode_id: str, episode: _Episode | None = None) -> None:
-        """Forget an episode (only if it is still ``episode``, when given)."""
-        with self._lock:
-            if episode is None or self._episodes.get(episode_id) is episode:
-                self._episodes.pop(episode_id, None)
+    def close(self) -> None:
+        """Stop dropping idle episodes in the background (the hub stays usable)."""
+        self.episodes.stop()
 
 
 class CRMArenaEnvironment(Environment[CRMArenaAction, CRMArenaObservation, CRMArenaState]):
@@ -186,22 +155,25 @@ class CRMArenaEnvironment(Environment[CRMArenaAction, CRMArenaObservation, CRMAr
 
     Args:
         hub: The server's shared state (one per server; :meth:`CRMArenaHub.make_environment` makes these).
+        transport: ``"session"`` (the default: it owns its one episode, which a reset or :meth:`close`
+            drops) or ``"http"`` (a stateless request's: it acts in the HTTP episode its action names).
     """
 
     SUPPORTS_CONCURRENT_SESSIONS = True
 
-    def __init__(self, hub: CRMArenaHub) -> None:
+    def __init__(self, hub: CRMArenaHub, transport: str = "session") -> None:
         super().__init__()
+        if transport not in TRANSPORTS:
+            raise ValueError(f"transport must be one of {', '.join(TRANSPORTS)}, got {transport!r}")
         self.hub = hub
-        self._episode_id: str | None = None
-        self._episode: _Episode | None = None
-        self._owned: list[str] = []
-        self._calls = 0
+        self.transport = transport
+        self._episode: Episode | None = None
 
     # -- OpenEnv's interface ---------------------------------------------------------------------
 
     def reset(
         self,
+        /,
         seed: int | None = None,
         episode_id: str | None = None,
         task_id: int | None = None,
@@ -211,25 +183,47 @@ class CRMArenaEnvironment(Environment[CRMArenaAction, CRMArenaObservation, CRMAr
     ) -> CRMArenaObservation:
         """Start an episode.
 
+        A session's unfinished episode is dropped first.
+
         Args:
             seed: Draws the instance (the same seed, split and task give the same instance).
-            episode_id: The id to hold the episode under (default: a new one, returned in the observation).
+            episode_id: A session's label for the episode (default: a new unguessable id). Over HTTP the
+                server names the episode: the id returned is the only handle on it.
             task_id: The instance's ``idx`` in the split (instead of a drawn one).
             split: ``"train"`` (the default: fresh training instances, never a test question) or ``"test"``.
             task: One task's abbreviation or name (default: all nine).
+
+        Raises:
+            CapacityError: The server holds ``max_sessions`` live episodes.
         """
-        self._calls += 1
+        if self._episode is not None:
+            self.hub.episodes.end(self._episode, "reset")
+            self._episode = None
         split = split or "train"
         try:
             if options:
                 raise ValueError(
                     f"unknown reset option(s) {sorted(options)}; the options are {', '.join(_RESET_OPTIONS)}"
                 )
+            if episode_id is not None and self.transport == "http":
+                raise ValueError(
+                    "over HTTP the server names the episode (an unguessable id, returned in the observation): "
+                    "send no episode_id"
+                )
+            if episode_id is not None and (not isinstance(episode_id, str) or not 0 < len(episode_id) <= 255):
+                raise ValueError(f"episode_id must be a string of 1 to 255 characters, got {episode_id!r}")
             if split not in SPLITS:
                 raise ValueError(f"split must be one of {', '.join(SPLITS)}, got {split!r}")
             abbrev = get_task_spec(task).abbrev if task else None
             if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or seed < 0):
                 raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+            if task_id is not None and (not isinstance(task_id, int) or isinstance(task_id, bool)):
+                raise ValueError(f"task_id must be an integer, got {task_id!r}")
+        except (ValueError, TypeError, KeyError) as err:
+            return _error_observation("BAD_RESET", f"reset refused: {err}", episode_id)
+        owner = HTTP_OWNER if self.transport == "http" else self
+        episode = self.hub.episodes.open(owner, split, episode_id)  # refused at capacity, before any work
+        try:
             instances = self.hub.instances(split, abbrev)
             env = make_chat_env(
                 self.hub.org,
@@ -241,18 +235,19 @@ class CRMArenaEnvironment(Environment[CRMArenaAction, CRMArenaObservation, CRMAr
             session = ChatSession(env, self.hub.config.framework, shaping=self.hub.config.shaping)  # type: ignore[arg-type]
             start = session.reset(seed=seed, task_id=task_id)
         except (ValueError, TypeError, KeyError) as err:
+            self.hub.episodes.end(episode, "bad_reset")
             return _error_observation("BAD_RESET", f"reset refused: {err}", episode_id)
-        episode = _Episode(session, split)
-        try:
-            episode_id = self.hub.open(episode, episode_id)
-        except RuntimeError as err:
-            return _error_observation("SERVER_BUSY", str(err), episode_id)
-        self._episode_id, self._episode = episode_id, episode
-        self._owned.append(episode_id)
+        except BaseException:
+            self.hub.episodes.end(episode, "bad_reset")
+            raise
+        self.hub.episodes.touch(episode)  # idle from now on, not from the start of its setup
+        episode.session = session
+        if self.transport == "session":
+            self._episode = episode
         return CRMArenaObservation(
             text=start.observation,
             message=dict(start.messages[-1]),
-            episode_id=episode_id,
+            episode_id=episode.episode_id,
             task=start.task,
             task_id=start.task_id,
             split=split,
@@ -264,46 +259,98 @@ class CRMArenaEnvironment(Environment[CRMArenaAction, CRMArenaObservation, CRMAr
         )
 
     def step(self, action: CRMArenaAction, episode_id: str | None = None, **_: Any) -> CRMArenaObservation:  # type: ignore[override]
-        """Carry out a tool call or a text reply in this session's episode (or the one named by ``episode_id``)."""
-        self._calls += 1
+        """Carry out a tool call or a text reply in this session's episode (over HTTP: the one named by
+        ``episode_id``, in the action or beside it)."""
         episode_id = action.episode_id or episode_id
-        if episode_id is None:  # this session's own episode (a WebSocket session)
-            episode_id, episode = self._episode_id, self._episode
-            if episode_id is None or episode is None:
-                return _error_observation("NO_EPISODE", "no episode: reset() first (over HTTP, send its episode_id)")
-        else:
-            episode = self.hub.get(episode_id)
+        episode = self._find(episode_id)
         if episode is None:
+            if episode_id is None:
+                return _error_observation("NO_EPISODE", "no episode: reset() first (over HTTP, send its episode_id)")
             return _error_observation(
                 "NO_EPISODE",
                 f"no live episode {episode_id!r}: it ended, timed out or never existed; reset()",
                 episode_id,
             )
+        episode_id = episode.episode_id
         with episode.lock:
             session = episode.session
+            if episode.ended == "idle" or session is None:
+                timeout = self.hub.config.session_timeout
+                return _error_observation(
+                    "NO_EPISODE", f"the episode was dropped after {timeout:g} s without an action; reset()", episode_id
+                )
             if session.done:
                 return _error_observation("EPISODE_OVER", "the episode is over: reset() to start another", episode_id)
+            self.hub.episodes.touch(episode)
             before = len(session.messages)
             steps = session.reply(action.reply())
             added = [dict(m) for m in session.messages[before + 1 :]]  # after the reply's own message
-        if steps[-1].done:
-            self.hub.drop(episode_id, episode)
+            if steps[-1].done:
+                self.hub.episodes.end(episode, "done")
         return _step_observation(steps, added, episode_id, session, episode.split)
+
+    def _find(self, episode_id: str | None) -> Episode | None:
+        """The episode an action is for: a session's own (if ``episode_id`` names it or is None), or over HTTP
+        the live HTTP episode of that id. Another session's episode is never found."""
+        if self.transport == "http":
+            return None if episode_id is None else self.hub.episodes.lookup(episode_id, HTTP_OWNER)
+        episode = self._episode
+        if episode is None or (episode_id is not None and episode_id != episode.episode_id):
+            return None
+        return episode
+
+    @property
+    def episode_live(self) -> bool:
+        """The session holds an unfinished episode."""
+        return self._episode is not None and self._episode.ended is None
+
+    @property
+    def episode_ended_at(self) -> float | None:
+        """When the session's last episode ended (``time.monotonic()``), None if it is live or there was none."""
+        return None if self._episode is None else self._episode.ended_at
+
+    def attach(self, episode_id: str) -> bool:
+        """Over HTTP: report (in :attr:`state`) on the live HTTP episode of that id; False if there is none."""
+        self._episode = self._find(episode_id)
+        return self._episode is not None
+
+    def list_tools(self) -> list[dict[str, Any]]:
+        """The tools as MCP describes them (``name``, ``description``, ``inputSchema``): the same functions,
+        with the same schemas, as the typed action's tool calls."""
+        tools = []
+        for schema in self.hub.tool_schemas():
+            function = schema.get("function", schema)
+            parameters = function.get("parameters") or {"type": "object", "properties": {}}
+            tools.append(
+                {"name": function["name"], "description": function.get("description", ""), "inputSchema": parameters}
+            )
+        return tools
+
+    def call_tool(
+        self, name: str, arguments: dict[str, Any] | str | None = None, episode_id: str | None = None
+    ) -> CRMArenaObservation:
+        """An MCP tool call: the same as :meth:`step` with a ``tool_call`` action (one turn, the same observation).
+
+        Raises:
+            pydantic.ValidationError: ``name`` or ``arguments`` cannot make a tool call.
+        """
+        call = ToolCall(name=name, arguments={} if arguments is None else arguments)
+        return self.step(CRMArenaAction(tool_call=call), episode_id)
 
     @property
     def state(self) -> CRMArenaState:
         """The state of this session's latest episode."""
         episode = self._episode
-        if episode is None:
+        session = None if episode is None else episode.session
+        if session is None:
             return CRMArenaState(
-                episode_id=self._episode_id,
+                episode_id=None if episode is None else episode.episode_id,
                 framework=self.hub.config.framework,
                 toolset=self.hub.config.toolset,
             )
-        session = episode.session
         start = session.env.unwrapped.instance  # type: ignore[attr-defined]
         return CRMArenaState(
-            episode_id=self._episode_id,
+            episode_id=episode.episode_id,
             step_count=session.turns,
             task=start.abbrev if start else None,
             task_id=start.idx if start else None,
@@ -338,14 +385,11 @@ class CRMArenaEnvironment(Environment[CRMArenaAction, CRMArenaObservation, CRMAr
         )
 
     def close(self) -> None:
-        """Drop this session's episodes when it is a WebSocket session (it has served more than one call).
-
-        A stateless HTTP request's environment serves one call: its episode lives on for the next request.
-        """
-        if self._calls > 1:
-            for episode_id in self._owned:
-                self.hub.drop(episode_id)
-        self._owned, self._episode = [], None
+        """End the session: its unfinished episode is dropped. (A stateless HTTP request's environment
+        leaves its episode to the next request.)"""
+        if self.transport == "session" and self._episode is not None:
+            self.hub.episodes.end(self._episode, "closed")
+        self._episode = None
 
 
 def _error_observation(code: str, message: str, episode_id: str | None = None) -> CRMArenaObservation:

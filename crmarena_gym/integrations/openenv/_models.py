@@ -86,8 +86,8 @@ class CRMArenaObservation(Observation):
         turn: Turns used so far.
         truncated: The turn budget ran out.
         error: What went wrong, when it did: an environment code (``FORMAT_ERROR``, ``FUNCTION_ERROR``,
-            ``MALFORMED_QUERY`` ...) or a session code (``NO_EPISODE``, ``EPISODE_OVER``, ``BAD_RESET``,
-            ``SERVER_BUSY``); the message is in ``text``.
+            ``MALFORMED_QUERY`` ...) or a session code (``NO_EPISODE``, ``EPISODE_OVER``, ``BAD_RESET``); the
+            message is in ``text``. (A server at capacity refuses the reset itself: ``CAPACITY_REACHED``.)
         system_prompt: At reset, the system prompt (the one the litellm policy is evaluated with).
         tools: At reset, the tool schemas (OpenAI format).
         messages: At reset, the conversation to start from: the system prompt and the question; after a

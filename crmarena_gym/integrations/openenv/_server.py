@@ -1,9 +1,12 @@
-"""The OpenEnv server (OpenEnv's ``create_app``, served by uvicorn) and its clients."""
+"""The OpenEnv server (served by uvicorn, with :mod:`._app`'s sessions in front of OpenEnv's ``create_app``)
+and its clients."""
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Callable
@@ -14,53 +17,70 @@ from openenv.core import EnvClient
 from openenv.core.client_types import StepResult
 from openenv.core.env_server.http_server import create_app
 
+from crmarena_gym.integrations.openenv._app import CRMArenaApp, ServerLimits
 from crmarena_gym.integrations.openenv._env import CRMArenaHub, HubConfig
+from crmarena_gym.integrations.openenv._limits import guarded_protocol
 from crmarena_gym.integrations.openenv._models import CRMArenaAction, CRMArenaObservation, CRMArenaState
 
-__all__ = ["CRMArenaClient", "CRMArenaHTTPClient", "ServerThread", "check_host", "make_app", "serve"]
+__all__ = [
+    "CRMArenaClient",
+    "CRMArenaHTTPClient",
+    "ServerBusyError",
+    "ServerThread",
+    "check_host",
+    "make_app",
+    "serve",
+    "uvicorn_config",
+]
 
 
-class _QuietDisconnects:
-    """ASGI middleware: a WebSocket client that leaves first is not an error.
+def make_app(
+    config: HubConfig | None = None, *, hub: CRMArenaHub | None = None, limits: ServerLimits | None = None
+) -> CRMArenaApp:
+    """The ASGI app: OpenEnv's ``/reset``, ``/step``, ``/state``, ``/ws`` and ``/mcp`` with owned sessions,
+    ``/health`` and ``/metrics``, and OpenEnv's ``/schema``, ``/metadata``, ``/docs`` ...
 
-    OpenEnv's ``/ws`` endpoint ends a session by sending a close frame (after its cleanup has run); when the
-    client has already gone, the ASGI server raises on that send and logs a traceback for every session.
-    """
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "websocket":
-            await self.app(scope, receive, send)
-            return
-        from starlette.websockets import WebSocketDisconnect
-
-        try:
-            await self.app(scope, receive, send)
-        except (WebSocketDisconnect, OSError, RuntimeError) as err:
-            if isinstance(err, RuntimeError) and "close message has been sent" not in str(err):
-                raise
-
-
-def make_app(config: HubConfig | None = None, *, hub: CRMArenaHub | None = None) -> Any:
-    """The FastAPI app: OpenEnv's ``/reset``, ``/step``, ``/state``, ``/schema``, ``/health`` and ``/ws``.
+    Serve it with :func:`uvicorn_config` (which adds the request-head deadline), :func:`serve` or
+    :class:`ServerThread`.
 
     Args:
         config: What to serve (default: the embedded org, the functions toolset, function calling).
         hub: A hub to serve (instead of one made from ``config``).
+        limits: What the server accepts (body size, timeouts, connections).
     """
     hub = hub or CRMArenaHub(config)
-    app = create_app(
+    fallback = create_app(
         hub.make_environment,
         CRMArenaAction,
         CRMArenaObservation,
         env_name="crmarena",
         max_concurrent_envs=hub.config.max_sessions,
     )
-    app.add_middleware(_QuietDisconnects)
-    app.state.crmarena_hub = hub
-    return app
+    return CRMArenaApp(hub, limits or ServerLimits(), fallback)
+
+
+def uvicorn_config(app: CRMArenaApp, **options: Any) -> Any:
+    """A ``uvicorn.Config`` for the app: its limits on request heads, bodies and WebSocket messages.
+
+    Args:
+        app: The app (:func:`make_app`).
+        **options: More ``uvicorn.Config`` arguments.
+    """
+    import uvicorn
+
+    limits = app.limits
+    settings: dict[str, Any] = {
+        "log_level": "warning",
+        "http": guarded_protocol(limits.request_timeout),
+        "ws_max_size": limits.max_body_bytes,
+        # A vanished WebSocket peer is noticed within a minute (its session and episode are then dropped).
+        "ws_ping_interval": 20.0,
+        "ws_ping_timeout": 20.0,
+        "timeout_keep_alive": 5,
+        "timeout_graceful_shutdown": 5,
+    }
+    settings.update(options)
+    return uvicorn.Config(app, **settings)
 
 
 def check_host(host: str, *, allow_remote: bool = False) -> None:
@@ -89,14 +109,16 @@ def check_host(host: str, *, allow_remote: bool = False) -> None:
 
 
 def _listening_socket(host: str, port: int) -> socket.socket:
-    """A socket bound to ``host:port`` (port 0: a free one), with Nagle's delay off (else each HTTP answer
-    waits about 40 ms for the client's delayed acknowledgement)."""
+    """A socket listening on ``host:port`` (port 0: a free one), with Nagle's delay off (else each HTTP answer
+    waits about 40 ms for the client's delayed acknowledgement). It listens at once: a client that connects
+    while the server is still starting waits in the backlog instead of being refused."""
     family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
     sock = socket.socket(family, kind, proto)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     try:
         sock.bind(address)
+        sock.listen(2048)
     except OSError as err:
         sock.close()
         raise OSError(f"cannot listen on {host}:{port}: {err.strerror or err}") from None
@@ -114,6 +136,7 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8000,
     allow_remote: bool = False,
+    limits: ServerLimits | None = None,
     announce: Callable[[str], None] | None = None,
 ) -> None:
     """Serve the environment with uvicorn until interrupted (loopback only unless ``allow_remote``).
@@ -123,20 +146,23 @@ def serve(
         host: The address to listen on.
         port: The port (0: a free one).
         allow_remote: Allow an address other machines can reach.
+        limits: What the server accepts.
         announce: Called with the server's URL once the socket is bound (before serving).
     """
     import uvicorn
 
     check_host(host, allow_remote=allow_remote)
-    app = make_app(config)
+    app = make_app(config, limits=limits)
     sock = _listening_socket(host, port)
     if announce is not None:
         announce(_url(sock))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", ws_max_size=100 * 2**20))
+    server = uvicorn.Server(uvicorn_config(app))
     try:
         server.run(sockets=[sock])
     finally:
         sock.close()
+        app.close()
+        app.hub.close()
 
 
 class ServerThread:
@@ -147,20 +173,24 @@ class ServerThread:
     Args:
         config: What to serve.
         hub: A hub to serve (instead of one made from ``config``).
+        limits: What the server accepts.
 
     Attributes:
         url: The server's address, ``http://127.0.0.1:PORT``.
         hub: The served hub.
+        app: The served app (its :meth:`~CRMArenaApp.snapshot` is what ``/health`` reports).
     """
 
-    def __init__(self, config: HubConfig | None = None, *, hub: CRMArenaHub | None = None) -> None:
+    def __init__(
+        self, config: HubConfig | None = None, *, hub: CRMArenaHub | None = None, limits: ServerLimits | None = None
+    ) -> None:
         import uvicorn
 
         self.hub = hub or CRMArenaHub(config)
         self._sock = _listening_socket("127.0.0.1", 0)
         self.url = _url(self._sock)
-        settings = uvicorn.Config(make_app(hub=self.hub), log_level="warning", ws_max_size=100 * 2**20)
-        self._server = uvicorn.Server(settings)
+        self.app = make_app(hub=self.hub, limits=limits)
+        self._server = uvicorn.Server(uvicorn_config(self.app))
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._sock]}, daemon=True)
 
     def __enter__(self) -> ServerThread:
@@ -176,6 +206,7 @@ class ServerThread:
         self._server.should_exit = True
         self._thread.join(timeout=30)
         self._sock.close()
+        self.app.close()
 
 
 def _result(payload: dict[str, Any]) -> StepResult[CRMArenaObservation]:
@@ -209,6 +240,20 @@ class CRMArenaClient(EnvClient[CRMArenaAction, CRMArenaObservation, CRMArenaStat
         return CRMArenaState(**payload)
 
 
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """One TLS context (httpx's trust store, certifi) for every HTTP client: httpx builds one per client
+    otherwise, which takes tens of milliseconds, more than a whole episode's requests."""
+    import certifi
+
+    return ssl.create_default_context(cafile=certifi.where())
+
+
+class ServerBusyError(RuntimeError):
+    """The server is at capacity (HTTP 503): its message reads as OpenEnv's client words a refused session,
+    ``Server error: ... (code: CAPACITY_REACHED)``."""
+
+
 class CRMArenaHTTPClient:
     """A blocking client over OpenEnv's stateless HTTP endpoints; it sends the episode's id with each step.
 
@@ -224,7 +269,7 @@ class CRMArenaHTTPClient:
     """
 
     def __init__(self, base_url: str, *, timeout: float = 60.0) -> None:
-        self.http = httpx.Client(base_url=base_url.rstrip("/"), timeout=timeout)
+        self.http = httpx.Client(base_url=base_url.rstrip("/"), timeout=timeout, verify=_tls_context())
         self.episode_id: str | None = None
 
     def reset(self, **options: Any) -> StepResult[CRMArenaObservation]:
@@ -244,6 +289,9 @@ class CRMArenaHTTPClient:
         response = self.http.post(path, json=body)
         if response.status_code == 422:
             raise ValueError(f"the server refused the request to {path}: {response.json().get('detail')}")
+        if response.status_code == 503:
+            detail = response.json().get("detail", {})
+            raise ServerBusyError(f"Server error: {detail.get('message')} (code: {detail.get('code')})")
         response.raise_for_status()
         return response.json()
 

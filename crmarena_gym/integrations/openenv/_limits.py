@@ -1,0 +1,150 @@
+"""What a server refuses to wait for or to hold: slow request heads, large or slow bodies.
+
+uvicorn waits forever for a request head that never completes (a slowloris client sends a header byte
+now and then) and reads any body it is sent. :class:`GuardedH11Protocol` closes a connection whose
+request head has not arrived within ``request_timeout`` seconds of its first byte (or of the connection),
+and :class:`BodyGuard` answers 413 to a body larger than ``max_body_bytes`` (before reading it when the
+length is declared) and 408 to one that does not arrive within ``request_timeout``. A refused request
+never reaches the application.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+__all__ = ["BodyGuard", "GuardedH11Protocol", "guarded_protocol"]
+
+_TIMEOUT_TEXT = b"the request head did not arrive in time\n"
+_TIMEOUT_RESPONSE = (
+    b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\nconnection: close\r\n"
+    b"content-length: " + str(len(_TIMEOUT_TEXT)).encode() + b"\r\n\r\n" + _TIMEOUT_TEXT
+)
+
+
+class GuardedH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol with a deadline on each request head (a subclass per server sets it)."""
+
+    request_timeout: float = 30.0
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._head_timer: asyncio.TimerHandle | None = None
+        self._arm()
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self.transport.get_protocol() is not self or self.conn.their_state is not h11.IDLE:
+            self._disarm()  # a complete head (or a WebSocket upgrade): the application has it now
+        elif self._head_timer is None:
+            self._arm()  # part of a new request head: it must complete in time
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def _arm(self) -> None:
+        self._head_timer = self.loop.call_later(self.request_timeout, self._head_timed_out)
+
+    def _disarm(self) -> None:
+        if getattr(self, "_head_timer", None) is not None:
+            self._head_timer.cancel()  # type: ignore[union-attr]
+            self._head_timer = None
+
+    def _head_timed_out(self) -> None:
+        self._head_timer = None
+        if self.transport.is_closing() or self.transport.get_protocol() is not self:
+            return
+        if self.conn.their_state is h11.IDLE and (self.cycle is None or self.cycle.response_complete):
+            self.transport.write(_TIMEOUT_RESPONSE)
+            self.transport.close()
+
+
+def guarded_protocol(request_timeout: float) -> type[GuardedH11Protocol]:
+    """A :class:`GuardedH11Protocol` subclass with this deadline (uvicorn's ``http=`` takes a class)."""
+    if not request_timeout > 0:
+        raise ValueError(f"request_timeout must be positive, got {request_timeout!r}")
+    return type("GuardedH11Protocol", (GuardedH11Protocol,), {"request_timeout": float(request_timeout)})
+
+
+class BodyGuard:
+    """ASGI middleware: a request body larger than ``max_body_bytes`` gets 413, one slower than
+    ``request_timeout`` gets 408; the application then sees the client leave and its answer is dropped.
+
+    Args:
+        app: The ASGI application.
+        max_body_bytes: The largest body accepted.
+        request_timeout: Seconds for the whole body to arrive (from the request's start).
+    """
+
+    def __init__(self, app: Any, max_body_bytes: int, request_timeout: float) -> None:
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+        self.request_timeout = request_timeout
+        self.refused: dict[str, int] = {"body_too_large": 0, "body_too_slow": 0}
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None and (not declared.strip().isdigit() or int(declared) > self.max_body_bytes):
+            self.refused["body_too_large"] += 1
+            await _answer(
+                send,
+                413,
+                f"the request body is {declared.decode(errors='replace')} bytes; at most "
+                f"{self.max_body_bytes} are accepted",
+            )
+            return
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.request_timeout
+        state = {"size": 0, "complete": False, "answered": False, "started": False}
+
+        async def refuse(reason: str, status: int, detail: str) -> dict[str, Any]:
+            if not state["answered"]:
+                state["answered"] = True
+                self.refused[reason] += 1
+                if not state["started"]:
+                    await _answer(send, status, detail)
+            return {"type": "http.disconnect"}
+
+        async def guarded_receive() -> dict[str, Any]:
+            if state["answered"]:
+                return {"type": "http.disconnect"}
+            if state["complete"]:
+                return await receive()
+            try:
+                message = await asyncio.wait_for(receive(), max(deadline - loop.time(), 0.0))
+            except TimeoutError:
+                return await refuse(
+                    "body_too_slow", 408, f"the request body did not arrive within {self.request_timeout:g} s"
+                )
+            if message["type"] == "http.request":
+                state["size"] += len(message.get("body", b""))
+                if state["size"] > self.max_body_bytes:
+                    return await refuse("body_too_large", 413, f"the request body exceeds {self.max_body_bytes} bytes")
+                if not message.get("more_body", False):
+                    state["complete"] = True
+            return message
+
+        async def guarded_send(message: dict[str, Any]) -> None:
+            if state["answered"]:
+                return
+            if message["type"] == "http.response.start":
+                state["started"] = True
+            await send(message)
+
+        await self.app(scope, guarded_receive, guarded_send)
+
+
+async def _answer(send: Any, status: int, detail: str) -> None:
+    body = json.dumps({"detail": detail}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    headers.append((b"connection", b"close"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

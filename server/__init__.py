@@ -1,0 +1,1 @@
+"""CRMArena's OpenEnv server entry point (see :mod:`server.app`)."""
