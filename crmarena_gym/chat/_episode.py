@@ -110,8 +110,8 @@ def _arguments(arguments: Any) -> tuple[Any, str]:
     if isinstance(arguments, str):
         try:
             parsed = json.loads(arguments)
-        except (json.JSONDecodeError, RecursionError):
-            return arguments, arguments  # not JSON: the environment answers with a FORMAT_ERROR saying so
+        except (ValueError, RecursionError):  # not JSON, or a number past Python's digit limit
+            return arguments, arguments  # as sent: the environment answers with a FORMAT_ERROR saying why
         if not isinstance(parsed, dict):
             return arguments, arguments
         arguments = parsed

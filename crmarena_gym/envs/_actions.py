@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -113,16 +112,6 @@ def _json_value(text: str) -> Any:
 _SCAN = json.decoder.JSONDecoder().scan_once
 
 
-def _json_error(err: ValueError) -> str:
-    """What was wrong with a JSON text: the decoder's message, or why a number could not be read (an integer
-    longer than Python converts, 4,300 digits by default, raises a plain ValueError)."""
-    if isinstance(err, json.JSONDecodeError):
-        return err.msg
-    if "digits" in str(err):
-        return f"a number has more digits than can be read (at most {sys.get_int_max_str_digits()})"
-    return str(err)
-
-
 def _parse_call(body: str) -> Action | None:
     """A function call written as ``name({...})`` or a JSON tool call; None if the text is neither."""
     stripped = body.strip()
@@ -170,8 +159,7 @@ def _call(body: str, name: str, inner: str) -> Action:
         return Action(
             "invalid",
             text=body,
-            error=f'the arguments of {name} must be one JSON object, as in {name}({{"arg": value}}): '
-            + _json_error(err),
+            error=f'the arguments of {name} must be one JSON object, as in {name}({{"arg": value}}): ' + err.msg,
         )
     if not isinstance(arguments, dict):
         return Action("invalid", text=body, error=f"the arguments of {name} must be a JSON object")

@@ -248,7 +248,7 @@ def test_malformed_websocket_messages_get_answers_and_the_session_goes_on(server
             # a tool call whose arguments hold an unreadable number is the episode's FORMAT_ERROR, a turn used
             call = {"tool_call": {"name": "get_cases", "arguments": '{"start_date": ' + huge + "}"}}
             step = (await _exchange(conn, "step", call))["data"]["observation"]
-            assert step["error"] == "FORMAT_ERROR" and "more digits than can be read" in step["text"]
+            assert step["error"] == "FORMAT_ERROR" and "digits, more than can be read" in step["text"]
             assert step["turn"] == 1
             assert (await _exchange(conn, "state"))["data"]["step_count"] == 1
 
