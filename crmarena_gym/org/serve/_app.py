@@ -240,7 +240,9 @@ def make_app(hub: SessionHub) -> Starlette:
 
     async def _authorized(request: Request, work: Any) -> Response:
         try:
-            with hub.use(_bearer(request)) as client:
+            # The identity URL also takes the token as ?oauth_token= (as Salesforce's does, and jsforce sends it).
+            given = request.query_params.get("oauth_token")
+            with hub.use(given if given and "authorization" not in request.headers else _bearer(request)) as client:
                 return await work(client)
         except ApiError as err:
             if err.status == 401 and request.url.path.startswith(("/services/oauth2", "/id/")):
@@ -354,6 +356,7 @@ def make_app(hub: SessionHub) -> Starlette:
                         query,
                         raw,
                         {k.lower(): v for k, v in request.headers.items()},
+                        instance=instance(request),
                     )
                     reply: Reply = await run_in_threadpool(rest.dispatch, client, call)
                 finally:

@@ -150,6 +150,7 @@ class Call:
     body: bytes = b""
     headers: dict[str, str] = field(default_factory=dict)  # lower-case names
     parsed: Any = None  # the body already parsed (a composite subrequest's)
+    instance: str = ""  # the instance URL the client reached (https://127.0.0.1:8443)
 
     def json(self) -> Any:
         if self.parsed is not None:
@@ -251,7 +252,10 @@ class Rest:
         if not parts:
             _methods(call, ("GET",))
             names = ("sobjects", "query", "queryAll", "search", "limits", "composite", "jobs")
-            return Reply(200, {n: f"{base}/{n}" for n in names})
+            resources = {n: f"{base}/{n}" for n in names}
+            if call.instance:  # the identity URL, as Salesforce lists it (jsforce's identity() reads it here)
+                resources["identity"] = f"{call.instance}/id/{self.hub.org_id}/{self.hub.user_id}"
+            return Reply(200, resources)
         head, tail = parts[0], parts[1:]
         if head in ("query", "queryAll"):
             _methods(call, ("GET",))
@@ -385,7 +389,10 @@ class Rest:
                 parts = list(item.expr.parts)
                 if len(parts) > 1 and parts[0].lower() in {(alias or "").lower(), obj.name.lower()}:
                     parts = parts[1:]
-                out.append(_path_column(obj, parts))
+                column = _path_column(obj, parts)
+                if item.alias:  # an aggregate query's alias names the column; the field is its display name
+                    column = {**column, "columnName": item.alias, "displayName": ".".join(parts)}
+                out.append(column)
         return out
 
     # -- limits and describe -----------------------------------------------------------------------
@@ -718,7 +725,7 @@ class Rest:
         for k, v in parse_qsl(split.query, keep_blank_values=True):
             query.setdefault(k, v)
         names = {str(k).lower(): str(v) for k, v in headers.items()} if isinstance(headers, dict) else {}
-        inner = Call(method.upper(), parts, version, query, b"", {**call.headers, **names})
+        inner = Call(method.upper(), parts, version, query, b"", {**call.headers, **names}, instance=call.instance)
         if body is not None:
             inner.parsed = body
         return inner
