@@ -129,7 +129,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"  certificate: {server.cert} (clients: REQUESTS_CA_BUNDLE={server.cert})")
     print(f"  simple_salesforce.Salesforce(instance_url={server.url!r}, session_id={hub.token!r})", flush=True)
     if hub.persist is None:
-        print("  sessions live in memory: a restart loses their writes and tokens (--persist DIR keeps them)")
+        print(
+            "  sessions live in memory: a restart loses their writes and tokens (--persist DIR keeps them)", flush=True
+        )
     else:
         print(f"  sessions persist in {str(hub.persist)!r}: their writes and tokens outlive a restart", flush=True)
     server.run()
