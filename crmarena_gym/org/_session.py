@@ -131,8 +131,8 @@ _DEFAULTS: Mapping[str, Mapping[str, Any]] = {
     "Product2": {"IsActive": False},
     "Pricebook2": {"IsActive": False},
 }
-# Objects no API call deletes (Salesforce deactivates users; it never deletes them).
-_UNDELETABLE = frozenset({"User"})
+#: Objects no API call deletes (Salesforce deactivates users; it never deletes them).
+UNDELETABLE = frozenset({"User"})
 _EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _DATETIME_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?(Z|[+-]\d{2}:?\d{2})?$")
 _QUOTED = re.compile(r'"((?:[^"]|"")*)"')
@@ -824,7 +824,7 @@ class OrgSession(LocalOrg):
         obj = _object(sobject)
         if obj.name not in self._state.tables:
             raise _fault("NOT_FOUND", f"sObject type '{obj.name}' is not supported: the org file has no such table.")
-        if action == "delete" and obj.name in _UNDELETABLE:
+        if action == "delete" and obj.name in UNDELETABLE:
             raise _fault("INVALID_TYPE_FOR_OPERATION", f"entity type cannot be deleted: {obj.name}")
         return obj
 

@@ -493,3 +493,37 @@ def test_a_partial_collection_answers_per_record(served: tuple[SessionHub, OrgSe
         timeout=30,
     )
     assert (maybe.status_code, maybe.json()[0]["errorCode"]) == (400, "JSON_PARSER_ERROR")
+
+
+def test_abandoned_cursors_stay_within_their_bound(org_path: Path) -> None:
+    # The short version of benchmarks/bench_serve_soak.py: cursors opened and never read, from several
+    # sessions; what they hold never passes the bound, and each session keeps at most ten.
+    hub, server = _serve(org_path, cursor_bytes=400_000)
+    with server:
+        tokens = [_login(server, f"cursors{i}@example.com").json()["access_token"] for i in range(4)]
+        held = []
+        for k in range(60):
+            page = _query_page(server, tokens[k % 4], f"SELECT Id, Subject FROM Case WHERE CaseNumber > '{k:08d}'")
+            assert not page["done"]
+            held.append(hub.cursor_bytes_held)
+        assert max(held) <= 400_000 and held[-1] > 0
+        with hub._lock:
+            assert all(len(c.cursors) <= MAX_CURSORS for c in hub._clients.values())
+
+
+def test_describe_reports_each_relationships_delete_rule(served: tuple[SessionHub, OrgServer]) -> None:
+    # childRelationships carry cascadeDelete and restrictedDelete (describeSObject); the writes follow them.
+    hub, server = served
+    sf = _sf(server, hub.token)
+    account = {(r["childSObject"], r["field"]): r for r in sf.Account.describe()["childRelationships"]}
+    assert account[("Contact", "AccountId")]["cascadeDelete"] is True
+    assert account[("Case", "AccountId")]["restrictedDelete"] is True
+    order = {(r["childSObject"], r["field"]): r for r in sf.Order.describe()["childRelationships"]}
+    assert order[("OrderItem", "OrderId")]["cascadeDelete"] is True
+    assert sf.User.describe()["deletable"] is False and sf.Case.describe()["deletable"] is True
+    (with_cases,) = {
+        r["AccountId"] for r in sf.query("SELECT AccountId FROM Case WHERE AccountId != null LIMIT 1")["records"]
+    }
+    with pytest.raises(simple_salesforce.exceptions.SalesforceMalformedRequest) as info:
+        sf.Account.delete(with_cases)
+    assert info.value.content[0]["errorCode"] == "DELETE_FAILED"

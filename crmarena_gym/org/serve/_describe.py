@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from crmarena_gym.org._local import LocalOrg
-from crmarena_gym.org._session import _DEFAULTS, REQUIRED_FIELDS, write_access
+from crmarena_gym.org._session import _DEFAULTS, REQUIRED_FIELDS, UNDELETABLE, write_access
 from crmarena_gym.org.soql import Catalog
 from crmarena_gym.schema import OBJECTS, STANDARD_OBJECTS, FieldType, SObject, get_object
 
@@ -50,7 +50,7 @@ def _summary(version: str, obj: SObject) -> dict[str, Any]:
         "custom": obj.name.endswith("__c"),
         "createable": writable,
         "updateable": writable,
-        "deletable": writable,
+        "deletable": writable and obj.name not in UNDELETABLE,
         "queryable": True,
         "retrieveable": True,
         "searchable": any(f.searchable or f.name_field for f in obj.fields),
