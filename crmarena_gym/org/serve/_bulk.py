@@ -7,7 +7,8 @@ Salesforce does: a failed row does not stop the others), ``GET .../successfulRes
 ``.../failedResults`` and ``.../unprocessedrecords`` answer CSV. Query: ``POST jobs/query`` runs a SOQL
 query (or queryAll), ``GET jobs/query/ID/results`` pages its CSV with ``maxRecords`` and the
 ``Sforce-Locator`` header. Jobs belong to the session that made them and count against a memory bound;
-the oldest finished ones of a session go past :data:`MAX_JOBS`.
+the oldest finished ones of a session go past :data:`MAX_JOBS`, and a session's jobs go when it ends (they
+live in memory: ``--persist`` keeps what a job wrote, not the job).
 """
 
 from __future__ import annotations
@@ -169,6 +170,11 @@ class Bulk:
 
     def _jobs_of(self, client: Client) -> dict[str, Job]:
         with self._lock:
+            if client.digest not in self._jobs:  # a new session's first job: forget those of ended sessions
+                with self.hub._lock:
+                    live = set(self.hub._clients)
+                for digest in [d for d in self._jobs if d not in live]:
+                    self._held -= sum(j.size for j in self._jobs.pop(digest).values())
             return self._jobs.setdefault(client.digest, {})
 
     def _hold(self, n: int) -> None:
