@@ -602,7 +602,7 @@ def _planner(backend: _Backend, state: _State, written: frozenset[str]) -> _Back
             columns[name] = columns[name] | state.layout(obj).extra
     planner = copy.copy(backend)  # the same compile path and lock; its own catalog and plan cache
     planner.catalog = Catalog(catalog.tables, columns, catalog.empty)
-    planner.plans = _PlanCache(2048, 16 * 2**20)
+    planner.plans = _PlanCache(1024, 4 * 2**20)  # at most _MAX_PLANNERS of them: 128 MiB of plans in all
     with _PLANNERS_LOCK:
         planners[written] = planner
         while len(planners) > _MAX_PLANNERS:
