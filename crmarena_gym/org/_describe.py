@@ -18,7 +18,6 @@ from crmarena_gym.schema import Field, FieldType, SObject, child_relationships, 
 
 # Salesforce's describe type names (a long text area is a textarea there, told apart by its length).
 _TYPE = {FieldType.LONG_TEXT: "textarea"}
-_LENGTH = {FieldType.LONG_TEXT: 131072, FieldType.TEXTAREA: 32768, FieldType.ID: 18, FieldType.REFERENCE: 18}
 
 
 def _label(name: str) -> str:
@@ -37,7 +36,7 @@ def _field(obj: SObject, f: Field) -> dict[str, Any]:
         "name": f.name,
         "label": _label(f.name),
         "type": _TYPE.get(f.type, f.type.value),
-        "length": _LENGTH.get(f.type, 255 if f.type.is_text else 0),
+        "length": f.max_length,
         "custom": f.custom,
         "autoNumber": f.autonumber,
         "calculated": False,
@@ -75,7 +74,8 @@ def describe_object(name: str, catalog: Catalog) -> dict[str, Any]:
             "childSObject": child.name,
             "field": f.name,
             "relationshipName": rel,
-            "cascadeDelete": False,
+            "cascadeDelete": f.on_delete == "cascade",
+            "restrictedDelete": f.on_delete == "restrict",
         }
         for rel, child, f in child_relationships(obj)
         if catalog.has(child) and catalog.available(child, f)

@@ -428,12 +428,15 @@ class LocalOrg(Org):
         except (ArithmeticError, RecursionError, TypeError) as exc:  # a bug of ours must still not leak
             raise OrgError("UNKNOWN_EXCEPTION", f"the org could not run the query: {exc}") from None
 
+    def _plan(self, soql: str) -> Plan:
+        """The compiled plan of ``soql`` (a writable ``OrgSession`` compiles against its own columns)."""
+        return self._live().plan(soql)
+
     def _run(self, soql: str, keep: int | None = None) -> dict[str, Any]:
-        backend = self._live()
         # The timeout covers the whole query: reading and compiling it (a long statement takes a while to
         # parse), then each statement run, each given what is left.
         deadline = time.monotonic() + self._timeout
-        plan = backend.plan(soql)
+        plan = self._plan(soql)
         params = plan.bind(self._effective_today()) if plan.relative else plan.params
         if plan.count_only:
             rows, _ = self._execute_head(plan.sql, params, None, _left(deadline))
@@ -463,7 +466,7 @@ class LocalOrg(Org):
         Raises:
             OrgError: As :meth:`query` would.
         """
-        plan = self._live().plan(soql)
+        plan = self._plan(soql)
         return plan.sql, plan.bind(self._effective_today())
 
     def describe(self, object_name: str) -> dict[str, Any]:

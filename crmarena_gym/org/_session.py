@@ -1,18 +1,44 @@
-"""``OrgSession``: a writable, isolated, copy-on-write view of an embedded org.
+"""``OrgSession``: a writable, isolated, copy-on-write view of an embedded org, with Salesforce's write semantics.
 
-``LocalOrg`` is read-only. A session is the one way to change data: ``create``, ``update`` and
-``delete`` are validated against the schema and refused with Salesforce's error codes, and their
-effects are visible to the session's own SOQL queries and SOSL searches, to no other session's, and
-never reach the org file.
+``LocalOrg`` is read-only. A session is the one way to change data: ``create``, ``update``, ``delete`` and
+``upsert`` are validated against the schema and refused with Salesforce's error codes, and their effects
+are visible to the session's own SOQL queries and SOSL searches, to no other session's, and never reach
+the org file. What Salesforce does on a write, a session does:
 
-How: each session has its own SQLite connection to the org file (read-only, as every ``LocalOrg``).
-The first write to an object creates, in that connection's private TEMP schema, a table of the
-session's versions of the object's records, a table of the ids it hides (updated or deleted) and a
-TEMP view with the object's own table name, ``main`` minus the hidden ids plus the session's rows.
-SQLite resolves an unqualified name in TEMP first, so the engine's compiled plans (shared with every
-other org on the file) run unchanged on the session's connection and see its writes. Objects the
-session never wrote are read straight from the file, with all its indexes. SOSL searches merge the
-shared full-text index with a small index of the session's own rows.
+- **System fields**: ``CreatedDate``, ``LastModifiedDate`` and ``SystemModstamp`` come from the org's
+  clock (the session's ``today`` when it has one: relative literals such as ``TODAY`` find the records
+  it wrote), ``CreatedById`` and ``LastModifiedById`` are the session's user; ``IsDeleted`` is true in
+  the recycle bin. A create may set the audit fields (Salesforce's "Set Audit Fields upon Record
+  Creation"); an update may set none of them.
+- **Auto-numbers** (``CaseNumber``, ``OrderNumber``, ``OrderItemNumber``) keep their values and go on
+  from the highest one: a session's first new case after case 00022055 is 00022056.
+- **Cases**: setting ``Status`` to Closed stamps ``ClosedDate`` (``IsClosed`` follows the status);
+  reopening clears it. ``ClosedDate`` itself is the org's to set.
+- **Deletes** follow each relationship's rule in the schema (``Field.on_delete``): a parent with
+  children Salesforce protects is refused with ``DELETE_FAILED`` (an account or contact with cases,
+  an account with orders), master-detail children go with their parent (an order's items, a case's
+  emails and history), other lookups to it are cleared. Deleted records stay in the recycle bin:
+  ``query(..., include_deleted=True)`` (the REST API's ``queryAll``) returns them with ``IsDeleted``
+  true; ``query`` never does.
+- **Validation**: required fields (``REQUIRED_FIELD_MISSING``), restricted picklists
+  (``INVALID_OR_NULL_FOR_RESTRICTED_PICKLIST``), field lengths (``STRING_TOO_LONG``), references
+  (``INVALID_CROSS_REFERENCE_KEY``, ``ENTITY_IS_DELETED``), types (``JSON_PARSER_ERROR``) and
+  read-only fields (``INVALID_FIELD_FOR_INSERT_UPDATE``); a session holds at most ``max_storage``
+  bytes of records (``STORAGE_LIMIT_EXCEEDED``; each record counts at least 2 KB, as Salesforce
+  counts it).
+
+How: each session has its own SQLite connection to the org file (read-only, as every ``LocalOrg``) and a
+database of its own attached as ``crm`` (in memory, or a file with ``store``: then the writes outlive the
+process). The first write to an object creates there a table of the session's versions of the object's
+records (with their system fields) and a table of the file's ids it hides, and in the connection's TEMP
+schema a view with the object's own table name: the file's rows minus the hidden ones, with their system
+fields computed as the file computes them, plus the session's rows. SQLite resolves an unqualified name
+in TEMP first, so compiled plans run unchanged on the session's connection and see its writes; the
+session compiles against a catalog where the system fields of the objects it wrote are columns of
+their own. Objects the session never wrote are read straight from the file, with all its indexes, and
+share the org's plans. SOSL searches merge the shared full-text index with a small index of the
+session's own rows. Every write is one SQLite transaction: a write that fails leaves nothing behind,
+and with ``store`` a write that returned is on disk (WAL; a killed process loses none).
 
 Memory: a session holds one SQLite connection (its page cache is capped at :data:`SESSION_CACHE_KIB`)
 plus its own rows; ``python benchmarks/bench_serve.py`` measures the cost per session.
@@ -20,20 +46,30 @@ plus its own rows; ``python benchmarks/bench_serve.py`` measures the cost per se
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
-import itertools
 import math
 import re
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from crmarena_gym._memory import BytesLRU
 from crmarena_gym.org._base import OrgError
-from crmarena_gym.org._local import _PROGRESS_STEPS, _REGISTRY_LOCK, LocalOrg, _coerce_today, run_bounded
+from crmarena_gym.org._local import (
+    _PROGRESS_STEPS,
+    _REGISTRY_LOCK,
+    LocalOrg,
+    _Backend,
+    _coerce_today,
+    run_bounded,
+)
 from crmarena_gym.org._sosl import (
     _EVERY_FIELD_ALWAYS,
     MAX_RESULTS,
@@ -45,11 +81,12 @@ from crmarena_gym.org._sosl import (
     _index_text,
     _search_error,
 )
-from crmarena_gym.org.soql import SQL_FUNCTIONS
+from crmarena_gym.org.soql import SQL_FUNCTIONS, Catalog, Plan
 from crmarena_gym.schema import (
     Field,
     FieldType,
     SObject,
+    child_relationships,
     get_object,
     id_checksum,
     is_valid_id,
@@ -60,8 +97,15 @@ from crmarena_gym.schema import (
 
 #: Page cache of one session's connection, in KiB (SQLite's default is 2,000).
 SESSION_CACHE_KIB = 512
-#: Most records one session may write (created or changed); past it writes are refused.
-MAX_SESSION_ROWS = 100_000
+#: Most bytes of records one session holds by default (created, changed or deleted; each counts at least
+#: :data:`RECORD_STORAGE_BYTES`); past it writes are refused with STORAGE_LIMIT_EXCEEDED.
+SESSION_STORAGE_BYTES = 64 * 2**20
+#: The storage a record takes at least, as Salesforce counts most records (2 KB).
+RECORD_STORAGE_BYTES = 2048
+#: The system fields the org keeps on every record of the 16 objects.
+AUDIT_FIELDS = ("CreatedDate", "CreatedById", "LastModifiedDate", "LastModifiedById", "SystemModstamp", "IsDeleted")
+#: The audit fields a create may set (Salesforce's "Set Audit Fields upon Record Creation"); an update, none.
+SETTABLE_ON_CREATE = frozenset({"CreatedDate", "CreatedById", "LastModifiedDate", "LastModifiedById"})
 
 # Salesforce's standard required fields of the 16 objects (nillable false, no default).
 REQUIRED_FIELDS: Mapping[str, tuple[str, ...]] = {
@@ -80,34 +124,28 @@ REQUIRED_FIELDS: Mapping[str, tuple[str, ...]] = {
     "Knowledge__kav": ("Title", "UrlName"),
     "LiveChatTranscript": ("LiveChatVisitorId",),
 }  # fmt: skip
-# Values a field takes when a create leaves it out (Salesforce's picklist defaults and audit fields).
+# Values a field takes when a create leaves it out (Salesforce's picklist and checkbox defaults).
 _DEFAULTS: Mapping[str, Mapping[str, Any]] = {
     "Case": {"Status": "New", "Priority": "Medium"},
-    "Order": {},
     "Knowledge__kav": {"PublishStatus": "Draft", "Language": "en_US"},
     "Product2": {"IsActive": False},
     "Pricebook2": {"IsActive": False},
 }
-# Audit fields a create may set (as with Salesforce's "Set Audit Fields upon Record Creation") but an update may not.
-_CREATE_ONLY = frozenset({"CreatedDate"})
-#: Longest value of each text type, as Salesforce's describe reports it.
-TEXT_LENGTHS: Mapping[FieldType, int] = {
-    FieldType.ID: 18,
-    FieldType.REFERENCE: 18,
-    FieldType.STRING: 255,
-    FieldType.TEXTAREA: 255,
-    FieldType.LONG_TEXT: 131072,
-    FieldType.EMAIL: 80,
-    FieldType.PHONE: 40,
-    FieldType.PICKLIST: 255,
-}
+#: Objects no API call deletes (Salesforce deactivates users; it never deletes them).
+UNDELETABLE = frozenset({"User"})
 _EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _DATETIME_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?(Z|[+-]\d{2}:?\d{2})?$")
+_QUOTED = re.compile(r'"((?:[^"]|"")*)"')
 # New records are numbered from here up (far above any generated or original id), one count per process,
-# so that no two sessions of a process ever make the same id.
-_NEW_NUMBERS = itertools.count(62**9 * 7)
+# so that no two sessions of a process ever make the same id (a stored session moves it past its own ids).
+_FIRST_NEW = 62**9 * 7
+_next_new = _FIRST_NEW
 _NEW_LOCK = threading.Lock()
-
+_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+# Plans compiled against a session's catalog, by the set of objects written: at most this many sets per org.
+_PLANNERS_KEY = "crmarena_gym.org._session.planners"
+_PLANNERS_LOCK = threading.Lock()
+_MAX_PLANNERS = 32
 
 _UNSET: Any = object()
 
@@ -121,12 +159,34 @@ def _fault(code: str, message: str, fields: tuple[str, ...] = ()) -> OrgError:
 def _object(name: object) -> SObject:
     obj = get_object(name) if isinstance(name, str) else None
     if obj is None:
-        raise _fault("NOT_FOUND", f"sObject type {name!r} is not supported: the org has no such object.")
+        shown = repr(name) if isinstance(name, str) else f"of type {type(name).__name__}"
+        raise _fault("NOT_FOUND", f"sObject type {shown} is not supported: the org has no such object.")
     return obj
 
 
 def _id18(value: str) -> str:
     return value if len(value) == 18 else value + id_checksum(value)
+
+
+def _id_number(record_id: str) -> int:
+    """The record number inside an id made by :func:`make_id` (its 10 base-62 digits)."""
+    number = 0
+    for ch in record_id[5:15]:
+        number = number * 62 + _ALPHABET.index(ch)
+    return number
+
+
+def _new_id(prefix: str) -> str:
+    global _next_new
+    with _NEW_LOCK:
+        number, _next_new = _next_new, _next_new + 1
+    return make_id(prefix, number)
+
+
+def _skip_new_ids_past(number: int) -> None:
+    global _next_new
+    with _NEW_LOCK:
+        _next_new = max(_next_new, number + 1)
 
 
 def format_datetime(value: dt.datetime) -> str:
@@ -140,10 +200,17 @@ def format_datetime(value: dt.datetime) -> str:
     return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}+0000"
 
 
-def _datetime(field: Field, value: str) -> str:
+def parse_datetime_value(value: str) -> dt.datetime | None:
+    """An ISO datetime as Salesforce's REST API takes it (``2023-04-01T10:30:00.000+0000``, ``...Z``,
+    ``...+02:00``; no zone: UTC), in UTC; None if ``value`` is not one.
+
+    Example:
+        >>> parse_datetime_value("2023-04-01T10:30:00+02:00")
+        datetime.datetime(2023, 4, 1, 8, 30, tzinfo=datetime.timezone.utc)
+    """
     m = _DATETIME_RE.match(value.strip())
     if m is None:
-        raise _bad_value(field, value, "a datetime like 2023-04-01T10:30:00.000+0000")
+        return None
     day, hh, mm, ss, frac, zone = m.groups()
     text = f"{day}T{hh}:{mm}:{ss or '00'}" + (f".{(frac or '0').ljust(6, '0')}")
     if zone and zone != "Z":
@@ -151,47 +218,127 @@ def _datetime(field: Field, value: str) -> str:
     try:
         parsed = dt.datetime.fromisoformat(text)
     except ValueError:
-        raise _bad_value(field, value, "a datetime like 2023-04-01T10:30:00.000+0000") from None
-    return format_datetime(parsed.replace(tzinfo=parsed.tzinfo or dt.UTC))
+        return None
+    return parsed.replace(tzinfo=parsed.tzinfo or dt.UTC).astimezone(dt.UTC)
 
 
 def _bad_value(field: Field, value: object, wanted: str) -> OrgError:
+    shown = repr(value) if not isinstance(value, str) or len(value) <= 80 else repr(value[:80]) + "..."
     return _fault(
         "JSON_PARSER_ERROR",
-        f"Cannot deserialize instance of {field.type.value} from {value!r} for field {field.name}: it takes {wanted}",
+        f"Cannot deserialize instance of {field.type.value} from {shown} for field {field.name}: it takes {wanted}",
         (field.name,),
     )
 
 
-class _State:
-    """What every view of one session shares: its connection, its lock and the objects it wrote."""
+def _qualify(formula: str, alias: str, number: str) -> str:
+    """A schema formula over the columns of table ``alias`` (its auto-number read from column ``number``)."""
 
-    def __init__(self, path: Path, tables: Mapping[str, str]) -> None:
+    def one(m: re.Match[str]) -> str:
+        return f'{alias}."{number}"' if m.group(1) == "rowid" else f"{alias}.{m.group(0)}"
+
+    return "(" + _QUOTED.sub(one, formula) + ")"
+
+
+def day_clock(today: dt.date | str | None) -> Callable[[], dt.datetime]:
+    """A live clock on ``today``: the date is ``today``'s, the time of day the real clock's (UTC).
+
+    What ``crmarena-gym serve-org --today`` stamps writes with: a record created now is created
+    ``TODAY`` as the org resolves it, at the time it was made. Without ``today``, the real clock.
+
+    Example:
+        >>> day_clock("2021-02-20")().date().isoformat()
+        '2021-02-20'
+    """
+    day = _coerce_today(today)
+
+    def now() -> dt.datetime:
+        real = dt.datetime.now(dt.UTC)
+        return real if day is None else dt.datetime.combine(day, real.time(), dt.UTC)
+
+    return now
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """How a session stores one object's records: the file's columns plus the system fields it keeps."""
+
+    obj: SObject
+    base: tuple[str, ...]  # the file table's columns, as spelled there
+    types: tuple[str, ...]  # their declared types (for the same affinity)
+    system: tuple[Field, ...]  # audit fields the file computes, which the session stores per record
+    numbers: tuple[Field, ...]  # auto-numbers (computed from the record number)
+
+    @property
+    def extra(self) -> frozenset[str]:
+        """The lower-cased names of the columns the session's view adds to the file's."""
+        return frozenset(f.name.lower() for f in (*self.system, *self.numbers))
+
+    @property
+    def stored(self) -> tuple[str, ...]:
+        """The columns of the session's rows a copy of a record carries (file columns, system fields, number)."""
+        return (*self.base, *(f.name for f in self.system), "crm_number")
+
+    def column_of(self, field: Field) -> str | None:
+        """The column of the session's rows that holds ``field`` (None: computed)."""
+        lowered = field.column_name.lower()
+        for column in self.base:
+            if column.lower() == lowered:
+                return column
+        return field.name if field in self.system else None
+
+
+class _State:
+    """What every view of one session shares: its connection, its lock and what it wrote."""
+
+    def __init__(self, path: Path, tables: Mapping[str, str], store: Path | None) -> None:
         self.lock = threading.RLock()
         self.tables = dict(tables)  # object name -> the table's name in the file
+        self.store = store
         self.conn = sqlite3.connect(
             path.as_uri() + "?mode=ro", uri=True, check_same_thread=False, cached_statements=256
         )
-        self.conn.execute(f"PRAGMA cache_size=-{SESSION_CACHE_KIB}")
-        self.conn.execute("PRAGMA temp_store=MEMORY")
-        self.conn.isolation_level = None  # transactions are ours (savepoints of a batch)
+        try:
+            self.conn.isolation_level = None  # transactions are ours (a savepoint per write, per batch)
+            self.conn.execute(f"PRAGMA cache_size=-{SESSION_CACHE_KIB}")
+            self.conn.execute("PRAGMA temp_store=MEMORY")
+            where = ":memory:" if store is None else store.resolve().as_uri() + "?mode=rwc"
+            self.conn.execute("ATTACH DATABASE ? AS crm", (where,))
+            if store is not None:
+                self.conn.execute("PRAGMA crm.journal_mode=WAL")
+                self.conn.execute("PRAGMA crm.synchronous=NORMAL")  # WAL: a killed process loses no commit
+                self.conn.execute("PRAGMA crm.busy_timeout=5000")
+            self.conn.execute(f"PRAGMA crm.cache_size=-{SESSION_CACHE_KIB}")
+            self.conn.execute("CREATE TEMP TABLE crm_mode (deleted INTEGER NOT NULL)")
+            self.conn.execute("INSERT INTO temp.crm_mode VALUES (0)")
+        except sqlite3.Error as exc:
+            self.conn.close()
+            raise ValueError(f"cannot open the session's store {str(store)!r}: {exc}") from None
         self._readable = frozenset(t.lower() for t in self.tables.values())
         self.trusted = False  # our own statements (writes, the session's text index) pass the authorizer
         self.conn.set_authorizer(self._authorize)
         self.deadline = math.inf
         self.conn.set_progress_handler(self._progress, _PROGRESS_STEPS)
+        self.layouts: dict[str, _Layout] = {}
         self.written: set[str] = set()  # objects with an overlay
         self.fts_dirty: set[str] = set()  # objects whose session text index is stale
         self.vocabulary: dict[str, list[str]] = {}
+        self.numbers: dict[str, int] = {}  # object -> its next auto-number
+        self.storage: int | None = None  # bytes the session's rows count for (None: to be summed)
+        self.last_stamp: dt.datetime | None = None
+        self.user: str | None = None
         self.refs = 0
         self.closed = False
+        if store is not None:
+            with self.trust() as conn:
+                self.reopen(conn)
 
     def _authorize(self, action: int, arg1: str | None, arg2: str | None, dbname: str | None, _src: Any) -> int:
         if self.trusted or action == sqlite3.SQLITE_SELECT:
             return sqlite3.SQLITE_OK
         if action == sqlite3.SQLITE_READ:
             table = (arg1 or "").lower()
-            ok = (dbname == "temp" and table.startswith("crm_")) or table in self._readable
+            ok = (dbname in ("temp", "crm") and table.startswith("crm_")) or table in self._readable
             return sqlite3.SQLITE_OK if ok else sqlite3.SQLITE_DENY
         if action == sqlite3.SQLITE_FUNCTION:
             return sqlite3.SQLITE_OK if (arg2 or "").lower() in SQL_FUNCTIONS else sqlite3.SQLITE_DENY
@@ -205,11 +352,24 @@ class _State:
         with self.lock:
             if self.closed:
                 raise ValueError("this OrgSession is closed: it was dropped")
-            self.trusted = True
+            was, self.trusted = self.trusted, True
             try:
                 yield self.conn
             finally:
-                self.trusted = False
+                self.trusted = was
+
+    @contextmanager
+    def atomic(self) -> Iterator[None]:
+        """One write: all of it or, on any exception, none of it (call with ``trust`` held)."""
+        self.conn.execute("SAVEPOINT crm_op")
+        try:
+            yield
+        except BaseException:
+            self.conn.execute("ROLLBACK TO crm_op")
+            self.conn.execute("RELEASE crm_op")
+            self.forget()
+            raise
+        self.conn.execute("RELEASE crm_op")
 
     def execute_head(
         self, sql: str, params: tuple[Any, ...], timeout: float, keep: int | None
@@ -221,38 +381,128 @@ class _State:
 
     # -- overlays ----------------------------------------------------------------------------------
 
+    def layout(self, obj: SObject) -> _Layout:
+        found = self.layouts.get(obj.name)
+        if found is None:
+            table = self.tables.get(obj.name)
+            if table is None:
+                raise _fault(
+                    "NOT_FOUND", f"sObject type '{obj.name}' is not supported: the org file has no such table."
+                )
+            was, self.trusted = self.trusted, True
+            try:
+                info = self.conn.execute(f"PRAGMA main.table_info({quote_identifier(table)})").fetchall()
+            finally:
+                self.trusted = was
+            present = {r[1].lower() for r in info}
+            system = tuple(
+                f
+                for name in AUDIT_FIELDS
+                if (f := obj.get_field(name)) is not None and f.formula is not None and name.lower() not in present
+            )
+            numbers = tuple(f for f in obj.fields if f.autonumber and f.column_name.lower() not in present)
+            found = _Layout(obj, tuple(r[1] for r in info), tuple(r[2] or "" for r in info), system, numbers)
+            self.layouts[obj.name] = found
+        return found
+
     def names(self, obj: SObject) -> tuple[str, str, str]:
         """(the file's table, the session's rows, the hidden ids), quoted."""
         table = self.tables[obj.name]
         return (
             f"main.{quote_identifier(table)}",
-            f"temp.{quote_identifier('crm_rows_' + obj.name)}",
-            f"temp.{quote_identifier('crm_gone_' + obj.name)}",
+            f"crm.{quote_identifier('crm_rows_' + obj.name)}",
+            f"crm.{quote_identifier('crm_gone_' + obj.name)}",
         )
 
     def overlay(self, conn: sqlite3.Connection, obj: SObject) -> None:
         """Create ``obj``'s overlay on the first write (call with ``trust`` held)."""
         if obj.name in self.written:
             return
-        base, rows, gone = self.names(obj)
-        view = quote_identifier(self.tables[obj.name])
-        conn.execute(f"CREATE TEMP TABLE IF NOT EXISTS {rows.split('.', 1)[1]} AS SELECT * FROM {base} WHERE 0")
-        conn.execute(f'CREATE UNIQUE INDEX IF NOT EXISTS temp."crm_rows_{obj.name}_id" ON "crm_rows_{obj.name}" ("Id")')
-        conn.execute(
-            f'CREATE TEMP TABLE IF NOT EXISTS {gone.split(".", 1)[1]} ("Id" TEXT PRIMARY KEY, deleted INTEGER)'
-        )
-        conn.execute(
-            f"CREATE TEMP VIEW IF NOT EXISTS {view} AS SELECT * FROM {base} "
-            f'WHERE "Id" NOT IN (SELECT "Id" FROM {gone}) UNION ALL SELECT * FROM {rows}'
-        )
+        layout = self.layout(obj)
+        _, rows, gone = self.names(obj)
+        columns = [f"{quote_identifier(c)} {t}".strip() for c, t in zip(layout.base, layout.types, strict=True)] + [
+            f"{quote_identifier(f.name)} {'INTEGER' if f.type is FieldType.BOOLEAN else 'TEXT'}" for f in layout.system
+        ]
+        conn.execute(f"CREATE TABLE IF NOT EXISTS {rows} ({', '.join(columns)}, crm_number INTEGER, crm_bytes INTEGER)")
+        conn.execute(f'CREATE UNIQUE INDEX IF NOT EXISTS crm."crm_rows_{obj.name}_id" ON "crm_rows_{obj.name}" ("Id")')
+        conn.execute(f'CREATE TABLE IF NOT EXISTS {gone} ("Id" TEXT PRIMARY KEY)')
+        self._view(conn, layout)
         self.written.add(obj.name)
+        self.fts_dirty.add(obj.name)
 
-    def refresh_written(self, conn: sqlite3.Connection) -> None:
-        """Re-read which overlays exist (after a batch was rolled back)."""
-        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_temp_master WHERE type = 'table'")}
-        self.written = {n[len("crm_rows_") :] for n in names if n.startswith("crm_rows_")}
-        self.fts_dirty |= {n[len("crm_fts_") :] for n in names if n.startswith("crm_fts_") and "_" not in n[8:]}
+    def _view(self, conn: sqlite3.Connection, layout: _Layout) -> None:
+        obj = layout.obj
+        base, rows, gone = self.names(obj)
+        plain = [quote_identifier(c) for c in layout.base]
+        from_file = [f"b.{c}" for c in plain]
+        from_rows = [f"r.{c}" for c in plain]
+        for f in layout.system:
+            from_file.append(f"{_qualify(f.formula or 'NULL', 'b', 'rowid')} AS {quote_identifier(f.name)}")
+            from_rows.append(f"r.{quote_identifier(f.name)}")
+        for f in layout.numbers:
+            from_file.append(f"{_qualify(f.formula or 'NULL', 'b', 'rowid')} AS {quote_identifier(f.name)}")
+            from_rows.append(f"{_qualify(f.formula or 'NULL', 'r', 'crm_number')} AS {quote_identifier(f.name)}")
+        from_file.append("b.rowid AS crm_number")
+        from_rows.append("r.crm_number")
+        conn.execute(
+            f"CREATE TEMP VIEW IF NOT EXISTS {quote_identifier(self.tables[obj.name])} AS "
+            f"SELECT {', '.join(from_file)} FROM {base} AS b "
+            f'WHERE b."Id" NOT IN (SELECT "Id" FROM {gone}) '
+            f"UNION ALL SELECT {', '.join(from_rows)} FROM {rows} AS r "
+            'WHERE r."IsDeleted" = 0 OR (SELECT deleted FROM temp.crm_mode)'
+        )
+
+    def reopen(self, conn: sqlite3.Connection) -> None:
+        """Recreate the views of a stored session's objects (call with ``trust`` held)."""
+        names = {r[0] for r in conn.execute("SELECT name FROM crm.sqlite_master WHERE type = 'table'")}
+        by_name = {o: get_object(o) for o in self.tables}
+        for name, obj in by_name.items():
+            if obj is not None and f"crm_rows_{name}" in names:
+                self._view(conn, self.layout(obj))
+                self.written.add(name)
+                _, rows, _ = self.names(obj)
+                for (rid,) in conn.execute(f'SELECT "Id" FROM {rows}'):  # new ids go on past the stored ones
+                    if isinstance(rid, str) and len(rid) >= 15 and rid[5:15].isalnum():
+                        number = _id_number(rid)
+                        if number >= _FIRST_NEW:
+                            _skip_new_ids_past(number)
+                if any(f.name == "SystemModstamp" for f in self.layout(obj).system):
+                    (stamp,) = conn.execute(f'SELECT MAX("SystemModstamp") FROM {rows}').fetchone()
+                    parsed = parse_datetime_value(stamp) if isinstance(stamp, str) else None
+                    if parsed is not None and (self.last_stamp is None or parsed > self.last_stamp):
+                        self.last_stamp = parsed
         self.fts_dirty |= self.written
+
+    def forget(self) -> None:
+        """Re-read what the session holds (after a write or batch was rolled back)."""
+        names = {r[0] for r in self.conn.execute("SELECT name FROM crm.sqlite_master WHERE type = 'table'")}
+        self.written = {n[len("crm_rows_") :] for n in names if n.startswith("crm_rows_")}
+        self.fts_dirty |= self.written | set(self.vocabulary)
+        self.numbers.clear()
+        self.storage = None
+
+    def next_number(self, conn: sqlite3.Connection, obj: SObject) -> int:
+        """The record number of the next new record of ``obj`` (its auto-numbers go on from the highest)."""
+        if obj.name not in self.numbers:
+            base, rows, _ = self.names(obj)
+            (top,) = conn.execute(
+                f"SELECT MAX(n) FROM (SELECT MAX(rowid) AS n FROM {base} UNION ALL SELECT MAX(crm_number) FROM {rows})"
+            ).fetchone()
+            self.numbers[obj.name] = int(top or 0) + 1
+        number = self.numbers[obj.name]
+        self.numbers[obj.name] = number + 1
+        return number
+
+    def used_storage(self, conn: sqlite3.Connection) -> int:
+        if self.storage is None:
+            total = 0
+            for name in self.written:
+                obj = get_object(name)
+                if obj is not None:
+                    (n,) = conn.execute(f"SELECT TOTAL(crm_bytes) FROM {self.names(obj)[1]}").fetchone()
+                    total += int(n)
+            self.storage = total
+        return self.storage
 
     def close(self) -> None:
         with self.lock:
@@ -261,10 +511,13 @@ class _State:
                 self.conn.close()
 
 
-def _column_expr(field: Field, present: set[str]) -> str:
+def _row_expr(field: Field, present: set[str]) -> str:
+    """SQL for ``field`` over a session's rows table (for its text index)."""
+    if field.column_name.lower() in present:
+        return quote_identifier(field.column_name)
     if field.formula is not None:
-        return f"({field.formula})"
-    return quote_identifier(field.column_name) if field.column_name.lower() in present else "NULL"
+        return _qualify(field.formula, "r", "crm_number")
+    return "NULL"
 
 
 class _SessionIndex(SearchIndex):
@@ -287,8 +540,8 @@ class _SessionIndex(SearchIndex):
             fields = _columns(obj, "ALL")
             fts = f"crm_fts_{obj.name}"
             if obj.name in state.fts_dirty or obj.name not in state.vocabulary:
-                present = {r[1].lower() for r in conn.execute(f'PRAGMA temp.table_info("crm_rows_{obj.name}")')}
-                exprs = [_column_expr(f, present) for f in fields]
+                present = {r[1].lower() for r in conn.execute(f'PRAGMA crm.table_info("crm_rows_{obj.name}")')}
+                exprs = [_row_expr(f, present) for f in fields]
                 cols = ", ".join(f"c{i}" for i in range(len(fields)))
                 conn.execute(f'DROP TABLE IF EXISTS temp."{fts}"')
                 conn.execute(f'DROP TABLE IF EXISTS temp."{fts}_vocab"')
@@ -296,7 +549,9 @@ class _SessionIndex(SearchIndex):
                     f'CREATE VIRTUAL TABLE temp."{fts}" USING fts5(rid UNINDEXED, {cols}, '
                     "tokenize = 'unicode61 remove_diacritics 0', prefix = '2 3')"
                 )
-                values = conn.execute(f'SELECT "Id", {", ".join(exprs)} FROM {rows}').fetchall()
+                values = conn.execute(
+                    f'SELECT r."Id", {", ".join(exprs)} FROM {rows} AS r WHERE r."IsDeleted" = 0'
+                ).fetchall()
                 marks = ", ".join("?" for _ in range(len(fields) + 1))
                 conn.executemany(
                     f'INSERT INTO temp."{fts}" (rid, {cols}) VALUES ({marks})',
@@ -328,6 +583,60 @@ class _SessionIndex(SearchIndex):
         return (mine + [i for i in theirs if i not in hidden])[:limit]
 
 
+def _planner(backend: _Backend, state: _State, written: frozenset[str]) -> _Backend:
+    """A planner over ``backend``'s file whose catalog has the system columns of the ``written`` objects."""
+    with _PLANNERS_LOCK:
+        planners = backend.cache.get(_PLANNERS_KEY)
+        if not isinstance(planners, OrderedDict):
+            planners = OrderedDict()
+            backend.cache[_PLANNERS_KEY] = planners
+        found = planners.get(written)
+        if found is not None:
+            planners.move_to_end(written)
+            return found
+    catalog = backend.catalog
+    columns = dict(catalog.columns)
+    for name in written:
+        obj = get_object(name)
+        if obj is not None:
+            columns[name] = columns[name] | state.layout(obj).extra
+    planner = copy.copy(backend)  # the same compile path and lock; its own catalog and plan cache
+    planner.catalog = Catalog(catalog.tables, columns, catalog.empty)
+    planner.plans = BytesLRU(1024, 4 * 2**20)  # at most _MAX_PLANNERS of them: 128 MiB of plans in all
+    with _PLANNERS_LOCK:
+        planners[written] = planner
+        while len(planners) > _MAX_PLANNERS:
+            planners.popitem(last=False)
+    return planner
+
+
+def write_access(obj: SObject, field: Field) -> tuple[bool, bool]:
+    """(createable, updateable) of ``field`` in a session, as its describe reports them and writes enforce them.
+
+    Example:
+        >>> case = get_object("Case")
+        >>> [write_access(case, case.get_field(n)) for n in ("Subject", "CreatedDate", "ClosedDate", "CaseNumber")]
+        [(True, True), (True, False), (False, False), (False, False)]
+    """
+    if field.type is FieldType.ID:
+        return False, False
+    if field.name in SETTABLE_ON_CREATE:
+        return True, False
+    if field.formula is not None or field.readonly or field.autonumber or field.name in AUDIT_FIELDS:
+        return False, False
+    return True, True
+
+
+def _record_bytes(row: Mapping[str, Any]) -> int:
+    """The storage a record counts for: its values' characters (8 per number), at least 2 KB."""
+    size = 64
+    for key, value in row.items():
+        if key in ("crm_bytes", "crm_number"):
+            continue
+        size += len(value) if isinstance(value, str) else 8
+    return max(RECORD_STORAGE_BYTES, size)
+
+
 class OrgSession(LocalOrg):
     """A writable, isolated, copy-on-write view of an embedded org (see the module's description).
 
@@ -338,13 +647,22 @@ class OrgSession(LocalOrg):
         org: A :class:`LocalOrg` (its backend and plan cache are shared) or the path of an org file.
         today: The date relative literals resolve against (default: ``org``'s).
         timeout: Seconds a query may run (default: ``org``'s).
+        user: The id of the user the session writes as (``CreatedById``, ``LastModifiedById``); default
+            the org's API user, the first user (the one who set the org up).
+        clock: What the session stamps writes with (a callable returning an aware datetime). Default:
+            with a ``today``, the start of that day (then one millisecond later for each further write,
+            so that runs are reproducible); without one, the real clock. :func:`day_clock` is a live
+            clock on a chosen day.
+        store: A SQLite file that keeps the session's writes (created if missing; a session opened on
+            it again has them back). None: they live in memory and die with the session.
+        max_storage: The most bytes of records the session holds (:data:`SESSION_STORAGE_BYTES`).
 
     Example:
         >>> base = LocalOrg(getfixture("tiny_org"), today="2021-02-20")
         >>> session = OrgSession(base)
         >>> new_id = session.create("Issue__c", {"Name": "Zipper Broke"})
-        >>> session.query("SELECT Name FROM Issue__c WHERE Name = 'Zipper Broke'")["totalSize"]
-        1
+        >>> session.query("SELECT Name, CreatedDate FROM Issue__c WHERE CreatedDate = TODAY")["records"][0]["Name"]
+        'Zipper Broke'
         >>> base.query("SELECT Name FROM Issue__c WHERE Name = 'Zipper Broke'")["totalSize"]
         0
         >>> session.update("Issue__c", new_id, {"Status": "x"})
@@ -359,20 +677,50 @@ class OrgSession(LocalOrg):
         *,
         today: dt.date | str | None = _UNSET,
         timeout: float | None = None,
+        user: str | None = None,
+        clock: Callable[[], dt.datetime] | None = None,
+        store: str | Path | None = None,
+        max_storage: int = SESSION_STORAGE_BYTES,
     ) -> None:
+        if isinstance(max_storage, bool) or not isinstance(max_storage, int) or max_storage < RECORD_STORAGE_BYTES:
+            raise ValueError(f"max_storage must be at least {RECORD_STORAGE_BYTES} bytes, got {max_storage!r}")
+        if clock is not None and not callable(clock):
+            raise TypeError(f"clock must be a callable returning a datetime, got {clock!r}")
         base = org if isinstance(org, LocalOrg) else LocalOrg(org)
         backend = base._live()
         self._today = base.today if today is _UNSET else _coerce_today(today)
         self._timeout = base.timeout if timeout is None else float(timeout)
+        state = _State(backend.path, backend.catalog.tables, None if store is None else Path(store))
+        try:
+            state.user = self._user(state, user)
+        except BaseException:
+            state.close()
+            raise
         with _REGISTRY_LOCK:
             backend.refs += 1
         self._backend = backend
         if base is not org:
             base.close()
-        self._state = _State(backend.path, backend.catalog.tables)
+        self._state = state
         self._state.refs = 1
         self._cache: dict[str, object] = {}
         self._index_lock = threading.Lock()
+        self._clock = clock
+        self._max_storage = max_storage
+
+    @staticmethod
+    def _user(state: _State, user: str | None) -> str | None:
+        with state.trust() as conn:
+            if "User" not in state.tables:
+                return None
+            table = f"main.{quote_identifier(state.tables['User'])}"
+            if user is None:
+                return conn.execute(f'SELECT MIN("Id") FROM {table}').fetchone()[0]
+            if not isinstance(user, str) or not is_valid_id(user) or user[:3] != "005":
+                raise ValueError(f"user must be the id of a User of the org, got {user!r}")
+            if conn.execute(f'SELECT 1 FROM {table} WHERE "Id" = ?', (_id18(user),)).fetchone() is None:
+                raise ValueError(f"user {user!r} is no User of the org")
+            return _id18(user)
 
     def with_today(self, today: dt.date | str | None) -> OrgSession:
         """A view of this session (its writes included) whose relative literals resolve against ``today``."""
@@ -383,9 +731,20 @@ class OrgSession(LocalOrg):
             backend.refs += 1
         view._backend = backend
         view._state, view._cache, view._index_lock = self._state, self._cache, self._index_lock
+        view._clock, view._max_storage = self._clock, self._max_storage
         with self._state.lock:
             self._state.refs += 1
         return view
+
+    @property
+    def user(self) -> str | None:
+        """The id of the user the session writes as."""
+        return self._state.user
+
+    @property
+    def store(self) -> Path | None:
+        """The file that keeps the session's writes (None: in memory)."""
+        return self._state.store
 
     @property
     def backend_cache(self) -> dict[str, object]:
@@ -397,76 +756,415 @@ class OrgSession(LocalOrg):
                 self._cache[_CACHE_KEY] = _SessionIndex(_index_for(_Shared(self._live())), self._state)
         return self._cache
 
+    def _plan(self, soql: str) -> Plan:
+        backend = self._live()
+        written = frozenset(self._state.written)
+        if not written:
+            return backend.plan(soql)
+        return _planner(backend, self._state, written).plan(soql)
+
+    def _run(self, soql: str, keep: int | None = None) -> dict[str, Any]:
+        with self._state.lock:  # compiled and run against the same overlays
+            return super()._run(soql, keep)
+
     def _execute_head(
         self, sql: str, params: tuple[Any, ...], keep: int | None, timeout: float
     ) -> tuple[list[tuple[Any, ...]], int]:
         self._live()
         return self._state.execute_head(sql, params, timeout, keep)
 
+    def query(self, soql: str, *, include_deleted: bool = False) -> dict[str, Any]:
+        """Run a SOQL query; see :meth:`LocalOrg.query`.
+
+        Args:
+            soql: The query.
+            include_deleted: Also return the records the session deleted (in the recycle bin, ``IsDeleted``
+                true), as the REST API's ``queryAll`` does.
+
+        Example:
+            >>> session = OrgSession(getfixture("tiny_org"))
+            >>> gone = session.create("Issue__c", {"Name": "Short-lived"})
+            >>> session.delete("Issue__c", gone)
+            >>> soql = "SELECT Name, IsDeleted FROM Issue__c WHERE Name = 'Short-lived'"
+            >>> session.query(soql)["totalSize"], session.query(soql, include_deleted=True)["records"][0]["IsDeleted"]
+            (0, True)
+        """
+        if not include_deleted:
+            return super().query(soql)
+        state = self._state
+        with state.lock:
+            with state.trust() as conn:
+                conn.execute("UPDATE temp.crm_mode SET deleted = 1")
+            try:
+                return super().query(soql)
+            finally:
+                if not state.closed:
+                    with state.trust() as conn:
+                        conn.execute("UPDATE temp.crm_mode SET deleted = 0")
+
     # -- writes ------------------------------------------------------------------------------------
+
+    def _now(self) -> dt.datetime:
+        """The org's time for a write: never earlier than the last one of the same day, never the same."""
+        if self._clock is not None:
+            now = self._clock()
+            if not isinstance(now, dt.datetime):
+                raise TypeError(f"the session's clock returned {now!r}, not a datetime")
+            now = now.astimezone(dt.UTC) if now.tzinfo else now.replace(tzinfo=dt.UTC)
+        elif self._today is not None:
+            now = dt.datetime.combine(self._today, dt.time(0), dt.UTC)
+        else:
+            now = dt.datetime.now(dt.UTC)
+        now = now.replace(microsecond=now.microsecond // 1000 * 1000)
+        last = self._state.last_stamp
+        if last is not None and last.date() == now.date() and now <= last:
+            now = last + dt.timedelta(milliseconds=1)
+        self._state.last_stamp = now
+        return now
+
+    def _writable(self, sobject: object, action: str) -> SObject:
+        obj = _object(sobject)
+        if obj.name not in self._state.tables:
+            raise _fault("NOT_FOUND", f"sObject type '{obj.name}' is not supported: the org file has no such table.")
+        if action == "delete" and obj.name in UNDELETABLE:
+            raise _fault("INVALID_TYPE_FOR_OPERATION", f"entity type cannot be deleted: {obj.name}")
+        return obj
 
     def create(self, sobject: str, values: Mapping[str, Any]) -> str:
         """Create a record; return its new 18-character id (with the object's key prefix).
 
         Raises:
             OrgError: ``NOT_FOUND`` (no such object), ``INVALID_FIELD`` (no such field),
-                ``INVALID_FIELD_FOR_INSERT_UPDATE`` (``Id`` or a computed field), ``REQUIRED_FIELD_MISSING``,
+                ``INVALID_FIELD_FOR_INSERT_UPDATE`` (``Id``, a computed or system field), ``REQUIRED_FIELD_MISSING``,
                 ``JSON_PARSER_ERROR`` (a value of the wrong type), ``STRING_TOO_LONG``,
                 ``INVALID_OR_NULL_FOR_RESTRICTED_PICKLIST``, ``INVALID_EMAIL_ADDRESS``, ``MALFORMED_ID``
-                or ``FIELD_INTEGRITY_EXCEPTION`` (a reference of the wrong form or object) and
-                ``INVALID_CROSS_REFERENCE_KEY`` (a reference to no record).
+                or ``FIELD_INTEGRITY_EXCEPTION`` (a reference of the wrong form or object),
+                ``INVALID_CROSS_REFERENCE_KEY`` (a reference to no record), ``ENTITY_IS_DELETED`` (to a
+                deleted one), ``STORAGE_LIMIT_EXCEEDED``.
         """
-        obj = _object(sobject)
-        with self._state.trust() as conn:
-            columns = self._columns(conn, obj)
-            row = self._checked(conn, obj, values, creating=True, columns=columns)
-            self._capacity(conn)
-            with _NEW_LOCK:
-                new_id = make_id(obj.key_prefix, next(_NEW_NUMBERS))
+        obj = self._writable(sobject, "create")
+        state = self._state
+        with state.trust() as conn, state.atomic():
+            layout = state.layout(obj)
+            row = self._checked(conn, obj, layout, values, creating=True)
+            now = format_datetime(self._now())
+            for name, value in (
+                ("CreatedDate", now),
+                ("CreatedById", state.user),
+                ("LastModifiedDate", now),
+                ("LastModifiedById", state.user),
+                ("SystemModstamp", now),
+                ("IsDeleted", 0),
+            ):
+                field = obj.get_field(name)
+                column = layout.column_of(field) if field is not None else None
+                if column is not None and column not in row:
+                    row[column] = value
+            self._closure(obj, layout, row, None, now)
+            state.overlay(conn, obj)
+            new_id = _new_id(obj.key_prefix)
             row["Id"] = new_id
-            self._state.overlay(conn, obj)
-            _, rows, _ = self._state.names(obj)
+            row["crm_number"] = state.next_number(conn, obj)
+            size = _record_bytes(row)
+            used = self._reserve(conn, size)
+            row["crm_bytes"] = size
+            _, rows, _ = state.names(obj)
             names = ", ".join(quote_identifier(c) for c in row)
             conn.execute(f"INSERT INTO {rows} ({names}) VALUES ({', '.join('?' for _ in row)})", tuple(row.values()))
-            self._state.fts_dirty.add(obj.name)
+            state.storage = used + size
+            state.fts_dirty.add(obj.name)
             return new_id
 
     def update(self, sobject: str, record_id: str, values: Mapping[str, Any]) -> None:
-        """Change fields of a record (``None`` clears a field).
+        """Change fields of a record (``None`` clears a field); its LastModified fields move.
 
         Raises:
             OrgError: As :meth:`create`, and ``MALFORMED_ID``, ``NOT_FOUND`` or ``ENTITY_IS_DELETED`` for the id.
         """
-        obj = _object(sobject)
-        with self._state.trust() as conn:
+        obj = self._writable(sobject, "update")
+        state = self._state
+        with state.trust() as conn, state.atomic():
             rid = self._existing(conn, obj, record_id)
-            columns = self._columns(conn, obj)
-            row = self._checked(conn, obj, values, creating=False, columns=columns)
-            self._capacity(conn)
-            self._state.overlay(conn, obj)
-            base, rows, gone = self._state.names(obj)
-            if conn.execute(f'SELECT 1 FROM {rows} WHERE "Id" = ?', (rid,)).fetchone() is None:
-                conn.execute(f'INSERT INTO {rows} SELECT * FROM {base} WHERE "Id" = ?', (rid,))
-                conn.execute(f'INSERT OR REPLACE INTO {gone} ("Id", deleted) VALUES (?, 0)', (rid,))
-            if row:
-                sets = ", ".join(f"{quote_identifier(c)} = ?" for c in row)
-                conn.execute(f'UPDATE {rows} SET {sets} WHERE "Id" = ?', (*row.values(), rid))
-            self._state.fts_dirty.add(obj.name)
+            layout = state.layout(obj)
+            row = self._checked(conn, obj, layout, values, creating=False, record_id=rid)
+            self._apply(conn, obj, rid, row)
 
-    def delete(self, sobject: str, record_id: str) -> None:
-        """Delete a record (from this session's view only).
+    def upsert(self, sobject: str, field: str, value: object, values: Mapping[str, Any]) -> tuple[str, bool]:
+        """Create or update the record whose External ID ``field`` is ``value``: (its id, whether it was created).
+
+        ``field`` ``Id`` names the record by its id (created when ``value`` is None). ``values`` may not
+        set ``field`` to another value.
 
         Raises:
-            OrgError: ``MALFORMED_ID``, ``NOT_FOUND`` or ``ENTITY_IS_DELETED``.
+            OrgError: ``NOT_FOUND`` (``field`` is no External ID field of the object), ``MULTIPLE_RECORDS_FOUND``
+                (several records have ``value``: ``err.ids`` lists them), and as :meth:`create` and :meth:`update`.
+
+        Example:
+            >>> session = OrgSession(getfixture("tiny_org"))
+            >>> made = session.upsert("Product2", "External_ID__c", "SKU-1", {"Name": "Kite"})
+            >>> again = session.upsert("Product2", "External_ID__c", "SKU-1", {"Name": "Red kite"})
+            >>> made[1], again == (made[0], False), session.get("Product2", made[0], ["Name"])["Name"]
+            (True, True, 'Red kite')
         """
-        obj = _object(sobject)
-        with self._state.trust() as conn:
+        obj = self._writable(sobject, "create")
+        key = obj.get_field(field) if isinstance(field, str) else None
+        if key is None or not (key.external_id or key.type is FieldType.ID):
+            raise _fault(
+                "NOT_FOUND",
+                f"Provided external ID field does not exist or is not accessible: {field!r} is no External ID field "
+                f"of {obj.name}",
+            )
+        if not isinstance(values, Mapping):
+            raise _fault("JSON_PARSER_ERROR", f"a record's fields are a JSON object, got {values!r}")
+        given = next((v for k, v in values.items() if isinstance(k, str) and k.lower() == key.name.lower()), _UNSET)
+        if given is not _UNSET and given != value:
+            raise _fault(
+                "INVALID_FIELD",
+                f"The value of {key.name} in the record ({given!r}) differs from the one in the URL ({value!r})",
+                (key.name,),
+            )
+        rest = {k: v for k, v in values.items() if not (isinstance(k, str) and k.lower() == key.name.lower())}
+        state = self._state
+        with state.trust() as conn, state.atomic():
+            if key.type is FieldType.ID:
+                if value is None:
+                    return self.create(obj.name, rest), True
+                self.update(obj.name, value, rest)  # type: ignore[arg-type]
+                return _id18(str(value)), False
+            if not isinstance(value, str) or not value.strip():
+                raise _fault("MALFORMED_ID", f"{key.name}: an External ID value is text, got {value!r}", (key.name,))
+            view = quote_identifier(state.tables[obj.name])
+            matches = [
+                r[0]
+                for r in conn.execute(
+                    f'SELECT "Id" FROM {view} WHERE {quote_identifier(key.column_name)} = ? COLLATE NOCASE LIMIT 10',
+                    (value,),
+                )
+            ]
+            if len(matches) > 1:
+                err = _fault(
+                    "MULTIPLE_RECORDS_FOUND",
+                    f"More than one record found for external id field {key.name} with value {value!r}",
+                )
+                err.ids = matches  # type: ignore[attr-defined]
+                raise err
+            if matches:
+                self.update(obj.name, matches[0], rest)
+                return matches[0], False
+            return self.create(obj.name, {**rest, key.name: value}), True
+
+    def delete(self, sobject: str, record_id: str) -> None:
+        """Delete a record (from this session's view only) as Salesforce does: to the recycle bin, with
+        the children its relationships cascade to, lookups to it cleared.
+
+        Raises:
+            OrgError: ``MALFORMED_ID``, ``NOT_FOUND`` or ``ENTITY_IS_DELETED``; ``DELETE_FAILED`` when a
+                relationship protects it (an account with cases or orders ...); ``INVALID_TYPE_FOR_OPERATION``
+                for a user.
+
+        Example:
+            >>> session = OrgSession(getfixture("tiny_org"))
+            >>> account = session.query("SELECT AccountId FROM Case LIMIT 1")["records"][0]["AccountId"]
+            >>> session.delete("Account", account)  # doctest: +ELLIPSIS
+            Traceback (most recent call last):
+            ...
+            crmarena_gym.org._base.OrgError: DELETE_FAILED: Your attempt to delete Sam OR could not be completed ...
+        """
+        obj = self._writable(sobject, "delete")
+        state = self._state
+        with state.trust() as conn, state.atomic():
             rid = self._existing(conn, obj, record_id)
-            self._state.overlay(conn, obj)
-            _, rows, gone = self._state.names(obj)
-            conn.execute(f'DELETE FROM {rows} WHERE "Id" = ?', (rid,))
-            conn.execute(f'INSERT OR REPLACE INTO {gone} ("Id", deleted) VALUES (?, 1)', (rid,))
-            self._state.fts_dirty.add(obj.name)
+            if obj.name == "OrderItem":
+                order = (
+                    conn.execute(
+                        f'SELECT o."Status" FROM {quote_identifier(state.tables["Order"])} AS o JOIN '
+                        f'{quote_identifier(state.tables["OrderItem"])} AS i ON i."OrderId" = o."Id" WHERE i."Id" = ?',
+                        (rid,),
+                    ).fetchone()
+                    if "Order" in state.tables
+                    else None
+                )
+                if order is not None and order[0] == "Activated":
+                    raise _fault(
+                        "DELETE_FAILED",
+                        "You can't delete products from an activated order: deactivate the order first "
+                        "(set its Status to Draft)",
+                    )
+            doomed, clears = self._deletion(conn, obj, rid)
+            for child, field, ids in clears:
+                column = state.layout(child).column_of(field)
+                for child_id in ids:
+                    self._apply(conn, child, child_id, {column: None} if column else {})
+            for name, ids in doomed.items():
+                target = _object(name)
+                for doomed_id in ids:
+                    self._apply(conn, target, doomed_id, {"IsDeleted": 1})
+
+    def _deletion(
+        self, conn: sqlite3.Connection, obj: SObject, rid: str
+    ) -> tuple[dict[str, list[str]], list[tuple[SObject, Field, list[str]]]]:
+        """What deleting ``rid`` deletes (by object) and the lookups to clear; refused where a relationship forbids."""
+        state = self._state
+        doomed: dict[str, list[str]] = {obj.name: [rid]}
+        seen = {rid}
+        found_clears: list[tuple[SObject, Field, list[str]]] = []
+        todo: list[tuple[SObject, list[str]]] = [(obj, [rid])]
+        while todo:
+            parent, ids = todo.pop(0)
+            for _rel, child, field in child_relationships(parent):
+                if field.on_delete is None or child.name not in state.tables:
+                    continue
+                column = state.layout(child).column_of(field)
+                if column is None:
+                    continue
+                children = [c for c in self._referencing(conn, child, column, ids) if c[0] not in seen]
+                if not children:
+                    continue
+                if field.on_delete == "restrict":
+                    raise self._protected(conn, parent, ids, child, field, children)
+                if field.on_delete == "cascade":
+                    more = [c[0] for c in children]
+                    seen.update(more)
+                    doomed.setdefault(child.name, []).extend(more)
+                    todo.append((child, more))
+                else:
+                    found_clears.append((child, field, [c[0] for c in children]))
+        clears = [(c, f, [i for i in ids if i not in seen]) for c, f, ids in found_clears]
+        return doomed, [(c, f, ids) for c, f, ids in clears if ids]
+
+    def _referencing(
+        self, conn: sqlite3.Connection, child: SObject, column: str, ids: list[str]
+    ) -> list[tuple[str, str]]:
+        """(id, the parent id it names) of the live ``child`` records whose ``column`` names one of ``ids``."""
+        table = quote_identifier(self._state.tables[child.name])
+        out: list[tuple[str, str]] = []
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ", ".join("?" for _ in chunk)
+            out += conn.execute(
+                f'SELECT "Id", {quote_identifier(column)} FROM {table} WHERE {quote_identifier(column)} IN ({marks})',
+                tuple(chunk),
+            ).fetchall()
+        return out
+
+    def _protected(
+        self,
+        conn: sqlite3.Connection,
+        parent: SObject,
+        ids: list[str],
+        child: SObject,
+        field: Field,
+        children: list[tuple[str, str]],
+    ) -> OrgError:
+        """Salesforce's refusal of a delete that would orphan protected children."""
+        parent_id = children[0][1]
+        shown = self._display_name(conn, parent, parent_id)
+        number = next((f for f in child.fields if f.autonumber), None)
+        listed = [c[0] for c in children if c[1] == parent_id][:10]
+        if number is not None:  # Salesforce lists the records by their numbers (case numbers)
+            table = quote_identifier(self._state.tables[child.name])
+            expr = self._field_sql(child, number, "t")
+            marks = ", ".join("?" for _ in listed)
+            listed = [
+                r[0]
+                for r in conn.execute(
+                    f'SELECT {expr} AS n FROM {table} AS t WHERE t."Id" IN ({marks}) ORDER BY n', tuple(listed)
+                )
+            ]
+        plural = child.label.lower() + ("es" if child.label.endswith(("s", "x")) else "s")
+        return _fault(
+            "DELETE_FAILED",
+            f"Your attempt to delete {shown} could not be completed because it is associated with the following "
+            f"{plural}.: {', '.join(listed)}",
+        )
+
+    def _field_sql(self, obj: SObject, field: Field, alias: str) -> str:
+        """SQL for ``field`` of ``obj`` read through the session (its view, or the file's table)."""
+        if field.formula is None or (
+            obj.name in self._state.written and field.name.lower() in self._state.layout(obj).extra
+        ):
+            return f"{alias}.{quote_identifier(field.column_name)}"
+        return _qualify(field.formula, alias, "rowid")
+
+    def _display_name(self, conn: sqlite3.Connection, obj: SObject, rid: str) -> str:
+        table = quote_identifier(self._state.tables[obj.name])
+        name = next((f for f in obj.fields if f.name_field), None)
+        if name is not None:
+            expr = self._field_sql(obj, name, "t")
+            found = conn.execute(f'SELECT {expr} FROM {table} AS t WHERE t."Id" = ?', (rid,)).fetchone()
+            if found and found[0]:
+                return str(found[0])
+        return rid
+
+    def _apply(self, conn: sqlite3.Connection, obj: SObject, rid: str, changes: Mapping[str, Any]) -> None:
+        """Write ``changes`` (columns of the session's rows) to a live record, stamping it modified."""
+        state = self._state
+        layout = state.layout(obj)
+        state.overlay(conn, obj)
+        _, rows, gone = state.names(obj)
+        view = quote_identifier(state.tables[obj.name])
+        stored = ", ".join(quote_identifier(c) for c in layout.stored)
+        old_row = conn.execute(f'SELECT {stored}, crm_bytes FROM {rows} WHERE "Id" = ?', (rid,)).fetchone()
+        if old_row is None:
+            copied = conn.execute(f'SELECT {stored} FROM {view} WHERE "Id" = ?', (rid,)).fetchone()
+            if copied is None:
+                raise _fault("NOT_FOUND", f"The requested resource does not exist: no {obj.name} with id {rid!r}")
+            current = dict(zip(layout.stored, copied, strict=True))
+            old_bytes = 0
+        else:
+            current = dict(zip(layout.stored, old_row[:-1], strict=True))
+            old_bytes = int(old_row[-1] or 0)
+        now = format_datetime(self._now())
+        merged = dict(changes)
+        for name, value in (("LastModifiedDate", now), ("LastModifiedById", state.user), ("SystemModstamp", now)):
+            field = obj.get_field(name)
+            column = layout.column_of(field) if field is not None else None
+            if column is not None:
+                merged[column] = value
+        self._closure(obj, layout, merged, current, now)
+        final = {**current, **merged}
+        size = _record_bytes(final)
+        used = self._reserve(conn, size - old_bytes)
+        final["crm_bytes"] = size
+        if old_row is None:
+            names = ", ".join(quote_identifier(c) for c in final)
+            conn.execute(
+                f"INSERT INTO {rows} ({names}) VALUES ({', '.join('?' for _ in final)})", tuple(final.values())
+            )
+            conn.execute(f'INSERT OR IGNORE INTO {gone} ("Id") VALUES (?)', (rid,))
+        else:
+            changed = {**merged, "crm_bytes": size}
+            sets = ", ".join(f"{quote_identifier(c)} = ?" for c in changed)
+            conn.execute(f'UPDATE {rows} SET {sets} WHERE "Id" = ?', (*changed.values(), rid))
+        state.storage = used + size - old_bytes
+        state.fts_dirty.add(obj.name)
+
+    def _closure(
+        self, obj: SObject, layout: _Layout, row: dict[str, Any], current: Mapping[str, Any] | None, now: str
+    ) -> None:
+        """Case closure: Status becoming Closed stamps ClosedDate; reopening clears it."""
+        if obj.name != "Case":
+            return
+        status = layout.column_of(obj.get_field("Status"))  # type: ignore[arg-type]
+        closed = layout.column_of(obj.get_field("ClosedDate"))  # type: ignore[arg-type]
+        if status is None or closed is None or status not in row:
+            return
+        was_closed = current is not None and current.get(status) == "Closed"
+        if row[status] == "Closed" and not was_closed:
+            row[closed] = now
+        elif row[status] != "Closed" and (current is None or was_closed):
+            row[closed] = None
+
+    def _reserve(self, conn: sqlite3.Connection, more: int) -> int:
+        """The storage used before a write that adds ``more`` bytes; refused past ``max_storage``."""
+        used = self._state.used_storage(conn)
+        if more > 0 and used + more > self._max_storage:
+            raise _fault(
+                "STORAGE_LIMIT_EXCEEDED",
+                f"storage limit exceeded: this session holds {used:,} bytes of records, at most "
+                f"{self._max_storage:,}; delete records, reset the session or start another one",
+            )
+        return used
 
     def get(self, sobject: str, record_id: str, fields: list[str] | None = None) -> dict[str, Any]:
         """One record with ``fields`` (default: every field), shaped as a query's record.
@@ -477,7 +1175,7 @@ class OrgSession(LocalOrg):
         obj = _object(sobject)
         with self._state.trust() as conn:
             rid = self._existing(conn, obj, record_id)
-        names = fields or [f.name for f in obj.fields]
+        names = fields or [f.name for f in obj.fields if self._live().catalog.available(obj, f)]
         bad = [n for n in names if not isinstance(n, str) or not re.fullmatch(r"[A-Za-z_][\w.]*", n)]
         if bad:
             raise _fault("INVALID_FIELD", f"No such column {bad[0]!r} on sobject of type {obj.name}")
@@ -485,6 +1183,26 @@ class OrgSession(LocalOrg):
         if not records:
             raise _fault("NOT_FOUND", "The requested resource does not exist")
         return records[0]
+
+    def changes(self, sobject: str, start: dt.datetime, end: dt.datetime, *, deleted: bool) -> list[dict[str, Any]]:
+        """The records of ``sobject`` changed (or deleted) from ``start`` to ``end``, by ``SystemModstamp``:
+        ``[{"id", "date"}]`` in time order (the REST API's ``updated`` and ``deleted`` resources).
+
+        Raises:
+            OrgError: NOT_FOUND for an object the org does not have.
+        """
+        obj = _object(sobject)
+        # Whole seconds, as Salesforce reads the window (it ignores what is finer): the end's second included.
+        low, high = (
+            v.astimezone(dt.UTC).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
+            for v in (start, end + dt.timedelta(seconds=1))
+        )
+        soql = (
+            f"SELECT Id, SystemModstamp FROM {obj.name} WHERE SystemModstamp >= {low} AND SystemModstamp < {high}"
+            f"{' AND IsDeleted = true' if deleted else ''} ORDER BY SystemModstamp, Id"
+        )
+        records = self.query(soql, include_deleted=deleted)["records"]
+        return [{"id": r["Id"], "date": r["SystemModstamp"]} for r in records]
 
     @contextmanager
     def batch(self, all_or_none: bool = True) -> Iterator[None]:
@@ -512,10 +1230,11 @@ class OrgSession(LocalOrg):
             try:
                 yield
             except BaseException:
-                with state.trust() as conn:
-                    conn.execute("ROLLBACK TO crm_batch")
-                    conn.execute("RELEASE crm_batch")
-                    state.refresh_written(conn)
+                if not state.closed:
+                    with state.trust() as conn:
+                        conn.execute("ROLLBACK TO crm_batch")
+                        conn.execute("RELEASE crm_batch")
+                        state.forget()
                 raise
             with state.trust() as conn:
                 conn.execute("RELEASE crm_batch")
@@ -523,20 +1242,25 @@ class OrgSession(LocalOrg):
     def reset(self) -> None:
         """Forget every write of the session: it sees the org file as it is again."""
         with self._state.trust() as conn:
-            for name, kind in conn.execute(
-                "SELECT name, type FROM sqlite_temp_master WHERE name LIKE 'crm\\_%' ESCAPE '\\'"
+            for (name,) in conn.execute(
+                "SELECT name FROM crm.sqlite_master WHERE type = 'table' AND name LIKE 'crm\\_%' ESCAPE '\\'"
             ).fetchall():
-                if kind in ("table",):
-                    conn.execute(f"DROP TABLE IF EXISTS temp.{quote_identifier(name)}")
+                conn.execute(f"DROP TABLE IF EXISTS crm.{quote_identifier(name)}")
+            for (name,) in conn.execute(
+                "SELECT name FROM sqlite_temp_master WHERE type = 'table' AND name LIKE 'crm\\_fts%' ESCAPE '\\'"
+            ).fetchall():
+                conn.execute(f"DROP TABLE IF EXISTS temp.{quote_identifier(name)}")
             for table in self._state.tables.values():
                 conn.execute(f"DROP VIEW IF EXISTS temp.{quote_identifier(table)}")
             self._state.written.clear()
             self._state.vocabulary.clear()
             self._state.fts_dirty.clear()
+            self._state.numbers.clear()
+            self._state.storage = 0
 
     @property
     def written_rows(self) -> int:
-        """How many records the session holds (created or changed) and hides (changed or deleted)."""
+        """How many records the session holds (created, changed or deleted) and hides (changed or deleted)."""
         with self._state.trust() as conn:
             total = 0
             for name in self._state.written:
@@ -546,6 +1270,17 @@ class OrgSession(LocalOrg):
                     f"SELECT (SELECT COUNT(*) FROM {rows}) + (SELECT COUNT(*) FROM {gone})"
                 ).fetchone()[0]
             return total
+
+    @property
+    def storage_used(self) -> int:
+        """The bytes of records the session holds, as counted against ``max_storage``."""
+        with self._state.trust() as conn:
+            return self._state.used_storage(conn)
+
+    @property
+    def max_storage(self) -> int:
+        """The most bytes of records the session may hold."""
+        return self._max_storage
 
     def drop(self) -> None:
         """Discard the session and its writes for every view of it (each view is closed)."""
@@ -572,38 +1307,27 @@ class OrgSession(LocalOrg):
 
     # -- validation --------------------------------------------------------------------------------
 
-    def _columns(self, conn: sqlite3.Connection, obj: SObject) -> frozenset[str]:
-        table = quote_identifier(self._state.tables.get(obj.name, ""))
-        if not self._state.tables.get(obj.name):
-            raise _fault("NOT_FOUND", f"sObject type '{obj.name}' is not supported: the org file has no such table.")
-        return frozenset(r[1].lower() for r in conn.execute(f"PRAGMA main.table_info({table})"))
-
-    def _capacity(self, conn: sqlite3.Connection) -> None:
-        total = 0
-        for name in self._state.written:
-            total += conn.execute(f"SELECT COUNT(*) FROM {self._state.names(_object(name))[1]}").fetchone()[0]
-        if total >= MAX_SESSION_ROWS:
-            raise _fault(
-                "STORAGE_LIMIT_EXCEEDED",
-                f"this session already holds {total} written records, the most a session may hold "
-                f"({MAX_SESSION_ROWS}); reset it or start another one",
-            )
-
     def _locate(self, conn: sqlite3.Connection, record_id: str) -> tuple[SObject | None, str | None, bool]:
-        """(object, stored id, deleted) of a record visible to the session or hidden by its deletes."""
+        """(object, stored id, deleted) of a record visible to the session or in its recycle bin."""
         obj = object_for_id(record_id)
         if obj is None or obj.name not in self._state.tables:
             return obj, None, False
         rid = _id18(record_id)
-        view = quote_identifier(self._state.tables[obj.name])
-        found = conn.execute(f'SELECT "Id" FROM {view} WHERE "Id" = ? COLLATE NOCASE', (rid,)).fetchall()
-        exact = [r[0] for r in found if r[0] == rid] or [r[0] for r in found]
-        if exact:
-            return obj, exact[0], False
-        if obj.name in self._state.written:
-            gone = self._state.names(obj)[2]
-            if conn.execute(f'SELECT 1 FROM {gone} WHERE "Id" = ? AND deleted = 1', (rid,)).fetchone():
-                return obj, rid, True
+        base, rows, gone = self._state.names(obj)
+        written = obj.name in self._state.written
+        for exact in (True, False):  # the id as given (an index look-up), then in any case (Salesforce's 18)
+            match = '"Id" = ?' if exact else '"Id" = ? COLLATE NOCASE'
+            if written:
+                found = conn.execute(f'SELECT "Id", "IsDeleted" FROM {rows} WHERE {match}', (rid,)).fetchone()
+                if found is not None:
+                    return obj, found[0], bool(found[1])
+                found = conn.execute(
+                    f'SELECT "Id" FROM {base} WHERE {match} AND "Id" NOT IN (SELECT "Id" FROM {gone})', (rid,)
+                ).fetchone()
+            else:
+                found = conn.execute(f'SELECT "Id" FROM {base} WHERE {match}', (rid,)).fetchone()
+            if found is not None:
+                return obj, found[0], False
         return obj, None, False
 
     def _existing(self, conn: sqlite3.Connection, obj: SObject, record_id: object) -> str:
@@ -626,10 +1350,11 @@ class OrgSession(LocalOrg):
         self,
         conn: sqlite3.Connection,
         obj: SObject,
+        layout: _Layout,
         values: Mapping[str, Any],
         *,
         creating: bool,
-        columns: frozenset[str],
+        record_id: str | None = None,
     ) -> dict[str, Any]:
         """The columns and stored values of a write, validated against the schema."""
         if not isinstance(values, Mapping):
@@ -640,31 +1365,47 @@ class OrgSession(LocalOrg):
             if key == "attributes":
                 continue
             field = obj.get_field(key) if isinstance(key, str) else None
-            if field is None or (field.stored and field.column_name.lower() not in columns):
+            column = layout.column_of(field) if field is not None else None
+            if field is None or (field.formula is None and column is None):
                 raise _fault("INVALID_FIELD", f"No such column {key!r} on sobject of type {obj.name}", (str(key),))
-            if field.type is FieldType.ID or field.formula is not None or (not creating and field.name in _CREATE_ONLY):
+            if field.type is FieldType.ID:
+                if creating:
+                    raise _fault("INVALID_FIELD_FOR_INSERT_UPDATE", "cannot specify Id in an insert call", ("Id",))
+                if isinstance(value, str) and is_valid_id(value) and _id18(value).lower() == (record_id or "").lower():
+                    continue  # the record's own id, as clients send it back
+                raise _fault(
+                    "INVALID_FIELD_FOR_INSERT_UPDATE", f"Id in the record ({value!r}) names another record", ("Id",)
+                )
+            settable = creating and field.name in SETTABLE_ON_CREATE and column is not None
+            if not settable and (
+                field.formula is not None
+                or field.readonly
+                or field.autonumber
+                or field.name in AUDIT_FIELDS
+                or column is None
+            ):
                 raise _fault(
                     "INVALID_FIELD_FOR_INSERT_UPDATE",
                     f"Unable to create/update fields: {field.name}. Please check the security settings of this field "
                     "and verify that it is read/write for your profile or permission set.",
                     (field.name,),
                 )
-            row[field.column_name] = self._stored(conn, field, value)
+            row[column] = self._stored(conn, field, value)  # type: ignore[index]
             given.add(field.name)
         if creating:
             for name, default in _DEFAULTS.get(obj.name, {}).items():
                 field = obj.get_field(name)
-                if field is not None and name not in given and field.column_name.lower() in columns:
-                    row[field.column_name] = self._stored(conn, field, default)
+                column = layout.column_of(field) if field is not None else None
+                if field is not None and column is not None and name not in given:
+                    row[column] = self._stored(conn, field, default)
                     given.add(name)
-            created = obj.get_field("CreatedDate")
-            if created is not None and "CreatedDate" not in given and created.column_name.lower() in columns:
-                row[created.column_name] = format_datetime(dt.datetime.now(dt.UTC))
         required = REQUIRED_FIELDS.get(obj.name, ())
         missing = [
             n
             for n in required
-            if (creating and n not in given) or (n in given and row.get(obj.get_field(n).column_name) is None)  # type: ignore[union-attr]
+            if (f := obj.get_field(n)) is not None
+            and layout.column_of(f) is not None
+            and ((creating and n not in given) or (n in given and row.get(layout.column_of(f)) is None))
         ]
         if missing:
             raise _fault(
@@ -682,25 +1423,34 @@ class OrgSession(LocalOrg):
                 raise _bad_value(field, value, "true or false")
             return int(value)
         if kind.is_numeric:
-            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            if isinstance(value, bool) or not isinstance(value, int | float):
                 raise _bad_value(field, value, "a number")
-            if abs(value) >= 1e18:
+            if isinstance(value, float) and not math.isfinite(value):
+                raise _bad_value(field, value, "a number")
+            if abs(value) >= 10**18:  # an int of any size compares exactly, and never overflows a float
+                digits = int(abs(value).bit_length() * 0.30103) if isinstance(value, int) else 0
+                shown = f"a number of about {digits} digits" if digits > 1000 else repr(value)
                 raise _fault(
-                    "NUMBER_OUTSIDE_VALID_RANGE",
-                    f"{field.name}: value outside of valid range: {value!r}",
-                    (field.name,),
+                    "NUMBER_OUTSIDE_VALID_RANGE", f"{field.name}: value outside of valid range: {shown}", (field.name,)
                 )
             return int(value) if kind is FieldType.INTEGER and float(value).is_integer() else float(value)
         if not isinstance(value, str):
             raise _bad_value(field, value, "text")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise _bad_value(field, value, "text without lone surrogates (\\ud800-\\udfff)") from None
         if kind is FieldType.DATE:
             try:
                 return dt.date.fromisoformat(value.strip()).isoformat()
             except ValueError:
                 raise _bad_value(field, value, "a date like 2023-04-01") from None
         if kind is FieldType.DATETIME:
-            return _datetime(field, value)
-        limit = TEXT_LENGTHS.get(kind, 255)
+            parsed = parse_datetime_value(value)
+            if parsed is None:
+                raise _bad_value(field, value, "a datetime like 2023-04-01T10:30:00.000+0000")
+            return format_datetime(parsed)
+        limit = field.max_length
         if len(value) > limit:
             raise _fault(
                 "STRING_TOO_LONG",
@@ -711,28 +1461,31 @@ class OrgSession(LocalOrg):
             if field.picklist_values and value not in field.picklist_values:
                 raise _fault(
                     "INVALID_OR_NULL_FOR_RESTRICTED_PICKLIST",
-                    f"{field.name}: bad value for restricted picklist field: {value!r} "
+                    f"{field.name}: bad value for restricted picklist field: {value[:80]!r} "
                     f"(allowed: {', '.join(field.picklist_values)})",
                     (field.name,),
                 )
             return value
         if kind is FieldType.EMAIL and value and not _EMAIL_RE.match(value):
-            raise _fault("INVALID_EMAIL_ADDRESS", f"{field.name}: invalid email address: {value!r}", (field.name,))
+            raise _fault("INVALID_EMAIL_ADDRESS", f"{field.name}: invalid email address: {value[:80]!r}", (field.name,))
         if kind is FieldType.REFERENCE:
-            target = get_object(field.reference_to or "")
+            targets = [t for t in (field.reference_to, *field.polymorphic) if t]
             if not is_valid_id(value):
                 raise _fault("MALFORMED_ID", f"{field.name}: id value of incorrect type: {value!r}", (field.name,))
-            if target is None or value[:3] != target.key_prefix:
+            target = object_for_id(value)
+            if target is None or target.name not in targets:
                 raise _fault(
                     "FIELD_INTEGRITY_EXCEPTION",
-                    f"{field.name}: id value of incorrect type: {value!r} is not an id of {field.reference_to}",
+                    f"{field.name}: id value of incorrect type: {value!r} is not an id of {' or '.join(targets)}",
                     (field.name,),
                 )
             _, rid, deleted = self._locate(conn, value)
-            if rid is None or deleted:
+            if deleted:
+                raise _fault("ENTITY_IS_DELETED", f"entity is deleted: {field.name} = {value!r}", (field.name,))
+            if rid is None:
                 raise _fault(
                     "INVALID_CROSS_REFERENCE_KEY",
-                    f"invalid cross reference id: {field.name} = {value!r} names no {field.reference_to} record",
+                    f"invalid cross reference id: {field.name} = {value!r} names no {' or '.join(targets)} record",
                     (field.name,),
                 )
             return rid

@@ -35,7 +35,10 @@ def _ref(
     column: str | None = None,
     child: str | None = None,
     also: tuple[str, ...] = (),
+    on_delete: str | None = "clear",
 ) -> Field:
+    # A lookup's default in Salesforce: deleting the parent clears the field; references to users are
+    # never touched (a user cannot be deleted, only deactivated).
     return Field(
         name,
         T.REFERENCE,
@@ -45,6 +48,7 @@ def _ref(
         column=column,
         child_relationship=child,
         polymorphic=also,
+        on_delete=None if to == "User" else on_delete,
     )
 
 
@@ -120,13 +124,13 @@ USER = SObject(
     "A service agent who works cases",
     (
         _id("agent"),
-        Field("FirstName", T.STRING, "Agent's given name", searchable=True),
-        Field("LastName", T.STRING, "Agent's family name", searchable=True),
+        Field("FirstName", T.STRING, "Agent's given name", searchable=True, length=40),
+        Field("LastName", T.STRING, "Agent's family name", searchable=True, length=80),
         Field("Name", T.STRING, "Agent's full name (first and last)", formula=_PERSON_NAME, name_field=True),
-        Field("Email", T.EMAIL, "Agent's work email address", searchable=True),
+        Field("Email", T.EMAIL, "Agent's work email address", searchable=True, length=128),
         Field("Phone", T.PHONE, "Agent's work phone number", searchable=True),
-        Field("Username", T.STRING, "Login name of the agent, unique across the org", searchable=True),
-        Field("Alias", T.STRING, "Short handle of the agent, at most 8 characters", searchable=True),
+        Field("Username", T.STRING, "Login name of the agent, unique across the org", searchable=True, length=80),
+        Field("Alias", T.STRING, "Short handle of the agent, at most 8 characters", searchable=True, length=8),
         Field("ProfileId", T.STRING, "Id of the permission profile the agent has"),
         Field("LanguageLocaleKey", T.PICKLIST, "Language of the agent's interface", picklist_values=("en_US",)),
         Field("EmailEncodingKey", T.PICKLIST, "Character encoding of outgoing email", picklist_values=("UTF-8",)),
@@ -149,14 +153,16 @@ ACCOUNT = SObject(
     "A customer, stored as a person account",
     (
         _id("customer account"),
-        Field("FirstName", T.STRING, "Customer's given name", searchable=True),
-        Field("LastName", T.STRING, "Customer's family name", searchable=True),
+        Field("FirstName", T.STRING, "Customer's given name", searchable=True, length=40),
+        Field("LastName", T.STRING, "Customer's family name", searchable=True, length=80),
         Field("Name", T.STRING, "Customer's full name (first and last)", formula=_PERSON_NAME, name_field=True),
         Field("PersonEmail", T.EMAIL, "Customer's email address", searchable=True),
         Field("Phone", T.PHONE, "Customer's phone number", searchable=True),
         Field("RecordTypeId", T.STRING, "Id of the record type (the person-account type)"),
-        Field("ShippingCity", T.STRING, "City the customer's orders ship to", searchable=True),
-        Field("ShippingState", T.STRING, "Two-letter US state the customer's orders ship to", searchable=True),
+        Field("ShippingCity", T.STRING, "City the customer's orders ship to", searchable=True, length=40),
+        Field(
+            "ShippingState", T.STRING, "Two-letter US state the customer's orders ship to", searchable=True, length=80
+        ),
         Field(
             "IsPersonAccount", T.BOOLEAN, "Whether the account is a person account (always)", formula="1", extra=True
         ),
@@ -171,11 +177,18 @@ CONTACT = SObject(
     "The person behind a customer account, who opens cases",
     (
         _id("contact"),
-        Field("FirstName", T.STRING, "Contact's given name", searchable=True),
-        Field("LastName", T.STRING, "Contact's family name", searchable=True),
+        Field("FirstName", T.STRING, "Contact's given name", searchable=True, length=40),
+        Field("LastName", T.STRING, "Contact's family name", searchable=True, length=80),
         Field("Name", T.STRING, "Contact's full name (first and last)", formula=_PERSON_NAME, name_field=True),
         Field("Email", T.EMAIL, "Contact's email address", searchable=True),
-        _ref("AccountId", "Account", "Account", "The account this contact belongs to (Account)", child="Contacts"),
+        _ref(
+            "AccountId",
+            "Account",
+            "Account",
+            "The account this contact belongs to (Account)",
+            child="Contacts",
+            on_delete="cascade",
+        ),
         _ref("OwnerId", "User", "Owner", "The agent who owns this contact record (User)"),
         *_audit(_ORG_START, _ORG_START, '"OwnerId"'),
     ),
@@ -190,12 +203,21 @@ CASE = SObject(
         _id("case"),
         Field("Priority", T.PICKLIST, "Urgency of the case", picklist_values=CASE_PRIORITIES),
         Field("Subject", T.STRING, "One-line summary of the customer's problem", searchable=True, name_field=True),
-        Field("Description", T.LONG_TEXT, "The customer's account of the problem, in full", searchable=True),
+        Field(
+            "Description", T.LONG_TEXT, "The customer's account of the problem, in full", searchable=True, length=32000
+        ),
         Field("Status", T.PICKLIST, "Where the case stands ('Closed' once resolved)", picklist_values=CASE_STATUSES),
         Field("Channel", T.PICKLIST, "How the customer reached us", picklist_values=CASE_CHANNELS),
-        _ref("ContactId", "Contact", "Contact", "The contact who opened the case (Contact)", child="Cases"),
+        _ref(
+            "ContactId",
+            "Contact",
+            "Contact",
+            "The contact who opened the case (Contact)",
+            child="Cases",
+            on_delete="restrict",
+        ),
         Field("CreatedDate", T.DATETIME, "When the case was opened (UTC)"),
-        Field("ClosedDate", T.DATETIME, "When the case was closed (UTC); empty while it is open"),
+        Field("ClosedDate", T.DATETIME, "When the case was closed (UTC); empty while it is open", readonly=True),
         _ref(
             "OrderItemId__c",
             "OrderItem",
@@ -204,7 +226,7 @@ CASE = SObject(
             child="Cases__r",
         ),
         _ref("IssueId__c", "Issue__c", "IssueId__r", "The kind of problem reported (Issue__c)", child="Cases__r"),
-        _ref("AccountId", "Account", "Account", "The customer account (Account)", child="Cases"),
+        _ref("AccountId", "Account", "Account", "The customer account (Account)", child="Cases", on_delete="restrict"),
         _ref(
             "OwnerId", "User", "Owner", "The agent who owns the case now, after any transfers (User)", also=("Group",)
         ),
@@ -232,7 +254,7 @@ KNOWLEDGE = SObject(
         _id("article version"),
         Field("Title", T.STRING, "Headline of the article", searchable=True, name_field=True),
         Field("FAQ_Answer__c", T.LONG_TEXT, "The article's body text", searchable=True),
-        Field("Summary", T.TEXTAREA, "A short abstract of the article", searchable=True),
+        Field("Summary", T.TEXTAREA, "A short abstract of the article", searchable=True, length=1000),
         Field("UrlName", T.STRING, "Unique slug used in the article's web address"),
         Field("PublishStatus", T.PICKLIST, "Publication state ('Online' when live)", picklist_values=PUBLISH_STATUSES),
         Field("Language", T.PICKLIST, "Language of this version", picklist_values=("en_US",)),
@@ -261,9 +283,15 @@ PRODUCT = SObject(
     (
         _id("product"),
         Field("Name", T.STRING, "Product name as shown in the store", searchable=True, name_field=True),
-        Field("Description", T.TEXTAREA, "Marketing description of the product", searchable=True),
+        Field("Description", T.TEXTAREA, "Marketing description of the product", searchable=True, length=4000),
         Field("IsActive", T.BOOLEAN, "Whether the product can be ordered now"),
-        Field("External_ID__c", T.STRING, "Key of the product in the merchandising system", searchable=True),
+        Field(
+            "External_ID__c",
+            T.STRING,
+            "Key of the product in the merchandising system",
+            searchable=True,
+            external_id=True,
+        ),
         *_UNDATED,
     ),
 )
@@ -283,8 +311,16 @@ PRODUCT_CATEGORY_PRODUCT = SObject(
             "ProductCategory",
             "The category (ProductCategory)",
             child="ProductCategoryProducts",
+            on_delete="cascade",
         ),
-        _ref("ProductId", "Product2", "Product", "The product (Product2)", child="ProductCategoryProducts"),
+        _ref(
+            "ProductId",
+            "Product2",
+            "Product",
+            "The product (Product2)",
+            child="ProductCategoryProducts",
+            on_delete="cascade",
+        ),
         *_UNDATED,
     ),
 )
@@ -312,8 +348,22 @@ PRICEBOOK_ENTRY = SObject(
     "The price of one product in one price book",
     (
         _id("price book entry"),
-        _ref("Pricebook2Id", "Pricebook2", "Pricebook2", "The price book (Pricebook2)", child="PricebookEntries"),
-        _ref("Product2Id", "Product2", "Product2", "The product priced (Product2)", child="PricebookEntries"),
+        _ref(
+            "Pricebook2Id",
+            "Pricebook2",
+            "Pricebook2",
+            "The price book (Pricebook2)",
+            child="PricebookEntries",
+            on_delete="cascade",
+        ),
+        _ref(
+            "Product2Id",
+            "Product2",
+            "Product2",
+            "The product priced (Product2)",
+            child="PricebookEntries",
+            on_delete="cascade",
+        ),
         Field("UnitPrice", T.CURRENCY, "Price of one unit, in US dollars"),
         *_UNDATED,
     ),
@@ -326,7 +376,14 @@ ORDER = SObject(
     "A customer's purchase, made of order items",
     (
         _id("order"),
-        _ref("AccountId", "Account", "Account", "The customer who placed the order (Account)", child="Orders"),
+        _ref(
+            "AccountId",
+            "Account",
+            "Account",
+            "The customer who placed the order (Account)",
+            child="Orders",
+            on_delete="restrict",
+        ),
         Field("Status", T.PICKLIST, "'Activated' once placed, 'Draft' before", picklist_values=ORDER_STATUSES),
         Field("EffectiveDate", T.DATE, "The day the order was placed"),
         _ref(
@@ -335,6 +392,7 @@ ORDER = SObject(
             "Pricebook2",
             "The price book the order was priced from (Pricebook2)",
             child="Orders",
+            on_delete="restrict",
         ),
         _autonumber("OrderNumber", "The order's number, in the order orders were placed", 100),
         *_audit(_ORDER_DAY, _ORDER_DAY, _ORG_CREATOR),
@@ -348,8 +406,22 @@ ORDER_ITEM = SObject(
     "One product line of an order",
     (
         _id("order item"),
-        _ref("OrderId", "Order", "Order", "The order this line belongs to (Order)", child="OrderItems"),
-        _ref("Product2Id", "Product2", "Product2", "The product bought (Product2)", child="OrderItems"),
+        _ref(
+            "OrderId",
+            "Order",
+            "Order",
+            "The order this line belongs to (Order)",
+            child="OrderItems",
+            on_delete="cascade",
+        ),
+        _ref(
+            "Product2Id",
+            "Product2",
+            "Product2",
+            "The product bought (Product2)",
+            child="OrderItems",
+            on_delete="restrict",
+        ),
         Field("Quantity", T.DOUBLE, "Number of units bought"),
         Field("UnitPrice", T.CURRENCY, "Price paid per unit, in US dollars"),
         # The dump spells the column PriceBookEntryId; SOQL and SQLite both ignore the case.
@@ -360,6 +432,7 @@ ORDER_ITEM = SObject(
             "The price book entry the line was priced from (PricebookEntry)",
             column="PriceBookEntryId",
             child="OrderItems",
+            on_delete="restrict",
         ),
         _autonumber("OrderItemNumber", "The line's number, in the order lines were entered", 1),
         Field(
@@ -380,9 +453,16 @@ EMAIL_MESSAGE = SObject(
     "An email exchanged with a customer about a case",
     (
         _id("email"),
-        Field("Subject", T.STRING, "Subject line", searchable=True, name_field=True),
+        Field("Subject", T.STRING, "Subject line", searchable=True, name_field=True, length=3000),
         Field("TextBody", T.LONG_TEXT, "Plain-text body of the email", searchable=True),
-        _ref("ParentId", "Case", "Parent", "The case the email is about (Case)", child="EmailMessages"),
+        _ref(
+            "ParentId",
+            "Case",
+            "Parent",
+            "The case the email is about (Case)",
+            child="EmailMessages",
+            on_delete="cascade",
+        ),
         Field("FromAddress", T.EMAIL, "Sender's address", searchable=True),
         Field("ToAddress", T.EMAIL, "Recipient's address", searchable=True),
         Field("ToIds", T.STRING, "Ids of the recipients, as a JSON list"),
@@ -416,7 +496,7 @@ ISSUE = SObject(
     "A category of customer problem that cases are filed under",
     (
         _id("issue"),
-        Field("Name", T.STRING, "Short name of the issue", searchable=True, name_field=True),
+        Field("Name", T.STRING, "Short name of the issue", searchable=True, name_field=True, length=80),
         Field("Description__c", T.TEXTAREA, "What the issue covers", searchable=True),
         *_UNDATED,
     ),
@@ -429,7 +509,14 @@ CASE_HISTORY = SObject(
     "One event in a case's life: creation, an owner assignment or closure",
     (
         _id("history entry"),
-        _ref("CaseId__c", "Case", "CaseId__r", "The case the event belongs to (Case)", child="CaseHistories__r"),
+        _ref(
+            "CaseId__c",
+            "Case",
+            "CaseId__r",
+            "The case the event belongs to (Case)",
+            child="CaseHistories__r",
+            on_delete="cascade",
+        ),
         _ref(
             "OldValue__c",
             "User",

@@ -45,6 +45,18 @@ class FieldType(enum.StrEnum):
         return self is not FieldType.LONG_TEXT
 
 
+_DELETE_RULES = (None, "cascade", "restrict", "clear")
+# Salesforce's default lengths by type (a text area is 255 characters; a long one up to 131,072).
+_LENGTHS = {
+    FieldType.ID: 18,
+    FieldType.REFERENCE: 18,
+    FieldType.STRING: 255,
+    FieldType.TEXTAREA: 255,
+    FieldType.LONG_TEXT: 131072,
+    FieldType.EMAIL: 80,
+    FieldType.PHONE: 40,
+    FieldType.PICKLIST: 255,
+}
 _UNGROUPABLE = frozenset({FieldType.LONG_TEXT, FieldType.DATETIME, FieldType.DOUBLE, FieldType.CURRENCY})
 _TEXT_TYPES = frozenset(
     {
@@ -88,6 +100,16 @@ class Field:
         extra: A standard field every real org has that the original dump lacks (``CaseNumber``,
             ``IsDeleted``): computed from the stored columns, answered by queries, ``FIELDS()`` and
             describe, but left out of the agent's schema text (the paper's schema).
+        length: For text, the most characters a value may have, when it differs from the type's
+            (:attr:`max_length`); Salesforce's own length of the field.
+        on_delete: For a reference, what deleting the parent record does to this record, as the
+            relationship is defined in Salesforce: ``"cascade"`` (deleted with it: a master-detail
+            relationship, or a lookup Salesforce cascades, as Account to Contact), ``"restrict"``
+            (the parent cannot be deleted while this record points at it: DELETE_FAILED) or
+            ``"clear"`` (the field is emptied: a lookup's default). None: the parent is never deleted
+            (a user).
+        readonly: Set by the org, never by a write (a case's ``ClosedDate``, stamped when it closes).
+        external_id: An External ID field: an upsert may name its record by the field's value.
     """
 
     name: str
@@ -104,6 +126,10 @@ class Field:
     extra: bool = False
     autonumber: bool = False
     polymorphic: tuple[str, ...] = ()
+    length: int | None = None
+    on_delete: str | None = None
+    readonly: bool = False
+    external_id: bool = False
 
     def __post_init__(self) -> None:
         if (self.type is FieldType.REFERENCE) != (self.reference_to is not None):
@@ -114,6 +140,18 @@ class Field:
             raise ValueError(f"field {self.name!r}: child_relationship goes with a reference only")
         if self.column is not None and self.formula is not None:
             raise ValueError(f"field {self.name!r} cannot have both a column and a formula")
+        if self.on_delete not in _DELETE_RULES or (self.on_delete is not None and self.reference_to is None):
+            raise ValueError(f"field {self.name!r}: on_delete is one of cascade, restrict, clear, for a reference")
+
+    @property
+    def max_length(self) -> int:
+        """The most characters a value may have (text), as Salesforce's describe reports it; 0 for others.
+
+        Example:
+            >>> [Field(n, FieldType.STRING, "x", length=k).max_length for n, k in (("Subject", None), ("Alias", 8))]
+            [255, 8]
+        """
+        return self.length if self.length is not None else _LENGTHS.get(self.type, 0)
 
     @property
     def column_name(self) -> str:

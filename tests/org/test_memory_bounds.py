@@ -173,27 +173,32 @@ def test_the_shaper_cache_is_bounded_by_bytes() -> None:
 
 def test_the_served_orgs_open_cursors_are_bounded_by_bytes(own_org: LocalOrg, monkeypatch: pytest.MonkeyPatch) -> None:
     # A query's records past its first batch are kept for nextRecordsUrl: 10 cursors a session, and over every
-    # session at most MAX_CURSOR_BYTES, the oldest dropped first (an expired locator, as Salesforce answers).
+    # session at most the hub's cursor_bytes, the oldest dropped first (an expired locator, as Salesforce answers).
     pytest.importorskip("starlette")
     from starlette.testclient import TestClient
 
-    from crmarena_gym.org.serve import SessionHub, _app
+    from crmarena_gym.org.serve import SessionHub, _rest
+    from crmarena_gym.org.serve._app import make_app
 
-    monkeypatch.setattr(_app, "DEFAULT_BATCH", 5)
-    hub = SessionHub(own_org, token="t0", today=SMALL_TODAY)
-    client = TestClient(_app.make_app(hub))
+    monkeypatch.setattr(_rest, "DEFAULT_BATCH", 5)
     soql = "SELECT Id, Subject, Description FROM Case"
-    one = measured_bytes(own_org.query(soql)["records"])
-    monkeypatch.setattr(_app, "MAX_CURSOR_BYTES", int(2.5 * one))  # room for two cursors of this query
-    login = {"grant_type": "password", "username": "u", "password": hub.password}
-    tokens = ["t0", *(client.post("/services/oauth2/token", data=login).json()["access_token"] for _ in range(2))]
-    urls = []
-    for token in tokens:
+
+    def query(client: TestClient, token: str) -> str:
         page = client.get(
             "/services/data/v60.0/query", params={"q": soql}, headers={"Authorization": f"Bearer {token}"}
         )
-        urls.append((token, page.json()["nextRecordsUrl"]))
-    assert hub.cursor_bytes <= _app.MAX_CURSOR_BYTES
+        return page.json()["nextRecordsUrl"]
+
+    probe = SessionHub(own_org, token="t0", today=SMALL_TODAY)
+    query(TestClient(make_app(probe)), "t0")
+    one = probe._cursor_total  # what one cursor of this query holds
+    probe.close()
+    hub = SessionHub(own_org, token="t0", today=SMALL_TODAY, password="pw", cursor_bytes=int(2.5 * one))
+    client = TestClient(make_app(hub))
+    login = {"grant_type": "password", "username": "u", "password": "pw"}
+    tokens = ["t0", *(client.post("/services/oauth2/token", data=login).json()["access_token"] for _ in range(2))]
+    urls = [(token, query(client, token)) for token in tokens]
+    assert hub._cursor_total <= hub.cursor_bytes
     answers = [client.get(url, headers={"Authorization": f"Bearer {token}"}) for token, url in urls]
     assert answers[0].status_code == 400 and answers[0].json()[0]["errorCode"] == "INVALID_QUERY_LOCATOR"
     assert [a.status_code for a in answers[1:]] == [200, 200]  # the two newest, of other sessions, kept

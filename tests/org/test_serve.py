@@ -260,7 +260,9 @@ def test_authentication_errors(server: OrgServer) -> None:
     assert (bad.status_code, bad.json()["error"]) == (400, "invalid_grant")
     other = http.post(token, data={"grant_type": "client_credentials"})
     assert (other.status_code, other.json()["error"]) == (400, "unsupported_grant_type")
-    assert http.get(f"{server.url}/services/data/v12.0/limits").status_code == 404
+    # A retired version answers 410 GONE (REST API Developer Guide, API End-of-Life Policy); an unknown one 404.
+    assert http.get(f"{server.url}/services/data/v12.0/limits").status_code == 410
+    assert http.get(f"{server.url}/services/data/v99.0/limits").status_code == 404
     session = _login(server)
     assert http.post(f"{server.url}/services/oauth2/revoke", data={"token": session}).status_code == 200
     assert (

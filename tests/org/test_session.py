@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import sqlite3
 from pathlib import Path
 
 import pytest
 
 from crmarena_gym.org import LocalOrg, OrgError, OrgSession
-from crmarena_gym.schema import get_object, is_valid_id
+from crmarena_gym.schema import get_object, is_valid_id, make_id
 from tests.org.conftest import file_sha256
 
 
@@ -211,3 +212,243 @@ def test_an_env_plays_oracle_episodes_on_a_session_that_wrote(env_org: Path, env
         assert env.unwrapped.org is session
     finally:
         session.drop()
+
+
+# -- Salesforce's write semantics (REST API Developer Guide, SOQL reference, Object Reference) -------------
+
+
+def _numbers(org: LocalOrg, soql: str) -> dict[str, str]:
+    return {r["Id"]: r["CaseNumber"] for r in org.query(soql)["records"]}
+
+
+def test_auto_numbers_keep_their_values_and_go_on_from_the_highest(small_org: LocalOrg, session: OrgSession) -> None:
+    # Salesforce assigns an auto-number once, at insert, one above the highest; it never changes after.
+    before = _numbers(small_org, "SELECT Id, CaseNumber FROM Case")
+    highest = max(int(n) for n in before.values())
+    (contact,) = [r["Id"] for r in small_org.query("SELECT Id FROM Contact LIMIT 1")["records"]]
+    first = session.create("Case", {"Subject": "First new case", "ContactId": contact})
+    second = session.create("Case", {"Subject": "Second new case"})
+    after = _numbers(session, "SELECT Id, CaseNumber FROM Case")
+    assert {k: v for k, v in after.items() if k in before} == before  # the bug: every number read 00000000
+    assert (after[first], after[second]) == (f"{highest + 1:08d}", f"{highest + 2:08d}")
+    some = next(iter(before))
+    session.update("Case", some, {"Subject": "Renamed"})
+    assert _numbers(session, f"SELECT Id, CaseNumber FROM Case WHERE Id = '{some}'") == {some: before[some]}
+    orders = {r["OrderNumber"] for r in small_org.query("SELECT OrderNumber FROM Order")["records"]}
+    account = small_org.query("SELECT Id FROM Account LIMIT 1")["records"][0]["Id"]
+    order = session.create("Order", {"AccountId": account, "Status": "Draft", "EffectiveDate": "2023-06-15"})
+    got = session.query(f"SELECT OrderNumber FROM Order WHERE Id = '{order}'")["records"][0]["OrderNumber"]
+    assert got == f"{max(int(n) for n in orders) + 1:08d}"
+    assert {r["OrderNumber"] for r in session.query("SELECT OrderNumber FROM Order")["records"]} == orders | {got}
+
+
+def test_system_fields_come_from_the_orgs_clock_and_user(
+    small_org: LocalOrg, session: OrgSession, raw_conn: sqlite3.Connection
+) -> None:
+    # The API user is the org's first user (the one who set it up); the clock is the session's today.
+    (api_user,) = _first(raw_conn, 'SELECT MIN("Id") FROM "User"')
+    assert session.user == api_user and str(session.today) == "2023-06-15"
+    issue = session.create("Issue__c", {"Name": "Strap snapped"})
+    fields = "CreatedDate, CreatedById, LastModifiedDate, LastModifiedById, SystemModstamp, IsDeleted"
+    made = session.get("Issue__c", issue, fields.split(", "))
+    assert made["CreatedDate"].startswith("2023-06-15T") and made["CreatedById"] == api_user
+    assert made["LastModifiedDate"] == made["SystemModstamp"] == made["CreatedDate"]
+    assert (made["LastModifiedById"], made["IsDeleted"]) == (api_user, False)
+    for literal in ("TODAY", "LAST_N_DAYS:1", "THIS_MONTH"):
+        found = session.query(f"SELECT Id FROM Issue__c WHERE CreatedDate = {literal}")["records"]
+        assert [r["Id"] for r in found] == [issue], literal
+    assert session.query("SELECT COUNT() FROM Issue__c WHERE CreatedDate = YESTERDAY")["totalSize"] == 0
+    session.update("Issue__c", issue, {"Description__c": "Broke on day two"})
+    changed = session.get("Issue__c", issue, fields.split(", "))
+    assert changed["CreatedDate"] == made["CreatedDate"]
+    assert changed["LastModifiedDate"] > made["LastModifiedDate"] and changed["SystemModstamp"] > made["SystemModstamp"]
+    # A record of the file keeps its creation and moves its modification to now.
+    (case_id,) = _first(raw_conn, 'SELECT "Id" FROM "Case" WHERE "ClosedDate" IS NULL LIMIT 1')
+    old = small_org.query(f"SELECT CreatedDate, LastModifiedDate FROM Case WHERE Id = '{case_id}'")["records"][0]
+    session.update("Case", case_id, {"Priority": "High"})
+    new = session.get("Case", case_id, ["CreatedDate", "LastModifiedDate", "LastModifiedById"])
+    assert new["CreatedDate"] == old["CreatedDate"] and new["LastModifiedDate"].startswith("2023-06-15T")
+    assert new["LastModifiedById"] == api_user
+    # Another user writes as itself; a chosen clock stamps what it says.
+    (other,) = _first(raw_conn, 'SELECT MAX("Id") FROM "User"')
+    moment = dt.datetime(2023, 6, 15, 9, 30, 12, 345000, tzinfo=dt.UTC)
+    them = OrgSession(small_org, user=other, clock=lambda: moment)
+    try:
+        theirs = them.get("Issue__c", them.create("Issue__c", {"Name": "Theirs"}), ["CreatedById", "CreatedDate"])
+        assert theirs == {**theirs, "CreatedById": other, "CreatedDate": "2023-06-15T09:30:12.345+0000"}
+    finally:
+        them.drop()
+    with pytest.raises(ValueError, match="no User"):
+        OrgSession(small_org, user=make_id("005", 999_999))
+
+
+def test_audit_fields_may_be_set_on_create_only(session: OrgSession, raw_conn: sqlite3.Connection) -> None:
+    # "Set Audit Fields upon Record Creation": CreatedDate, CreatedById, LastModifiedDate, LastModifiedById on
+    # insert; never on update; SystemModstamp, IsDeleted, auto-numbers and ClosedDate never.
+    (user,) = _first(raw_conn, 'SELECT MAX("Id") FROM "User"')
+    old = session.create("Issue__c", {"Name": "Migrated", "CreatedDate": "2019-03-01T08:00:00Z", "CreatedById": user})
+    got = session.get("Issue__c", old, ["CreatedDate", "CreatedById"])
+    assert (got["CreatedDate"], got["CreatedById"]) == ("2019-03-01T08:00:00.000+0000", user)
+    assert _code(session.update, "Issue__c", old, {"CreatedDate": "2019-03-02T08:00:00Z"}) == (
+        "INVALID_FIELD_FOR_INSERT_UPDATE"
+    )
+    for field, value in (
+        ("SystemModstamp", "2019-03-01T08:00:00Z"),
+        ("IsDeleted", True),
+        ("CaseNumber", "00000001"),
+        ("ClosedDate", "2019-03-01T08:00:00Z"),
+        ("IsClosed", True),
+    ):
+        assert _code(session.create, "Case", {field: value}) == "INVALID_FIELD_FOR_INSERT_UPDATE", field
+
+
+def test_closing_a_case_stamps_closed_date_and_reopening_clears_it(session: OrgSession) -> None:
+    # Case.ClosedDate: "The date and time when the case was closed"; IsClosed follows the status.
+    case = session.create("Case", {"Subject": "Laces frayed"})
+    fields = ["Status", "IsClosed", "ClosedDate", "LastModifiedDate"]
+    assert session.get("Case", case, fields) | {"LastModifiedDate": None} == {
+        **session.get("Case", case, fields),
+        "Status": "New",
+        "IsClosed": False,
+        "ClosedDate": None,
+        "LastModifiedDate": None,
+    }
+    session.update("Case", case, {"Status": "Closed"})
+    closed = session.get("Case", case, fields)
+    assert closed["IsClosed"] is True and closed["ClosedDate"] == closed["LastModifiedDate"]
+    assert closed["ClosedDate"].startswith("2023-06-15T")
+    assert session.query(f"SELECT COUNT() FROM Case WHERE Id = '{case}' AND ClosedDate = TODAY")["totalSize"] == 1
+    session.update("Case", case, {"Subject": "Laces frayed (closed)"})
+    assert session.get("Case", case, ["ClosedDate"])["ClosedDate"] == closed["ClosedDate"]  # not closed again
+    session.update("Case", case, {"Status": "Working"})
+    assert session.get("Case", case, ["IsClosed", "ClosedDate"]) | {"attributes": None} == {
+        "attributes": None,
+        "IsClosed": False,
+        "ClosedDate": None,
+    }
+    born_closed = session.create("Case", {"Subject": "Already solved", "Status": "Closed"})
+    assert session.get("Case", born_closed, ["ClosedDate"])["ClosedDate"].startswith("2023-06-15T")
+
+
+def test_deletes_follow_each_relationships_rule(
+    small_org: LocalOrg, session: OrgSession, rows: dict[str, list[dict]]
+) -> None:
+    cases = rows["Case"]
+    # An account or a contact with cases cannot be deleted (Salesforce: "associated with the following cases").
+    account = next(c["AccountId"] for c in cases if c["AccountId"])
+    with pytest.raises(OrgError) as info:
+        session.delete("Account", account)
+    assert info.value.code == "DELETE_FAILED" and "associated with the following" in info.value.message
+    contact = next(c["ContactId"] for c in cases if c["ContactId"])
+    with pytest.raises(OrgError) as info:
+        session.delete("Contact", contact)
+    assert info.value.code == "DELETE_FAILED" and "cases" in info.value.message
+    assert session.written_rows == 0  # a refused delete leaves nothing behind
+    # A case goes with its emails and history entries (master-detail); lookups to it are cleared.
+    case = next(c["Id"] for c in cases if any(e["ParentId"] == c["Id"] for e in rows["EmailMessage"]))
+    emails = {e["Id"] for e in rows["EmailMessage"] if e["ParentId"] == case}
+    history = {h["Id"] for h in rows["CaseHistory__c"] if h["CaseId__c"] == case}
+    chats = {t["Id"] for t in rows["LiveChatTranscript"] if t["CaseId"] == case}
+    session.delete("Case", case)
+    assert session.query(f"SELECT COUNT() FROM EmailMessage WHERE ParentId = '{case}'")["totalSize"] == 0
+    assert session.query(f"SELECT COUNT() FROM CaseHistory__c WHERE CaseId__c = '{case}'")["totalSize"] == 0
+    binned = session.query(f"SELECT Id, IsDeleted FROM EmailMessage WHERE ParentId = '{case}'", include_deleted=True)
+    assert {r["Id"] for r in binned["records"]} == emails and all(r["IsDeleted"] for r in binned["records"])
+    deleted = session.query(
+        f"SELECT Id, IsDeleted FROM CaseHistory__c WHERE CaseId__c = '{case}' AND IsDeleted = true",
+        include_deleted=True,
+    )
+    assert {r["Id"] for r in deleted["records"]} == history
+    for chat in chats:  # a transcript's case lookup is cleared, the transcript stays
+        assert session.get("LiveChatTranscript", chat, ["CaseId"])["CaseId"] is None
+    assert _code(session.get, "Case", case) == "ENTITY_IS_DELETED"
+    assert _code(session.create, "EmailMessage", {"ParentId": case}) == "ENTITY_IS_DELETED"
+    # An order goes with its items (master-detail): the items of a draft order.
+    draft = next(o["Id"] for o in rows["Order"] if o["Status"] == "Draft")
+    items = {i["Id"] for i in rows["OrderItem"] if i["OrderId"] == draft}
+    referring = {c["Id"] for c in cases if c["OrderItemId__c"] in items}
+    assert items
+    session.delete("Order", draft)
+    assert session.query(f"SELECT COUNT() FROM OrderItem WHERE OrderId = '{draft}'")["totalSize"] == 0
+    everything = session.query(f"SELECT Id FROM OrderItem WHERE OrderId = '{draft}'", include_deleted=True)
+    assert {r["Id"] for r in everything["records"]} == items
+    for case_id in referring - {case}:  # the cases about those items keep going, without the lookup
+        assert session.get("Case", case_id, ["OrderItemId__c"])["OrderItemId__c"] is None
+    # An issue's cases lose their issue (a lookup is cleared); the user who owns records cannot be deleted.
+    issue = rows["Issue__c"][0]["Id"]
+    under = {c["Id"] for c in cases if c["IssueId__c"] == issue} - {case}
+    session.delete("Issue__c", issue)
+    assert under
+    assert {session.get("Case", c, ["IssueId__c"])["IssueId__c"] for c in under} == {None}
+    assert _code(session.delete, "User", rows["User"][0]["Id"]) == "INVALID_TYPE_FOR_OPERATION"
+    # The file's counts are untouched and the queries of the others see nothing of it.
+    assert small_org.query(f"SELECT COUNT() FROM OrderItem WHERE OrderId = '{draft}'")["totalSize"] == len(items)
+
+
+def test_an_activated_orders_items_cannot_be_deleted(session: OrgSession, rows: dict[str, list[dict]]) -> None:
+    # Salesforce: "After an order is activated, you can't delete its order products."
+    active = next(o["Id"] for o in rows["Order"] if o["Status"] == "Activated")
+    item = next(i["Id"] for i in rows["OrderItem"] if i["OrderId"] == active)
+    assert _code(session.delete, "OrderItem", item) == "DELETE_FAILED"
+    session.update("Order", active, {"Status": "Draft"})
+    session.delete("OrderItem", item)
+    assert _code(session.get, "OrderItem", item) == "ENTITY_IS_DELETED"
+
+
+def test_limits_of_fields_and_storage(small_org: LocalOrg, raw_conn: sqlite3.Connection) -> None:
+    # Lengths from Salesforce's field reference: LastName 80, FirstName 40, User Alias 8, a custom Name 80.
+    s = OrgSession(small_org, max_storage=5 * 2048)
+    try:
+        assert _code(s.create, "Account", {"LastName": "x" * 81}) == "STRING_TOO_LONG"
+        assert _code(s.create, "Account", {"LastName": "Ok", "FirstName": "y" * 41}) == "STRING_TOO_LONG"
+        assert _code(s.create, "Issue__c", {"Name": "z" * 81}) == "STRING_TOO_LONG"
+        assert _code(s.create, "Account", {"LastName": "Lone \ud800 surrogate"}) == "JSON_PARSER_ERROR"
+        assert _code(s.create, "OrderItem", {"Quantity": 10**5000}) == "NUMBER_OUTSIDE_VALID_RANGE"
+        assert _code(s.create, "OrderItem", {"Quantity": float("nan")}) == "JSON_PARSER_ERROR"
+        s.create("Account", {"LastName": "x" * 80, "FirstName": "y" * 40})
+        # Each record counts 2 KB (Salesforce's storage accounting): five fit, the sixth is refused.
+        for i in range(4):
+            s.create("Issue__c", {"Name": f"Issue {i}"})
+        assert s.storage_used == 5 * 2048
+        assert _code(s.create, "Issue__c", {"Name": "One too many"}) == "STORAGE_LIMIT_EXCEEDED"
+        assert s.query("SELECT COUNT() FROM Issue__c WHERE Name = 'One too many'")["totalSize"] == 0
+        s.reset()
+        assert s.storage_used == 0 and s.create("Issue__c", {"Name": "Room again"})
+    finally:
+        s.drop()
+
+
+def test_upsert_by_external_id(session: OrgSession, rows: dict[str, list[dict]]) -> None:
+    # Upsert: one match is updated, none creates (with the key set), several answer MULTIPLE_RECORDS_FOUND,
+    # a field that is not an External ID answers NOT_FOUND.
+    product = rows["Product2"][0]
+    same, created = session.upsert("Product2", "External_ID__c", product["External_ID__c"], {"Name": "Renamed"})
+    assert (same, created) == (product["Id"], False)
+    assert session.get("Product2", same, ["Name"])["Name"] == "Renamed"
+    new, created = session.upsert("Product2", "External_ID__c", "EXT_NEW", {"Name": "Brand new"})
+    assert created and session.get("Product2", new, ["External_ID__c"])["External_ID__c"] == "EXT_NEW"
+    session.update("Product2", new, {"External_ID__c": product["External_ID__c"]})
+    with pytest.raises(OrgError) as info:
+        session.upsert("Product2", "External_ID__c", product["External_ID__c"], {"Name": "Which?"})
+    assert info.value.code == "MULTIPLE_RECORDS_FOUND" and set(info.value.ids) == {product["Id"], new}
+    assert _code(session.upsert, "Product2", "Name", "Yoga Mat", {}) == "NOT_FOUND"
+
+
+def test_a_stored_session_keeps_its_writes(small_org: LocalOrg, tmp_path: Path) -> None:
+    store = tmp_path / "session.sqlite"
+    first = OrgSession(small_org, store=store)
+    issue = first.create("Issue__c", {"Name": "Kept on disk"})
+    case = first.query("SELECT Id FROM Case WHERE IsClosed = false LIMIT 1")["records"][0]["Id"]
+    first.update("Case", case, {"Status": "Closed"})
+    first.delete("Issue__c", first.create("Issue__c", {"Name": "Binned on disk"}))
+    first.close()
+    again = OrgSession(small_org, store=store)
+    try:
+        assert again.get("Issue__c", issue, ["Name"])["Name"] == "Kept on disk"
+        assert again.get("Case", case, ["IsClosed"])["IsClosed"] is True
+        binned = again.query("SELECT Name FROM Issue__c WHERE IsDeleted = true", include_deleted=True)["records"]
+        assert [r["Name"] for r in binned] == ["Binned on disk"]
+        newer = again.create("Issue__c", {"Name": "After reopening"})
+        assert newer != issue and again.query("SELECT COUNT() FROM Issue__c WHERE Name LIKE '%disk'")["totalSize"] == 1
+    finally:
+        again.close()

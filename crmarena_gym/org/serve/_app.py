@@ -1,219 +1,125 @@
-"""The embedded org behind Salesforce's REST API: an ASGI app (Starlette) over isolated ``OrgSession``s."""
+"""The embedded org behind Salesforce's REST API: an ASGI app (Starlette) over :class:`SessionHub`'s sessions.
+
+Routes: the OAuth token, revoke and userinfo endpoints, the identity URL, ``/services/data`` (versions)
+and every resource under ``/services/data/vXX.X/`` (:mod:`._rest`, :mod:`._bulk`). Each request's body
+is bounded and read under the connection's deadline; the org work runs in a worker thread. No request
+answers 500: a refusal is Salesforce's error shape with its status.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import hmac
-import itertools
-import re
-import secrets
+import logging
 import threading
 import time
-from collections import OrderedDict
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qsl
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
-from crmarena_gym._json import json_problem, read_json
-from crmarena_gym._memory import measured_bytes
-from crmarena_gym.org._base import OrgError
-from crmarena_gym.org._local import LocalOrg
-from crmarena_gym.org._session import OrgSession
-from crmarena_gym.org.serve._describe import describe_global, describe_object, object_info
-from crmarena_gym.schema import get_object, make_id
+from crmarena_gym.org.serve._bulk import MAX_UPLOAD_BYTES, Bulk
+from crmarena_gym.org.serve._hub import ApiError, Client, LoginError, SessionHub
+from crmarena_gym.org.serve._rest import (
+    LATEST_VERSION,
+    MAX_BODY_BYTES,
+    VERSIONS,
+    Call,
+    Reply,
+    Rest,
+    check_version,
+    encode_json,
+    error_body,
+    version_label,
+)
 
-#: API versions the server answers (``/services/data/vXX.X/``).
-VERSIONS = tuple(f"{v}.0" for v in range(31, 63))
-#: Most bytes of a request body; larger ones are refused with 413.
-MAX_BODY_BYTES = 8 * 2**20
-#: Most records of one ``composite/sobjects`` request (Salesforce's limit).
-MAX_COMPOSITE_RECORDS = 200
-#: Open query cursors per session (Salesforce keeps 10 per user); the oldest is dropped past it.
-MAX_CURSORS = 10
-#: The bytes the open cursors of every session hold at most (their records, measured from a sample): past
-#: it the oldest cursors of any session are dropped (their locators answer INVALID_QUERY_LOCATOR, as an
-#: expired cursor does), the newest always kept.
-MAX_CURSOR_BYTES = 256 * 2**20
-# Records measured to estimate a cursor's bytes.
-_CURSOR_SAMPLE = 64
-DEFAULT_BATCH = 2000
-_STATUS = {
-    "NOT_FOUND": 404,
-    "ENTITY_IS_DELETED": 404,
-    "INVALID_SESSION_ID": 401,
-    "REQUEST_LIMIT_EXCEEDED": 403,
-    "UNKNOWN_EXCEPTION": 500,
-    "SERVER_UNAVAILABLE": 503,
-}
-_LOCATORS = itertools.count(1)
+__all__ = ["MAX_BODY_BYTES", "VERSIONS", "ApiError", "SessionHub", "make_app"]
+
+#: Bytes of request bodies held at once by the whole server (past it: 503, retry later).
+BODY_BUDGET = 512 * 2**20
+#: Token requests one client address may make per second (after a burst of LOGIN_BURST).
+LOGIN_RATE = 20.0
+LOGIN_BURST = 200
+_log = logging.getLogger("crmarena_gym.serve")
+_ALL = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"]
 
 
-class ApiError(Exception):
-    """A refusal answered as Salesforce answers: ``[{"message": ..., "errorCode": ...}]`` and a status."""
+class _Json(Response):
+    media_type = "application/json"
 
-    def __init__(self, status: int, code: str, message: str, fields: list[str] | None = None) -> None:
-        super().__init__(message)
-        self.status, self.code, self.message, self.fields = status, code, message, fields
-
-    def response(self) -> JSONResponse:
-        body: dict[str, Any] = {"message": self.message, "errorCode": self.code}
-        if self.fields is not None:
-            body["fields"] = self.fields
-        return JSONResponse([body], status_code=self.status)
+    def render(self, content: Any) -> bytes:
+        return content if isinstance(content, bytes) else encode_json(content)
 
 
-def _from_org(exc: OrgError) -> ApiError:
-    return ApiError(_STATUS.get(exc.code, 400), exc.code, exc.message, getattr(exc, "fields", None))
+def _error(err: ApiError, headers: dict[str, str] | None = None) -> Response:
+    return _Json(error_body(err), status_code=err.status, headers=headers)
 
 
-@dataclass
-class _Client:
-    """One session id: its isolated org session and its open query cursors."""
+class _Budget:
+    """Bytes of request bodies held at once, across every connection."""
 
-    org: OrgSession
-    cursors: OrderedDict[str, tuple[list[dict[str, Any]], int]] = field(default_factory=OrderedDict)
-    last_used: float = field(default_factory=time.monotonic)
-    requests: int = 0
+    def __init__(self, limit: int) -> None:
+        self.limit, self.held, self.lock = limit, 0, threading.Lock()
 
-
-class SessionHub:
-    """The served org's sessions: one isolated :class:`OrgSession` per session id, at most ``max_sessions``.
-
-    Args:
-        org: The org file (or a :class:`LocalOrg` on it); it is only read.
-        password: The secret of ``POST /services/oauth2/token`` (None: one is made).
-        token: A session id that is valid from the start (None: one is made).
-        max_sessions: Most live sessions; a login past it drops the least recently used one (not ``token``'s).
-        today: The date the org's relative date literals resolve against (None: the current UTC date).
-    """
-
-    def __init__(
-        self,
-        org: LocalOrg | str | Path,
-        *,
-        password: str | None = None,
-        token: str | None = None,
-        max_sessions: int = 64,
-        today: str | None = None,
-    ) -> None:
-        if not isinstance(max_sessions, int) or max_sessions < 1:
-            raise ValueError(f"max_sessions must be a positive integer, got {max_sessions!r}")
-        self.base = org if isinstance(org, LocalOrg) else LocalOrg(org, today=today)
-        if today is not None and isinstance(org, LocalOrg):
-            self.base = org.with_today(today)
-        self.password = password or secrets.token_urlsafe(18)
-        self.token = token or "00D" + secrets.token_urlsafe(30)
-        self.max_sessions = max_sessions
-        self.signing_key = secrets.token_bytes(32)
-        self._lock = threading.Lock()
-        self._clients: OrderedDict[str, _Client] = OrderedDict()
-        #: Every open cursor, oldest first: (session id, locator) -> its estimated bytes.
-        self._cursor_bytes: OrderedDict[tuple[str, str], int] = OrderedDict()
-        self.served = 0
-        self._clients[self.token] = _Client(OrgSession(self.base))
-
-    def login(self) -> str:
-        """A new session id with its own isolated session (the least recently used one goes past the bound)."""
-        token = "00D" + secrets.token_urlsafe(30)
-        session = OrgSession(self.base)
-        with self._lock:
-            while len(self._clients) >= self.max_sessions:
-                victim = next((t for t in self._clients if t != self.token), None)
-                if victim is None:
-                    break
-                self._forget_cursors(victim)
-                self._clients.pop(victim).org.drop()
-            self._clients[token] = _Client(session)
-        return token
-
-    @property
-    def cursor_bytes(self) -> int:
-        """The estimated bytes of every open cursor."""
-        with self._lock:
-            return sum(self._cursor_bytes.values())
-
-    def open_cursor(self, token: str, client: _Client, records: list[dict[str, Any]], size: int) -> str:
-        """Keep ``records`` for ``nextRecordsUrl`` pages of ``size``; the new cursor's locator.
-
-        Bounded per session (:data:`MAX_CURSORS`) and, over every session, by :data:`MAX_CURSOR_BYTES`.
-        """
-        step = max(1, len(records) // _CURSOR_SAMPLE)
-        sample = records[::step][:_CURSOR_SAMPLE]
-        estimate = measured_bytes(records[:0]) + 8 * len(records)
-        estimate += measured_bytes(sample) * len(records) // max(1, len(sample))
-        locator = make_id("01g", next(_LOCATORS))[:15]
-        with self._lock:
-            client.cursors[locator] = (records, size)
-            self._cursor_bytes[(token, locator)] = estimate
-            while len(client.cursors) > MAX_CURSORS:
-                oldest, _ = client.cursors.popitem(last=False)
-                self._cursor_bytes.pop((token, oldest), None)
-            while sum(self._cursor_bytes.values()) > MAX_CURSOR_BYTES and len(self._cursor_bytes) > 1:
-                (owner, oldest), _ = self._cursor_bytes.popitem(last=False)
-                holder = self._clients.get(owner)
-                if holder is not None:
-                    holder.cursors.pop(oldest, None)
-        return locator
-
-    def close_cursor(self, token: str, client: _Client, locator: str) -> None:
-        """Forget a cursor read to its end."""
-        with self._lock:
-            client.cursors.pop(locator, None)
-            self._cursor_bytes.pop((token, locator), None)
-
-    def _forget_cursors(self, token: str) -> None:
-        for key in [k for k in self._cursor_bytes if k[0] == token]:
-            del self._cursor_bytes[key]
-
-    def client(self, token: str) -> _Client:
-        with self._lock:
-            client = self._clients.get(token)
-            if client is None:
-                raise ApiError(401, "INVALID_SESSION_ID", "Session expired or invalid")
-            self._clients.move_to_end(token)
-            client.last_used = time.monotonic()
-            client.requests += 1
-            self.served += 1
-            return client
-
-    def drop(self, token: str) -> bool:
-        """End a session (its writes are discarded); the start token's session is reset instead."""
-        with self._lock:
-            client = self._clients.get(token)
-            if client is None:
+    def take(self, n: int) -> bool:
+        with self.lock:
+            if self.held + n > self.limit:
                 return False
-            self._forget_cursors(token)
-            if token == self.token:
-                client.org.reset()
-                client.cursors.clear()
-                return True
-            del self._clients[token]
-        client.org.drop()
-        return True
+            self.held += n
+            return True
 
-    @property
-    def sessions(self) -> int:
-        with self._lock:
-            return len(self._clients)
-
-    def close(self) -> None:
-        with self._lock:
-            clients, self._clients = list(self._clients.values()), OrderedDict()
-        for client in clients:
-            client.org.drop()
-        self.base.close()
+    def give(self, n: int) -> None:
+        with self.lock:
+            self.held -= n
 
 
-# -- request helpers --------------------------------------------------------------------------------
+class _Bucket:
+    """Token-bucket rates by client address (bounded in addresses)."""
+
+    def __init__(self, rate: float, burst: float) -> None:
+        self.rate, self.burst, self.state, self.lock = rate, burst, {}, threading.Lock()
+
+    def allow(self, key: str) -> bool:
+        now = time.monotonic()
+        with self.lock:
+            tokens, then = self.state.get(key, (self.burst, now))
+            tokens = min(self.burst, tokens + (now - then) * self.rate)
+            if len(self.state) > 10_000:
+                self.state.clear()
+            if tokens < 1:
+                self.state[key] = (tokens, now)
+                return False
+            self.state[key] = (tokens - 1, now)
+            return True
+
+
+async def _body(request: Request, budget: _Budget, limit: int) -> bytes:
+    """The request body, at most ``limit`` bytes (413 past it), counted against the server's budget."""
+    declared = request.headers.get("content-length", "")
+    if declared.isascii() and declared.isdigit() and (len(declared) > 12 or int(declared) > limit):
+        raise ApiError(413, "REQUEST_ENTITY_TOO_LARGE", f"the request body is {declared[:20]} bytes; at most {limit}")
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise ApiError(413, "REQUEST_ENTITY_TOO_LARGE", f"the request body exceeds {limit} bytes")
+            if not budget.take(len(chunk)):
+                raise ApiError(
+                    503, "SERVER_UNAVAILABLE", "the server holds as many request bodies as it may; retry shortly"
+                )
+            chunks.append(chunk)
+    except BaseException:
+        budget.give(sum(len(c) for c in chunks))
+        raise
+    return b"".join(chunks)
 
 
 def _bearer(request: Request) -> str:
@@ -224,368 +130,270 @@ def _bearer(request: Request) -> str:
     return value.strip()
 
 
-async def _body(request: Request) -> bytes:
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-        raise ApiError(
-            413, "REQUEST_ENTITY_TOO_LARGE", f"the request body is {declared} bytes; at most {MAX_BODY_BYTES}"
-        )
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > MAX_BODY_BYTES:
-            raise ApiError(413, "REQUEST_ENTITY_TOO_LARGE", f"the request body exceeds {MAX_BODY_BYTES} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-async def _json(request: Request) -> Any:
-    raw = await _body(request)
-    if not raw.strip():
-        raise ApiError(400, "JSON_PARSER_ERROR", "The request body is empty: a JSON object was expected")
-    try:
-        return read_json(raw)
-    except ValueError as exc:  # not JSON, or a number too long to read
-        raise ApiError(400, "JSON_PARSER_ERROR", f"The request body is not valid JSON: {json_problem(exc)}") from None
-    except RecursionError:
-        raise ApiError(400, "JSON_PARSER_ERROR", "The request body is nested too deeply to be read") from None
-
-
-def _methods(request: Request, allowed: tuple[str, ...]) -> None:
-    if request.method not in allowed and not (request.method == "HEAD" and "GET" in allowed):
-        shown = ",".join(("HEAD", *allowed) if "GET" in allowed else allowed)
-        raise ApiError(405, "METHOD_NOT_ALLOWED", f"HTTP Method '{request.method}' not allowed. Allowed are {shown}")
-
-
-def _not_found() -> ApiError:
-    return ApiError(404, "NOT_FOUND", "The requested resource does not exist")
-
-
-def _sobject(name: str, org: LocalOrg) -> str:
-    obj = get_object(name, standard=True)
-    if obj is None or not org._live().catalog.has(obj):
-        raise ApiError(404, "NOT_FOUND", f"The requested resource does not exist: no sObject type {name!r}")
-    return obj.name
-
-
-async def _call(fn: Callable[..., Any], *args: Any) -> Any:
-    try:
-        return await run_in_threadpool(fn, *args)
-    except OrgError as exc:
-        raise _from_org(exc) from None
-
-
-def _batch_size(request: Request) -> int:
-    header = request.headers.get("sforce-query-options")
-    if not header:
-        return DEFAULT_BATCH
-    m = re.search(r"batchSize\s*=\s*([^,;\s]*)", header, re.IGNORECASE)
-    if m is None or not m.group(1).isdigit():
-        raise ApiError(
-            400, "INVALID_HEADER_TYPE", f"Sforce-Query-Options must be batchSize=N (200 to 2000), got {header!r}"
-        )
-    return min(max(int(m.group(1)), 200), 2000)  # Salesforce's bounds
-
-
-def _page(records: list[dict[str, Any]], total: int, start: int, size: int, url: str | None) -> dict[str, Any]:
-    chunk = records[start : start + size]
-    done = start + size >= len(records)
-    page: dict[str, Any] = {"totalSize": total, "done": done}
-    if not done:
-        page["nextRecordsUrl"] = f"{url}-{start + size}"
-    page["records"] = chunk
-    return page
-
-
-# -- the app ----------------------------------------------------------------------------------------
+def _form(raw: bytes) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for k, v in parse_qsl(raw.decode("utf-8", "replace"), keep_blank_values=True):
+        out.setdefault(k, v)
+    return out
 
 
 def make_app(hub: SessionHub) -> Starlette:
     """The ASGI app serving ``hub``'s org as Salesforce's REST API (see the README's serve-org section)."""
+    bulk = Bulk(hub)
+    rest = Rest(hub, extra=bulk.dispatch)
+    budget = _Budget(BODY_BUDGET)
+    logins = _Bucket(LOGIN_RATE, LOGIN_BURST)
+
+    def instance(request: Request) -> str:
+        return str(request.base_url).rstrip("/")
+
+    def identity_url(request: Request) -> str:
+        return f"{instance(request)}/id/{hub.org_id}/{hub.user_id}"
 
     async def token(request: Request) -> Response:
-        _methods(request, ("POST",))
-        raw = await _body(request)
-        form = {k: v[0] for k, v in parse_qs(raw.decode("utf-8", "replace")).items()}
-        form.update({k: v for k, v in request.query_params.items() if k not in form})
+        if request.method != "POST":
+            return _error(
+                ApiError(405, "METHOD_NOT_ALLOWED", f"HTTP Method '{request.method}' not allowed. Allowed are POST")
+            )
+        peer = request.client.host if request.client else ""
+        if not logins.allow(peer):
+            return _Json({"error": "invalid_grant", "error_description": "login rate exceeded"}, status_code=400)
+        raw = await _body(request, budget, 64 * 1024)
+        try:
+            form = _form(raw)
+        finally:
+            budget.give(len(raw))
+        for k, v in request.query_params.items():
+            form.setdefault(k, v)
         if form.get("grant_type") != "password":
-            return JSONResponse(
+            return _Json(
                 {"error": "unsupported_grant_type", "error_description": "grant type not supported"}, status_code=400
             )
-        given = form.get("password", "")
-        if not form.get("username") or not hmac.compare_digest(given.encode(), hub.password.encode()):
-            return JSONResponse({"error": "invalid_grant", "error_description": "authentication failure"}, 400)
-        session_id = await run_in_threadpool(hub.login)
+        username = form.get("username", "")
+        if not username:
+            return _Json({"error": "invalid_grant", "error_description": "authentication failure"}, status_code=400)
+        try:
+            granted = await run_in_threadpool(hub.login, username, form.get("password", ""))
+        except LoginError as err:
+            return _Json({"error": err.error, "error_description": err.description}, status_code=400)
         issued = str(int(time.time() * 1000))
-        instance = str(request.base_url).rstrip("/")
-        ident = f"{instance}/id/00DWs0000000001/005Ws0000000001"
+        ident = identity_url(request)
         signature = base64.b64encode(
             hmac.new(hub.signing_key, (ident + issued).encode(), hashlib.sha256).digest()
         ).decode()
-        return JSONResponse(
-            {
-                "access_token": session_id,
-                "instance_url": instance,
-                "id": ident,
-                "token_type": "Bearer",
-                "issued_at": issued,
-                "signature": signature,
-            }
-        )
+        body: dict[str, Any] = {
+            "access_token": granted["token"],
+            "instance_url": instance(request),
+            "id": ident,
+            "token_type": "Bearer",
+            "issued_at": issued,
+            "signature": signature,
+            # Ours: every password login is a new, empty session (a client that re-logs in after its session
+            # ended is told, not silently handed an empty one).
+            "crmarena_new_session": True,
+        }
+        if granted["notice"]:
+            body["crmarena_notice"] = granted["notice"]
+        return _Json(body)
 
     async def revoke(request: Request) -> Response:
-        _methods(request, ("POST", "GET"))
-        raw = await _body(request) if request.method == "POST" else b""
-        form = {k: v[0] for k, v in parse_qs(raw.decode("utf-8", "replace")).items()}
-        value = form.get("token") or request.query_params.get("token", "")
-        if not value or not hub.drop(value):
-            return JSONResponse({"error": "unsupported_token_type", "error_description": "this token is invalid"}, 400)
+        if request.method not in ("POST", "GET"):
+            return _error(ApiError(405, "METHOD_NOT_ALLOWED", "HTTP Method not allowed. Allowed are GET,POST"))
+        raw = await _body(request, budget, 64 * 1024) if request.method == "POST" else b""
+        budget.give(len(raw))
+        value = _form(raw).get("token") or request.query_params.get("token", "")
+        if not value or not await run_in_threadpool(hub.revoke, value):
+            return _Json({"error": "unsupported_token_type", "error_description": "this token is invalid"}, 400)
         return Response(status_code=200)
 
-    async def versions(request: Request) -> Response:
-        _methods(request, ("GET",))
-        return JSONResponse([{"label": f"API {v}", "url": f"/services/data/v{v}", "version": v} for v in VERSIONS])
-
-    async def data(request: Request) -> Response:
-        try:
-            version = request.path_params["version"]
-            if version not in VERSIONS:
-                raise _not_found()
-            rest = [p for p in request.path_params.get("rest", "").split("/") if p]
-            token = _bearer(request)
-            client = hub.client(token)
-            return await _route(request, token, client, version, rest)
-        except ApiError as err:
-            return err.response()
-
-    async def _route(request: Request, token: str, client: _Client, version: str, rest: list[str]) -> Response:
+    def _user_claims(request: Request, client: Client) -> dict[str, Any]:
         org = client.org
-        base = f"/services/data/v{version}"
-        if not rest:
-            _methods(request, ("GET",))
-            names = ("sobjects", "query", "queryAll", "search", "limits", "composite")
-            return JSONResponse({n: f"{base}/{n}" for n in names})
-        head, tail = rest[0], rest[1:]
-        if head in ("query", "queryAll"):
-            _methods(request, ("GET",))
-            if tail:
-                return _more(token, client, base, head, tail)
-            q = request.query_params.get("q", "")  # an empty query is the engine's to refuse, as Salesforce's parser
-            size = _batch_size(request)
-            result = await _call(org.query, q)
-            records = result["records"]
-            if len(records) <= size:
-                return JSONResponse(result)
-            locator = await run_in_threadpool(hub.open_cursor, token, client, records, size)
-            return JSONResponse(_page(records, result["totalSize"], 0, size, f"{base}/{head}/{locator}"))
-        if head == "search" and not tail:
-            _methods(request, ("GET",))
-            q = request.query_params.get("q", "")
-            return JSONResponse(await _call(org.search, q))
-        if head == "limits" and not tail:
-            _methods(request, ("GET",))
-            used = hub.served
-            return JSONResponse(
+        assert org is not None
+        found = org.query(
+            f"SELECT Id, Username, FirstName, LastName, Name, Email, Alias, TimeZoneSidKey, LanguageLocaleKey, "
+            f"LocaleSidKey FROM User WHERE Id = '{hub.user_id}'"
+        )["records"]
+        return found[0] if found else {}
+
+    def _urls(request: Request) -> dict[str, str]:
+        base = instance(request)
+        rest_base = f"{base}/services/data/v{{version}}/"
+        return {
+            "enterprise": f"{base}/services/Soap/c/{{version}}/{hub.org_id}",
+            "metadata": f"{base}/services/Soap/m/{{version}}/{hub.org_id}",
+            "partner": f"{base}/services/Soap/u/{{version}}/{hub.org_id}",
+            "rest": rest_base,
+            "sobjects": f"{rest_base}sobjects/",
+            "search": f"{rest_base}search/",
+            "query": f"{rest_base}query/",
+            "recent": f"{rest_base}recent/",
+            "tooling_soap": f"{base}/services/Soap/T/{{version}}/{hub.org_id}",
+            "tooling_rest": f"{rest_base}tooling/",
+            "profile": f"{base}/{hub.user_id}",
+            "feeds": f"{rest_base}chatter/feeds",
+            "groups": f"{rest_base}chatter/groups",
+            "users": f"{rest_base}chatter/users",
+            "feed_items": f"{rest_base}chatter/feed-items",
+            "feed_elements": f"{rest_base}chatter/feed-elements",
+            "custom_domain": base,
+        }
+
+    async def _authorized(request: Request, work: Any) -> Response:
+        try:
+            # The identity URL also takes the token as ?oauth_token= (as Salesforce's does, and jsforce sends it).
+            given = request.query_params.get("oauth_token")
+            with hub.use(given if given and "authorization" not in request.headers else _bearer(request)) as client:
+                return await work(client)
+        except ApiError as err:
+            if err.status == 401 and request.url.path.startswith(("/services/oauth2", "/id/")):
+                return _Json({"error": "invalid_token", "error_description": err.message}, status_code=403)
+            return _error(err)
+
+    async def userinfo(request: Request) -> Response:
+        async def work(client: Client) -> Response:
+            user = await run_in_threadpool(_user_claims, request, client)
+            return _Json(
                 {
-                    "DailyApiRequests": {"Max": 15000000, "Remaining": max(0, 15000000 - used)},
-                    "ConcurrentSessions": {"Max": hub.max_sessions, "Remaining": hub.max_sessions - hub.sessions},
-                    "DataStorageMB": {"Max": 1024, "Remaining": 1024},
+                    "sub": identity_url(request),
+                    "user_id": hub.user_id,
+                    "organization_id": hub.org_id,
+                    "preferred_username": user.get("Username") or hub.username,
+                    "nickname": user.get("Alias") or "",
+                    "name": user.get("Name") or "",
+                    "email": user.get("Email") or "",
+                    "email_verified": True,
+                    "given_name": user.get("FirstName") or "",
+                    "family_name": user.get("LastName") or "",
+                    "zoneinfo": user.get("TimeZoneSidKey") or "America/Los_Angeles",
+                    "photos": {"picture": "", "thumbnail": ""},
+                    "profile": f"{instance(request)}/{hub.user_id}",
+                    "picture": "",
+                    "address": {},
+                    "urls": _urls(request),
+                    "active": True,
+                    "user_type": "STANDARD",
+                    "language": user.get("LanguageLocaleKey") or "en_US",
+                    "locale": user.get("LocaleSidKey") or "en_US",
+                    "utcOffset": 0,
+                    "updated_at": "2000-01-01T00:00:00Z",
+                    "is_app_installed": True,
                 }
             )
-        if head == "sobjects":
-            return await _sobjects(request, client, version, tail)
-        if head == "composite" and tail[:1] == ["sobjects"]:
-            return await _composite(request, client, tail[1:])
-        if head == "crmarena" and tail == ["reset"]:  # our extension: forget the session's writes
-            _methods(request, ("POST",))
-            await run_in_threadpool(org.reset)
-            return Response(status_code=204)
-        raise _not_found()
 
-    def _more(token: str, client: _Client, base: str, head: str, tail: list[str]) -> Response:
-        locator, _, start = tail[0].partition("-")
-        records, step = client.cursors.get(locator, ([], 0))
-        if len(tail) != 1 or not records or not start.isdigit() or int(start) >= len(records):
-            raise ApiError(400, "INVALID_QUERY_LOCATOR", f"invalid query locator: {tail[0]!r}")
-        page = _page(records, len(records), int(start), step, f"{base}/{head}/{locator}")
-        if page["done"]:
-            hub.close_cursor(token, client, locator)
-        return JSONResponse(page)
+        if request.method not in ("GET", "POST", "HEAD"):
+            return _error(ApiError(405, "METHOD_NOT_ALLOWED", "HTTP Method not allowed. Allowed are GET,POST"))
+        return await _authorized(request, work)
 
-    async def _sobjects(request: Request, client: _Client, version: str, tail: list[str]) -> Response:
-        org = client.org
-        if not tail:
-            _methods(request, ("GET",))
-            return JSONResponse(describe_global(version, org._live().catalog))
-        name = _sobject(tail[0], org)
-        if len(tail) == 1:
-            _methods(request, ("GET", "POST"))
-            if request.method == "POST":
-                if get_object(name) is None:  # a standard object every org has: listed, queryable, never stored here
-                    raise ApiError(
-                        400,
-                        "INVALID_TYPE_FOR_OPERATION",
-                        f"entity type cannot be inserted: {name} (this org answers it with no rows and stores none)",
-                    )
-                values = await _json(request)
-                if not isinstance(values, dict):
-                    raise ApiError(400, "JSON_PARSER_ERROR", f"a record is a JSON object, got {str(values)[:80]!r}")
-                new_id = await _call(org.create, name, values)
-                return JSONResponse({"id": new_id, "success": True, "errors": []}, status_code=201)
-            return JSONResponse(object_info(version, name))
-        if len(tail) == 2 and tail[1] == "describe":
-            _methods(request, ("GET",))
-            return JSONResponse(await _call(describe_object, version, org, name))
-        if len(tail) != 2:
-            raise _not_found()
-        record_id = tail[1]
-        _methods(request, ("GET", "PATCH", "DELETE"))
-        if request.method == "GET":
-            fields = request.query_params.get("fields")
-            wanted = [f.strip() for f in fields.split(",") if f.strip()] if fields else None
-            return JSONResponse(await _call(org.get, name, record_id, wanted))
-        if request.method == "DELETE":
-            await _call(org.delete, name, record_id)
-            return Response(status_code=204)
-        values = await _json(request)
-        if not isinstance(values, dict):
-            raise ApiError(400, "JSON_PARSER_ERROR", f"a record is a JSON object, got {str(values)[:80]!r}")
-        await _call(org.update, name, record_id, values)
-        return Response(status_code=204)
+    async def identity(request: Request) -> Response:
+        org_id, user_id = request.path_params["org"], request.path_params["user"]
+        if org_id[:15] != hub.org_id[:15] or user_id[:15] != hub.user_id[:15]:
+            return _Json({"error": "Bad_Id", "error_description": "Bad id " + org_id[:18]}, status_code=404)
 
-    async def _composite(request: Request, client: _Client, tail: list[str]) -> Response:
-        org = client.org
-        _methods(request, ("GET", "POST", "PATCH", "DELETE"))
-        if request.method == "GET":
-            if len(tail) != 1:
-                raise _not_found()
-            name = _sobject(tail[0], org)
-            ids = [i for i in request.query_params.get("ids", "").split(",") if i]
-            fields = [f for f in request.query_params.get("fields", "").split(",") if f]
-            if not ids or not fields or len(ids) > 2000:
-                raise ApiError(400, "MALFORMED_QUERY", "ids (at most 2000) and fields are both required")
+        async def work(client: Client) -> Response:
+            user = await run_in_threadpool(_user_claims, request, client)
+            return _Json(
+                {
+                    "id": identity_url(request),
+                    "asserted_user": True,
+                    "user_id": hub.user_id,
+                    "organization_id": hub.org_id,
+                    "username": user.get("Username") or hub.username,
+                    "nick_name": user.get("Alias") or "",
+                    "display_name": user.get("Name") or "",
+                    "email": user.get("Email") or "",
+                    "email_verified": True,
+                    "first_name": user.get("FirstName") or "",
+                    "last_name": user.get("LastName") or "",
+                    "timezone": user.get("TimeZoneSidKey") or "America/Los_Angeles",
+                    "photos": {"picture": "", "thumbnail": ""},
+                    "addr_street": None,
+                    "addr_city": None,
+                    "addr_state": None,
+                    "addr_country": None,
+                    "addr_zip": None,
+                    "mobile_phone": None,
+                    "mobile_phone_verified": False,
+                    "is_lightning_login_user": False,
+                    "status": {"created_date": None, "body": None},
+                    "urls": _urls(request),
+                    "active": True,
+                    "user_type": "STANDARD",
+                    "language": user.get("LanguageLocaleKey") or "en_US",
+                    "locale": user.get("LocaleSidKey") or "en_US",
+                    "utcOffset": 0,
+                    "last_modified_date": "2000-01-01T00:00:00.000+0000",
+                    "is_app_installed": True,
+                }
+            )
 
-            def read() -> list[Any]:
-                out: list[Any] = []
-                for record_id in ids:
-                    try:
-                        out.append(org.get(name, record_id, fields))
-                    except OrgError as exc:
-                        if exc.code == "INVALID_FIELD":
-                            raise
-                        out.append(None)
-                return out
+        return await _authorized(request, work)
 
-            return JSONResponse(await _call(read))
-        if tail:
-            raise _not_found()
-        if request.method == "DELETE":
-            ids = [i for i in request.query_params.get("ids", "").split(",") if i]
-            all_or_none = request.query_params.get("allOrNone", "false").lower() == "true"
-            if not ids or len(ids) > MAX_COMPOSITE_RECORDS:
-                raise ApiError(400, "INVALID_FIELD", f"ids must name 1 to {MAX_COMPOSITE_RECORDS} records")
-            jobs = [("delete", None, i, None) for i in ids]
-        else:
-            body = await _json(request)
-            records = body.get("records") if isinstance(body, dict) else None
-            if not isinstance(records, list) or not records or len(records) > MAX_COMPOSITE_RECORDS:
-                raise ApiError(
-                    400,
-                    "INVALID_FIELD",
-                    f"the body must hold 'records': a list of 1 to {MAX_COMPOSITE_RECORDS} records",
+    async def versions(request: Request) -> Response:
+        if request.method not in ("GET", "HEAD"):
+            return _error(ApiError(405, "METHOD_NOT_ALLOWED", "HTTP Method not allowed. Allowed are HEAD,GET"))
+        return _Json([{"label": version_label(v), "url": f"/services/data/v{v}", "version": v} for v in VERSIONS])
+
+    async def data(request: Request) -> Response:
+        headers = {"Sforce-Limit-Info": f"api-usage={hub.served}/{15_000_000}"}
+        try:
+            version = check_version(request.path_params["version"])
+            raw_path = request.path_params.get("rest", "")
+            parts = [p for p in raw_path.split("/") if p]
+            with hub.use(_bearer(request)) as client:
+                is_upload = len(parts) == 4 and parts[:2] == ["jobs", "ingest"] and parts[3] == "batches"
+                limit = MAX_UPLOAD_BYTES if is_upload else MAX_BODY_BYTES
+                raw = (
+                    await _body(request, budget, limit) if request.method in ("POST", "PUT", "PATCH", "DELETE") else b""
                 )
-            all_or_none = bool(body.get("allOrNone", False))
-            jobs = []
-            for record in records:
-                kind = record.get("attributes", {}).get("type") if isinstance(record, dict) else None
-                values = {k: v for k, v in record.items() if k not in ("attributes", "Id")} if kind else None
-                rid = record.get("Id") if isinstance(record, dict) else None
-                jobs.append(("create" if request.method == "POST" else "update", kind, rid, values))
-        return JSONResponse(await _call(_run_jobs, org, jobs, all_or_none))
+                try:
+                    query: dict[str, str] = {}
+                    for k, v in request.query_params.multi_items():
+                        query.setdefault(k, v)
+                    call = Call(
+                        request.method,
+                        parts,
+                        version,
+                        query,
+                        raw,
+                        {k.lower(): v for k, v in request.headers.items()},
+                        instance=instance(request),
+                    )
+                    reply: Reply = await run_in_threadpool(rest.dispatch, client, call)
+                finally:
+                    budget.give(len(raw))
+            headers = {"Sforce-Limit-Info": f"api-usage={hub.served}/{15_000_000}", **reply.headers}
+            if reply.body is None or request.method == "HEAD":
+                return Response(status_code=reply.status, headers=headers, media_type=None)
+            if reply.content_type.startswith("application/json"):
+                return _Json(reply.body, status_code=reply.status, headers=headers)
+            return Response(reply.body, status_code=reply.status, headers=headers, media_type=reply.content_type)
+        except ApiError as err:
+            return _error(err, headers)
 
     async def fallback(request: Request) -> Response:
-        return _not_found().response()
+        return _error(ApiError(404, "NOT_FOUND", "The requested resource does not exist"))
 
     app = Starlette(
         routes=[
-            Route("/services/oauth2/token", token, methods=["GET", "POST", "PUT", "PATCH", "DELETE"]),
-            Route("/services/oauth2/revoke", revoke, methods=["GET", "POST", "PUT", "PATCH", "DELETE"]),
-            Route("/services/data", versions, methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"]),
-            Route("/services/data/", versions, methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"]),
-            Route("/services/data/v{version}", data, methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"]),
-            Route(
-                "/services/data/v{version}/{rest:path}", data, methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"]
-            ),
-            Route("/{rest:path}", fallback, methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"]),
+            Route("/services/oauth2/token", token, methods=_ALL),
+            Route("/services/oauth2/revoke", revoke, methods=_ALL),
+            Route("/services/oauth2/userinfo", userinfo, methods=_ALL),
+            Route("/id/{org}/{user}", identity, methods=_ALL),
+            Route("/services/data", versions, methods=_ALL),
+            Route("/services/data/", versions, methods=_ALL),
+            Route("/services/data/v{version}", data, methods=_ALL),
+            Route("/services/data/v{version}/{rest:path}", data, methods=_ALL),
+            Route("/{rest:path}", fallback, methods=_ALL),
         ],
-        exception_handlers={ApiError: lambda _r, e: e.response(), Exception: _internal},  # type: ignore[dict-item]
+        exception_handlers={ApiError: lambda _r, e: _error(e), Exception: _internal},  # type: ignore[dict-item]
     )
     app.state.hub = hub
+    app.state.latest = LATEST_VERSION
     return app
 
 
 def _internal(_request: Request, exc: Exception) -> Response:
-    return ApiError(500, "UNKNOWN_EXCEPTION", f"An unexpected error occurred: {type(exc).__name__}").response()
-
-
-def _run_jobs(org: OrgSession, jobs: list[tuple[str, Any, Any, Any]], all_or_none: bool) -> list[dict[str, Any]]:
-    """Run composite/sobjects jobs, each answered ``{"id", "success", "errors"}`` (allOrNone: one fails, all undone)."""
-    results: list[dict[str, Any]] = []
-    failed = False
-
-    def one(kind: str, sobject: Any, rid: Any, values: Any) -> str:
-        if kind == "delete":
-            from crmarena_gym.schema import object_for_id
-
-            obj = object_for_id(rid) if isinstance(rid, str) else None
-            if obj is None:
-                raise OrgError("MALFORMED_ID", f"Invalid id: {rid!r}")
-            org.delete(obj.name, rid)
-            return rid
-        if sobject is None or values is None:
-            raise OrgError("INVALID_TYPE", "Each record needs attributes with its type: {'attributes': {'type': ...}}")
-        if get_object(str(sobject)) is None:
-            raise OrgError("INVALID_TYPE", f"sObject type {sobject!r} is not supported.")
-        if kind == "create":
-            return org.create(sobject, values)
-        if not isinstance(rid, str):
-            raise OrgError("MISSING_ARGUMENT", "Id not specified in an update call")
-        org.update(sobject, rid, values)
-        return rid
-
-    class _Undo(Exception):
-        pass
-
-    try:
-        with org.batch(all_or_none):
-            for kind, sobject, rid, values in jobs:
-                if failed and all_or_none:
-                    results.append(_rolled_back())
-                    continue
-                try:
-                    done = one(kind, sobject, rid, values)
-                    results.append({"id": done, "success": True, "errors": []})
-                except OrgError as exc:
-                    failed = True
-                    error = {"statusCode": exc.code, "message": exc.message, "fields": getattr(exc, "fields", [])}
-                    results.append({"success": False, "errors": [error]})
-            if failed and all_or_none:
-                raise _Undo
-    except _Undo:
-        results = [r if not r["success"] else _rolled_back() for r in results]
-    return results
-
-
-def _rolled_back() -> dict[str, Any]:
-    return {
-        "success": False,
-        "errors": [
-            {
-                "statusCode": "ALL_OR_NONE_OPERATION_ROLLED_BACK",
-                "message": (
-                    "Record rolled back because not all records were valid and the request was using AllOrNone header"
-                ),
-                "fields": [],
-            }
-        ],
-    }
+    if isinstance(exc, asyncio.CancelledError | ConnectionError):
+        return Response(status_code=499)
+    _log.exception("unexpected error answering a request", exc_info=exc)
+    return _error(ApiError(500, "UNKNOWN_EXCEPTION", f"An unexpected error occurred: {type(exc).__name__}"))

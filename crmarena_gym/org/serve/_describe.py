@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from crmarena_gym.org._local import LocalOrg
-from crmarena_gym.org._session import _CREATE_ONLY, REQUIRED_FIELDS
+from crmarena_gym.org._session import _DEFAULTS, REQUIRED_FIELDS, UNDELETABLE, write_access
 from crmarena_gym.org.soql import Catalog
 from crmarena_gym.schema import OBJECTS, STANDARD_OBJECTS, FieldType, SObject, get_object
 
@@ -50,7 +50,7 @@ def _summary(version: str, obj: SObject) -> dict[str, Any]:
         "custom": obj.name.endswith("__c"),
         "createable": writable,
         "updateable": writable,
-        "deletable": writable,
+        "deletable": writable and obj.name not in UNDELETABLE,
         "queryable": True,
         "retrieveable": True,
         "searchable": any(f.searchable or f.name_field for f in obj.fields),
@@ -79,19 +79,25 @@ def _write_rules(obj: SObject, described: dict[str, Any]) -> dict[str, Any]:
     """What a writable session adds to a field of the org's describe: whether it can be written, and how."""
     f = obj.get_field(described["name"])
     kind = f.type if f is not None else None
-    stored = f is not None and get_object(obj.name) is not None and f.formula is None
-    writable = stored and kind is not FieldType.ID and not f.extra and not f.autonumber
+    createable, updateable = (
+        write_access(obj, f) if f is not None and get_object(obj.name) is not None else (False, False)
+    )
     required = f is not None and f.name in REQUIRED_FIELDS.get(obj.name, ())
+    system = f is not None and (f.extra or f.readonly or f.autonumber)
     return {
         **described,
         "soapType": _SOAP.get(kind, "xsd:string") if kind is not None else "xsd:string",
         "nillable": described["nillable"] and not required,
-        "defaultedOnCreate": kind in (FieldType.ID, FieldType.BOOLEAN) or described["name"] in _CREATE_ONLY,
-        "createable": writable,
-        "updateable": writable and described["name"] not in _CREATE_ONLY,
+        "defaultedOnCreate": kind is FieldType.ID
+        or system
+        or described["name"] in _DEFAULTS.get(obj.name, {})
+        or (kind is FieldType.BOOLEAN and createable),
+        "createable": createable,
+        "updateable": updateable,
         "restrictedPicklist": kind is FieldType.PICKLIST,
-        "unique": False,
-        "externalId": False,
+        "unique": f is not None and f.external_id,
+        "externalId": f is not None and f.external_id,
+        "idLookup": described.get("idLookup", False) or (f is not None and f.external_id),
     }
 
 

@@ -11,7 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from crmarena_gym.org.serve._app import SessionHub, make_app
+from crmarena_gym.org.serve._protocol import ConnectionGuard
 from crmarena_gym.org.serve._tls import self_signed_certificate
+
+#: Open connections at most (all clients), and from one client address.
+MAX_CONNECTIONS = 1000
+#: Seconds a connection has to deliver a request's head, and a request to be answered.
+HEAD_TIMEOUT = 10.0
+REQUEST_TIMEOUT = 120.0
 
 
 class _QuietShutdown(logging.Filter):
@@ -67,6 +74,10 @@ class OrgServer:
         tls: Serve https with a self-signed certificate kept in ``cert_dir`` (else plain http).
         cert_dir: Where the certificate lives (``cert.pem``, ``key.pem``).
         allow_remote: Allow an address other machines can reach.
+        max_connections: Most open connections; past it the longest-waiting idle or stalled one is closed.
+        max_connections_per_client: Most open connections from one address (likewise).
+        head_timeout: Seconds a connection has to deliver a complete request head.
+        request_timeout: Seconds a request has, from its head to the end of its response.
 
     Attributes:
         url: The instance URL (``https://127.0.0.1:PORT``).
@@ -82,7 +93,10 @@ class OrgServer:
         tls: bool = True,
         cert_dir: str | Path | None = None,
         allow_remote: bool = False,
-        max_connections: int = 256,
+        max_connections: int = MAX_CONNECTIONS,
+        max_connections_per_client: int | None = None,
+        head_timeout: float = HEAD_TIMEOUT,
+        request_timeout: float = REQUEST_TIMEOUT,
     ) -> None:
         import uvicorn
 
@@ -102,10 +116,16 @@ class OrgServer:
         bound_host, bound_port = self._sock.getsockname()[:2]
         shown = f"[{bound_host}]" if ":" in bound_host else bound_host
         self.url = f"{'https' if tls else 'http'}://{shown}:{bound_port}"
+        self.guard = ConnectionGuard(
+            max_connections=max_connections,
+            max_per_client=max_connections_per_client or max_connections,
+            head_timeout=head_timeout,
+            request_timeout=request_timeout,
+        )
         config = uvicorn.Config(
             make_app(hub),
             log_level="warning",
-            limit_concurrency=max_connections,
+            http=self.guard.protocol(),  # deadlines and caps that stalled connections cannot exhaust
             timeout_keep_alive=30,
             # On Ctrl-C, requests under way get 5 s to finish; a client's idle keep-alive connection does not
             # hold the server open.
