@@ -67,12 +67,20 @@ class Sides:
         env["PYTHONPATH"] = str(self.checkouts[side])
         return env
 
-    def run(self, side: str, args: Sequence[str], *, cwd: Path | None = None) -> ChildRun:
-        """Run ``python args`` against ``side``'s checkout; raise with its output when it fails."""
+    def run(
+        self, side: str, args: Sequence[str], *, cwd: Path | None = None, env: dict[str, str] | None = None
+    ) -> ChildRun:
+        """Run ``python args`` against ``side``'s checkout (``env``: variables to add or override); raise with
+        its output when it fails."""
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
         proc = subprocess.run(
-            [sys.executable, *args], env=self.env(side), cwd=cwd, capture_output=True, text=True, check=False
+            [sys.executable, *args],
+            env={**self.env(side), **(env or {})},
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            check=False,
         )
         wall = time.perf_counter() - started
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
