@@ -9,6 +9,7 @@ authorizer lets statements read the 16 object tables and call a handful of funct
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
 import os
 import sqlite3
@@ -16,6 +17,7 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -23,6 +25,7 @@ from crmarena_gym.org._base import Org, OrgError, check_max_records
 from crmarena_gym.org.soql import (
     SQL_FUNCTIONS,
     Catalog,
+    Lifted,
     Plan,
     PlanTemplate,
     compile_query,
@@ -166,6 +169,16 @@ def run_bounded(
         owner.deadline = math.inf
 
 
+#: Queries up to this long have their lifted literals kept for :meth:`_Backend.plan_in_list`.
+_SHORT_QUERY = 4096
+
+
+@functools.lru_cache(maxsize=256)
+def _lift_short(soql: str) -> Lifted | None:
+    """``lift(soql)`` of the few queries SOSL fetches its hits with, over and over (one per RETURNING item)."""
+    return lift(soql)
+
+
 class _Backend:
     """The shared part of every org on one file: the connection, its lock and the plan cache."""
 
@@ -262,6 +275,29 @@ class _Backend:
         if isinstance(cached, OrgError):
             raise OrgError(cached.code, cached.message)
         return cached
+
+    def plan_in_list(self, soql: str, at: int, raws: Sequence[str]) -> Plan | None:
+        """The plan of ``soql`` with its IN list at ``at`` holding the literals ``raws`` (as written) instead.
+
+        The values are bound into the plan of the query's shape (compiled from ``soql`` itself, its errors
+        raised as :meth:`plan` raises them), as for the query written with them: no text to compose, lift
+        and parse. None when plans by shape are off or the shape's template declines (run the text).
+        """
+        if not self.by_shape:
+            return None
+        lifted = _lift_short(soql) if len(soql) <= _SHORT_QUERY else lift(soql)
+        swapped = None if lifted is None else lifted.with_list(at, raws)
+        if lifted is None or swapped is None:
+            return None
+        with self.lock:
+            template = self.plans.get(("shape", lifted.key))
+        if template is None:
+            self.plan(soql)  # compiled, and its shape's template kept when it has one
+            with self.lock:
+                template = self.plans.get(("shape", lifted.key))
+            if template is None:
+                return None
+        return template.instantiate(swapped)
 
     def execute(self, sql: str, params: tuple[Any, ...], timeout: float) -> list[tuple[Any, ...]]:
         """Run one statement with a deadline; every SQLite failure becomes an OrgError."""
@@ -392,10 +428,19 @@ class LocalOrg(Org):
         """
         return self._guarded(soql, check_max_records(max_records))
 
-    def _guarded(self, soql: str, keep: int | None) -> dict[str, Any]:
+    def _query_in_list(self, soql: str, at: int, raws: Sequence[str]) -> dict[str, Any] | None:
+        """:meth:`query` of ``soql`` with its IN list at ``at`` holding the literals ``raws`` (as written)
+        instead, bound into the plan of its shape (see :meth:`_Backend.plan_in_list`): how SOSL fetches
+        its hits. None when that plan cannot take them: run the query written with them instead."""
+        return self._guarded(soql, None, (at, raws))
+
+    def _guarded(self, soql: str, keep: int | None, in_list: tuple[int, Sequence[str]] | None = None) -> dict[str, Any]:
         if not isinstance(soql, str):
             raise OrgError("MALFORMED_QUERY", f"a query is text, got {type(soql).__name__}: {soql!r}")
         try:
+            if in_list is not None:
+                plan = self._live().plan_in_list(soql, *in_list)
+                return None if plan is None else self._run_plan(plan, None)  # type: ignore[return-value]
             return self._run(soql, keep)
         except (OrgError, ValueError) as exc:
             if isinstance(exc, OrgError) or "closed" in str(exc):
@@ -405,8 +450,9 @@ class LocalOrg(Org):
             raise OrgError("UNKNOWN_EXCEPTION", f"the org could not run the query: {exc}") from None
 
     def _run(self, soql: str, keep: int | None = None) -> dict[str, Any]:
-        backend = self._live()
-        plan = backend.plan(soql)
+        return self._run_plan(self._live().plan(soql), keep)
+
+    def _run_plan(self, plan: Plan, keep: int | None) -> dict[str, Any]:
         params = plan.bind(self._effective_today()) if plan.relative else plan.params
         if plan.count_only:
             rows, _ = self._execute_head(plan.sql, params, None)
