@@ -54,11 +54,13 @@ class ChildRun:
 
 
 class Sides:
-    """Runs Python children against either checkout, with bytecode cached in a temporary directory."""
+    """Runs Python children against either checkout, in ``workdir`` (so that ``python -c`` finds no package in
+    its working directory) with bytecode cached under ``workdir/pycache``."""
 
-    def __init__(self, checkouts: dict[str, Path], pycache: Path) -> None:
+    def __init__(self, checkouts: dict[str, Path], workdir: Path) -> None:
         self.checkouts = checkouts
-        self.pycache = pycache
+        self.workdir = workdir
+        self.pycache = workdir / "pycache"
 
     def env(self, side: str) -> dict[str, str]:
         env = dict(os.environ)
@@ -67,9 +69,14 @@ class Sides:
         env["PYTHONPATH"] = str(self.checkouts[side])
         return env
 
-    def run(
-        self, side: str, args: Sequence[str], *, cwd: Path | None = None, env: dict[str, str] | None = None
-    ) -> ChildRun:
+    def check(self, side: str) -> None:
+        """Make sure ``side``'s children import its checkout (not an installed copy of the package)."""
+        code = "import crmarena_gym; print(crmarena_gym.__file__)"
+        imported = Path(self.run(side, ["-c", code]).stdout.strip()).resolve()
+        if not imported.is_relative_to(self.checkouts[side].resolve()):
+            raise RuntimeError(f"{side}: the children import {imported}, not {self.checkouts[side]}")
+
+    def run(self, side: str, args: Sequence[str], *, env: dict[str, str] | None = None) -> ChildRun:
         """Run ``python args`` against ``side``'s checkout (``env``: variables to add or override); raise with
         its output when it fails."""
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -77,7 +84,7 @@ class Sides:
         proc = subprocess.run(
             [sys.executable, *args],
             env={**self.env(side), **(env or {})},
-            cwd=cwd,
+            cwd=self.workdir,
             capture_output=True,
             text=True,
             check=False,

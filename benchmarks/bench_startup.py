@@ -55,7 +55,7 @@ print(json.dumps({"import_lark": t1 - t0, "build": t3 - t2, "rules": len(parser.
 def _eval(sides: Sides, side: str, workdir: Path, n: int) -> tuple[float, float]:
     out = workdir / f"run-{side}-{n}"
     args = ["-c", _CLI, "eval", "--env", "CRMArena-v0", "--policy", "oracle", "--limit", "1", "--out", str(out)]
-    run = sides.run(side, args, cwd=workdir)
+    run = sides.run(side, args)
     summary = [line.split() for line in run.stdout.splitlines() if line.startswith("all ")]
     if not summary or summary[0][2] != "1":  # the table's "all" row: instances, episodes, accuracy ...
         raise RuntimeError(f"{side}: eval --limit 1 did not play one episode:\n{run.stdout}")
@@ -64,8 +64,8 @@ def _eval(sides: Sides, side: str, workdir: Path, n: int) -> tuple[float, float]
 
 def _parser(sides: Sides, side: str, workdir: Path, n: int) -> dict[str, float]:
     empty = workdir / f"empty-cache-{side}-{n}"
-    cold = json.loads(sides.run(side, ["-c", _PARSER_PROBE], cwd=workdir, env={CACHE_ENV: str(empty)}).stdout)
-    warm = json.loads(sides.run(side, ["-c", _PARSER_PROBE], cwd=workdir).stdout)
+    cold = json.loads(sides.run(side, ["-c", _PARSER_PROBE], env={CACHE_ENV: str(empty)}).stdout)
+    warm = json.loads(sides.run(side, ["-c", _PARSER_PROBE]).stdout)
     return {"import_lark": cold["import_lark"], "build": cold["build"], "ready": warm["build"], "rules": cold["rules"]}
 
 
@@ -78,9 +78,10 @@ def main() -> None:
     print(f"before: {load_line()}")
     with old_checkout(args.commit) as old_root, tempfile.TemporaryDirectory(prefix="bench_startup_") as tmp:
         workdir = Path(tmp)
-        sides = Sides({"new": REPO_ROOT, "old": old_root}, workdir / "pycache")
+        sides = Sides({"new": REPO_ROOT, "old": old_root}, workdir)
         names = ("new", "old")
         for side in names:  # untimed: caches and bytecode
+            sides.check(side)
             cpu, wall = _eval(sides, side, workdir, -1)
             print(f"warm-up {side}: eval {cpu:.3f} s CPU ({wall:.3f} s wall)")
         evals: dict[str, list[tuple[float, float]]] = {s: [] for s in names}
