@@ -16,6 +16,7 @@ Example:
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -216,6 +217,11 @@ def _toolset_from_names(names: tuple[str, ...]) -> Toolset:
     return Toolset(get_tool(n) for n in names)
 
 
+@functools.cache
+def _preset(name: str) -> Toolset:
+    return _toolset_from_names(_PRESETS[name])
+
+
 def toolset(name: str = "flex") -> Toolset:
     """One of the paper's toolsets.
 
@@ -224,10 +230,14 @@ def toolset(name: str = "flex") -> Toolset:
             setting); ``"functions"``: the 25 task-specific functions, ``submit`` included;
             ``"flex"``: all 27.
 
+    Returns:
+        The toolset, built once: toolsets are immutable, so every call shares it (an environment or an
+        oracle step asks for one each time).
+
     Raises:
         ValueError: Another name.
     """
     try:
-        return _toolset_from_names(_PRESETS[name])
+        return _preset(name)
     except KeyError:
         raise ValueError(f"unknown toolset {name!r}; choose one of {', '.join(_PRESETS)}") from None
