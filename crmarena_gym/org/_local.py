@@ -248,7 +248,8 @@ class _Backend:
         """The compiled plan of ``soql`` (cached, errors included).
 
         A query seen before is looked up by its text; another of a shape seen before (the same query
-        with other literals) gets the shape's plan with its literals bound; any other is compiled.
+        with other literals) gets the shape's plan with its literals bound (and is then kept by its
+        text as well); any other is compiled.
         """
         with self.lock:
             cached = self.plans.get(soql)
@@ -260,6 +261,8 @@ class _Backend:
                 if template is not None:
                     plan = template.instantiate(lifted)
                     if plan is not None:
+                        with self.lock:  # kept by its text too: the same query again skips the lifting
+                            self.plans.put(soql, plan)
                         return plan
             try:
                 if lifted is None:
