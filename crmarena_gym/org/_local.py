@@ -92,16 +92,18 @@ class _PlanCache:
         #: The estimated bytes of the plans kept.
         self.bytes = 0
 
-    def get(self, soql: str | tuple[str, str]) -> Any:
+    def get(self, soql: str | tuple[Any, ...]) -> Any:
         entry = self._plans.get(soql)
         if entry is None:
             return None
         self._plans.move_to_end(soql)
         return entry[0]
 
-    def put(self, soql: str | tuple[str, str], plan: Plan | OrgError | PlanTemplate) -> None:
+    def put(self, soql: str | tuple[Any, ...], plan: Plan | OrgError | PlanTemplate) -> None:
         if isinstance(plan, PlanTemplate):  # its shape is as long as the query, its plan that of the query
             size = plan_bytes(soql[1], plan.plan) + 64 * len(plan.plan.params)
+        elif isinstance(soql, tuple):  # ("in list", query, offset, literals): the query, its literals, its plan
+            size = plan_bytes(soql[1], plan) + sum(56 + len(raw) for raw in soql[3])  # type: ignore[arg-type]
         else:
             size = plan_bytes(soql, plan)  # type: ignore[arg-type]
         if size > self.max_bytes // 8:
@@ -288,6 +290,11 @@ class _Backend:
         """
         if not self.by_shape:
             return None
+        key = ("in list", soql, at, tuple(raws))  # the same search again: its plan as bound before
+        with self.lock:
+            kept = self.plans.get(key)
+        if isinstance(kept, Plan):
+            return kept
         lifted = _lift_short(soql) if len(soql) <= _SHORT_QUERY else lift(soql)
         swapped = None if lifted is None else lifted.with_list(at, raws)
         if lifted is None or swapped is None:
@@ -300,7 +307,11 @@ class _Backend:
                 template = self.plans.get(("shape", lifted.key))
             if template is None:
                 return None
-        return template.instantiate(swapped)
+        plan = template.instantiate(swapped)
+        if plan is not None:
+            with self.lock:
+                self.plans.put(key, plan)
+        return plan
 
     def execute(self, sql: str, params: tuple[Any, ...], timeout: float) -> list[tuple[Any, ...]]:
         """Run one statement with a deadline; every SQLite failure becomes an OrgError."""

@@ -828,3 +828,22 @@ def test_searches_are_kept_parsed_and_their_hits_kept_within_bounds(
     monkeypatch.setattr(_sosl, "MAX_TERMS", 1)  # under other bounds, parsed (and refused) again
     with pytest.raises(OrgError, match="too many words"):
         org.search(two_words)
+
+
+def test_the_same_hits_again_reuse_their_bound_plan(db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from crmarena_gym.org.soql import PlanTemplate
+
+    fresh = tmp_path / "org.db"
+    fresh.write_bytes(db.read_bytes())
+    org = LocalOrg(fresh)
+    bound: list[int] = []
+    real = PlanTemplate.instantiate
+    monkeypatch.setattr(PlanTemplate, "instantiate", lambda self, lifted: bound.append(1) or real(self, lifted))
+    first = org.search("FIND {shoe} RETURNING Product2(Id, Name)")
+    assert len(first["searchRecords"]) >= 3
+    after_first = len(bound)  # the template's own check when it was built, then the hits bound
+    for view in (org, org.with_today("2023-01-01")):  # the hits kept, their plan too: nothing bound again
+        assert view.search("FIND {shoe} RETURNING Product2(Id, Name)") == first
+    assert len(bound) == after_first
+    org.search("FIND {rain OR shoe} RETURNING Product2(Id, Name)")  # other hits: bound into the same shape
+    assert len(bound) == after_first + 1
