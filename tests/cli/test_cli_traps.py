@@ -154,3 +154,20 @@ def test_report_refuses_formats_it_does_not_write(
     assert not (tmp_path / name).exists()
     code, _, err = _run(capsys, "report", str(run), "--out", str(tmp_path / "r.html"))
     assert code == 0 and (tmp_path / "r.html").read_text().lstrip().lower().startswith("<!doctype html")
+
+
+def test_the_command_keeps_its_import_time_objects_out_of_the_collector_and_callers_their_own(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import gc
+
+    before = gc.get_freeze_count()
+    assert main([]) == 2  # called with arguments (as here): the caller's collector left as it is
+    assert gc.get_freeze_count() == before
+    monkeypatch.setattr(sys, "argv", ["crmarena-gym"])
+    try:
+        assert main() == 2  # the command itself
+        assert gc.get_freeze_count() > before
+    finally:
+        gc.unfreeze()
+    assert "usage: crmarena-gym" in capsys.readouterr().out
