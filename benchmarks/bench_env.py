@@ -164,6 +164,8 @@ VALUE_CACHES = (
     _shapes._spellings,
     _compiler._canonical_id,
     _sosl._wildcard_regex,
+    _sosl._parsed_under,
+    _local._lift_short,
     _common._argument_datetime,
     _common._row_datetime,
     _common._text_id_problem,
@@ -330,6 +332,10 @@ def main() -> None:
         shaper.cache_clear()
         for cache in VALUE_CACHES:
             cache.cache_clear()
+        index = backend.cache.get(_sosl._CACHE_KEY)
+        if isinstance(index, _sosl.SearchIndex):  # the ids each search found (the index itself stays built)
+            index._hits.clear()
+            index._hit_ids = 0
         # The baseline is the engine before plans by shape: 1,024 plans by text, a shaper per plan.
         backend.by_shape = by_shape
         backend.plans.max_entries = _local.PLAN_CACHE_SIZE if by_shape else 1024

@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+import errno
 import io
 import multiprocessing
+import os
 import time
 from pathlib import Path
 
@@ -117,6 +119,41 @@ def test_a_non_blocking_lock_fails_at_once_while_another_process_holds_it(tmp_pa
     with exclusive_lock(lock, blocking=False):  # free again once the holder has let go
         entered.append(True)
     assert entered == [True]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="flock is POSIX's")
+@pytest.mark.filterwarnings("ignore:flock not supported")
+def test_where_flock_fails_the_lock_is_filelocks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import fcntl
+
+    import filelock
+
+    def no_flock(fd: int, operation: int) -> None:
+        raise OSError(errno.ENOSYS, "Function not implemented")
+
+    taken: list[str] = []
+
+    class Recording(filelock.FileLock):  # type: ignore[misc, valid-type]
+        def acquire(self, *args: object, **kwargs: object) -> object:
+            taken.append(self.lock_file)
+            return super().acquire(*args, **kwargs)
+
+    monkeypatch.setattr(fcntl, "flock", no_flock)  # as on a file system without it
+    monkeypatch.setattr(filelock, "FileLock", Recording)
+    lock = tmp_path / "l.lock"
+    ran = []
+    with exclusive_lock(lock):
+        ran.append(True)
+    assert ran == [True] and taken == [str(lock)]
+
+
+def test_a_lock_in_a_missing_directory_is_made_there(tmp_path: Path) -> None:
+    lock = tmp_path / "not" / "yet" / "l.lock"
+    with exclusive_lock(lock):
+        with pytest.raises(LockHeldError):
+            with exclusive_lock(lock, blocking=False):
+                pass
+    assert lock.parent.is_dir()
 
 
 def test_atomic_write_leaves_no_temporary_file(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import gc
 import os
 import signal
 import sqlite3
@@ -49,6 +50,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the process exit code."""
+    if argv is None:  # the command itself (code that passes arguments, such as tests, keeps its collector as is)
+        # What the imports made lives until the process ends: out of the collector's sight, a command's
+        # collections no longer walk the whole import-time heap (about 30 ms of an `eval --limit 1`).
+        gc.freeze()
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

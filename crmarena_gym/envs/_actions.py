@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from crmarena_gym._json import JSONNumberError, read_json
+from crmarena_gym.tools import ToolCallText
 
 ActionKind = Literal["query", "call", "submit", "invalid"]
 #: The error of a reply that holds no action at all (the environment restates the action rule).
@@ -199,6 +200,8 @@ def parse_action(text: str, *, functions: bool = False) -> Action:
     if not isinstance(text, str):
         return Action("invalid", text=repr(text), error=f"an action must be text, got {type(text).__name__}")
     if functions and "<" not in text:
+        if type(text) is ToolCallText and text.arguments is not None:  # the call its JSON text spells
+            return Action("call", text=text, name=text.name, arguments=text.arguments)
         if text[:1] == "{" and text[-1:] == "}":  # a JSON tool call with nothing around it
             return _parse_call(text)
         quick = _QUICK_CALL_RE.fullmatch(text)

@@ -35,7 +35,7 @@ class CacheError(OSError):
 
 
 def cache_dir() -> Path:
-    """The directory that holds generated orgs (see the module docs for how it is chosen)."""
+    """The directory that holds generated orgs and saved parsers (see the module docs for how it is chosen)."""
     explicit = os.environ.get(CACHE_ENV)
     if explicit:
         return Path(explicit).expanduser()

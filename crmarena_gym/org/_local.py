@@ -9,6 +9,7 @@ authorizer lets statements read the 16 object tables and call a handful of funct
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
 import math
 import os
@@ -17,6 +18,7 @@ import sqlite3
 import threading
 import time
 import weakref
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
@@ -27,6 +29,7 @@ from crmarena_gym.org.soql import (
     MAX_STRING_CHARS,
     SQL_FUNCTIONS,
     Catalog,
+    Lifted,
     Plan,
     PlanTemplate,
     compile_query,
@@ -182,6 +185,16 @@ def _long_string(raws: tuple[str, ...]) -> bool:
     return any(len(raw) > MAX_STRING_CHARS + 2 and raw[0] == "'" for raw in raws)
 
 
+#: Queries up to this long have their lifted literals kept for :meth:`_Backend.plan_in_list`.
+_SHORT_QUERY = 4096
+
+
+@functools.lru_cache(maxsize=256)
+def _lift_short(soql: str) -> Lifted | None:
+    """``lift(soql)`` of the few queries SOSL fetches its hits with, over and over (one per RETURNING item)."""
+    return lift(soql)
+
+
 class _Backend:
     """The shared part of every org on one file: the connection, its lock and the plan cache."""
 
@@ -252,7 +265,8 @@ class _Backend:
         """The compiled plan of ``soql`` (cached, errors included).
 
         A query seen before is looked up by its text; another of a shape seen before (the same query
-        with other literals) gets the shape's plan with its literals bound; any other is compiled.
+        with other literals) gets the shape's plan with its literals bound (and is then kept by its
+        text as well); any other is compiled.
         """
         if len(soql) > MAX_STATEMENT_CHARS:  # refused before any other work on it
             raise OrgError("MALFORMED_QUERY", too_long(soql).message)
@@ -267,6 +281,8 @@ class _Backend:
             if template is not None:
                 plan = template.instantiate(lifted)
                 if plan is not None:
+                    # Kept by its text too: the same query again skips the lifting.
+                    self.plans.put(soql, plan, plan_bytes(soql, plan))
                     return plan
         refused_key = refusal_key(soql)
         refused = self.plans.get(refused_key)
@@ -286,6 +302,34 @@ class _Backend:
                     self.plans.put(key, template, plan_bytes(key, template))
                 return cached
         raise OrgError(refused.code, refused.message)
+
+    def plan_in_list(self, soql: str, at: int, raws: Sequence[str]) -> Plan | None:
+        """The plan of ``soql`` with its IN list at ``at`` holding the literals ``raws`` (as written) instead.
+
+        The values are bound into the plan of the query's shape (compiled from ``soql`` itself, its errors
+        raised as :meth:`plan` raises them), as for the query written with them: no text to compose, lift
+        and parse. None when plans by shape are off or the shape's template declines (run the text).
+        """
+        if not self.by_shape:
+            return None
+        key = ("in list", soql, at, tuple(raws))  # the same search again: its plan as bound before
+        kept = self.plans.get(key)
+        if isinstance(kept, Plan):
+            return kept
+        lifted = _lift_short(soql) if len(soql) <= _SHORT_QUERY else lift(soql)
+        swapped = None if lifted is None else lifted.with_list(at, raws)
+        if lifted is None or swapped is None:
+            return None
+        template = self.plans.get(("shape", lifted.key))
+        if template is None:
+            self.plan(soql)  # compiled, and its shape's template kept when it has one
+            template = self.plans.get(("shape", lifted.key))
+            if template is None:
+                return None
+        plan = template.instantiate(swapped)
+        if plan is not None:  # sized as the query written out with its literals would be
+            self.plans.put(key, plan, plan_bytes(soql, plan) + sum(56 + len(raw) for raw in raws))
+        return plan
 
     def execute(self, sql: str, params: tuple[Any, ...], timeout: float) -> list[tuple[Any, ...]]:
         """Run one statement with a deadline; every SQLite failure becomes an OrgError."""
@@ -416,10 +460,19 @@ class LocalOrg(Org):
         """
         return self._guarded(soql, check_max_records(max_records))
 
-    def _guarded(self, soql: str, keep: int | None) -> dict[str, Any]:
+    def _query_in_list(self, soql: str, at: int, raws: Sequence[str]) -> dict[str, Any] | None:
+        """:meth:`query` of ``soql`` with its IN list at ``at`` holding the literals ``raws`` (as written)
+        instead, bound into the plan of its shape (see :meth:`_Backend.plan_in_list`): how SOSL fetches
+        its hits. None when that plan cannot take them: run the query written with them instead."""
+        return self._guarded(soql, None, (at, raws))
+
+    def _guarded(self, soql: str, keep: int | None, in_list: tuple[int, Sequence[str]] | None = None) -> dict[str, Any]:
         if not isinstance(soql, str):
             raise OrgError("MALFORMED_QUERY", f"a query is text, got {type(soql).__name__}: {soql!r}")
         try:
+            if in_list is not None:
+                plan = self._live().plan_in_list(soql, *in_list)
+                return None if plan is None else self._run_plan(plan, None)  # type: ignore[return-value]
             return self._run(soql, keep)
         except (OrgError, ValueError) as exc:
             if isinstance(exc, OrgError) or "closed" in str(exc):
@@ -436,7 +489,12 @@ class LocalOrg(Org):
         # The timeout covers the whole query: reading and compiling it (a long statement takes a while to
         # parse), then each statement run, each given what is left.
         deadline = time.monotonic() + self._timeout
-        plan = self._plan(soql)
+        return self._run_plan(self._plan(soql), keep, deadline)
+
+    def _run_plan(self, plan: Plan, keep: int | None, deadline: float | None = None) -> dict[str, Any]:
+        """Run a compiled plan: its first ``keep`` rows shaped, and the count of all, within ``deadline``."""
+        if deadline is None:
+            deadline = time.monotonic() + self._timeout
         params = plan.bind(self._effective_today()) if plan.relative else plan.params
         if plan.count_only:
             rows, _ = self._execute_head(plan.sql, params, None, _left(deadline))

@@ -54,7 +54,7 @@ import sqlite3
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -766,6 +766,11 @@ class OrgSession(LocalOrg):
     def _run(self, soql: str, keep: int | None = None) -> dict[str, Any]:
         with self._state.lock:  # compiled and run against the same overlays
             return super()._run(soql, keep)
+
+    def _query_in_list(self, soql: str, at: int, raws: Sequence[str]) -> dict[str, Any] | None:
+        # A search's hits are fetched with the query written out: compiled by the session's own planner
+        # (its written objects' columns) and run under its lock, as every query of the session is.
+        return None
 
     def _execute_head(
         self, sql: str, params: tuple[Any, ...], keep: int | None, timeout: float

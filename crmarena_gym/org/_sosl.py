@@ -14,7 +14,8 @@ The statement ``FIND {terms} [IN ALL|NAME|EMAIL|PHONE FIELDS] [RETURNING Obj[(fi
    BM25. The whole search runs under the org's QUERY_TIMEOUT deadline, as a SOQL query does.
 3. The fields listed in ``RETURNING`` are fetched through the org's own SOQL engine
    (``SELECT fields FROM Obj WHERE Id IN (...) AND (where) ORDER BY ... LIMIT n``), so ``WHERE``
-   means exactly what it means in SOQL.
+   means exactly what it means in SOQL. That query is compiled once per RETURNING item (with a
+   stand-in id) and the hits are bound into its plan, not written into a query to be parsed again.
 
 Semantics, following Salesforce's SOSL reference:
 
@@ -68,6 +69,8 @@ import tempfile
 import threading
 import time
 import weakref
+from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -112,6 +115,11 @@ _TABLE = "fts"
 _DIR_PREFIX = "crmarena_gym_search_"  # then the process id: crmarena_gym_search_<pid>_<random>
 # FTS5 virtual-machine steps between two checks of the deadline.
 _PROGRESS_STEPS = 2000
+# Searches whose ids an index keeps (see SearchIndex.search), and the most ids it keeps in all.
+_HITS_KEPT = 1024
+_HIT_IDS_KEPT = 100_000
+# Statements up to this long are kept parsed (see run_search).
+_SHORT_SEARCH = 4096
 
 
 class SearchableOrg(Protocol):
@@ -122,6 +130,8 @@ class SearchableOrg(Protocol):
     timeout: float
 
     def query(self, soql: str) -> dict[str, Any]: ...
+
+    def _query_in_list(self, soql: str, at: int, raws: Sequence[str]) -> dict[str, Any] | None: ...
 
 
 def _malformed(message: str, text: str | None = None, pos: int | None = None) -> OrgError:
@@ -839,6 +849,11 @@ class SearchIndex:
         self._objects: dict[str, _ObjectIndex] = {}
         self._dir: Path | None = None
         self._pid = os.getpid()  # a forked child opens its own connections to the same files
+        # The ids each search found, by (object, terms, scope, limit): the index never changes, and agents
+        # (and the oracle) search for the same terms again and again. Bounded by entries and by ids.
+        # An entry keeps how many words its wildcards stood for: over MAX_EXPANSIONS, it is searched again.
+        self._hits: OrderedDict[tuple[str, Node, str, int], tuple[tuple[str, ...], int]] = OrderedDict()
+        self._hit_ids = 0
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.path,))
@@ -956,7 +971,14 @@ class SearchIndex:
         index = self._object(obj)  # a first build is not counted against the deadline
         if time.monotonic() > deadline:  # checked before the work, and by SQLite while it runs
             raise _timed_out()
-        expression = _Expression(index.vocabulary, obj, deadline).of(terms.tree(obj))
+        key = (obj.name, terms, scope, limit)
+        with self._lock:
+            found = self._hits.get(key)
+            if found is not None and found[1] <= MAX_EXPANSIONS:
+                self._hits.move_to_end(key)
+                return list(found[0])
+        built = _Expression(index.vocabulary, obj, deadline)
+        expression = built.of(terms.tree(obj))
         if expression is None:  # a wildcard term that no word of the object matches
             return []
         cols = " ".join(f"c{i}" for i, f in enumerate(index.fields) if f.name in wanted)
@@ -973,7 +995,19 @@ class SearchIndex:
             reader.deadline = math.inf
             with self._lock:
                 index.idle.append(reader)
-        return [row[0] for row in rows]
+        ids = tuple(row[0] for row in rows)
+        self._remember(key, ids, built.expanded)
+        return list(ids)
+
+    def _remember(self, key: tuple[str, Node, str, int], ids: tuple[str, ...], expanded: int) -> None:
+        with self._lock:
+            old = self._hits.pop(key, None)
+            self._hit_ids -= 0 if old is None else len(old[0])
+            self._hits[key] = (ids, expanded)
+            self._hit_ids += len(ids)
+            while len(self._hits) > _HITS_KEPT or self._hit_ids > _HIT_IDS_KEPT:
+                _, (dropped, _) = self._hits.popitem(last=False)
+                self._hit_ids -= len(dropped)
 
     def _checkout(self, index: _ObjectIndex) -> _Reader:
         with self._lock:
@@ -1177,9 +1211,8 @@ class _SoqlBuilder:
         return "".join(self.parts)
 
 
-def _fetch(org: SearchableOrg, sosl: str, item: Returning, ids: list[str]) -> list[dict[str, Any]]:
-    """The RETURNING fields of the records ``ids`` (best first) that pass the object's WHERE."""
-    has_id = any(f.text.strip().lower() == "id" for f in item.fields)
+def _returning_soql(item: Returning, has_id: bool, ids: list[str]) -> tuple[_SoqlBuilder, int]:
+    """The SOQL of one RETURNING item over the records ``ids``, and where the first id's literal starts."""
     soql = _SoqlBuilder()
     soql.add("SELECT " if has_id else "SELECT Id, ")
     for n, field in enumerate(item.fields):
@@ -1187,7 +1220,10 @@ def _fetch(org: SearchableOrg, sosl: str, item: Returning, ids: list[str]) -> li
         soql.add(field.text, field.start)
     soql.add(" FROM ")
     soql.add(item.obj.name, item.start)
-    soql.add(f" WHERE Id IN ({', '.join(_soql_string(i) for i in ids)})" if ids else " WHERE Id = null")
+    soql.add(" WHERE Id IN (" if ids else " WHERE Id = null")
+    at = soql.length
+    if ids:
+        soql.add(", ".join(_soql_string(i) for i in ids) + ")")
     if item.where is not None:
         soql.add(" AND (")
         soql.add(item.where.text, item.where.start)
@@ -1199,8 +1235,28 @@ def _fetch(org: SearchableOrg, sosl: str, item: Returning, ids: list[str]) -> li
             soql.add(f" LIMIT {item.limit}")
         if item.offset is not None:
             soql.add(f" OFFSET {item.offset}")
+    return soql, at
+
+
+#: A well-formed id that no record has: it stands for the hits in the query that fetches them.
+_STAND_IN_ID = "000000000000000AAA"
+
+
+def _fetch(org: SearchableOrg, sosl: str, item: Returning, ids: list[str]) -> list[dict[str, Any]]:
+    """The RETURNING fields of the records ``ids`` (best first) that pass the object's WHERE.
+
+    The hits are bound into the plan of the item's query compiled once with a stand-in id (the org keeps
+    it by shape), not written into a query of their own to be parsed apart again; when that plan cannot
+    take them, the query is written with them.
+    """
+    has_id = any(f.text.strip().lower() == "id" for f in item.fields)
+    soql, at = _returning_soql(item, has_id, [_STAND_IN_ID] if ids else [])
     try:
-        records = list(org.query(soql.text)["records"])
+        found = org._query_in_list(soql.text, at, [_soql_string(i) for i in ids]) if ids else org.query(soql.text)
+        if found is None:
+            soql, _ = _returning_soql(item, has_id, ids)
+            found = org.query(soql.text)
+        records = list(found["records"])
     except OrgError as exc:
         raise _restate(exc, soql, sosl, item) from None
     if item.order_by is None:
@@ -1252,6 +1308,18 @@ def _share_evenly(counts: list[int], budget: int) -> list[int]:
     return taken
 
 
+def _parsed(sosl: str) -> SearchSpec:
+    """:func:`parse_search`, kept: the same searches come again and again (a refusal is not kept). The
+    bounds the parser checks are part of the key, so that a statement is never let through under
+    bounds it was not checked against."""
+    return _parsed_under(sosl, MAX_TERMS, MAX_NESTING, MAX_OFFSET)
+
+
+@bytes_cache(max_entries=1024, max_bytes=16 * 1024 * 1024)  # a statement may be 100,000 characters
+def _parsed_under(sosl: str, *bounds: int) -> SearchSpec:
+    return parse_search(sosl)
+
+
 def run_search(org: SearchableOrg, sosl: str) -> dict[str, Any]:
     """Run a SOSL statement against an embedded org.
 
@@ -1267,7 +1335,7 @@ def run_search(org: SearchableOrg, sosl: str) -> dict[str, Any]:
         OrgError: ``MALFORMED_SEARCH`` for a syntax error, ``INVALID_TYPE``/``INVALID_FIELD`` for
             unknown objects and fields, or any error the SOQL engine raises for a RETURNING clause.
     """
-    spec = parse_search(sosl)
+    spec = _parsed(sosl) if isinstance(sosl, str) and len(sosl) <= _SHORT_SEARCH else parse_search(sosl)
     deadline = time.monotonic() + org.timeout  # one QUERY_TIMEOUT for the whole search, as for a query
     index = _index_for(org)
     per_object: list[list[dict[str, Any]]] = []

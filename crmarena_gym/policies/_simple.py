@@ -10,7 +10,7 @@ from typing import Any
 from crmarena_gym.chat import tool_names
 from crmarena_gym.org import Org
 from crmarena_gym.policies._base import Policy, PolicyError
-from crmarena_gym.tasks import OracleError, TaskInstance, ToolCall, oracle_trace
+from crmarena_gym.tasks import OracleError, TaskInstance, ToolCall, get_task_spec, oracle_trace
 from crmarena_gym.tools import toolset as make_toolset
 
 __all__ = ["OraclePolicy", "RandomPolicy"]
@@ -98,6 +98,8 @@ class OraclePolicy(Policy):
         self.org = org
         self._solver: _StepSolver | None = None
         self._available: frozenset[str] | None = None
+        self._tools: Any = None  # the info["tools"] list _available was read from
+        self._env: Any = None  # the attached environment (unwrapped)
         self._last: tuple[int, str] | None = None
         self._submitted = False
 
@@ -117,6 +119,25 @@ class OraclePolicy(Policy):
             )
         if self.org is None:
             self.org = base.org
+        self._env = base
+
+    def _episode_instance(self, observation: str, info: dict[str, Any]) -> TaskInstance:
+        """The instance to solve: the attached environment's own (validated when its task set loaded) when
+        it is the one ``info`` describes, as :func:`episode_instance` would make it; else that."""
+        base = getattr(self._env, "instance", None)
+        if (
+            isinstance(base, TaskInstance)
+            and observation
+            and "params" in info
+            and base.idx == info.get("idx")
+            and base.task == info.get("task")
+            and base.answer == info.get("gold")
+            and base.params == info["params"]
+            and info.get("context") == {"required": base.metadata.required, "optional": base.metadata.optional}
+        ):
+            persona = get_task_spec(base.task).persona  # episode_instance's: info carries no persona to it
+            return base.model_copy(update={"query": observation, "persona": persona, "params": info["params"]})
+        return episode_instance(observation, info)
 
     def unplayable(self, instances: Sequence[TaskInstance]) -> dict[int, str]:
         """The instances without hidden parameters: the solver cannot solve them.
@@ -132,7 +153,7 @@ class OraclePolicy(Policy):
         """Start the solver: it runs up to its first call, which :meth:`act` hands out first (``submit`` last)."""
         super().reset(observation, info, seed=seed)
         self._last = None
-        instance = episode_instance(observation, info)
+        instance = self._episode_instance(observation, info)
         if self.org is None:
             raise PolicyError("the oracle has no org: pass OraclePolicy(org=...) or call attach(env) first")
         org = self.org
@@ -142,8 +163,10 @@ class OraclePolicy(Policy):
             except NotImplementedError:
                 pass  # a live org resolves relative dates itself; the oracle's tools take explicit dates
         self.close()
-        available = tool_names(info.get("tools"))
-        self._available = None if available is None else frozenset(available)
+        tools = info.get("tools")
+        if tools is not self._tools or self._tools is None:  # an environment shares one list across episodes
+            available = tool_names(tools)
+            self._tools, self._available = tools, None if available is None else frozenset(available)
         self._submitted = False
         self._solver = _StepSolver(instance, org)
         self._check(self._solver.next_call)

@@ -29,7 +29,6 @@ Example:
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -39,7 +38,7 @@ from crmarena_gym.org import Org
 from crmarena_gym.schema import CASE_STATUSES
 from crmarena_gym.tasks._instance import TaskInstance
 from crmarena_gym.tasks._scoring import NONE_ANSWER
-from crmarena_gym.tools import Toolset, to_argument_datetime, toolset
+from crmarena_gym.tools import ToolCallText, Toolset, to_argument_datetime, toolset
 
 __all__ = ["ORACLES", "OracleError", "OracleTrace", "SolverCalls", "ToolCall", "oracle_trace", "run_solver", "solve"]
 
@@ -63,13 +62,14 @@ class ToolCall:
     result: Any = field(default=None, compare=False, repr=False)
 
     def to_action(self) -> str:
-        """The call as an environment action: a JSON tool call.
+        """The call as an environment action: a JSON tool call (a :class:`~crmarena_gym.tools.ToolCallText`,
+        which an environment reads without decoding the JSON).
 
         Example:
             >>> ToolCall("get_issues", {}).to_action()
             '{"name": "get_issues", "arguments": {}}'
         """
-        return json.dumps({"name": self.name, "arguments": self.arguments}, ensure_ascii=False)
+        return ToolCallText(self.name, self.arguments)
 
 
 @dataclass(frozen=True)

@@ -56,7 +56,15 @@ from crmarena_gym.tools._queries import (
 )
 from crmarena_gym.tools._signature import check_arguments, function_schema, json_type, parse_docstring
 from crmarena_gym.tools._tool import Dependency, Kind, Tool, tool_function
-from crmarena_gym.tools._toolset import ABLATION_GROUPS, ALL_TOOLS, TOOLSET_NAMES, Toolset, get_tool, toolset
+from crmarena_gym.tools._toolset import (
+    ABLATION_GROUPS,
+    ALL_TOOLS,
+    TOOLSET_NAMES,
+    ToolCallText,
+    Toolset,
+    get_tool,
+    toolset,
+)
 
 __all__ = [
     "ABLATION_GROUPS",
@@ -66,6 +74,7 @@ __all__ = [
     "Dependency",
     "Kind",
     "Tool",
+    "ToolCallText",
     "Toolset",
     "TruncatedRows",
     "calculate_average_handle_time",

@@ -16,6 +16,9 @@ Example:
 from __future__ import annotations
 
 import copy
+import functools
+import json
+import math
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -26,7 +29,7 @@ from crmarena_gym.tools import _general as general
 from crmarena_gym.tools import _queries as queries
 from crmarena_gym.tools._tool import Tool
 
-__all__ = ["ABLATION_GROUPS", "ALL_TOOLS", "TOOLSET_NAMES", "Toolset", "get_tool", "toolset"]
+__all__ = ["ABLATION_GROUPS", "ALL_TOOLS", "TOOLSET_NAMES", "ToolCallText", "Toolset", "get_tool", "toolset"]
 
 #: The paper's ablation groups: by kind, by dependency, and by both.
 ABLATION_GROUPS = (
@@ -220,8 +223,66 @@ class Toolset:
         return Toolset(t for t in self._tools if t.name not in drop and not (t.groups & set(groups)))
 
 
+# json.dumps(obj, ensure_ascii=False) builds an encoder per call; this one is built once (same output).
+_CALL_ENCODER = json.JSONEncoder(ensure_ascii=False)
+# Deeper arguments are left to the JSON reader, which refuses what is nested too deeply.
+_PLAIN_DEPTH = 32
+
+
+def _plain_json(value: Any, depth: int = 0) -> bool:
+    """Whether ``value`` is what decoding its JSON gives back: dicts with text keys, lists, text, integers,
+    finite floats, booleans and None (no tuple, no other key or value type), not deeply nested."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return True
+    if kind is float:
+        return math.isfinite(value)
+    if depth >= _PLAIN_DEPTH or (kind is not dict and kind is not list):
+        return False
+    for key, item in value.items() if kind is dict else enumerate(value):
+        if kind is dict and type(key) is not str:
+            return False
+        if type(item) is not str and not _plain_json(item, depth + 1):  # text, the usual value, checked inline
+            return False
+    return True
+
+
+class ToolCallText(str):
+    """A JSON tool call, ``{"name": ..., "arguments": {...}}``: its text, carrying the call as values.
+
+    It is the text a model would send (``json.dumps`` with ``ensure_ascii=False``), so it is shown, recorded
+    and compared as any reply is; an environment reads the call from it without decoding the JSON again
+    (see :func:`~crmarena_gym.envs.parse_action`). Code that holds the call as values makes it (the
+    oracle's :meth:`~crmarena_gym.tasks.ToolCall.to_action`). ``arguments`` is None unless the name is
+    text and the arguments are plain JSON values (what decoding the text gives back), so reading the call
+    from it never differs from reading the text. Copied or pickled, it is plain text.
+
+    Example:
+        >>> call = ToolCallText("get_issues", {})
+        >>> call, call.name, call.arguments
+        ('{"name": "get_issues", "arguments": {}}', 'get_issues', {})
+    """
+
+    name: str
+    arguments: dict[str, Any] | None
+
+    def __new__(cls, name: str, arguments: dict[str, Any]) -> ToolCallText:
+        text = super().__new__(cls, _CALL_ENCODER.encode({"name": name, "arguments": arguments}))
+        text.name = name
+        text.arguments = arguments if type(name) is str and type(arguments) is dict and _plain_json(arguments) else None
+        return text
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (str, (str(self),))
+
+
 def _toolset_from_names(names: tuple[str, ...]) -> Toolset:
     return Toolset(get_tool(n) for n in names)
+
+
+@functools.cache
+def _preset(name: str) -> Toolset:
+    return _toolset_from_names(_PRESETS[name])
 
 
 def toolset(name: str = "flex") -> Toolset:
@@ -232,10 +293,14 @@ def toolset(name: str = "flex") -> Toolset:
             setting); ``"functions"``: the 25 task-specific functions, ``submit`` included;
             ``"flex"``: all 27.
 
+    Returns:
+        The toolset, built once: toolsets are immutable, so every call shares it (an environment or an
+        oracle step asks for one each time).
+
     Raises:
         ValueError: Another name.
     """
     try:
-        return _toolset_from_names(_PRESETS[name])
+        return _preset(name)
     except KeyError:
         raise ValueError(f"unknown toolset {name!r}; choose one of {', '.join(_PRESETS)}") from None

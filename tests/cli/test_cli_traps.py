@@ -224,3 +224,20 @@ def test_eval_speaks_in_flags_not_python_arguments(
     err = capsys.readouterr().err
     assert code == 2 and message in err
     assert "per_task" not in err and "resume=True" not in err
+
+
+def test_the_command_keeps_its_import_time_objects_out_of_the_collector_and_callers_their_own(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import gc
+
+    before = gc.get_freeze_count()
+    assert main([]) == 2  # called with arguments (as here): the caller's collector left as it is
+    assert gc.get_freeze_count() == before
+    monkeypatch.setattr(sys, "argv", ["crmarena-gym"])
+    try:
+        assert main() == 2  # the command itself
+        assert gc.get_freeze_count() > before
+    finally:
+        gc.unfreeze()
+    assert "usage: crmarena-gym" in capsys.readouterr().out

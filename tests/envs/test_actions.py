@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import copy
 import json
+import pickle
 from typing import Any
 
 import pytest
@@ -9,6 +11,7 @@ from hypothesis import strategies as st
 
 from crmarena_gym.envs import parse_action
 from crmarena_gym.envs._actions import _json_value, _parse_text
+from crmarena_gym.tools import ToolCallText
 
 
 @pytest.mark.parametrize(
@@ -135,3 +138,40 @@ def test_a_json_object_is_read_as_json_loads_reads_it(text: str) -> None:
 def test_json_loads_errors_are_kept_word_for_word() -> None:
     for text in ('{"a": 1}{}', '{"a": 1, }', '{"a": NaN}', '{"a": "\\ud800"}', "{" * 5000 + "}" * 5000):
         assert _loaded(_json_value, text) == _loaded(json.loads, text)
+
+
+def _typed(value: Any) -> Any:
+    """A value with the type of every part spelled out (so that 1 and 1.0, or a tuple and a list, differ)."""
+    if isinstance(value, dict):
+        return {k: _typed(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return (type(value).__name__, [_typed(v) for v in value])
+    return (type(value).__name__, value)
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "carried"),
+    [
+        ("get_issues", {}, True),
+        ("get_cases", {"start_date": "2023-01-01T00:00:00Z", "statuses": ["Closed", "New"], "agent_ids": None}, True),
+        ("submit", {"content": 'Ünïcode \u2014 and "quotes" and \\ backslash'}, True),
+        ("submit", {"content": "<submit>tags inside</submit>"}, True),  # read as the text is read: by its tags
+        ("calc", {"values": [1, 2.5, True, None, {"nested": ["x"]}]}, True),
+        ("calc", {"pair": (1, 2)}, False),  # a tuple: the text decodes to a list
+        ("calc", {"big": 2**80, "neg": -3}, True),
+        ("calc", {"nan": float("nan")}, False),
+        ("calc", {"key": {1: "x"}}, False),  # a number key: the text decodes to "1"
+        (7, {}, False),
+    ],
+)
+def test_a_tool_call_text_reads_as_its_text_reads(name: Any, arguments: dict[str, Any], carried: bool) -> None:
+    call = ToolCallText(name, arguments)
+    text = str(call)
+    assert text == json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
+    assert (call.arguments is not None) is carried
+    for functions in (True, False):
+        fast, plain = parse_action(call, functions=functions), parse_action(text, functions=functions)
+        assert fast == plain and _typed(fast.arguments) == _typed(plain.arguments)
+    assert type(pickle.loads(pickle.dumps(call))) is str and pickle.loads(pickle.dumps(call)) == text
+    assert type(copy.deepcopy(call)) is str
+    assert json.loads(json.dumps({"action": call}))["action"] == text

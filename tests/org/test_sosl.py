@@ -841,3 +841,120 @@ def test_deepest_allowed_nesting_and_long_chains_run(org: LocalOrg) -> None:
     assert names(org.search("FIND {" + chain + "} RETURNING Product2(Name)")) == ["Smith Rain Jacket"]
     mixed = " OR ".join(f"(jacket AND zz{i})" for i in range(MAX_TERMS // 2))
     assert org.search("FIND {" + mixed + "} RETURNING Product2(Id)") == {"searchRecords": []}
+
+
+# -- fetching the hits: bound into the plan of the item's query, never written into a query ---------
+
+FETCH_CASES = [
+    "FIND {shoe OR jacket OR rain} RETURNING Product2(Name, Description)",
+    "FIND {run*} RETURNING Product2(Id, Name WHERE IsActive = true ORDER BY Name DESC LIMIT 2 OFFSET 1)",
+    "FIND {run* OR ra*} RETURNING Product2(Name LIMIT 3 OFFSET 1)",
+    "FIND {jacket} RETURNING Product2(Id), Case(Subject, Owner.Name), EmailMessage(Subject) LIMIT 4",
+    "FIND {return OR returned OR warranty} RETURNING Knowledge__kav(Id, Title WHERE PublishStatus = 'Online')",
+    "FIND {order* OR refund OR size OR billing} RETURNING Case(Subject WHERE CreatedDate = LAST_N_DAYS:10)",
+    "FIND {smith} RETURNING Account(Name, PersonEmail), Contact(Name), User(Name, Email)",
+    "FIND {zzqx} RETURNING Product2(Name)",
+    "FIND {jacket}",
+    "FIND {jacket} RETURNING Product2(Nmae)",
+    "FIND {jacket} RETURNING Product2(Id WHERE Nmae = 'x')",
+    "FIND {jacket} RETURNING Product2(Id WHERE Name = 'a' OR Name = 'b' AND IsActive = true)",
+    "FIND {jacket} RETURNING Product2(Id ORDER BY Nmae)",
+    "FIND {jacket} RETURNING Case(Id WHERE CreatedDate = NEXT_N_WEEKS:x)",
+]
+
+
+def _outcome(org: LocalOrg, sosl: str) -> Any:
+    try:
+        return org.search(sosl)
+    except OrgError as exc:
+        return (exc.code, exc.message)
+
+
+def test_the_hits_are_fetched_as_the_query_written_with_them_fetches_them(
+    db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fresh = tmp_path / "org.db"  # a backend of its own: its plans are compiled by the path under test
+    fresh.write_bytes(db.read_bytes())
+    org = LocalOrg(fresh, today="2023-03-15")
+    bound = [_outcome(org, sosl) for sosl in FETCH_CASES]
+    with monkeypatch.context() as patch:
+        patch.setattr(LocalOrg, "_query_in_list", lambda self, soql, at, raws: None)  # the query text, written out
+        written = [_outcome(LocalOrg(db, today="2023-03-15"), sosl) for sosl in FETCH_CASES]
+    assert bound == written
+    assert sum(isinstance(b, dict) and len(b["searchRecords"]) >= 2 for b in bound) >= 5
+    assert sum(isinstance(b, tuple) for b in bound) == 5
+
+
+def test_no_query_is_written_with_the_hits(db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from crmarena_gym.org import _local
+
+    fresh = tmp_path / "org.db"
+    fresh.write_bytes(db.read_bytes())
+    org = LocalOrg(fresh)
+    compiled: list[str] = []
+    real = _local.compile_shaped
+
+    def recording(text: str, *args: Any, **kwargs: Any) -> Any:
+        compiled.append(text)
+        return real(text, *args, **kwargs)
+
+    monkeypatch.setattr(_local, "compile_shaped", recording)
+    first = org.search("FIND {shoe} RETURNING Product2(Id, Name)")["searchRecords"]
+    again = org.search("FIND {rain OR yoga} RETURNING Product2(Id, Name)")["searchRecords"]
+    assert len(first) >= 3 and len(again) >= 3
+    assert len(compiled) == 1  # the item's query, once, with a stand-in for the hits
+    assert not any(r["Id"] in compiled[0] for r in first + again)
+
+
+def test_searches_are_kept_parsed_and_their_hits_kept_within_bounds(
+    db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from crmarena_gym.org import _sosl
+
+    fresh = tmp_path / "org.db"
+    fresh.write_bytes(db.read_bytes())
+    org = LocalOrg(fresh)
+    monkeypatch.setattr(_sosl, "_HITS_KEPT", 2)
+    sosl = "FIND {{{}}} RETURNING Product2(Id)"
+    results = {term: ids_of(org.search(sosl.format(term))) for term in ("shoe", "jacket", "run*")}
+    index = org.backend_cache[_sosl._CACHE_KEY]
+    assert isinstance(index, SearchIndex) and len(index._hits) == 2  # the oldest was let go
+    assert {term: ids_of(org.search(sosl.format(term))) for term in results} == results
+    monkeypatch.setattr(_sosl, "_HIT_IDS_KEPT", len(results["shoe"]))
+    org.search(sosl.format("shoe"))
+    assert index._hit_ids <= len(results["shoe"]) and len(index._hits) == 1
+    parse_calls: list[str] = []
+    monkeypatch.setattr(_sosl, "parse_search", lambda text: parse_calls.append(text) or parse_search(text))
+    _sosl._parsed_under.cache_clear()
+    for _ in range(3):
+        org.search(sosl.format("jacket"))
+    assert parse_calls == [sosl.format("jacket")]
+    with pytest.raises(OrgError):
+        org.search("FIND {jacket")
+    with pytest.raises(OrgError):  # a refusal is not kept: refused again, from its text
+        org.search("FIND {jacket")
+    assert parse_calls.count("FIND {jacket") == 2
+    two_words = "FIND {jacket OR rain} RETURNING Product2(Id)"
+    assert org.search(two_words)["searchRecords"]
+    monkeypatch.setattr(_sosl, "MAX_TERMS", 1)  # under other bounds, parsed (and refused) again
+    with pytest.raises(OrgError, match="too many words"):
+        org.search(two_words)
+
+
+def test_the_same_hits_again_reuse_their_bound_plan(db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from crmarena_gym.org.soql import PlanTemplate
+
+    fresh = tmp_path / "org.db"
+    fresh.write_bytes(db.read_bytes())
+    org = LocalOrg(fresh)
+    bound: list[int] = []
+    real = PlanTemplate.instantiate
+    monkeypatch.setattr(PlanTemplate, "instantiate", lambda self, lifted: bound.append(1) or real(self, lifted))
+    first = org.search("FIND {shoe} RETURNING Product2(Id, Name)")
+    assert len(first["searchRecords"]) >= 3
+    after_first = len(bound)  # the template's own check when it was built, then the hits bound
+    for view in (org, org.with_today("2023-01-01")):  # the hits kept, their plan too: nothing bound again
+        assert view.search("FIND {shoe} RETURNING Product2(Id, Name)") == first
+    assert len(bound) == after_first
+    org.search("FIND {rain OR shoe} RETURNING Product2(Id, Name)")  # other hits: bound into the same shape
+    assert len(bound) == after_first + 1

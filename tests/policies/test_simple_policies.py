@@ -194,3 +194,32 @@ def test_the_oracle_plays_step_by_step_each_call_running_once(
     while not done:
         observation, reward, done, _, _ = env.step(policy.act(observation))
     assert reward == 1.0 and sum(trusted for _, trusted in calls) == len(traces[instance.idx]) - 1
+
+
+def test_the_oracle_solves_the_environments_own_instance_as_validated_from_info(
+    env_org: Path, env_tasks: list[TaskInstance], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from crmarena_gym.policies._simple import episode_instance
+
+    custom = env_tasks[0].model_copy(update={"persona": "a persona of the task file's own"})
+    tasks = [custom, *env_tasks[1:]]
+    env = gym.make("CRMArena-v0", org=env_org, tasks=tasks, toolset="functions", privileged=True)
+    policy = OraclePolicy()
+    policy.attach(env)
+    validated: list[int] = []
+    real = TaskInstance.model_validate.__func__  # type: ignore[attr-defined]
+
+    def counting(cls: type[TaskInstance], data: object, **kwargs: object) -> TaskInstance:
+        validated.append(1)
+        return real(cls, data, **kwargs)
+
+    monkeypatch.setattr(TaskInstance, "model_validate", classmethod(counting))
+    for instance in tasks:
+        observation, info = env.reset(options={"task_id": instance.idx})
+        before = len(validated)
+        mine = policy._episode_instance(observation, info)
+        assert len(validated) == before  # the environment's own instance, not validated again
+        assert mine == episode_instance(observation, info)
+        info["params"] = {**info["params"], "extra": 1}  # not the environment's instance: validated from info
+        assert policy._episode_instance(observation, info).params == info["params"]
+        assert len(validated) == before + 2

@@ -12,6 +12,7 @@ import re
 import lark
 from lark import Token, Tree
 
+from crmarena_gym.org._cache import cache_dir
 from crmarena_gym.org.soql._ast import (
     And,
     ChildSubquery,
@@ -33,6 +34,7 @@ from crmarena_gym.org.soql._bounds import check_statement
 from crmarena_gym.org.soql._dates import DateLiteralError, check_relative, parse_date, parse_datetime
 from crmarena_gym.org.soql._errors import SoqlError, malformed
 from crmarena_gym.org.soql._grammar import SOQL_GRAMMAR
+from crmarena_gym.org.soql._lark_cache import cached_parser
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
@@ -40,7 +42,8 @@ _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", '"': '"', "'"
 
 @functools.cache
 def _lark() -> lark.Lark:
-    return lark.Lark(SOQL_GRAMMAR, parser="lalr", propagate_positions=True, maybe_placeholders=True)
+    # Saved in the cache directory: a new process loads the tables (see _lark_cache).
+    return cached_parser(SOQL_GRAMMAR, cache_dir(), parser="lalr", propagate_positions=True, maybe_placeholders=True)
 
 
 def parse(text: str) -> Select:

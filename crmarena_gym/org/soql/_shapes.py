@@ -75,6 +75,28 @@ class Lifted:
     positions: tuple[int, ...]
     items: tuple[tuple[int, int, bool], ...]
 
+    def with_list(self, at: int, raws: Sequence[str]) -> Lifted | None:
+        """The same shape with the IN list whose first literal starts at ``at`` holding ``raws`` instead.
+
+        ``raws`` are literals as written (``"'001...'"``), at least one: lists of any length share a shape,
+        so a template instantiates the result as it would the query written with them. None when no list
+        starts at ``at``.
+        """
+        found = [n for n, (first, _, is_list) in enumerate(self.items) if is_list and self.positions[first] == at]
+        if not found or not raws:
+            return None
+        n = found[0]
+        first, count, _ = self.items[n]
+        delta = len(raws) - count
+        end = first + count
+        items = (*self.items[:n], (first, len(raws), True), *((f + delta, c, b) for f, c, b in self.items[n + 1 :]))
+        return Lifted(
+            self.key,
+            (*self.raws[:first], *raws, *self.raws[end:]),
+            (*self.positions[:first], *(at,) * len(raws), *self.positions[end:]),
+            items,
+        )
+
 
 # An IN list of literals of one kind, in a key whose literals are markers.
 _IN_LIST = re.compile(r"(?<![A-Za-z0-9_])([Ii][Nn]\s*\()\s*\x00([sndt])(?:\s*,\s*\x00\2)*\s*\)")
