@@ -47,10 +47,14 @@ from crmarena_gym.datagen._generator import (
 )
 from crmarena_gym.datagen._manifest import (
     GENERATOR_VERSION,
+    GENERATOR_VERSIONS,
+    HIDDEN_PREFIX,
     LATENT_TABLE,
     MANIFEST_TABLE,
     Manifest,
     content_hash,
+    manifest_kind,
+    read_hidden,
     read_latent,
     read_manifest,
 )
@@ -59,6 +63,8 @@ from crmarena_gym.datagen._text import COMPANY, ISSUES, case_text
 __all__ = [
     "COMPANY",
     "GENERATOR_VERSION",
+    "GENERATOR_VERSIONS",
+    "HIDDEN_PREFIX",
     "ISSUES",
     "LATENT_TABLE",
     "MANIFEST_TABLE",
@@ -69,6 +75,8 @@ __all__ = [
     "case_text",
     "content_hash",
     "generate_org",
+    "manifest_kind",
+    "read_hidden",
     "read_latent",
     "read_manifest",
     "validate_seed_scale",

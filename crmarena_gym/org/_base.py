@@ -35,6 +35,7 @@ ERROR_CODES = frozenset(
         "STRING_TOO_LONG",
         "JSON_PARSER_ERROR",
         "STORAGE_LIMIT_EXCEEDED",
+        "INVALID_OPERATION",
     }
 )
 

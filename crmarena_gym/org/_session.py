@@ -401,6 +401,15 @@ class OrgSession(LocalOrg):
         self._live()
         return self._state.execute_head(sql, params, self._timeout, keep)
 
+    def _service_only(self) -> None:
+        # Writes are validated against the service org's objects; a Pro org (b2b, b2c) answers queries only.
+        if self.kind != "service":
+            raise _fault(
+                "INVALID_OPERATION",
+                f"this session's org is of kind {self.kind!r}: sessions write to the service org only so far; "
+                "query it, or write to a service org",
+            )
+
     # -- writes ------------------------------------------------------------------------------------
 
     def create(self, sobject: str, values: Mapping[str, Any]) -> str:
@@ -414,6 +423,7 @@ class OrgSession(LocalOrg):
                 or ``FIELD_INTEGRITY_EXCEPTION`` (a reference of the wrong form or object) and
                 ``INVALID_CROSS_REFERENCE_KEY`` (a reference to no record).
         """
+        self._service_only()
         obj = _object(sobject)
         with self._state.trust() as conn:
             columns = self._columns(conn, obj)
@@ -435,6 +445,7 @@ class OrgSession(LocalOrg):
         Raises:
             OrgError: As :meth:`create`, and ``MALFORMED_ID``, ``NOT_FOUND`` or ``ENTITY_IS_DELETED`` for the id.
         """
+        self._service_only()
         obj = _object(sobject)
         with self._state.trust() as conn:
             rid = self._existing(conn, obj, record_id)
@@ -457,6 +468,7 @@ class OrgSession(LocalOrg):
         Raises:
             OrgError: ``MALFORMED_ID``, ``NOT_FOUND`` or ``ENTITY_IS_DELETED``.
         """
+        self._service_only()
         obj = _object(sobject)
         with self._state.trust() as conn:
             rid = self._existing(conn, obj, record_id)
@@ -472,6 +484,7 @@ class OrgSession(LocalOrg):
         Raises:
             OrgError: ``NOT_FOUND``/``MALFORMED_ID``/``ENTITY_IS_DELETED`` for the id, ``INVALID_FIELD`` for a field.
         """
+        self._service_only()
         obj = _object(sobject)
         with self._state.trust() as conn:
             rid = self._existing(conn, obj, record_id)

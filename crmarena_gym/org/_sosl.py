@@ -76,7 +76,7 @@ from typing import Any, Protocol
 from crmarena_gym.org._base import OrgError
 from crmarena_gym.org._local import _TIMEOUT_MESSAGE
 from crmarena_gym.org.soql import MAX_OFFSET, positioned_message
-from crmarena_gym.schema import OBJECTS, Field, FieldType, SObject, get_object, quote_identifier
+from crmarena_gym.schema import DEFAULT_KIND, Field, FieldType, OrgSchema, SObject, org_schema, quote_identifier
 
 __all__ = ["MAX_EXPANSIONS", "MAX_RESULTS", "SearchIndex", "escape_refused", "parse_search", "run_search"]
 
@@ -120,6 +120,7 @@ class SearchableOrg(Protocol):
     path: Path
     backend_cache: dict[str, object]
     timeout: float
+    schema: OrgSchema  # the org kind's objects (RETURNING names, the default scope)
 
     def query(self, soql: str) -> dict[str, Any]: ...
 
@@ -549,9 +550,10 @@ def _tokenize(text: str, offset: int) -> list[_Tok]:
 
 
 class _StatementParser:
-    def __init__(self, text: str, tokens: list[_Tok]) -> None:
+    def __init__(self, text: str, tokens: list[_Tok], schema: OrgSchema) -> None:
         self.text = text
         self.tokens = tokens
+        self.schema = schema
         self.pos = 0
 
     def peek(self, ahead: int = 0) -> _Tok | None:
@@ -625,7 +627,7 @@ class _StatementParser:
         if not explicit:
             returning = [
                 Returning(obj, (Clause("Id", -1),))
-                for obj in OBJECTS
+                for obj in self.schema.objects
                 if obj.name not in _NOT_IN_DEFAULT_SCOPE and _columns(obj, "ALL")
             ]
         return SearchSpec(terms, scope, tuple(returning), limit, explicit)
@@ -634,7 +636,7 @@ class _StatementParser:
         tok = self.next("an object name after RETURNING")
         if tok.kind != "word" or not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", tok.text):
             raise self.error(f"unexpected token: {tok.text!r}, expecting an object name", tok)
-        obj = get_object(tok.text)
+        obj = self.schema.get_object(tok.text)
         if obj is None:
             raise OrgError(
                 "INVALID_TYPE",
@@ -759,8 +761,8 @@ def _find_braces(text: str) -> tuple[str, int]:
     raise _malformed("missing '}' after the search term")
 
 
-def parse_search(sosl: str) -> SearchSpec:
-    """Parse a SOSL statement.
+def parse_search(sosl: str, schema: OrgSchema | None = None) -> SearchSpec:
+    """Parse a SOSL statement over the objects of ``schema`` (the service org's when None).
 
     Raises:
         OrgError: ``MALFORMED_SEARCH`` for a syntax error, ``INVALID_TYPE`` for an unknown object.
@@ -774,7 +776,7 @@ def parse_search(sosl: str) -> SearchSpec:
         raise _malformed(f"the search must be a string, got {type(sosl).__name__}: {sosl!r}")
     term_text, end = _find_braces(sosl)
     terms = parse_search_terms(term_text)
-    return _StatementParser(sosl, _tokenize(sosl, end)).parse(terms)
+    return _StatementParser(sosl, _tokenize(sosl, end), schema or org_schema(DEFAULT_KIND)).parse(terms)
 
 
 # -- the index --------------------------------------------------------------------------------------
@@ -1267,7 +1269,7 @@ def run_search(org: SearchableOrg, sosl: str) -> dict[str, Any]:
         OrgError: ``MALFORMED_SEARCH`` for a syntax error, ``INVALID_TYPE``/``INVALID_FIELD`` for
             unknown objects and fields, or any error the SOQL engine raises for a RETURNING clause.
     """
-    spec = parse_search(sosl)
+    spec = parse_search(sosl, getattr(org, "schema", None))
     deadline = time.monotonic() + org.timeout  # one QUERY_TIMEOUT for the whole search, as for a query
     index = _index_for(org)
     per_object: list[list[dict[str, Any]]] = []

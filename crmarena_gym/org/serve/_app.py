@@ -28,7 +28,7 @@ from crmarena_gym.org._base import OrgError
 from crmarena_gym.org._local import LocalOrg
 from crmarena_gym.org._session import OrgSession
 from crmarena_gym.org.serve._describe import describe_global, describe_object, object_info
-from crmarena_gym.schema import get_object, make_id
+from crmarena_gym.schema import make_id
 
 #: API versions the server answers (``/services/data/vXX.X/``).
 VERSIONS = tuple(f"{v}.0" for v in range(31, 63))
@@ -210,7 +210,7 @@ def _not_found() -> ApiError:
 
 
 def _sobject(name: str, org: LocalOrg) -> str:
-    obj = get_object(name, standard=True)
+    obj = org.schema.get_object(name, standard=True)
     if obj is None or not org._live().catalog.has(obj):
         raise ApiError(404, "NOT_FOUND", f"The requested resource does not exist: no sObject type {name!r}")
     return obj.name
@@ -373,7 +373,7 @@ def make_app(hub: SessionHub) -> Starlette:
         if len(tail) == 1:
             _methods(request, ("GET", "POST"))
             if request.method == "POST":
-                if get_object(name) is None:  # a standard object every org has: listed, queryable, never stored here
+                if org.schema.get_object(name) is None:  # a standard object every org has: queryable, never stored
                     raise ApiError(
                         400,
                         "INVALID_TYPE_FOR_OPERATION",
@@ -384,7 +384,7 @@ def make_app(hub: SessionHub) -> Starlette:
                     raise ApiError(400, "JSON_PARSER_ERROR", f"a record is a JSON object, got {str(values)[:80]!r}")
                 new_id = await _call(org.create, name, values)
                 return JSONResponse({"id": new_id, "success": True, "errors": []}, status_code=201)
-            return JSONResponse(object_info(version, name))
+            return JSONResponse(object_info(version, name, org.schema))
         if len(tail) == 2 and tail[1] == "describe":
             _methods(request, ("GET",))
             return JSONResponse(await _call(describe_object, version, org, name))
@@ -487,16 +487,14 @@ def _run_jobs(org: OrgSession, jobs: list[tuple[str, Any, Any, Any]], all_or_non
 
     def one(kind: str, sobject: Any, rid: Any, values: Any) -> str:
         if kind == "delete":
-            from crmarena_gym.schema import object_for_id
-
-            obj = object_for_id(rid) if isinstance(rid, str) else None
+            obj = org.schema.object_for_id(rid) if isinstance(rid, str) else None
             if obj is None:
                 raise OrgError("MALFORMED_ID", f"Invalid id: {rid!r}")
             org.delete(obj.name, rid)
             return rid
         if sobject is None or values is None:
             raise OrgError("INVALID_TYPE", "Each record needs attributes with its type: {'attributes': {'type': ...}}")
-        if get_object(str(sobject)) is None:
+        if org.schema.get_object(str(sobject)) is None:
             raise OrgError("INVALID_TYPE", f"sObject type {sobject!r} is not supported.")
         if kind == "create":
             return org.create(sobject, values)
