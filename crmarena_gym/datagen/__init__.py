@@ -58,6 +58,7 @@ from crmarena_gym.datagen._manifest import (
     read_latent,
     read_manifest,
 )
+from crmarena_gym.datagen._pro import ProKnobs
 from crmarena_gym.datagen._text import COMPANY, ISSUES, case_text
 
 __all__ = [
@@ -72,6 +73,7 @@ __all__ = [
     "MIN_SCALE",
     "ORIGINAL_ROW_COUNTS",
     "Manifest",
+    "ProKnobs",
     "case_text",
     "content_hash",
     "generate_org",

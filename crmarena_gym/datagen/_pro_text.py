@@ -1,0 +1,243 @@
+"""Text of the Pro orgs, from templates of our own: record descriptions, case text, chats, emails and the
+knowledge articles that state the quoting and configuration rules.
+
+Every number a rule article states is the number the generator enforces (both read
+:class:`~crmarena_gym.datagen._pro_spec.Rules`), so an article and the data never disagree.
+"""
+
+from __future__ import annotations
+
+from crmarena_gym.datagen._pro_spec import KindSpec
+from crmarena_gym.datagen._rand import Rand
+
+#: The six rules a quote can break: (key, category). Approval rules are quote_approval's, configuration
+#: rules invalid_config's; each has one knowledge article.
+RULE_KEYS: tuple[tuple[str, str], ...] = (
+    ("discount_tiers", "approval"),
+    ("discount_limit", "approval"),
+    ("no_discount", "approval"),
+    ("quantity_limits", "config"),
+    ("exclusions", "config"),
+    ("bundles", "config"),
+)
+
+
+def _money(value: float) -> str:
+    return f"${value:,.0f}" if value == int(value) else f"${value:,.2f}"
+
+
+def _pct(value: float) -> str:
+    return f"{value:g}%"
+
+
+def rule_article(spec: KindSpec, key: str) -> tuple[str, str, str]:
+    """(title, summary, body) of the article that states rule ``key`` of ``spec``'s kind."""
+    r, p, company = spec.rules, spec.products, spec.company
+    if key == "discount_tiers":
+        if r.quantity_tiers:
+            tiers = "; ".join(f"{_pct(pct)} for {low} units or more" for low, pct in r.quantity_tiers)
+            lowest = min(low for low, _ in r.quantity_tiers)
+            body = (
+                f"Volume discounts at {company} are set per quote line by the quantity on that line: {tiers}. "
+                f"Lines of fewer than {lowest} units carry no discount. A line may never carry more than its tier "
+                f"allows. When a manager has approved pricing against a competitor's written offer (the quote's "
+                f"approved competing offer flag), each line may carry up to {_pct(r.offer_bonus)} more than its tier."
+            )
+            return "Volume Discount Tiers", "How much discount a quote line may carry, by quantity", body
+        caps = "; ".join(f"{family}: up to {_pct(pct)}" for family, pct in r.family_caps.items())
+        body = (
+            f"Discounts at {company} are capped per quote line by what the line is: {caps}. Other lines take no "
+            f"discount. When a manager has approved matching a competing dealer's written offer (the quote's "
+            f"approved competing offer flag), each capped line may carry up to {_pct(r.offer_bonus)} more."
+        )
+        return "Discount Caps by Product Type", "How much discount a quote line may carry, by product type", body
+    if key == "discount_limit":
+        body = (
+            f"The discounts on one quote may not add up to more than {_money(r.discount_limit)}: the sum over its "
+            f"lines of quantity times unit price times the line's discount. A quote above this limit needs a new "
+            f"price from the sales director and may not be sent as it is."
+        )
+        return "Quote Discount Approval Limit", "The most discount one quote may give in dollars", body
+    if key == "no_discount":
+        families = ", ".join(r.no_discount_families)
+        body = (
+            f"Some of what {company} sells is never discounted: {families}. Quote lines of these kinds carry "
+            f"their list price, with a discount of 0%, whatever the quantity or any competing offer."
+        )
+        return "Non-Discountable Products", "Which products never take a discount", body
+    if key == "quantity_limits":
+        limits = "; ".join(f"{p[i].name}: at most {n}" for i, n in r.quantity_limits.items())
+        body = (
+            f"Some products may be ordered only in limited quantities on one quote line: {limits}. A quote with "
+            f"a line above its product's limit cannot be processed."
+        )
+        return "Order Quantity Limits", "The most units of some products one quote may carry", body
+    if key == "exclusions":
+        pairs = "; ".join(f"{p[a].name} with {p[b].name}" for a, b in r.exclusions)
+        body = (
+            f"These products may not be sold together on one quote: {pairs}. A quote that carries both products "
+            f"of a pair must be split or changed before it is sent."
+        )
+        return "Product Exclusion Rules", "Products that may not be on the same quote", body
+    if key == "bundles":
+        listed = "; ".join(
+            f"{p[primary].name} requires {', '.join(p[c].name for c in companions)}"
+            for primary, companions in r.bundles.items()
+        )
+        body = (
+            f"Some products work only together with others and must be quoted with them: {listed}. A quote that "
+            f"carries a product without every product it requires is incomplete."
+        )
+        return "Mandatory Product Bundles", "Products that must be quoted together", body
+    raise ValueError(f"no rule {key!r}")
+
+
+_PRODUCT_ARTICLE = (
+    "{name} ({family}). {description} List price: {price} per unit. Questions about {name} go to "
+    "{company}'s support team, who can also arrange a demonstration."
+)
+
+
+def product_article(spec: KindSpec, index: int) -> tuple[str, str, str]:
+    """(title, summary, body) of the public article about product ``index``."""
+    p = spec.products[index]
+    body = _PRODUCT_ARTICLE.format(
+        name=p.name, family=p.family, description=p.description, price=_money(p.price), company=spec.company
+    )
+    return f"About {p.name}", p.description, body
+
+
+_ISSUE_STEPS = (
+    "Confirm the customer's account and the product the case is about.",
+    "Collect what the customer saw, when it started and what changed just before.",
+    "Check the knowledge base for a known fix and walk the customer through it.",
+    "If the fix does not help, escalate to the specialist team with the details collected.",
+    "Tell the customer what happens next and when they will hear from us.",
+)
+
+
+def issue_article(spec: KindSpec, index: int) -> tuple[str, str, str]:
+    """(title, summary, body) of the public article on resolving issue ``index``."""
+    name, description = spec.issues[index]
+    steps = " ".join(f"{n}. {s}" for n, s in enumerate(_ISSUE_STEPS, 1))
+    body = f"{description} How we resolve it: {steps}"
+    return f"Resolving: {name}", description, body
+
+
+def account_description(rand: Rand, spec: KindSpec, name: str, industry: str | None) -> str:
+    if spec.households:
+        return rand.choice(
+            (
+                f"{name} bought from us before and prefers to be contacted by email.",
+                f"Household of {name}; interested in electric and hybrid models.",
+                f"{name} came to the showroom after an online enquiry.",
+            )
+        )
+    return rand.choice(
+        (
+            f"{name} designs {industry.lower() if industry else 'electronic'} products and runs several design teams.",
+            f"{name} is evaluating tools for its next generation of chips and boards.",
+            f"Long-standing customer; {name} renews its design tool licences every year.",
+        )
+    )
+
+
+def opportunity_description(rand: Rand, spec: KindSpec, account: str, products: list[str]) -> str:
+    listed = ", ".join(products[:3])
+    if spec.households:
+        return rand.choice(
+            (
+                f"{account} is looking at the {listed}.",
+                f"Deal for {account}: {listed}.",
+                f"{account} asked for a price on the {listed}.",
+            )
+        )
+    return rand.choice(
+        (
+            f"{account} wants licences of {listed} for a new project.",
+            f"Expansion at {account}: {listed}.",
+            f"{account} is replacing part of its design flow with {listed}.",
+        )
+    )
+
+
+def lead_description(rand: Rand, spec: KindSpec, source: str) -> str:
+    if spec.households:
+        return rand.choice(
+            (
+                f"Came in through {source.lower()}; asked about electric models.",
+                f"Enquiry via {source.lower()} about trading in a car.",
+                f"Asked via {source.lower()} for a test drive.",
+            )
+        )
+    return rand.choice(
+        (
+            f"Came in through {source.lower()}; asked about design tool licences.",
+            f"Enquiry via {source.lower()} about a simulation or verification evaluation.",
+            f"Asked via {source.lower()} for pricing for a design team.",
+        )
+    )
+
+
+def task_description(rand: Rand, subject: str, opportunity: str) -> str:
+    return rand.choice(
+        (
+            f"{subject} for {opportunity}.",
+            f"{subject}. Opportunity: {opportunity}.",
+            f"Next step on {opportunity}: {subject.lower()}.",
+        )
+    )
+
+
+_CASE_SUBJECTS = (
+    "{issue} with {product}",
+    "{product}: {issue_lower}",
+    "Problem with {product} ({issue_lower})",
+)
+_CASE_BODIES = (
+    "Hello, we bought {product} and have run into this: {issue_description} Could you help us sort it out?",
+    "Our {product} has a problem. {issue_description} Please advise.",
+    "We need help with {product}. {issue_description} This is holding us up.",
+)
+
+
+def case_text(rand: Rand, spec: KindSpec, issue: int, product: str) -> tuple[str, str]:
+    """(subject, description) of a case about ``issue`` on ``product``."""
+    name, description = spec.issues[issue]
+    fill = {"issue": name, "issue_lower": name.lower(), "product": product, "issue_description": description}
+    return rand.choice(_CASE_SUBJECTS).format(**fill), rand.choice(_CASE_BODIES).format(**fill)
+
+
+def case_email(rand: Rand, spec: KindSpec, from_agent: bool, product: str, issue: int, name: str) -> str:
+    issue_name = spec.issues[issue][0].lower()
+    if from_agent:
+        return rand.choice(
+            (
+                f"Hello {name}, thank you for reporting the {issue_name} on {product}. We are looking into it and "
+                "will update you shortly.",
+                f"Hi {name}, could you send us more details about the {issue_name} you see with {product}?",
+                f"Dear {name}, we have a fix for the {issue_name} on {product}; the steps are in our knowledge base.",
+            )
+        )
+    return rand.choice(
+        (
+            f"Hi, the {issue_name} on {product} is still happening. Any news?",
+            f"Thanks. Here are the details of the {issue_name} on {product}.",
+            f"That worked, thank you. The {issue_name} on {product} is resolved.",
+        )
+    )
+
+
+def chat_lines(
+    rand: Rand, spec: KindSpec, agent: str, customer: str, product: str, issue: int
+) -> list[tuple[str, str]]:
+    """(speaker, text) lines of a support chat about ``issue`` on ``product``."""
+    issue_name = spec.issues[issue][0].lower()
+    return [
+        (agent, f"Hi {customer.split()[0]}, thanks for contacting {spec.company}. How can I help?"),
+        (customer, f"Hi, I have a {issue_name} with {product}."),
+        (agent, "I'm sorry to hear that. Let me look at your account."),
+        (customer, rand.choice(("Thanks.", "Sure, take your time.", "Okay."))),
+        (agent, f"I found your {product}. I'll walk you through the fix and follow up by email."),
+        (customer, rand.choice(("Great, thank you.", "Thanks for the help.", "Appreciate it."))),
+    ]
