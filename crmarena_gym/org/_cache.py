@@ -1,7 +1,8 @@
 """The embedded default org: generated once into a cache directory, then reused.
 
 The cache directory is ``$CRMARENA_GYM_CACHE`` if set, else ``$XDG_CACHE_HOME/crmarena-gym``, else
-``~/.cache/crmarena-gym``. Files are named after the generator version, seed and scale, so a
+``~/.cache/crmarena-gym``. Files are named after the org kind, its generator version, the seed and the scale
+(``org-v4-seed0-scale1.sqlite`` for the service org, ``org-b2b-v1-seed0-scale1.sqlite`` for Pro's B2B org), so a
 newer generator never reuses an older org. Several processes may ask at once: one generates under
 an exclusive file lock while the others wait, and the org appears by an atomic rename.
 
@@ -23,13 +24,13 @@ from pathlib import Path
 from crmarena_gym._console import interactive, progress_bar
 from crmarena_gym._files import atomic_write_text, exclusive_lock
 from crmarena_gym.datagen import (
-    GENERATOR_VERSION,
+    GENERATOR_VERSIONS,
     content_hash,
     generate_org,
     read_manifest,
     validate_seed_scale,
 )
-from crmarena_gym.schema import quote_identifier
+from crmarena_gym.schema import DEFAULT_KIND, check_kind, quote_identifier
 
 CACHE_ENV = "CRMARENA_GYM_CACHE"
 
@@ -49,8 +50,10 @@ def cache_dir() -> Path:
     return base / "crmarena-gym"
 
 
-def _file_name(seed: int, scale: float) -> str:
-    return f"org-v{GENERATOR_VERSION}-seed{seed}-scale{scale:g}.sqlite"
+def _file_name(seed: int, scale: float, kind: str = DEFAULT_KIND) -> str:
+    # The service org keeps the name it had before there were kinds.
+    prefix = "org" if kind == DEFAULT_KIND else f"org-{kind}"
+    return f"{prefix}-v{GENERATOR_VERSIONS[kind]}-seed{seed}-scale{scale:g}.sqlite"
 
 
 def _verified_path(path: Path) -> Path:
@@ -76,7 +79,9 @@ def _checked_before(path: Path, digest: str) -> bool:
         return False
 
 
-def _content_matches(path: Path, row_counts: dict[str, int], digest: str) -> bool:
+def _content_matches(
+    path: Path, row_counts: dict[str, int], digest: str, kind: str = DEFAULT_KIND, hidden: tuple[str, ...] = ()
+) -> bool:
     """Whether SQLite finds the file sound and its rows hash to ``digest`` (seconds at scale 10)."""
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
@@ -87,23 +92,24 @@ def _content_matches(path: Path, row_counts: dict[str, int], digest: str) -> boo
                 (found,) = conn.execute(f"SELECT COUNT(*) FROM {quote_identifier(table)}").fetchone()
                 if found != count:
                     return False
-            return content_hash(conn) == digest
+            return content_hash(conn, kind, hidden) == digest
         finally:
             conn.close()
     except sqlite3.DatabaseError:
         return False
 
 
-def _is_valid(path: Path, seed: int, scale: float) -> bool:
-    """Whether ``path`` holds a complete, undamaged org of this generator version, seed and scale."""
+def _is_valid(path: Path, seed: int, scale: float, kind: str = DEFAULT_KIND) -> bool:
+    """Whether ``path`` holds a complete, undamaged org of this kind, generator version, seed and scale."""
     if not path.is_file():
         return False
     try:
         manifest = read_manifest(path)
     except (OSError, ValueError):
         return False
-    if (manifest.generator_version, manifest.seed, manifest.scale, manifest.latent) != (
-        GENERATOR_VERSION,
+    if (manifest.kind, manifest.generator_version, manifest.seed, manifest.scale, manifest.latent) != (
+        kind,
+        GENERATOR_VERSIONS[kind],
         seed,
         scale,
         True,
@@ -111,7 +117,8 @@ def _is_valid(path: Path, seed: int, scale: float) -> bool:
         return False
     if _checked_before(path, manifest.content_hash):
         return True
-    if not _content_matches(path, manifest.row_counts, manifest.content_hash):
+    counts = {**manifest.row_counts, **manifest.hidden_row_counts}
+    if not _content_matches(path, counts, manifest.content_hash, kind, tuple(manifest.hidden_row_counts)):
         return False
     _remember_verified(path, manifest.content_hash)
     return True
@@ -130,8 +137,8 @@ class _GenerationProgress:
             self.bar.close()
 
 
-def default_org_path(*, seed: int = 0, scale: float = 1.0) -> Path:
-    """The path of the embedded org for ``seed`` and ``scale``, generating it on first use.
+def default_org_path(*, seed: int = 0, scale: float = 1.0, kind: str = DEFAULT_KIND) -> Path:
+    """The path of the embedded org of ``kind`` for ``seed`` and ``scale``, generating it on first use.
 
     Safe to call from several processes at once: they share one file. A cached file whose
     manifest does not match (another generator version, a truncated file) is regenerated. While
@@ -140,34 +147,39 @@ def default_org_path(*, seed: int = 0, scale: float = 1.0) -> Path:
     Args:
         seed: The org seed.
         scale: The customer-volume scale (1.0: the original's size).
+        kind: The org kind: ``service`` (CRMArena's org, the default), ``b2b`` or ``b2c`` (CRMArena-Pro's).
 
     Raises:
-        ValueError: ``seed`` or ``scale`` is invalid.
+        ValueError: ``seed``, ``scale`` or ``kind`` is invalid.
 
     Example:
         >>> import tempfile
         >>> getfixture("monkeypatch").setenv("CRMARENA_GYM_CACHE", tempfile.mkdtemp())
         >>> path = default_org_path(seed=3, scale=0.05)
-        >>> path.name == f"org-v{GENERATOR_VERSION}-seed3-scale0.05.sqlite", path.parent == cache_dir()
+        >>> path.name == f"org-v{GENERATOR_VERSIONS['service']}-seed3-scale0.05.sqlite", path.parent == cache_dir()
         (True, True)
+        >>> default_org_path(seed=3, scale=0.05, kind="b2b").name
+        'org-b2b-v1-seed3-scale0.05.sqlite'
     """
     seed, scale = validate_seed_scale(seed, scale)
+    kind = check_kind(kind)
     directory = cache_dir()
-    path = directory / _file_name(seed, scale)
-    if _is_valid(path, seed, scale):
+    path = directory / _file_name(seed, scale, kind)
+    if _is_valid(path, seed, scale, kind):
         return path
     try:
         directory.mkdir(parents=True, exist_ok=True)
         lock_path = path.with_name(path.name + ".lock")
         with exclusive_lock(lock_path):
             # Another process may have finished the org while this one waited for the lock.
-            if not _is_valid(path, seed, scale):
+            if not _is_valid(path, seed, scale, kind):
                 # A library call draws only where a person watches (a terminal or a notebook), not in logs.
                 progress = None
                 if interactive():
-                    progress = _GenerationProgress(f"generating org (seed {seed}, scale {scale:g})")
+                    what = "org" if kind == DEFAULT_KIND else f"{kind} org"
+                    progress = _GenerationProgress(f"generating {what} (seed {seed}, scale {scale:g})")
                 try:
-                    manifest = generate_org(path, seed=seed, scale=scale, latent=True, progress=progress)
+                    manifest = generate_org(path, kind=kind, seed=seed, scale=scale, latent=True, progress=progress)
                 finally:
                     if progress is not None:
                         progress.bar.close()
