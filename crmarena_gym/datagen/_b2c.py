@@ -393,10 +393,10 @@ SPEC = KindSpec(
     company="Crestline Motors",
     domain="crestline-motors.example.com",
     counts={
-        "Account": 1300,
+        "Account": 1100,
         "Contact": 0,
-        "Lead": 4200,
-        "Opportunity": 2700,
+        "Lead": 4000,
+        "Opportunity": 2600,
         "Case": 520,
         "LiveChatTranscript": 260,
         "Event": 180,

@@ -724,12 +724,12 @@ class _ProOrg:
             by_family: dict[str, list[int]] = defaultdict(list)
             for i, p in enumerate(spec.products):
                 by_family[p.family].append(i)
-            n_opt = int(rng.binomial(3, min(0.85, 0.35 * math.sqrt(size))))
+            n_opt = int(rng.binomial(2, min(0.85, 0.35 * math.sqrt(size))))
             for i in rng.choice(by_family["Option Package"], size=n_opt, replace=False).tolist():
                 chosen[i] = 1
-            for i in rng.choice(by_family["Accessory"], size=int(rng.integers(0, 4)), replace=False).tolist():
+            for i in rng.choice(by_family["Accessory"], size=int(rng.integers(0, 3)), replace=False).tolist():
                 chosen[i] = int(rng.integers(1, spec.products[i].max_qty + 1))
-            for family, p_take in (("Protection Plan", 0.5), ("Maintenance Plan", 0.45), ("Financing", 0.6)):
+            for family, p_take in (("Protection Plan", 0.4), ("Maintenance Plan", 0.35), ("Financing", 0.55)):
                 if rng.random() < p_take:
                     pool = by_family[family]
                     chosen[pool[int(rng.integers(len(pool)))]] = 1
