@@ -574,4 +574,15 @@ SPEC = KindSpec(
     titles=TITLES,
     account_words=ACCOUNT_WORDS,
     competitors=COMPETITORS,
+    setup_days={
+        "Chip Design": 21,
+        "Simulation": 14,
+        "PCB Design": 7,
+        "Verification": 14,
+        "Security": 28,
+        "Services": 10,
+    },
+    setup_bands=((25, 30), (10, 14)),
+    model_days={},
+    bant_families=("Chip Design", "Simulation", "PCB Design", "Verification", "Security"),
 )

@@ -419,4 +419,15 @@ SPEC = KindSpec(
     titles=TITLES,
     account_words=((), ()),
     competitors=COMPETITORS,
+    setup_days={
+        "Vehicle": 21,
+        "Option Package": 14,
+        "Accessory": 3,
+        "Protection Plan": 1,
+        "Maintenance Plan": 1,
+        "Financing": 2,
+    },
+    setup_bands=(),
+    model_days={0: 10, 1: 24, 2: 7, 3: 18, 4: 45, 5: 5, 6: 14, 7: 35, 8: 21, 9: 4, 10: 40, 11: 12},
+    bant_families=("Vehicle",),
 )

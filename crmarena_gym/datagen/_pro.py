@@ -33,6 +33,14 @@ Quotes (``crmarena_hidden_quote``, rules in ``crmarena_hidden_rule``)
     (quantity limits, excluded pairs, mandatory bundles). Exactly ``round(rate * quotes)`` quotes break one
     approval rule and as many (by their own rate) one configuration rule, none breaks two, every other quote
     complies; accepted quotes always comply (quote_approval, invalid_config).
+Calls with leads (``crmarena_hidden_lead_bant``)
+    Every lead has one or two calls (VoiceCallTranscript__c.LeadId__c); the latest states the product, the
+    quantity, the unit price, the budget, the days the lead needs it in, whether there is a concrete need and
+    who decides. A planted vector says which BANT factors fail: Budget when the quantity at list price less the
+    discount the rules allow exceeds the budget, Timeline when the setup-times article's days for the product
+    and quantity exceed the days needed, Authority when someone else decides, Need when no concrete need is
+    stated (lead_qualification). An earlier call may state figures the latest one updates. Leads that convert
+    are mostly qualified.
 Service (cases)
     Per service agent a speed and a transfer habit, per issue two experts, per state a closure-speed
     factor, per product a few dominant issues: the structure of the original's handle_time, transfer_count,
@@ -42,8 +50,8 @@ Service (cases)
 no planted territory winners) while the record-level labels stay (rule-breaking quotes at their rates,
 wrong stages and stale tasks), as the service org keeps its policy violations when flat.
 
-Not generated yet (the rows counted beside PRO.md's figures show it): sales emails, call transcripts with
-BANT facts and competitor mentions, and the installation-time, competitor and confidential articles.
+Not generated yet (the rows counted beside PRO.md's figures show it): sales emails, calls about opportunities
+(competitor, advantage and sentiment labels), and the competitor and other confidential articles.
 """
 
 from __future__ import annotations
@@ -707,6 +715,86 @@ class _ProOrg:
         self.lead_ids = self.ids("00Q", n)
         for k, row in enumerate(rows.rows):
             row["Id"] = self.lead_ids[k]
+
+    # -- calls with leads: BANT ------------------------------------------------------------------
+
+    def lead_calls(self) -> None:
+        """One or two calls with every lead, the latest stating the four BANT facts (earlier ones may state values
+        it updates), from a planted vector of which factors fail; qualified leads are the ones that convert more."""
+        rng, rand = self.rng("lead-calls"), self.rand("lead-calls")
+        spec, rules = self.spec, self.spec.rules
+        pool = [i for i, p in enumerate(spec.products) if p.family in spec.bant_families]
+        factors = ("Budget", "Authority", "Need", "Timeline")
+        single = np.array([0.28, 0.36, 0.2, 0.16])  # Authority fails most often, Timeline least (PRO.md 3.4)
+        calls: list[tuple[int, int, int, str]] = []  # (start, end, lead, body)
+        facts_by_lead = []
+        for k, row in enumerate(self.tables["Lead"].rows):
+            created = int(self.lead_created[k])
+            stop = row.get("_converted_at") or created + 75 * _DAY
+            stop = min(stop, _END_S - 3600)
+            qualified_share = 0.55 if row["IsConverted"] else 0.12
+            u = rng.random()
+            if u < qualified_share:
+                failing: tuple[str, ...] = ()
+            elif u < qualified_share + (1 - qualified_share) * 0.9:
+                failing = (factors[int(rng.choice(4, p=single))],)
+            else:
+                failing = tuple(sorted(rng.choice(factors, size=2, replace=False).tolist(), key=factors.index))
+            product = pool[int(rng.integers(len(pool)))]
+            p = spec.products[product]
+            quantity = 1 if spec.households else int(np.clip(round(math.exp(rng.normal(math.log(8), 0.7))), 1, 40))
+            discount = rules.allowed_discount(p.family, quantity, False)
+            cost = round(quantity * p.price * (1 - discount / 100), 2)
+            if "Budget" in failing:
+                budget = max(1000, math.floor(cost * (0.6 + 0.3 * rng.random()) / 1000) * 1000)
+                budget = min(budget, math.floor((cost - 1) / 100) * 100)
+            else:
+                budget = math.ceil(cost * (1.05 + 0.35 * rng.random()) / 1000) * 1000
+            setup = spec.days_to_set_up(product, quantity)
+            if "Timeline" in failing:
+                days = int(rng.integers(max(1, setup // 3), setup))
+            else:
+                days = setup + int(rng.integers(3, 31))
+            facts = {
+                "product": p.name, "quantity": quantity, "unit_price": p.price, "budget": int(budget), "days": days,
+                "need": "Need" not in failing, "authority": "Authority" not in failing,
+            }  # fmt: skip
+            n_calls = 1 if rng.random() < 0.55 or stop - created < 4 * 3600 else 2
+            days_at = rng.integers(created // _DAY, max(stop // _DAY, created // _DAY + 1), size=n_calls)
+            # Business hours, after the lead came in and before it converted (or the org's end).
+            times = sorted({min(max(int(d) * _DAY + _business_second(rng), created + 1800), stop) for d in days_at})
+            changed = len(times) == 2 and rng.random() < 0.5
+            rep, lead = self.user_name[self.lead_owner[k]], f"{row['FirstName']} {row['LastName']}"
+            for j, start in enumerate(times):
+                said = dict(facts)
+                if changed and j == 0:  # the first call's figures, which the latest call updates
+                    old = int(max(1000, round(budget * (0.5 + 1.1 * rng.random()) / 1000) * 1000))
+                    said["budget"] = old if old != budget else old + 1000
+                    shift = int(rng.integers(5, 25))
+                    said["days"] = days - shift if days - shift >= 1 and rng.random() < 0.5 else days + shift
+                lines = text.bant_call(rand, spec, rep, lead, said, first=j == 0, changed=changed and j == 1)
+                stamps = [start + 35 * n + int(rng.integers(0, 20)) for n in range(len(lines))]
+                body = "\n".join(f"[{_dt(t)[:19]}] {who}: {line}" for t, (who, line) in zip(stamps, lines, strict=True))
+                calls.append((start, stamps[-1] + 30, k, body))
+            facts_by_lead.append((k, product, quantity, p.price, discount, cost, int(budget), setup, days, failing))
+        calls.sort(key=lambda c: (c[0], c[2]))
+        ids = self.ids("a05", len(calls))
+        latest: dict[int, str] = {}
+        for cid, (start, end, k, body) in zip(ids, calls, strict=True):
+            self.tables["VoiceCallTranscript__c"].add(
+                Id=cid, OpportunityId__c=None, LeadId__c=self.lead_ids[k], Body__c=body, EndTime__c=_dt(end),
+                OwnerId=self.user_ids[self.lead_owner[k]], CreatedDate=_dt(start),
+            )  # fmt: skip
+            latest[k] = cid
+        self.put_hidden(
+            "lead_bant",
+            ("LeadId", "latest_call", "product", "quantity", "unit_price", "discount", "cost", "budget",
+             "setup_days", "required_days", "budget_ok", "authority_ok", "need_ok", "timeline_ok", "failing"),
+            [(self.lead_ids[k], latest[k], self.product_ids[product], quantity, price, discount, cost, budget, setup,
+              days, int("Budget" not in failing), int("Authority" not in failing), int("Need" not in failing),
+              int("Timeline" not in failing), ",".join(failing) or None)
+             for k, product, quantity, price, discount, cost, budget, setup, days, failing in facts_by_lead],
+        )  # fmt: skip
 
     # -- opportunities, lines, quotes ------------------------------------------------------------
 
@@ -1682,6 +1770,8 @@ class _ProOrg:
         for i in range(len(spec.issues)):
             title, summary, body = text.issue_article(spec, i)
             entries.append(("issue", title, summary, body, 0, self.issue_ids[i]))
+        title, summary, body = text.setup_article(spec)
+        entries.append(("setup_times", title, summary, body, 1, "setup_times"))
         ids = self.ids("ka0", len(entries))
         hidden = []
         self.rule_article: dict[str, str] = {}
@@ -1697,7 +1787,7 @@ class _ProOrg:
                 IsVisibleInPkb=int(not internal),
             )
             hidden.append((aid, kind, internal, subject))
-            if kind.endswith("_rule"):
+            if kind.endswith("_rule") or kind == "setup_times":
                 self.rule_article[subject] = aid
         self.put_hidden("article", ("ArticleId", "kind", "internal", "subject"), hidden)
         rules = spec.rules
@@ -1866,6 +1956,7 @@ class _ProOrg:
             ("knowledge", self.articles),
             ("accounts", self.accounts),
             ("leads", self.leads),
+            ("lead calls", self.lead_calls),
             ("opportunities", self.opportunities),
             ("quotes", self.quotes),
             ("contracts", self.contracts),

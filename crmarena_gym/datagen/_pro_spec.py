@@ -110,6 +110,10 @@ class KindSpec:
         titles: Job titles of contacts and leads.
         account_words: Two word lists whose pairs name firms (b2b) or are unused (b2c).
         competitors: Competitor names for calls and competitor articles.
+        setup_days: Days from order to a working installation (b2b) or a delivered vehicle (b2c), by family.
+        setup_bands: (minimum quantity, extra days) of larger orders, highest first (b2b).
+        model_days: Days by product index, overriding its family's (b2c: each model's delivery time).
+        bant_families: The families a lead's calls ask about.
     """
 
     kind: str
@@ -131,6 +135,15 @@ class KindSpec:
     titles: tuple[str, ...]
     account_words: tuple[tuple[str, ...], tuple[str, ...]]
     competitors: tuple[str, ...]
+    setup_days: Mapping[str, int]
+    setup_bands: tuple[tuple[int, int], ...]
+    model_days: Mapping[int, int]
+    bant_families: tuple[str, ...]
+
+    def days_to_set_up(self, product: int, quantity: float) -> int:
+        """Days from order to a working installation of ``quantity`` units of ``product`` (the setup article)."""
+        base = self.model_days.get(product, self.setup_days[self.products[product].family])
+        return base + next((extra for low, extra in self.setup_bands if quantity >= low), 0)
 
     def __post_init__(self) -> None:
         if len(self.stage_tasks) != len(OPPORTUNITY_STAGES):

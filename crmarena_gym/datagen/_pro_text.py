@@ -241,3 +241,122 @@ def chat_lines(
         (agent, f"I found your {product}. I'll walk you through the fix and follow up by email."),
         (customer, rand.choice(("Great, thank you.", "Thanks for the help.", "Appreciate it."))),
     ]
+
+
+def setup_article(spec: KindSpec) -> tuple[str, str, str]:
+    """(title, summary, body) of the internal article stating how long setting up (b2b) or delivery (b2c) takes."""
+    if spec.model_days:
+        listed = "; ".join(f"{spec.products[i].name}: {days} days" for i, days in spec.model_days.items())
+        body = (
+            f"How long {spec.company} takes from a signed order to handing over the keys, by model: {listed}. "
+            "Option packages and accessories are fitted within that time. A buyer who needs the vehicle sooner "
+            "than its model's delivery time cannot be promised it."
+        )
+        return "Vehicle Delivery Times", "Days from a signed order to delivery, by model", body
+    families = "; ".join(f"{family}: {days} days" for family, days in spec.setup_days.items())
+    bands = "; ".join(f"{extra} more days for orders of {low} units or more" for low, extra in spec.setup_bands)
+    body = (
+        f"How long {spec.company} takes from a signed order to a working installation, by product line: {families}. "
+        f"Larger orders take longer: {bands} (the larger band applies, not both). A customer who needs the "
+        "tools running sooner than this cannot be promised it."
+    )
+    return "Installation and Onboarding Times", "Days from a signed order to a working installation", body
+
+
+# Calls with a lead: what each BANT factor sounds like when it holds and when it does not. Numbers are numerals.
+_NEED_YES = (
+    "We need {q} {unit} of {product} for {purpose}.",
+    "The plan is {q} {unit} of {product}; we have {purpose} coming up.",
+)
+_NEED_NO = (
+    "Honestly, we have no specific project yet. If we ever did it, maybe {q} {unit} of {product}.",
+    "We're only gathering information for now, nothing concrete. Something like {q} {unit} of {product}, perhaps.",
+)
+_NEED_YES_HOUSEHOLD = (
+    "We need a new car for {purpose}, and the {product} is the one we want.",
+    "It's for {purpose}; we've settled on the {product}.",
+)
+_NEED_NO_HOUSEHOLD = (
+    "Honestly, we're just browsing, no real need yet. The {product} caught my eye, that's all.",
+    "Nothing urgent or definite; I saw the {product} online and got curious.",
+)
+_AUTHORITY_YES = (
+    "I sign off on purchases like this myself.",
+    "The decision is mine; I approve this budget.",
+)
+_AUTHORITY_NO = (
+    "I'd have to take this to our {boss}, who makes the final call.",
+    "Our {boss} decides on anything like this, not me.",
+)
+_BUDGET = ("Our budget for this is ${budget:,}.", "We have set aside ${budget:,} for it.")
+_BUDGET_CHANGED = (
+    "Since we last spoke, the budget moved: it is now ${budget:,}.",
+    "One update: our budget is now ${budget:,}, not what I said before.",
+)
+_TIMELINE = ("We need it {ready} within {days} days.", "It has to be {ready} in {days} days at the latest.")
+_TIMELINE_CHANGED = ("The timing changed too: we now need it {ready} within {days} days.",)
+
+
+def bant_call(
+    rand: Rand,
+    spec: KindSpec,
+    rep: str,
+    lead: str,
+    facts: dict[str, object],
+    *,
+    first: bool,
+    changed: bool,
+) -> list[tuple[str, str]]:
+    """(speaker, utterance) lines of a sales call with a lead, stating every BANT fact of ``facts``.
+
+    ``facts``: product (name), quantity, unit_price, budget, days (the time the lead needs), need, authority.
+    ``changed``: the budget and timing are said as updates of what an earlier call said.
+    """
+    household = spec.households
+    unit = "vehicle" if household else "licences"
+    purpose = rand.choice(
+        ("a growing family", "a longer commute", "replacing an old car")
+        if household
+        else ("a new chip project", "a board redesign next quarter", "our verification backlog")
+    )
+    boss = rand.choice(("spouse", "partner")) if household else rand.choice(("CFO", "VP of Engineering", "board"))
+    ready = "delivered" if household else "installed and running"
+    q = facts["quantity"]
+    fill = {
+        "q": q,
+        "unit": unit,
+        "product": facts["product"],
+        "purpose": purpose,
+        "boss": boss,
+        "budget": facts["budget"],
+        "days": facts["days"],
+        "ready": ready,
+    }
+    opener = (
+        f"Hi {lead.split()[0]}, this is {rep} from {spec.company}. Thanks for taking the call."
+        if first
+        else f"Hi {lead.split()[0]}, {rep} again from {spec.company}, following up on our last conversation."
+    )
+    lines = [
+        (rep, opener),
+        (lead, rand.choice(("Thanks for calling.", "Sure, happy to talk.", "Good to hear from you."))),
+    ]
+    lines.append((rep, "What are you looking for?" if first else "Where do things stand on your side?"))
+    if household:
+        need = _NEED_YES_HOUSEHOLD if facts["need"] else _NEED_NO_HOUSEHOLD
+    else:
+        need = _NEED_YES if facts["need"] else _NEED_NO
+    lines.append((lead, rand.choice(need).format(**fill)))
+    lines.append(
+        (rep, f"{facts['product']} lists at ${facts['unit_price']:,.0f} per {'vehicle' if household else 'licence'}.")
+    )
+    budget = rand.choice(_BUDGET_CHANGED if changed else _BUDGET).format(**fill)
+    lines.append((lead, budget))
+    lines.append((rep, "And when do you need it by?"))
+    lines.append((lead, rand.choice(_TIMELINE_CHANGED if changed else _TIMELINE).format(**fill)))
+    lines.append((rep, "Who else is involved in the decision?"))
+    lines.append((lead, rand.choice(_AUTHORITY_YES if facts["authority"] else _AUTHORITY_NO).format(**fill)))
+    lines.append(
+        (rep, rand.choice(("Thanks, I'll follow up by email.", "Great, I'll send details over.", "Noted. Talk soon.")))
+    )
+    return lines

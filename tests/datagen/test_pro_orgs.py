@@ -540,3 +540,75 @@ def test_task_stages_reveal_the_true_stage_and_wrong_stages_are_planted(
     open_past = [o for o, r in truth.items() if r["true_stage"] not in ("Qualification", "Closed")]
     with_stale = sum(stale[o] > 0 for o in open_past)
     assert abs(with_stale / len(open_past) - knobs.misplaced_task_rate) <= 0.03
+
+
+# -- planted structure: BANT facts in the calls with leads -------------------------------------------------
+
+
+def _bant_from_call(body: str, household: bool) -> dict[str, object]:
+    """The facts of a lead's call, read from its text as an agent would (numbers are numerals)."""
+    import re
+
+    utterances = [line.split("] ", 1)[1].split(": ", 1)[1] for line in body.splitlines()]
+    said = " ".join(utterances)
+    priced = next(u for u in utterances if " lists at $" in u)
+    product, price = re.fullmatch(r"(.+) lists at \$([\d,]+) per \w+\.", priced).groups()  # type: ignore[union-attr]
+    quantity = 1 if household else int(re.search(r"(\d+) licences of", said).group(1))  # type: ignore[union-attr]
+    budget = re.search(r"(?:budget for this is|budget is now|set aside|it is now) \$([\d,]+)", said).group(1)  # type: ignore[union-attr]
+    days = re.search(r"(?:within|in) (\d+) days", said).group(1)  # type: ignore[union-attr]
+    return {
+        "product": product,
+        "quantity": quantity,
+        "price": float(price.replace(",", "")),
+        "budget": int(budget.replace(",", "")),
+        "days": int(days),
+        "need": not re.search(r"no specific project|only gathering|just browsing|Nothing urgent", said),
+        "authority": not re.search(r"final call|decides on anything", said),
+    }
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_each_leads_latest_call_states_the_bant_facts_that_decide_its_planted_failures(
+    kind: str, pro_paths: dict[str, Path], pro_dbs: dict[str, sqlite3.Connection]
+) -> None:
+    db, spec = pro_dbs[kind], SPECS[kind]
+    names = [p.name for p in spec.products]
+    hidden = {r["LeadId"]: r for r in read_hidden(pro_paths[kind], "lead_bant")}
+    calls: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
+    for call, lead, created, body in db.execute(
+        "SELECT Id, LeadId__c, CreatedDate, Body__c FROM VoiceCallTranscript__c"
+    ):
+        calls[lead].append((created, call, body))
+    assert set(calls) == {r[0] for r in db.execute("SELECT Id FROM Lead")}
+    failing_counts: dict[str, int] = defaultdict(int)
+    for lead, rows in calls.items():
+        created, call, body = max(rows)
+        assert hidden[lead]["latest_call"] == call
+        facts = _bant_from_call(body, spec.households)
+        product = names.index(facts["product"])  # type: ignore[arg-type]
+        p = spec.products[product]
+        assert facts["price"] == p.price
+        # Budget: the quantity at the list price less the discount the rules allow (no competing offer).
+        cost = facts["quantity"] * p.price * (1 - spec.rules.allowed_discount(p.family, facts["quantity"], False) / 100)  # type: ignore[operator]
+        failing = []
+        if facts["budget"] < cost:  # type: ignore[operator]
+            failing.append("Budget")
+        if not facts["authority"]:
+            failing.append("Authority")
+        if not facts["need"]:
+            failing.append("Need")
+        if facts["days"] < spec.days_to_set_up(product, facts["quantity"]):  # type: ignore[arg-type, operator]
+            failing.append("Timeline")
+        assert (",".join(failing) or None) == hidden[lead]["failing"], (lead, facts, hidden[lead])
+        for factor in failing or ["None"]:
+            failing_counts[factor] += 1
+        if len(rows) > 1 and "timing changed" in body:  # an update: the earlier call said other figures
+            earlier = _bant_from_call(min(rows)[2], spec.households)
+            assert earlier["budget"] != facts["budget"] and earlier["days"] != facts["days"]
+    n = len(calls)
+    assert 0.2 <= failing_counts["None"] / n <= 0.45
+    assert max(("Budget", "Authority", "Need", "Timeline"), key=failing_counts.get) == "Authority"  # type: ignore[arg-type]
+    # Qualified leads are the ones that convert more.
+    qualified = {lead for lead, r in hidden.items() if r["failing"] is None}
+    converted = {r[0] for r in db.execute("SELECT Id FROM Lead WHERE IsConverted = 1")}
+    assert len(qualified & converted) / len(converted) > 2 * len(qualified - converted) / (n - len(converted))
