@@ -585,4 +585,16 @@ SPEC = KindSpec(
     setup_bands=((25, 30), (10, 14)),
     model_days={},
     bant_families=("Chip Design", "Simulation", "PCB Design", "Verification", "Security"),
+    subtopics=(
+        "Pricing",
+        "Performance",
+        "Ease of Use",
+        "Integration",
+        "Support",
+        "Licensing Terms",
+        "Security",
+        "Scalability",
+        "Training",
+        "Roadmap",
+    ),
 )

@@ -430,4 +430,16 @@ SPEC = KindSpec(
     setup_bands=(),
     model_days={0: 10, 1: 24, 2: 7, 3: 18, 4: 45, 5: 5, 6: 14, 7: 35, 8: 21, 9: 4, 10: 40, 11: 12},
     bant_families=("Vehicle",),
+    subtopics=(
+        "Price",
+        "Range",
+        "Comfort",
+        "Safety",
+        "Financing",
+        "Trade-In Value",
+        "Charging",
+        "Warranty",
+        "Delivery Time",
+        "Technology",
+    ),
 )

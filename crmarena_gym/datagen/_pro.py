@@ -41,6 +41,12 @@ Calls with leads (``crmarena_hidden_lead_bant``)
     and quantity exceed the days needed, Authority when someone else decides, Need when no concrete need is
     stated (lead_qualification). An earlier call may state figures the latest one updates. Leads that convert
     are mostly qualified.
+Calls about opportunities (``crmarena_hidden_call_insight``)
+    One to three calls about most B2B deals (fewer in B2C), each rendered from a hidden annotation: the
+    competitors mentioned (whether we lead or trail them and on which subtopic, and any competing offer) and
+    the subtopics discussed with their sentiment. Each competitor's prominence rises and falls on its own cycle
+    (so the most-mentioned one changes from window to window), each has its own edge and offer habit, each
+    subtopic its own tone (sales_insight_mining).
 Service (cases)
     Per service agent a speed and a transfer habit, per issue two experts, per state a closure-speed
     factor, per product a few dominant issues: the structure of the original's handle_time, transfer_count,
@@ -50,8 +56,8 @@ Service (cases)
 no planted territory winners) while the record-level labels stay (rule-breaking quotes at their rates,
 wrong stages and stale tasks), as the service org keeps its policy violations when flat.
 
-Not generated yet (the rows counted beside PRO.md's figures show it): sales emails, calls about opportunities
-(competitor, advantage and sentiment labels), and the competitor and other confidential articles.
+Not generated yet (the rows counted beside PRO.md's figures show it): sales emails, and the competitor and
+other confidential articles beyond the rule and setup-time ones.
 """
 
 from __future__ import annotations
@@ -1037,6 +1043,78 @@ class _ProOrg:
                 CreatedDate=_dt(d["created"]),
             )
 
+    def opportunity_calls(self) -> None:
+        """Calls about opportunities, each rendered from a hidden annotation: the competitors mentioned (whether we
+        lead or trail them, on which subtopic, and any competing offer) and the subtopics discussed with their
+        sentiment. Competitors' prominence drifts quarter by quarter; each has its own edge and offer habit, each
+        subtopic its own tone (flat when ``latent=False``)."""
+        rng, rand = self.rng("opportunity-calls"), self.rand("opportunity-calls")
+        spec, s = self.spec, self.latent
+        n_c, n_t = len(spec.competitors), len(spec.subtopics)
+        quarters = (_END_S - _START_S) // (91 * _DAY) + 1
+        # Each competitor's prominence rises and falls on its own cycle (6 to 16 quarters), so the one most talked
+        # about changes from window to window.
+        period = rng.uniform(6.0, 16.0, n_c)[:, None]
+        phase = rng.uniform(0.0, 2 * math.pi, n_c)[:, None]
+        wave = 1.3 * np.sin(2 * math.pi * np.arange(quarters)[None, :] / period + phase)
+        weight = np.exp(wave + rng.normal(0.0, 0.15, (n_c, quarters))) if s else np.ones((n_c, quarters))
+        edge = rng.uniform(0.2, 0.8, n_c) if s else np.full(n_c, 0.5)
+        offers = rng.uniform(0.1, 0.5, n_c) if s else np.full(n_c, 0.25)
+        tone = rng.uniform(0.2, 0.8, n_t) if s else np.full(n_t, 0.5)
+        per_deal = 1.6 if not spec.households else 0.4
+        calls: list[tuple[int, int, int, str, list[tuple[Any, ...]]]] = []
+        contact_rows = self.tables["Contact"].rows
+        for k, d in enumerate(self.deals):
+            n_calls = min(3, int(rng.poisson(per_deal)))
+            end = d["entries"][min(d["true"] + 1, _CLOSED)] if d["true"] < _CLOSED else d["signed_day"] * _DAY
+            end = min(end, _END_S - 3600)
+            for _ in range(n_calls):
+                day = int(rng.integers(d["created"] // _DAY, max(end // _DAY, d["created"] // _DAY + 1)))
+                start = min(max(day * _DAY + _business_second(rng), d["created"] + 1800), end)
+                quarter = min((start - _START_S) // (91 * _DAY), quarters - 1)
+                n_m = int(rng.choice(3, p=(0.3, 0.5, 0.2)))
+                w = weight[:, quarter]
+                named = rng.choice(n_c, size=n_m, replace=False, p=w / w.sum()).tolist() if n_m else []
+                mentions = []
+                for c in named:
+                    u = rng.random()
+                    relation = None if u < 0.15 else "advantage" if rng.random() < edge[c] else "disadvantage"
+                    topic = spec.subtopics[int(rng.integers(n_t))] if relation else None
+                    pct = int(rng.choice((5, 10, 15, 20))) if rng.random() < offers[c] else None
+                    mentions.append((spec.competitors[c], relation, topic, pct))
+                picked = rng.choice(n_t, size=int(rng.integers(1, 4)), replace=False).tolist()
+                topics = [(spec.subtopics[t], "positive" if rng.random() < tone[t] else "negative") for t in picked]
+                contact = contact_rows[d["contact"]]
+                lines = text.insight_call(
+                    rand, spec, self.user_name[d["owner"]], f"{contact['FirstName']} {contact['LastName']}",
+                    d["row"]["Name"], mentions, topics,
+                )  # fmt: skip
+                stamps = [start + 35 * n + int(rng.integers(0, 20)) for n in range(len(lines))]
+                body = "\n".join(f"[{_dt(t)[:19]}] {who}: {line}" for t, (who, line) in zip(stamps, lines, strict=True))
+                labels = [("competitor", c, rel, topic, int(pct is not None), None) for c, rel, topic, pct in mentions]
+                labels += [("subtopic", t, None, None, 0, sentiment) for t, sentiment in topics]
+                calls.append((start, stamps[-1] + 30, k, body, labels))
+        calls.sort(key=lambda c: (c[0], c[2]))
+        first = len(self.tables["VoiceCallTranscript__c"])
+        hidden = []
+        for cid, (start, end, k, body, labels) in zip(self.ids("a05", len(calls), first), calls, strict=True):
+            self.tables["VoiceCallTranscript__c"].add(
+                Id=cid, OpportunityId__c=self.opp_ids[k], LeadId__c=None, Body__c=body, EndTime__c=_dt(end),
+                OwnerId=self.user_ids[self.deals[k]["owner"]], CreatedDate=_dt(start),
+            )  # fmt: skip
+            hidden += [(cid, self.opp_ids[k], *label) for label in labels]
+        self.put_hidden(
+            "call_insight",
+            ("CallId", "OpportunityId", "kind", "label", "relation", "topic", "offer", "sentiment"),
+            hidden,
+        )
+        self.lat["competitor_weight_by_quarter"] = {
+            spec.competitors[c]: [round(float(x), 6) for x in weight[c]] for c in range(n_c)
+        }
+        self.lat["competitor_edge"] = {spec.competitors[c]: round(float(edge[c]), 6) for c in range(n_c)}
+        self.lat["competitor_offer_rate"] = {spec.competitors[c]: round(float(offers[c]), 6) for c in range(n_c)}
+        self.lat["subtopic_positive_rate"] = {spec.subtopics[t]: round(float(tone[t]), 6) for t in range(n_t)}
+
     def _record_stages(self, rng: np.random.Generator) -> None:
         """The StageName each deal shows: its true stage, except a planted share recorded as another stage."""
         n = len(self.deals)
@@ -1958,6 +2036,7 @@ class _ProOrg:
             ("leads", self.leads),
             ("lead calls", self.lead_calls),
             ("opportunities", self.opportunities),
+            ("opportunity calls", self.opportunity_calls),
             ("quotes", self.quotes),
             ("contracts", self.contracts),
             ("line items", self.line_items),

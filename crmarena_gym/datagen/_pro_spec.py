@@ -114,6 +114,7 @@ class KindSpec:
         setup_bands: (minimum quantity, extra days) of larger orders, highest first (b2b).
         model_days: Days by product index, overriding its family's (b2c: each model's delivery time).
         bant_families: The families a lead's calls ask about.
+        subtopics: The ten discussion subtopics of sales calls (sales_insight_mining's vocabulary).
     """
 
     kind: str
@@ -139,6 +140,7 @@ class KindSpec:
     setup_bands: tuple[tuple[int, int], ...]
     model_days: Mapping[int, int]
     bant_families: tuple[str, ...]
+    subtopics: tuple[str, ...]
 
     def days_to_set_up(self, product: int, quantity: float) -> int:
         """Days from order to a working installation of ``quantity`` units of ``product`` (the setup article)."""

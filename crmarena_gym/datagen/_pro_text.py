@@ -360,3 +360,68 @@ def bant_call(
         (rep, rand.choice(("Thanks, I'll follow up by email.", "Great, I'll send details over.", "Noted. Talk soon.")))
     )
     return lines
+
+
+# Calls about an opportunity: competitor mentions and discussion subtopics, each in one sentence of our own.
+_THEY_LEAD = (
+    "We're also talking to {competitor}, and honestly their {topic} is ahead of yours.",
+    "{competitor} looks stronger than you on {topic}, from what our team saw.",
+)
+_WE_LEAD = (
+    "We looked at {competitor} too, but your {topic} is clearly better than theirs.",
+    "Compared with {competitor}, you win on {topic}.",
+)
+_MENTION = ("{competitor} came up in our evaluation as well.", "Our team also had a call with {competitor}.")
+_OFFER = ("{competitor} has offered us {pct}% off if we sign with them this quarter.",)
+_POSITIVE = (
+    "I'm really pleased with what I've seen on {topic}.",
+    "The {topic} is a big plus for us.",
+)
+_NEGATIVE = (
+    "I'm worried about the {topic}.",
+    "The {topic} is a real concern on our side.",
+)
+
+
+def insight_call(
+    rand: Rand,
+    spec: KindSpec,
+    rep: str,
+    contact: str,
+    opportunity: str,
+    mentions: list[tuple[str, str | None, str | None, int | None]],
+    topics: list[tuple[str, str]],
+) -> list[tuple[str, str]]:
+    """(speaker, utterance) lines of a call about an opportunity.
+
+    ``mentions``: (competitor, relation 'advantage' | 'disadvantage' | None, the topic the relation is about,
+    the percent of a competing offer or None); ``topics``: (subtopic, 'positive' | 'negative').
+    """
+    lines = [
+        (
+            rep,
+            f"Hi {contact.split()[0]}, {rep} from {spec.company}. Thanks for making time to talk about {opportunity}.",
+        ),
+        (contact, rand.choice(("Happy to. We've had a few discussions internally.", "Sure, we have some thoughts."))),
+    ]
+    for topic, sentiment in topics:
+        lines.append((rep, f"How do you see the {topic.lower()} side of things?"))
+        lines.append(
+            (contact, rand.choice(_POSITIVE if sentiment == "positive" else _NEGATIVE).format(topic=topic.lower()))
+        )
+    for competitor, relation, topic, pct in mentions:
+        lines.append((rep, "Are you looking at anyone else?"))
+        if relation == "disadvantage":
+            said = rand.choice(_THEY_LEAD)
+        elif relation == "advantage":
+            said = rand.choice(_WE_LEAD)
+        else:
+            said = rand.choice(_MENTION)
+        lines.append((contact, said.format(competitor=competitor, topic=(topic or "").lower())))
+        if pct is not None:
+            lines.append((contact, rand.choice(_OFFER).format(competitor=competitor, pct=pct)))
+            lines.append((rep, "Thanks for telling me; let me see what we can do."))
+    lines.append(
+        (rep, rand.choice(("I'll follow up with a summary.", "Let's talk again next week.", "Thanks, this helps.")))
+    )
+    return lines

@@ -576,7 +576,7 @@ def test_each_leads_latest_call_states_the_bant_facts_that_decide_its_planted_fa
     hidden = {r["LeadId"]: r for r in read_hidden(pro_paths[kind], "lead_bant")}
     calls: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
     for call, lead, created, body in db.execute(
-        "SELECT Id, LeadId__c, CreatedDate, Body__c FROM VoiceCallTranscript__c"
+        "SELECT Id, LeadId__c, CreatedDate, Body__c FROM VoiceCallTranscript__c WHERE LeadId__c IS NOT NULL"
     ):
         calls[lead].append((created, call, body))
     assert set(calls) == {r[0] for r in db.execute("SELECT Id FROM Lead")}
@@ -612,3 +612,69 @@ def test_each_leads_latest_call_states_the_bant_facts_that_decide_its_planted_fa
     qualified = {lead for lead, r in hidden.items() if r["failing"] is None}
     converted = {r[0] for r in db.execute("SELECT Id FROM Lead WHERE IsConverted = 1")}
     assert len(qualified & converted) / len(converted) > 2 * len(qualified - converted) / (n - len(converted))
+
+
+# -- planted structure: competitors and subtopics in the calls about opportunities ---------------------------
+
+
+def _insights_from_call(body: str, competitors: tuple[str, ...], subtopics: tuple[str, ...]) -> set[tuple[object, ...]]:
+    """(kind, label, relation, offer, sentiment) of one call, read from its text."""
+    import re
+
+    said = [line.split("] ", 1)[1].split(": ", 1)[1] for line in body.splitlines()]
+    found: dict[str, list[object]] = {}
+    topics: set[tuple[object, ...]] = set()
+    for utterance in said:
+        named = [c for c in competitors if utterance.startswith(c) or f" {c}" in utterance]
+        if named:
+            (c,) = named
+            entry = found.setdefault(c, [None, 0])
+            if "has offered us" in utterance:
+                entry[1] = 1
+            elif re.search(r"ahead of yours|stronger than you", utterance):
+                entry[0] = "disadvantage"
+            elif re.search(r"better than theirs|you win on", utterance):
+                entry[0] = "advantage"
+            continue
+        for t in subtopics:
+            if f" {t.lower()} " in f" {utterance} " or f"{t.lower()}." in utterance:
+                if re.search(r"pleased|big plus", utterance):
+                    topics.add(("subtopic", t, None, 0, "positive"))
+                elif re.search(r"worried|real concern", utterance):
+                    topics.add(("subtopic", t, None, 0, "negative"))
+    return topics | {("competitor", c, rel, offer, None) for c, (rel, offer) in found.items()}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_calls_about_opportunities_say_their_planted_insights_and_prominence_drifts(
+    kind: str, pro_paths: dict[str, Path], pro_dbs: dict[str, sqlite3.Connection]
+) -> None:
+    db, spec = pro_dbs[kind], SPECS[kind]
+    hidden: dict[str, set[tuple[object, ...]]] = defaultdict(set)
+    for r in read_hidden(pro_paths[kind], "call_insight"):
+        hidden[r["CallId"]].add((r["kind"], r["label"], r["relation"], r["offer"], r["sentiment"]))
+    calls = db.execute("SELECT Id, CreatedDate, Body__c FROM VoiceCallTranscript__c WHERE OpportunityId__c IS NOT NULL")
+    per_quarter: dict[tuple[int, int], dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    n = 0
+    for call, created, body in calls:
+        assert _insights_from_call(body, spec.competitors, spec.subtopics) == hidden[call], call
+        for label in hidden[call]:
+            if label[0] == "competitor":
+                day = _day(created)
+                per_quarter[(day.year, (day.month - 1) // 3)][str(label[1])] += 1
+        n += 1
+    assert n >= (1500 if kind == "b2b" else 600)
+    # The most-mentioned competitor changes over time (a global question's answer depends on its window) ...
+    leaders = {max(counts, key=counts.get) for counts in per_quarter.values()}  # type: ignore[arg-type]
+    assert len(leaders) >= 3
+    # ... and follows the planted prominence of the quarter.
+    weights = read_latent(pro_paths[kind])["competitor_weight_by_quarter"]
+    agree = total = 0
+    for counts in per_quarter.values():
+        if sum(counts.values()) < 40:
+            continue
+        quarter = sorted(per_quarter).index(next(q for q, c in per_quarter.items() if c is counts))
+        planted = max(weights, key=lambda c: weights[c][quarter])
+        agree += max(counts, key=counts.get) == planted  # type: ignore[arg-type]
+        total += 1
+    assert total >= 5 and agree / total >= 0.6, (agree, total)
