@@ -678,3 +678,70 @@ def test_calls_about_opportunities_say_their_planted_insights_and_prominence_dri
         agree += max(counts, key=counts.get) == planted  # type: ignore[arg-type]
         total += 1
     assert total >= 5 and agree / total >= 0.6, (agree, total)
+
+
+# -- the service side: cases as in the service org ----------------------------------------------------------
+
+
+def _case_structure(path: Path) -> tuple[float, float, int, int]:
+    """(speed rank agreement, state rank agreement, issues whose top closer is a planted expert, issues)."""
+    import math
+
+    conn = sqlite3.connect(path)
+    latent = read_latent(path)
+    speed = {r["UserId"]: r["speed"] for r in read_hidden(path, "agent") if r["role"] == "service"}
+    transferred = {r[0] for r in conn.execute("SELECT CaseId__c FROM CaseHistory__c WHERE OldValue__c IS NOT NULL")}
+    per_agent: dict[str, list[float]] = defaultdict(list)
+    per_state: dict[str, list[float]] = defaultdict(list)
+    for case, owner, state, hours in conn.execute(
+        """SELECT c.Id, c.OwnerId, a.ShippingState,
+                  (julianday(substr(c.ClosedDate, 1, 19)) - julianday(substr(c.CreatedDate, 1, 19))) * 24
+           FROM "Case" c JOIN Account a ON a.Id = c.AccountId WHERE c.Status = 'Closed'"""
+    ):
+        if case not in transferred:
+            per_agent[owner].append(math.log(hours))
+            per_state[state].append(math.log(hours))
+    agents = [a for a, v in per_agent.items() if len(v) >= 3]
+    states = [s for s, v in per_state.items() if len(v) >= 5]
+    agent_rank = _spearman([speed[a] for a in agents], [statistics.fmean(per_agent[a]) for a in agents])
+    state_speed = latent["state_closure_speed"]
+    state_rank = _spearman([state_speed[s] for s in states], [statistics.fmean(per_state[s]) for s in states])
+    experts = latent["issue_experts"]
+    hits = 0
+    for issue, names in experts.items():
+        top = conn.execute(
+            """SELECT OwnerId FROM "Case" WHERE Status = 'Closed' AND IssueId__c = ? GROUP BY OwnerId
+               ORDER BY COUNT(*) DESC, OwnerId LIMIT 1""",
+            (issue,),
+        ).fetchone()
+        hits += top is not None and top[0] in names
+    conn.close()
+    return agent_rank, state_rank, hits, len(experts)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_cases_carry_the_service_orgs_structure(
+    kind: str, pro_paths: dict[str, Path], pro_dbs: dict[str, sqlite3.Connection], flat_b2b: Path
+) -> None:
+    db = pro_dbs[kind]
+    # The history convention of the service org: creation and first assignment at CreatedDate, transfers strictly
+    # inside the case's life, a closing row exactly at ClosedDate when closed, the owner the last one assigned.
+    history: dict[str, list[tuple[str, str, str | None, str | None]]] = defaultdict(list)
+    for case, field, at, old, new in db.execute(
+        "SELECT CaseId__c, Field__c, CreatedDate, OldValue__c, NewValue__c FROM CaseHistory__c ORDER BY CreatedDate, Id"
+    ):
+        history[case].append((field, at, old, new))
+    for case, created, closed, status, owner in db.execute(
+        'SELECT Id, CreatedDate, ClosedDate, Status, OwnerId FROM "Case"'
+    ):
+        rows = history[case]
+        assert rows[0][:2] == ("Case Creation", created) and rows[1][0] == "Owner Assignment" and rows[1][1] == created
+        assigned = [r for r in rows if r[0] == "Owner Assignment"]
+        assert assigned[0][2] is None and all(r[2] is not None and created < r[1] for r in assigned[1:])
+        assert assigned[-1][3] == owner
+        assert (status == "Closed") == (closed is not None) == (rows[-1][:2] == ("Case Closed", closed))
+    agent_rank, state_rank, hits, issues = _case_structure(pro_paths[kind])
+    assert agent_rank >= 0.6 and state_rank >= 0.6 and hits >= issues - 3, (agent_rank, state_rank, hits)
+    if kind == "b2b":
+        _flat_agent, _flat_state, flat_hits, _ = _case_structure(flat_b2b)
+        assert flat_hits <= 4  # with flat skills, the planted experts are no more than anyone else
