@@ -307,3 +307,23 @@ def test_describe_agrees_with_the_schema_module(pro: tuple[str, LocalOrg, sqlite
         ]
     with pytest.raises(OrgError, match="NOT_FOUND"):
         org.describe("Solution")
+
+
+def test_an_org_of_a_kind_this_version_does_not_know_is_refused_by_name(tmp_path: Path) -> None:
+    import json
+    import shutil
+
+    path = tmp_path / "org.sqlite"
+    generate_org(path, kind="b2c", seed=0, scale=0.05)
+    other = tmp_path / "future.sqlite"
+    shutil.copy(path, other)
+    conn = sqlite3.connect(other)
+    (raw,) = conn.execute("SELECT manifest FROM crmarena_manifest").fetchone()
+    conn.execute("UPDATE crmarena_manifest SET manifest = ?", (json.dumps({**json.loads(raw), "kind": "b2g"}),))
+    conn.commit()
+    conn.close()
+    with pytest.raises(ValueError, match=r"org kind 'b2g', which this version of crmarena_gym does not know"):
+        LocalOrg(other)
+    org = LocalOrg(path)
+    assert org.kind == "b2c" and "b2c" in repr(org.schema)
+    org.close()
