@@ -56,8 +56,12 @@ Service (cases)
 no planted territory winners) while the record-level labels stay (rule-breaking quotes at their rates,
 wrong stages and stale tasks), as the service org keeps its policy violations when flat.
 
-Not generated yet (the rows counted beside PRO.md's figures show it): sales emails, and the competitor and
-other confidential articles beyond the rule and setup-time ones.
+Emails: the cases' (ParentId and RelatedToId the case) and sales emails about opportunities (RelatedToId the
+opportunity), more the further a deal got.
+
+Not generated yet (the rows counted beside PRO.md's figures show it): the competitor and other confidential
+articles beyond the rule and setup-time ones, and the look-alike purchases and transcript violations of the
+service-side categories Pro adds (named-entity disambiguation, policy violations).
 """
 
 from __future__ import annotations
@@ -1694,6 +1698,33 @@ class _ProOrg:
             )
         del rand
 
+    def sales_emails(self) -> None:
+        """Emails between representatives and customers about their opportunities (RelatedToId: the opportunity;
+        no case), more the further a deal got; case emails come later with the cases."""
+        rng, rand = self.rng("sales-emails"), self.rand("sales-emails")
+        spec = self.spec
+        contact_rows = self.tables["Contact"].rows
+        per_stage = (1.5, 3.0, 4.5, 6.0, 7.0) if not spec.households else (0.5, 1.0, 1.5, 2.0, 2.5)
+        mails = []
+        for k, d in enumerate(self.deals):
+            end = d["entries"][min(d["true"] + 1, _CLOSED)] if d["true"] < _CLOSED else d["signed_day"] * _DAY
+            end = min(end, _END_S - 3600)
+            contact = contact_rows[d["contact"]]
+            rep, name = self.user_name[d["owner"]], f"{contact['FirstName']} {contact['LastName']}"
+            for n in range(int(rng.poisson(per_stage[d["true"]]))):
+                at = int(rng.integers(d["created"] + 600, max(end, d["created"] + 1200)))
+                from_rep = n % 2 == 0 or rng.random() < 0.3
+                subject, body = text.sales_email(rand, spec, rep, name, d["row"]["Name"], from_rep)
+                rep_mail = self.user_email[d["owner"]]
+                mails.append(
+                    {"Subject": subject, "TextBody": body, "ParentId": None, "RelatedToId": self.opp_ids[k],
+                     "FromAddress": rep_mail if from_rep else contact["Email"],
+                     "ToAddress": contact["Email"] if from_rep else rep_mail,
+                     "ToIds": json.dumps([d["contact"] if from_rep else self.user_ids[d["owner"]]]),
+                     "MessageDate": _dt(at)}
+                )  # fmt: skip
+        self.sales_mail_rows = mails
+
     # -- service ---------------------------------------------------------------------------------
 
     def cases(self) -> None:
@@ -1702,6 +1733,7 @@ class _ProOrg:
         items = self.order_items
         if not items:
             self.first_case = self.last_case = _dt(_START_S)
+            self._write_mails([])
             return
         n = self.n("Case")
         popularity = np.array(
@@ -1826,13 +1858,18 @@ class _ProOrg:
             self.tables["CaseHistory__c"].add(
                 Id=hid, CaseId__c=cid, OldValue__c=old, NewValue__c=new, CreatedDate=_dt(at), Field__c=field_name
             )
-        mails.sort(key=lambda r: (r["MessageDate"], r["ParentId"]))
-        for mid, row in zip(self.ids("02s", len(mails)), mails, strict=True):
-            self.tables["EmailMessage"].add(Id=mid, **row)
+        self._write_mails(mails)
         for tid, row in zip(self.ids("570", len(chats)), chats, strict=True):
             self.tables["LiveChatTranscript"].add(Id=tid, **row)
         created = [c[0] for c in cases]
         self.first_case, self.last_case = _dt(min(created)), _dt(max(created))
+
+    def _write_mails(self, case_mails: list[dict[str, Any]]) -> None:
+        """Every email, the cases' and the sales ones, in the order they were sent."""
+        mails = case_mails + self.sales_mail_rows
+        mails.sort(key=lambda r: (r["MessageDate"], r["RelatedToId"]))
+        for mid, row in zip(self.ids("02s", len(mails)), mails, strict=True):
+            self.tables["EmailMessage"].add(Id=mid, **row)
 
     # -- knowledge -------------------------------------------------------------------------------
 
@@ -2042,6 +2079,7 @@ class _ProOrg:
             ("line items", self.line_items),
             ("tasks", self.tasks),
             ("events", self.events),
+            ("sales emails", self.sales_emails),
             ("cases", self.cases),
         )
         for k, (name, step) in enumerate(steps):

@@ -425,3 +425,45 @@ def insight_call(
         (rep, rand.choice(("I'll follow up with a summary.", "Let's talk again next week.", "Thanks, this helps.")))
     )
     return lines
+
+
+_SALES_EMAILS = (
+    (
+        "Next steps on {opportunity}",
+        "Hi {contact}, thanks for your time today. As discussed, I'll send over {what} by {when}. Best, {rep}",
+    ),
+    (
+        "{company}: {what}",
+        "Hi {contact}, please find {what} for {opportunity}. Happy to walk you through it. Best, {rep}",
+    ),
+    (
+        "Checking in",
+        "Hi {contact}, just checking in on {opportunity}. Is there anything else your team needs from us? {rep}",
+    ),
+    (
+        "Meeting follow-up",
+        "Hi {contact}, following up on our meeting about {opportunity}; let me know a good time to talk. {rep}",
+    ),
+)
+_REPLIES = (
+    "Thanks {rep}, we'll review it this week and get back to you.",
+    "Got it, thanks. I'll share it with the team.",
+    "Thanks. Could we schedule a call next week to go over a few questions?",
+)
+
+
+def sales_email(
+    rand: Rand, spec: KindSpec, rep: str, contact: str, opportunity: str, from_rep: bool
+) -> tuple[str, str]:
+    """(subject, body) of an email between a representative and a customer about an opportunity."""
+    if from_rep:
+        what = rand.choice(
+            ("the price quote", "the brochure and spec sheet", "financing options")
+            if spec.households
+            else ("the price quote", "the licence terms", "the technical overview", "the evaluation plan")
+        )
+        subject, body = rand.choice(_SALES_EMAILS)
+        fill = {"opportunity": opportunity, "contact": contact.split()[0], "rep": rep.split()[0], "what": what,
+                "when": rand.choice(("Friday", "tomorrow", "early next week")), "company": spec.company}  # fmt: skip
+        return subject.format(**fill), body.format(**fill)
+    return f"Re: {opportunity}", rand.choice(_REPLIES).format(rep=rep.split()[0])
