@@ -73,6 +73,7 @@ import math
 import re
 import sqlite3
 import time
+import warnings
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -1230,6 +1231,17 @@ class _ProOrg:
             )
         self.put_hidden("territory", ("Territory2Id", "states", "winner", "tie", "tied_with", "accepted"), rows)
         self.lat["territory_ties"] = ties
+        undecided = sum(r[2] is None for r in rows)
+        decided_ties = ties - undecided
+        planned = self.lat.get("territory_ties_planned")
+        if planned is not None and (undecided or decided_ties != planned):
+            warnings.warn(  # stacklevel: the caller of generate_org
+                f"the {self.spec.kind} org (seed {self.seed}, scale {self.scale:g}) has {decided_ties} territories "
+                f"whose lead routing is decided by unconverted leads where {planned} were planted, and {undecided} "
+                "that no rule decides: too few accepted quotes to plant them at this scale (crmarena_hidden_territory "
+                "records what holds)",
+                stacklevel=6,
+            )
 
     def _fix_territories(self, n_ties: int, open_last: dict[int, list[int]], rng: np.random.Generator) -> None:
         """Choose how many of each representative's negotiation quotes are accepted so that every territory has
@@ -1312,6 +1324,12 @@ class _ProOrg:
                         break
         self.lat["violations_planted"] = done
         self.lat["violations_wanted"] = want
+        if done != want:
+            warnings.warn(
+                f"the {self.spec.kind} org (seed {self.seed}, scale {self.scale:g}) has {done} rule-breaking quotes "
+                f"where {want} were asked: too few quotes that are not accepted (crmarena_hidden_quote records them)",
+                stacklevel=6,
+            )
 
     def _break(self, rng: np.random.Generator, q: dict[str, Any], key: str) -> dict[str, Any] | None:
         """Make quote ``q`` break rule ``key`` and nothing else; None (unchanged) when it cannot."""

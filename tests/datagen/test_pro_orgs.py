@@ -745,3 +745,21 @@ def test_cases_carry_the_service_orgs_structure(
     if kind == "b2b":
         _flat_agent, _flat_state, flat_hits, _ = _case_structure(flat_b2b)
         assert flat_hits <= 4  # with flat skills, the planted experts are no more than anyone else
+
+
+def test_a_plan_too_large_for_the_org_is_said_not_hidden(tmp_path: Path) -> None:
+    path = tmp_path / "tiny.sqlite"
+    with pytest.warns(UserWarning, match=r"no rule decides: too few accepted quotes") as caught:
+        generate_org(path, kind="b2b", seed=1, scale=0.1)
+    assert caught[0].filename == __file__  # the warning points at the caller of generate_org
+    hidden = read_hidden(path, "territory")
+    assert any(r["winner"] is None for r in hidden)  # recorded as it is: no winner where the rules decide none
+
+
+def test_rule_breaking_quotes_that_cannot_be_planted_are_said(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from crmarena_gym.datagen import _pro
+
+    monkeypatch.setattr(_pro._ProOrg, "_break", lambda self, rng, quote, key: None)  # no quote can break a rule
+    with pytest.warns(UserWarning, match=r"has \{'approval': 0, 'config': 0\} rule-breaking quotes where"):
+        generate_org(tmp_path / "org.sqlite", kind="b2b", seed=0, scale=0.3)
+    assert all(r["rule"] is None for r in read_hidden(tmp_path / "org.sqlite", "quote"))
