@@ -21,6 +21,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     parser.add_argument("text", help="the SOQL or SOSL text, quoted")
     parser.add_argument("--org", metavar="PATH", help="the org database (default: the generated default org)")
+    parser.add_argument(
+        "--kind",
+        choices=("service", "b2b", "b2c"),
+        default=None,
+        help="without --org: the generated default org of this kind (default service); with --org: the kind the "
+        "file must be",
+    )
     parser.add_argument("--today", metavar="YYYY-MM-DD", help="the date relative literals resolve against")
     parser.add_argument("--json", action="store_true", help="print the raw result as JSON")
     parser.set_defaults(func=run)
@@ -75,14 +82,19 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     out = out or sys.stdout
     err = err or sys.stderr
     path = args.org
+    kind = getattr(args, "kind", None)
     if path is None:
         from crmarena_gym.org import default_org_path  # written by the org cache; imported only when needed
 
-        path = default_org_path()
+        path = default_org_path(kind=kind or "service")
     try:
         org = LocalOrg(path, today=args.today)
     except (FileNotFoundError, ValueError, TypeError) as exc:
         return fail("query", str(exc), file=err)
+    if kind is not None and org.kind != kind:
+        found = org.kind
+        org.close()
+        return fail("query", f"--org {str(path)!r} is a {found} org, not a {kind} org", file=err)
     text = args.text.strip()
     try:
         result = org.search(text) if text.startswith("FIND") else org.query(text)

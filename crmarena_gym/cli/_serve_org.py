@@ -22,6 +22,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         ),
     )
     parser.add_argument("--org", metavar="PATH", help="the org database (default: the generated default org)")
+    parser.add_argument(
+        "--kind",
+        choices=("service", "b2b", "b2c"),
+        default=None,
+        help="without --org: serve the generated default org of this kind (default service; b2b and b2c are "
+        "CRMArena-Pro's, served for queries, searches and describes); with --org: the kind the file must be",
+    )
     parser.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8443, help="the port (default 8443; 0 picks a free one)")
     parser.add_argument("--token", metavar="T", help="a session id valid from the start (default: a random one)")
@@ -87,9 +94,23 @@ def run(args: argparse.Namespace) -> int:
         if not getattr(args, name) > 0:
             print(f"crmarena-gym serve-org: --{name.replace('_', '-')} must be positive", file=sys.stderr)
             return 2
+    kind = getattr(args, "kind", None)
+    if args.org is not None and kind is not None:
+        from crmarena_gym.org import LocalOrg
+
+        try:
+            with_kind = LocalOrg(args.org)
+        except (ValueError, FileNotFoundError) as err:
+            print(f"crmarena-gym serve-org: {err}", file=sys.stderr)
+            return 2
+        found = with_kind.kind
+        with_kind.close()
+        if found != kind:
+            print(f"crmarena-gym serve-org: --org {args.org!r} is a {found} org, not a {kind} org", file=sys.stderr)
+            return 2
     try:
         hub = SessionHub(
-            args.org or default_org_path(),
+            args.org or default_org_path(kind=kind or "service"),
             password=args.password,
             token=args.token,
             max_sessions=args.max_sessions,
@@ -121,7 +142,8 @@ def run(args: argparse.Namespace) -> int:
         hub.close()
         print(f"crmarena-gym serve-org: {err}", file=sys.stderr)
         return 1
-    print(f"serving the org {str(hub.base.path)!r} as Salesforce on {server.url}; Ctrl-C stops it", flush=True)
+    what = "the org" if hub.base.kind == "service" else f"the {hub.base.kind} org"
+    print(f"serving {what} {str(hub.base.path)!r} as Salesforce on {server.url}; Ctrl-C stops it", flush=True)
     print(f"  session id:  {hub.token}")
     print(f"  token endpoint: POST {server.url}/services/oauth2/token (grant_type=password, any username, "
           f"password {hub.password})")  # fmt: skip

@@ -47,18 +47,25 @@ from crmarena_gym.datagen._generator import (
 )
 from crmarena_gym.datagen._manifest import (
     GENERATOR_VERSION,
+    GENERATOR_VERSIONS,
+    HIDDEN_PREFIX,
     LATENT_TABLE,
     MANIFEST_TABLE,
     Manifest,
     content_hash,
+    manifest_kind,
+    read_hidden,
     read_latent,
     read_manifest,
 )
+from crmarena_gym.datagen._pro import ProKnobs
 from crmarena_gym.datagen._text import COMPANY, ISSUES, case_text
 
 __all__ = [
     "COMPANY",
     "GENERATOR_VERSION",
+    "GENERATOR_VERSIONS",
+    "HIDDEN_PREFIX",
     "ISSUES",
     "LATENT_TABLE",
     "MANIFEST_TABLE",
@@ -66,9 +73,12 @@ __all__ = [
     "MIN_SCALE",
     "ORIGINAL_ROW_COUNTS",
     "Manifest",
+    "ProKnobs",
     "case_text",
     "content_hash",
     "generate_org",
+    "manifest_kind",
+    "read_hidden",
     "read_latent",
     "read_manifest",
     "validate_seed_scale",

@@ -20,7 +20,7 @@ from crmarena_gym.datagen._articles import CATEGORY_GUIDES, GENERAL_ARTICLES
 from crmarena_gym.datagen._catalog import CATEGORIES, Product, build_catalog
 from crmarena_gym.datagen._ids import bulk_ids, ids_for
 from crmarena_gym.datagen._latent import HABITS, N_ISSUES, Latents, draw_latents
-from crmarena_gym.datagen._manifest import GENERATOR_VERSION, Manifest, content_hash, write_meta
+from crmarena_gym.datagen._manifest import GENERATOR_VERSIONS, Manifest, content_hash, write_meta
 from crmarena_gym.datagen._names import AGENT_TIME_ZONES, CUSTOMER_EMAIL_DOMAINS, FIRST_NAMES, LAST_NAMES, STATES
 from crmarena_gym.datagen._policies import build_policies, draw_params
 from crmarena_gym.datagen._rand import Rand, stream
@@ -35,7 +35,7 @@ from crmarena_gym.datagen._text import (
     neutral_exchange,
     spread_times,
 )
-from crmarena_gym.schema import get_object, quote_identifier
+from crmarena_gym.schema import DEFAULT_KIND, OrgSchema, check_kind, org_schema, quote_identifier
 from crmarena_gym.schema._sql import create_indexes, create_tables
 
 #: Row counts of the original org (ORIGINAL.md section 4): what scale 1.0 reproduces.
@@ -145,14 +145,15 @@ def _choice_rows(rng: np.random.Generator, probs: np.ndarray) -> np.ndarray:
 
 
 class _Writer:
-    """Inserts rows into the object tables, checking column names against the schema."""
+    """Inserts rows into the object tables of an org kind, checking column names against its schema."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, schema: OrgSchema | None = None) -> None:
         self.conn = conn
+        self.schema = schema or org_schema(DEFAULT_KIND)
         self.counts: dict[str, int] = {}
 
     def insert(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
-        obj = get_object(table)
+        obj = self.schema.get_object(table)
         assert obj is not None, table
         expected = {f.column_name for f in obj.stored_fields}
         if set(columns) != expected or len(columns) != len(expected):
@@ -990,28 +991,35 @@ class _Org:
 def generate_org(
     path: str | os.PathLike[str],
     *,
+    kind: str = DEFAULT_KIND,
     seed: int = 0,
     scale: float = 1.0,
     latent: bool = True,
     progress: Progress | None = None,
+    knobs: Any = None,
 ) -> Manifest:
-    """Generate a synthetic org into a SQLite file in the original dump's layout.
+    """Generate a synthetic org of one kind into a SQLite file.
 
     The file is written to a temporary name in the same directory and renamed into place, so
     ``path`` never holds a half-written org. An existing file at ``path`` is replaced.
 
     Args:
         path: Where to write the org (parent directories are created).
-        seed: Any non-negative integer; the same seed and scale give the same content hash.
+        kind: The org kind: ``service`` (the default: CRMArena's sportswear store, in the original dump's
+            layout), ``b2b`` or ``b2c`` (CRMArena-Pro's software vendor and vehicle dealership; see
+            ``crmarena_gym.datagen._pro``).
+        seed: Any non-negative integer; the same kind, seed and scale give the same content hash.
         scale: Customer-facing volume relative to the original org (0.05 to 1000).
         latent: Draw the latent variables (False: every latent flat, see ``crmarena_gym.datagen``).
         progress: Called as ``progress(stage, fraction)`` while generating, with fraction in [0, 1].
+        knobs: For a Pro kind, a :class:`~crmarena_gym.datagen.ProKnobs` (rates of the planted labels);
+            None: the defaults. The service kind takes none.
 
     Returns:
         The :class:`Manifest` stored in the file.
 
     Raises:
-        ValueError: ``seed`` or ``scale`` is invalid (the message quotes it).
+        ValueError: ``kind``, ``seed``, ``scale``, ``latent`` or ``knobs`` is invalid (the message quotes it).
         OSError: The file cannot be written (a full disk, a read-only directory); the message names it.
 
     Example:
@@ -1020,9 +1028,16 @@ def generate_org(
         >>> generate_org(out, seed=1, scale=0.05).row_counts["Issue__c"]
         10
     """
+    kind = check_kind(kind)
     seed, scale = validate_seed_scale(seed, scale)
     if not isinstance(latent, bool):
         raise ValueError(f"latent must be True or False, got {latent!r}")
+    if kind == DEFAULT_KIND and knobs is not None:
+        raise ValueError(f"knobs set the planted rates of the Pro kinds (b2b, b2c); the {kind} org takes none")
+    if kind != DEFAULT_KIND:
+        from crmarena_gym.datagen._pro import check_knobs
+
+        knobs = check_knobs(knobs)
     target = Path(path)
     if target.is_dir():
         raise ValueError(f"cannot write an org to {str(target)!r}: it is a directory")
@@ -1030,33 +1045,48 @@ def generate_org(
     fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     os.close(fd)
     tmp = Path(tmp_name)
+    schema = org_schema(kind)
     try:
         conn = sqlite3.connect(tmp, isolation_level=None)
         try:
             conn.execute("PRAGMA journal_mode=OFF")
             conn.execute("PRAGMA synchronous=OFF")
-            create_tables(conn)
+            create_tables(conn, kind)
             conn.execute("BEGIN")
-            writer = _Writer(conn)
-            org = _Org(seed, scale, latent, writer, progress)
-            latents = org.run()
+            writer = _Writer(conn, schema)
+            hidden: dict[str, int] = {}
+            if kind == DEFAULT_KIND:
+                org = _Org(seed, scale, latent, writer, progress)
+                latents = org.run()
+                company, first_case, last_case = COMPANY, org.first_case, org.last_case
+                counts = {t: writer.counts.get(t, 0) for t in ORIGINAL_ROW_COUNTS}
+            else:
+                from crmarena_gym.datagen._pro import build_pro
+
+                built = build_pro(
+                    kind, seed=seed, scale=scale, latent=latent, writer=writer, progress=progress, knobs=knobs
+                )
+                latents, hidden = built.latents, built.hidden_row_counts
+                company, first_case, last_case = built.company, built.first_case, built.last_case
+                counts = {o.name: writer.counts.get(o.name, 0) for o in schema.objects}
             if progress:
                 progress("hashing", 0.9)
-            counts = {t: writer.counts.get(t, 0) for t in ORIGINAL_ROW_COUNTS}
             manifest = Manifest(
-                generator_version=GENERATOR_VERSION,
+                generator_version=GENERATOR_VERSIONS[kind],
                 seed=seed,
                 scale=scale,
                 latent=latent,
-                company=COMPANY,
+                company=company,
                 row_counts=counts,
-                content_hash=content_hash(conn),
-                first_case=org.first_case,
-                last_case=org.last_case,
+                content_hash=content_hash(conn, kind, tuple(hidden)),
+                first_case=first_case,
+                last_case=last_case,
+                kind=kind,
+                hidden_row_counts=hidden,
             )
             write_meta(conn, manifest, latents)
             conn.execute("COMMIT")
-            create_indexes(conn)
+            create_indexes(conn, kind)
         finally:
             conn.close()
         # mkstemp creates the file private (0600); an org file is ordinary data, readable per the umask.

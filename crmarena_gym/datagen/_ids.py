@@ -18,8 +18,8 @@ def id_base(prefix: str) -> int:
     return 25_000_000 + zlib.crc32(prefix.encode("ascii")) % 2_000_000
 
 
-def bulk_ids(prefix: str, start: int, count: int) -> list[str]:
-    """``make_id(prefix, id_base(prefix) + n)`` for n in ``start .. start + count - 1``.
+def bulk_ids(prefix: str, start: int, count: int, instance: str = ORG_INSTANCE) -> list[str]:
+    """``make_id(prefix, id_base(prefix) + n, instance)`` for n in ``start .. start + count - 1``.
 
     Ids of one object sort (as strings, byte-wise) in the order of their numbers.
 
@@ -30,18 +30,19 @@ def bulk_ids(prefix: str, start: int, count: int) -> list[str]:
     """
     if count <= 0:
         return []
-    return ids_for(prefix, np.arange(start, start + count, dtype=np.int64))
+    return ids_for(prefix, np.arange(start, start + count, dtype=np.int64), instance)
 
 
-def ids_for(prefix: str, indexes: np.ndarray) -> list[str]:
-    """The ids of the records with the given 0-based indexes (any order, repeats allowed)."""
+def ids_for(prefix: str, indexes: np.ndarray, instance: str = ORG_INSTANCE) -> list[str]:
+    """The ids of the records with the given 0-based indexes (any order, repeats allowed), with the org's
+    2-character instance marker (the service org's ``Ws`` by default)."""
     numbers = np.asarray(indexes, dtype=np.int64) + id_base(prefix)
     count = len(numbers)
     if count == 0:
         return []
     out = np.empty((count, 18), dtype=np.uint8)
     out[:, :3] = np.frombuffer(prefix.encode("ascii"), dtype=np.uint8)
-    out[:, 3:5] = np.frombuffer(ORG_INSTANCE.encode("ascii"), dtype=np.uint8)
+    out[:, 3:5] = np.frombuffer(instance.encode("ascii"), dtype=np.uint8)
     out[:, 5:15] = _ALPHA[(numbers[:, None] // _POW[None, :]) % 62]
     upper = (out[:, :15] >= ord("A")) & (out[:, :15] <= ord("Z"))
     weights = 1 << np.arange(5)

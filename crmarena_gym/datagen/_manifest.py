@@ -1,8 +1,9 @@
-"""The manifest and latent tables of a generated org, and the content hash.
+"""The manifest, latent and hidden tables of a generated org, and the content hash.
 
-Both live in the org's SQLite file beside the 16 object tables, in ``crmarena_manifest`` (one JSON
-row) and ``crmarena_latent`` (one JSON value per latent variable). The query engine only lets
-agents read the 16 object tables.
+They live in the org's SQLite file beside the object tables: ``crmarena_manifest`` (one JSON row),
+``crmarena_latent`` (one JSON value per latent variable) and, in the Pro kinds' orgs, the hidden tables
+``crmarena_hidden_*`` (one row per planted label, for gold computed by plain SQL). The query engine only
+lets agents read the object tables.
 """
 
 from __future__ import annotations
@@ -15,30 +16,39 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from crmarena_gym.schema import OBJECTS, quote_identifier
+from crmarena_gym.schema import DEFAULT_KIND, ORG_KINDS, org_schema, quote_identifier
 
 #: Bump whenever the generator's output for some seed and scale changes (its rows, or the file's indexes).
 #: 3: composite indexes for the tasks' access paths, and the planner's statistics (ANALYZE).
 #: 4: the history's per-agent indexes (NewValue__c or OldValue__c, Field__c, CreatedDate).
 GENERATOR_VERSION = 4
+#: The generator version of each org kind (the service org's is :data:`GENERATOR_VERSION`). Bump a kind's
+#: whenever its output for some seed and scale changes.
+#: b2b, b2c 1: the first Pro orgs (issue 26).
+GENERATOR_VERSIONS: dict[str, int] = {"service": GENERATOR_VERSION, "b2b": 1, "b2c": 1}
 
 MANIFEST_TABLE = "crmarena_manifest"
 LATENT_TABLE = "crmarena_latent"
+#: The name of every hidden table starts so (the query engine reads object tables only).
+HIDDEN_PREFIX = "crmarena_hidden_"
 
 
 class Manifest(BaseModel):
     """What a generated org file holds and how it was made.
 
     Attributes:
-        generator_version: ``GENERATOR_VERSION`` of the code that wrote the file.
+        generator_version: The kind's generator version (``GENERATOR_VERSIONS``) of the code that wrote the file.
         seed: The seed the org was drawn from.
         scale: The customer-volume scale (1.0: the original org's size).
         latent: Whether the latent variables were drawn (False: flat).
         company: The store's name, as the articles and transcripts spell it.
         row_counts: Rows per object table.
-        content_hash: SHA-256 over the 16 object tables' rows (see :func:`content_hash`).
+        content_hash: SHA-256 over the object tables' rows, and the hidden tables' (see :func:`content_hash`).
         first_case: CreatedDate of the earliest case.
         last_case: CreatedDate of the latest case.
+        kind: The org kind (``service``, ``b2b``, ``b2c``); left out of a service org's stored manifest, which
+            stays as it was before there were kinds.
+        hidden_row_counts: Rows per hidden table (none in a service org).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -52,20 +62,36 @@ class Manifest(BaseModel):
     content_hash: str
     first_case: str
     last_case: str
+    kind: str = DEFAULT_KIND
+    hidden_row_counts: dict[str, int] = {}
+
+    def stored_json(self) -> str:
+        """The manifest as the org file stores it: a service org's without the fields it never had."""
+        return self.model_dump_json(exclude_defaults=self.kind == DEFAULT_KIND)
 
 
-def content_hash(conn: sqlite3.Connection) -> str:
-    """SHA-256 over the 16 object tables: each row as canonical JSON, tables and rows in a fixed order.
+def content_hash(conn: sqlite3.Connection, kind: str = DEFAULT_KIND, hidden: tuple[str, ...] = ()) -> str:
+    """SHA-256 over an org's tables: each row as canonical JSON, tables and rows in a fixed order.
 
-    The hash covers table names, column names and values (rows ordered by Id), not the file's bytes,
-    so the same data always hashes the same whatever SQLite's page layout.
+    The hash covers table names, column names and values (object rows ordered by Id, hidden rows by all
+    their columns), not the file's bytes, so the same data always hashes the same whatever SQLite's page
+    layout.
+
+    Args:
+        conn: The org file.
+        kind: The org kind: its object tables are hashed, in the schema's order.
+        hidden: Hidden tables to hash after them (a Pro org's ``manifest.hidden_row_counts``), in this order.
     """
     h = hashlib.sha256()
-    for obj in OBJECTS:
-        table = quote_identifier(obj.name)
-        cur = conn.execute(f"SELECT * FROM {table} ORDER BY Id")
+    tables = [(obj.name, "Id") for obj in org_schema(kind).objects]
+    for name in hidden:
+        columns = [row[1] for row in conn.execute(f"PRAGMA table_info({quote_identifier(name)})")]
+        tables.append((name, ", ".join(quote_identifier(c) for c in columns) or "1"))
+    for name, order in tables:
+        table = quote_identifier(name)
+        cur = conn.execute(f"SELECT * FROM {table} ORDER BY {order}")
         columns = [d[0] for d in cur.description]
-        h.update(json.dumps([obj.name, columns], separators=(",", ":")).encode())
+        h.update(json.dumps([name, columns], separators=(",", ":")).encode())
         h.update(b"\n")
         dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
         while True:
@@ -81,7 +107,7 @@ def write_meta(conn: sqlite3.Connection, manifest: Manifest, latents: dict[str, 
     """Create and fill the manifest and latent tables."""
     conn.execute(f"CREATE TABLE {MANIFEST_TABLE} (manifest TEXT NOT NULL)")
     conn.execute(f"CREATE TABLE {LATENT_TABLE} (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
-    conn.execute(f"INSERT INTO {MANIFEST_TABLE} VALUES (?)", (manifest.model_dump_json(),))
+    conn.execute(f"INSERT INTO {MANIFEST_TABLE} VALUES (?)", (manifest.stored_json(),))
     conn.executemany(
         f"INSERT INTO {LATENT_TABLE} VALUES (?, ?)",
         ((name, json.dumps(value, separators=(",", ":"), sort_keys=True)) for name, value in latents.items()),
@@ -121,6 +147,47 @@ def read_manifest(path: str | Path) -> Manifest:
         return Manifest.model_validate_json(row[0])
     except ValueError as exc:
         raise ValueError(f"{str(path)!r} has an unreadable manifest: {exc}") from None
+
+
+def manifest_kind(conn: sqlite3.Connection) -> str:
+    """The org kind the manifest in ``conn`` names: ``service`` when the file has no manifest of ours (the
+    original's dump, a hand-made file), or when its manifest names no kind (a service org).
+
+    Raises:
+        ValueError: The manifest names a kind this version does not know.
+    """
+    try:
+        row = conn.execute(f"SELECT manifest FROM {MANIFEST_TABLE}").fetchone()
+        kind = json.loads(row[0]).get("kind", DEFAULT_KIND)
+    except (sqlite3.Error, ValueError, TypeError, AttributeError):  # no manifest of ours
+        return DEFAULT_KIND
+    if kind not in ORG_KINDS:
+        raise ValueError(
+            f"the org's manifest names org kind {kind!r}, which this version of crmarena_gym does not know "
+            f"(it knows {', '.join(ORG_KINDS)})"
+        )
+    return kind
+
+
+def read_hidden(path: str | Path, table: str) -> list[dict[str, Any]]:
+    """The rows of one hidden table of a generated org (``crmarena_hidden_<table>``), as dicts.
+
+    Args:
+        path: The org file.
+        table: The table's name, with or without the ``crmarena_hidden_`` prefix.
+
+    Raises:
+        FileNotFoundError: No file at ``path``.
+        ValueError: The file has no such hidden table (a service org has none).
+    """
+    name = table if table.startswith(HIDDEN_PREFIX) else HIDDEN_PREFIX + table
+    conn = _open_ours(path, name)
+    try:
+        cur = conn.execute(f"SELECT * FROM {quote_identifier(name)} ORDER BY rowid")
+        columns = [d[0] for d in cur.description]
+        return [dict(zip(columns, row, strict=True)) for row in cur.fetchall()]
+    finally:
+        conn.close()
 
 
 def read_latent(path: str | Path) -> dict[str, Any]:

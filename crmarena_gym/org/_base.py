@@ -36,6 +36,7 @@ ERROR_CODES = frozenset(
         "STRING_TOO_LONG",
         "JSON_PARSER_ERROR",
         "STORAGE_LIMIT_EXCEEDED",
+        "INVALID_OPERATION",
     }
 )
 

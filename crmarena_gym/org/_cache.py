@@ -24,7 +24,8 @@ from pathlib import Path
 
 from crmarena_gym._console import interactive, progress_bar
 from crmarena_gym._files import exclusive_lock, file_sha256, read_digest, write_digest
-from crmarena_gym.datagen import GENERATOR_VERSION, generate_org, read_manifest, validate_seed_scale
+from crmarena_gym.datagen import GENERATOR_VERSIONS, generate_org, read_manifest, validate_seed_scale
+from crmarena_gym.schema import DEFAULT_KIND, check_kind
 
 CACHE_ENV = "CRMARENA_GYM_CACHE"
 
@@ -44,8 +45,10 @@ def cache_dir() -> Path:
     return base / "crmarena-gym"
 
 
-def _file_name(seed: int, scale: float) -> str:
-    return f"org-v{GENERATOR_VERSION}-seed{seed}-scale{scale:g}.sqlite"
+def _file_name(seed: int, scale: float, kind: str = DEFAULT_KIND) -> str:
+    # The service org keeps the name it had before there were kinds.
+    prefix = "org" if kind == DEFAULT_KIND else f"org-{kind}"
+    return f"{prefix}-v{GENERATOR_VERSIONS[kind]}-seed{seed}-scale{scale:g}.sqlite"
 
 
 # Files checked in this process, by path: the identity they had when checked. A file whose identity is the
@@ -88,8 +91,8 @@ def _file_sound(path: Path) -> bool:
         return False
 
 
-def _is_valid(path: Path, seed: int, scale: float) -> bool:
-    """Whether ``path`` holds a complete, undamaged org of this generator version, seed and scale."""
+def _is_valid(path: Path, seed: int, scale: float, kind: str = DEFAULT_KIND) -> bool:
+    """Whether ``path`` holds a complete, undamaged org of this kind, generator version, seed and scale."""
     try:
         identity = _identity(path)
     except OSError:
@@ -103,8 +106,9 @@ def _is_valid(path: Path, seed: int, scale: float) -> bool:
         manifest = read_manifest(path)
     except (OSError, ValueError):
         return False
-    if (manifest.generator_version, manifest.seed, manifest.scale, manifest.latent) != (
-        GENERATOR_VERSION,
+    if (manifest.kind, manifest.generator_version, manifest.seed, manifest.scale, manifest.latent) != (
+        kind,
+        GENERATOR_VERSIONS[kind],
         seed,
         scale,
         True,
@@ -135,8 +139,8 @@ class _GenerationProgress:
             self.bar.close()
 
 
-def default_org_path(*, seed: int = 0, scale: float = 1.0) -> Path:
-    """The path of the embedded org for ``seed`` and ``scale``, generating it on first use.
+def default_org_path(*, seed: int = 0, scale: float = 1.0, kind: str = DEFAULT_KIND) -> Path:
+    """The path of the embedded org of ``kind`` for ``seed`` and ``scale``, generating it on first use.
 
     Safe to call from several processes at once: they share one file. A cached file whose
     manifest does not match (another generator version, a truncated file) is regenerated. While
@@ -145,34 +149,39 @@ def default_org_path(*, seed: int = 0, scale: float = 1.0) -> Path:
     Args:
         seed: The org seed.
         scale: The customer-volume scale (1.0: the original's size).
+        kind: The org kind: ``service`` (CRMArena's org, the default), ``b2b`` or ``b2c`` (CRMArena-Pro's).
 
     Raises:
-        ValueError: ``seed`` or ``scale`` is invalid.
+        ValueError: ``seed``, ``scale`` or ``kind`` is invalid.
 
     Example:
         >>> import tempfile
         >>> getfixture("monkeypatch").setenv("CRMARENA_GYM_CACHE", tempfile.mkdtemp())
         >>> path = default_org_path(seed=3, scale=0.05)
-        >>> path.name == f"org-v{GENERATOR_VERSION}-seed3-scale0.05.sqlite", path.parent == cache_dir()
+        >>> path.name == f"org-v{GENERATOR_VERSIONS['service']}-seed3-scale0.05.sqlite", path.parent == cache_dir()
         (True, True)
+        >>> default_org_path(seed=3, scale=0.05, kind="b2b").name
+        'org-b2b-v1-seed3-scale0.05.sqlite'
     """
     seed, scale = validate_seed_scale(seed, scale)
+    kind = check_kind(kind)
     directory = cache_dir()
-    path = directory / _file_name(seed, scale)
-    if _is_valid(path, seed, scale):
+    path = directory / _file_name(seed, scale, kind)
+    if _is_valid(path, seed, scale, kind):
         return path
     try:
         directory.mkdir(parents=True, exist_ok=True)
         lock_path = path.with_name(path.name + ".lock")
         with exclusive_lock(lock_path):
             # Another process may have finished the org while this one waited for the lock.
-            if not _is_valid(path, seed, scale):
+            if not _is_valid(path, seed, scale, kind):
                 # A library call draws only where a person watches (a terminal or a notebook), not in logs.
                 progress = None
                 if interactive():
-                    progress = _GenerationProgress(f"generating org (seed {seed}, scale {scale:g})")
+                    what = "org" if kind == DEFAULT_KIND else f"{kind} org"
+                    progress = _GenerationProgress(f"generating {what} (seed {seed}, scale {scale:g})")
                 try:
-                    generate_org(path, seed=seed, scale=scale, latent=True, progress=progress)
+                    generate_org(path, kind=kind, seed=seed, scale=scale, latent=True, progress=progress)
                 finally:
                     if progress is not None:
                         progress.bar.close()

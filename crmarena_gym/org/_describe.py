@@ -14,7 +14,7 @@ from typing import Any
 
 from crmarena_gym.org._base import OrgError
 from crmarena_gym.org.soql import URL_PREFIX, Catalog
-from crmarena_gym.schema import Field, FieldType, SObject, child_relationships, get_object
+from crmarena_gym.schema import Field, FieldType, SObject
 
 # Salesforce's describe type names (a long text area is a textarea there, told apart by its length).
 _TYPE = {FieldType.LONG_TEXT: "textarea"}
@@ -66,7 +66,8 @@ def describe_object(name: str, catalog: Catalog) -> dict[str, Any]:
         >>> [c["relationshipName"] for c in d["childRelationships"]]
         ['CaseHistories__r', 'EmailMessages', 'LiveChatTranscripts', 'Tasks', 'Events', 'CaseComments']
     """
-    obj = get_object(name, standard=True) if isinstance(name, str) else None
+    schema = catalog.schema
+    obj = schema.get_object(name, standard=True) if isinstance(name, str) else None
     if obj is None or not catalog.has(obj):
         raise OrgError("NOT_FOUND", f"The requested resource does not exist: sObject type {name!r} is not supported")
     children = [
@@ -77,7 +78,7 @@ def describe_object(name: str, catalog: Catalog) -> dict[str, Any]:
             "cascadeDelete": f.on_delete == "cascade",
             "restrictedDelete": f.on_delete == "restrict",
         }
-        for rel, child, f in child_relationships(obj)
+        for rel, child, f in schema.child_relationships(obj)
         if catalog.has(child) and catalog.available(child, f)
     ]
     return {

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
 from crmarena_gym._memory import BytesLRU, measured_bytes
+from crmarena_gym.datagen import manifest_kind
 from crmarena_gym.org._base import Org, OrgError, check_max_records
 from crmarena_gym.org.soql import (
     MAX_STATEMENT_CHARS,
@@ -38,7 +39,7 @@ from crmarena_gym.org.soql import (
     parse,
     too_long,
 )
-from crmarena_gym.schema import OBJECTS, STANDARD_OBJECTS, quote_identifier
+from crmarena_gym.schema import OBJECTS, OrgSchema, org_schema, quote_identifier
 
 #: How many compiled plans a backend keeps at most (least recently used are dropped): plans by query
 #: text, refusals by a digest of it (:func:`refusal_key`) and plan templates by query shape (see
@@ -203,8 +204,12 @@ class _Backend:
         try:
             conn = sqlite3.connect(path.as_uri() + "?mode=ro", uri=True, check_same_thread=False, cached_statements=512)
             conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
-            self.catalog = self._read_catalog(conn)
         except sqlite3.Error as exc:
+            raise ValueError(f"cannot open {str(path)!r} as an org database: {exc}") from None
+        try:
+            self.catalog = self._read_catalog(conn)
+        except (sqlite3.Error, ValueError) as exc:
+            conn.close()
             raise ValueError(f"cannot open {str(path)!r} as an org database: {exc}") from None
         if not self.catalog.tables:
             conn.close()
@@ -233,20 +238,22 @@ class _Backend:
             row[0].lower(): row[0]
             for row in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")
         }
+        # The org kind our generator recorded (a file without a manifest, the original's dump, is a service org).
+        schema = org_schema(manifest_kind(conn))
         tables: dict[str, str] = {}
         columns: dict[str, frozenset[str]] = {}
         empty: set[str] = set()
-        for obj in OBJECTS + STANDARD_OBJECTS:
+        for obj in schema.objects + schema.standard_objects:
             actual = names.get(obj.name.lower())
             if actual is None:
-                if obj in STANDARD_OBJECTS:  # every org has it: answered as an empty table
+                if obj in schema.standard_objects:  # every org has it: answered as an empty table
                     empty.add(obj.name)
                     columns[obj.name] = frozenset(f.column_name.lower() for f in obj.stored_fields)
                 continue
             tables[obj.name] = actual
             info = conn.execute(f"PRAGMA table_info({quote_identifier(actual)})").fetchall()
             columns[obj.name] = frozenset(row[1].lower() for row in info)
-        return Catalog(tables, columns, frozenset(empty))
+        return Catalog(tables, columns, frozenset(empty), schema)
 
     def _authorize(self, action: int, arg1: str | None, arg2: str | None, dbname: str | None, _src: Any) -> int:
         if action == sqlite3.SQLITE_SELECT:
@@ -417,6 +424,17 @@ class LocalOrg(Org):
     def path(self) -> Path:
         """The database file (resolved)."""
         return self._live().path
+
+    @property
+    def schema(self) -> OrgSchema:
+        """The org kind's schema (``service`` for CRMArena's org, ``b2b`` or ``b2c`` for Pro's), read from the
+        file's manifest."""
+        return self._live().catalog.schema
+
+    @property
+    def kind(self) -> str:
+        """The org kind: ``service``, ``b2b`` or ``b2c``."""
+        return self.schema.kind
 
     @property
     def today(self) -> dt.date | None:

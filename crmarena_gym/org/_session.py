@@ -807,6 +807,15 @@ class OrgSession(LocalOrg):
                     with state.trust() as conn:
                         conn.execute("UPDATE temp.crm_mode SET deleted = 0")
 
+    def _service_only(self) -> None:
+        # Writes are validated against the service org's objects; a Pro org (b2b, b2c) answers queries only.
+        if self.kind != "service":
+            raise _fault(
+                "INVALID_OPERATION",
+                f"this session's org is of kind {self.kind!r}: sessions write to the service org only so far; "
+                "query it, or write to a service org",
+            )
+
     # -- writes ------------------------------------------------------------------------------------
 
     def _now(self) -> dt.datetime:
@@ -847,6 +856,7 @@ class OrgSession(LocalOrg):
                 ``INVALID_CROSS_REFERENCE_KEY`` (a reference to no record), ``ENTITY_IS_DELETED`` (to a
                 deleted one), ``STORAGE_LIMIT_EXCEEDED``.
         """
+        self._service_only()
         obj = self._writable(sobject, "create")
         state = self._state
         with state.trust() as conn, state.atomic():
@@ -886,6 +896,7 @@ class OrgSession(LocalOrg):
         Raises:
             OrgError: As :meth:`create`, and ``MALFORMED_ID``, ``NOT_FOUND`` or ``ENTITY_IS_DELETED`` for the id.
         """
+        self._service_only()
         obj = self._writable(sobject, "update")
         state = self._state
         with state.trust() as conn, state.atomic():
@@ -911,6 +922,7 @@ class OrgSession(LocalOrg):
             >>> made[1], again == (made[0], False), session.get("Product2", made[0], ["Name"])["Name"]
             (True, True, 'Red kite')
         """
+        self._service_only()
         obj = self._writable(sobject, "create")
         key = obj.get_field(field) if isinstance(field, str) else None
         if key is None or not (key.external_id or key.type is FieldType.ID):
@@ -1177,6 +1189,7 @@ class OrgSession(LocalOrg):
         Raises:
             OrgError: ``NOT_FOUND``/``MALFORMED_ID``/``ENTITY_IS_DELETED`` for the id, ``INVALID_FIELD`` for a field.
         """
+        self._service_only()
         obj = _object(sobject)
         with self._state.trust() as conn:
             rid = self._existing(conn, obj, record_id)

@@ -79,7 +79,7 @@ from crmarena_gym._memory import bytes_cache
 from crmarena_gym.org._base import OrgError
 from crmarena_gym.org._local import _TIMEOUT_MESSAGE
 from crmarena_gym.org.soql import MAX_OFFSET, positioned_message
-from crmarena_gym.schema import OBJECTS, Field, FieldType, SObject, get_object, quote_identifier
+from crmarena_gym.schema import DEFAULT_KIND, Field, FieldType, OrgSchema, SObject, org_schema, quote_identifier
 
 __all__ = ["MAX_EXPANSIONS", "MAX_RESULTS", "SearchIndex", "escape_refused", "parse_search", "run_search"]
 
@@ -128,6 +128,7 @@ class SearchableOrg(Protocol):
     path: Path
     backend_cache: dict[str, object]
     timeout: float
+    schema: OrgSchema  # the org kind's objects (RETURNING names, the default scope)
 
     def query(self, soql: str) -> dict[str, Any]: ...
 
@@ -559,9 +560,10 @@ def _tokenize(text: str, offset: int) -> list[_Tok]:
 
 
 class _StatementParser:
-    def __init__(self, text: str, tokens: list[_Tok]) -> None:
+    def __init__(self, text: str, tokens: list[_Tok], schema: OrgSchema) -> None:
         self.text = text
         self.tokens = tokens
+        self.schema = schema
         self.pos = 0
 
     def peek(self, ahead: int = 0) -> _Tok | None:
@@ -635,7 +637,7 @@ class _StatementParser:
         if not explicit:
             returning = [
                 Returning(obj, (Clause("Id", -1),))
-                for obj in OBJECTS
+                for obj in self.schema.objects
                 if obj.name not in _NOT_IN_DEFAULT_SCOPE and _columns(obj, "ALL")
             ]
         return SearchSpec(terms, scope, tuple(returning), limit, explicit)
@@ -644,7 +646,7 @@ class _StatementParser:
         tok = self.next("an object name after RETURNING")
         if tok.kind != "word" or not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", tok.text):
             raise self.error(f"unexpected token: {tok.text!r}, expecting an object name", tok)
-        obj = get_object(tok.text)
+        obj = self.schema.get_object(tok.text)
         if obj is None:
             raise OrgError(
                 "INVALID_TYPE",
@@ -769,8 +771,8 @@ def _find_braces(text: str) -> tuple[str, int]:
     raise _malformed("missing '}' after the search term")
 
 
-def parse_search(sosl: str) -> SearchSpec:
-    """Parse a SOSL statement.
+def parse_search(sosl: str, schema: OrgSchema | None = None) -> SearchSpec:
+    """Parse a SOSL statement over the objects of ``schema`` (the service org's when None).
 
     Raises:
         OrgError: ``MALFORMED_SEARCH`` for a syntax error, ``INVALID_TYPE`` for an unknown object.
@@ -784,7 +786,7 @@ def parse_search(sosl: str) -> SearchSpec:
         raise _malformed(f"the search must be a string, got {type(sosl).__name__}: {sosl!r}")
     term_text, end = _find_braces(sosl)
     terms = parse_search_terms(term_text)
-    return _StatementParser(sosl, _tokenize(sosl, end)).parse(terms)
+    return _StatementParser(sosl, _tokenize(sosl, end), schema or org_schema(DEFAULT_KIND)).parse(terms)
 
 
 # -- the index --------------------------------------------------------------------------------------
@@ -1308,16 +1310,16 @@ def _share_evenly(counts: list[int], budget: int) -> list[int]:
     return taken
 
 
-def _parsed(sosl: str) -> SearchSpec:
-    """:func:`parse_search`, kept: the same searches come again and again (a refusal is not kept). The
-    bounds the parser checks are part of the key, so that a statement is never let through under
-    bounds it was not checked against."""
-    return _parsed_under(sosl, MAX_TERMS, MAX_NESTING, MAX_OFFSET)
+def _parsed(sosl: str, kind: str) -> SearchSpec:
+    """:func:`parse_search` over the objects of org kind ``kind``, kept: the same searches come again and
+    again (a refusal is not kept). The bounds the parser checks are part of the key, so that a statement is
+    never let through under bounds it was not checked against."""
+    return _parsed_under(sosl, kind, MAX_TERMS, MAX_NESTING, MAX_OFFSET)
 
 
 @bytes_cache(max_entries=1024, max_bytes=16 * 1024 * 1024)  # a statement may be 100,000 characters
-def _parsed_under(sosl: str, *bounds: int) -> SearchSpec:
-    return parse_search(sosl)
+def _parsed_under(sosl: str, kind: str, *bounds: int) -> SearchSpec:
+    return parse_search(sosl, org_schema(kind))
 
 
 def run_search(org: SearchableOrg, sosl: str) -> dict[str, Any]:
@@ -1335,7 +1337,11 @@ def run_search(org: SearchableOrg, sosl: str) -> dict[str, Any]:
         OrgError: ``MALFORMED_SEARCH`` for a syntax error, ``INVALID_TYPE``/``INVALID_FIELD`` for
             unknown objects and fields, or any error the SOQL engine raises for a RETURNING clause.
     """
-    spec = _parsed(sosl) if isinstance(sosl, str) and len(sosl) <= _SHORT_SEARCH else parse_search(sosl)
+    schema = getattr(org, "schema", None)
+    if isinstance(sosl, str) and len(sosl) <= _SHORT_SEARCH:
+        spec = _parsed(sosl, schema.kind if schema is not None else DEFAULT_KIND)
+    else:
+        spec = parse_search(sosl, schema)
     deadline = time.monotonic() + org.timeout  # one QUERY_TIMEOUT for the whole search, as for a query
     index = _index_for(org)
     per_object: list[list[dict[str, Any]]] = []

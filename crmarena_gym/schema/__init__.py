@@ -1,6 +1,8 @@
-"""The 16 objects of the CRMArena org, their fields, ids and SQLite layout.
+"""The objects of every org kind, their fields, ids and SQLite layout.
 
-Every other layer (the generator, the query engine, prompts and docs) reads the schema from here.
+Every other layer (the generator, the query engine, prompts and docs) reads the schema from here. The
+module-level lookups (``OBJECTS``, ``get_object`` ...) are the service org's (CRMArena's 16 objects); an
+:class:`OrgSchema` (``org_schema("b2b")``) answers the same questions for any org kind.
 
 Example:
     >>> from crmarena_gym.schema import get_object
@@ -11,6 +13,7 @@ Example:
 from __future__ import annotations
 
 from crmarena_gym.schema._ids import id_checksum, is_valid_id, make_id
+from crmarena_gym.schema._kinds import DEFAULT_KIND, ORG_KINDS, OrgSchema, check_kind, org_schema
 from crmarena_gym.schema._objects import (
     CASE_CHANNELS,
     CASE_PRIORITIES,
@@ -25,6 +28,15 @@ from crmarena_gym.schema._objects import (
     get_child_relationship,
     get_object,
     object_for_id,
+)
+from crmarena_gym.schema._pro import (
+    CONTRACT_STATUSES,
+    LEAD_STATUSES,
+    OPPORTUNITY_STAGES,
+    QUOTE_STATUSES,
+    STAGE_PROBABILITY,
+    TASK_PRIORITIES,
+    TASK_STATUSES,
 )
 from crmarena_gym.schema._sql import (
     COMPOSITE_INDEXES,
@@ -42,15 +54,26 @@ __all__ = [
     "CASE_PRIORITIES",
     "CASE_STATUSES",
     "COMPOSITE_INDEXES",
+    "CONTRACT_STATUSES",
+    "DEFAULT_KIND",
     "HISTORY_FIELDS",
+    "LEAD_STATUSES",
     "OBJECTS",
+    "OPPORTUNITY_STAGES",
     "ORDER_STATUSES",
     "ORG_CREATOR_SQL",
+    "ORG_KINDS",
     "PUBLISH_STATUSES",
+    "QUOTE_STATUSES",
+    "STAGE_PROBABILITY",
     "STANDARD_OBJECTS",
+    "TASK_PRIORITIES",
+    "TASK_STATUSES",
     "Field",
     "FieldType",
+    "OrgSchema",
     "SObject",
+    "check_kind",
     "child_relationships",
     "create_indexes",
     "create_tables",
@@ -61,6 +84,7 @@ __all__ = [
     "is_valid_id",
     "make_id",
     "object_for_id",
+    "org_schema",
     "quote_identifier",
     "schema_text",
     "table_ddl",

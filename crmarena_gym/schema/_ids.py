@@ -10,6 +10,7 @@ _SUFFIX_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ012345"
 _ID_RE = re.compile(r"^[A-Za-z0-9]{15}(?:[A-Z0-5]{3})?$")
 # The 4th and 5th characters of ids in the original org ("Ws" is its pod/instance marker).
 ORG_INSTANCE = "Ws"
+_INSTANCE_RE = re.compile(r"^[A-Za-z0-9]{2}$")
 
 
 def id_checksum(id15: str) -> str:
@@ -34,15 +35,25 @@ def id_checksum(id15: str) -> str:
     return "".join(suffix)
 
 
-def make_id(prefix: str, number: int) -> str:
+def make_id(prefix: str, number: int, instance: str = ORG_INSTANCE) -> str:
     """The 18-character id of the ``number``-th record of the object with key ``prefix``.
+
+    Args:
+        prefix: The object's 3-character key prefix.
+        number: The record's number (0 to 62**10 - 1).
+        instance: The org's 2-character instance marker (the 4th and 5th characters): ``Ws`` for the
+            CRMArena service org, others for the other org kinds (``crmarena_gym.schema.org_schema``).
 
     Example:
         >>> make_id("500", 1)
         '500Ws0000000001IAA'
+        >>> make_id("006", 1, instance="Wt")
+        '006Wt0000000001IAA'
     """
     if len(prefix) != 3:
         raise ValueError(f"a key prefix has 3 characters, got {prefix!r}")
+    if not _INSTANCE_RE.match(instance):
+        raise ValueError(f"an org instance marker has 2 letters or digits, got {instance!r}")
     if number < 0:
         raise ValueError(f"record number must be non-negative, got {number}")
     digits = []
@@ -52,7 +63,7 @@ def make_id(prefix: str, number: int) -> str:
         digits.append(_ALPHABET[r])
     if n:
         raise ValueError(f"record number {number} does not fit in a Salesforce id")
-    id15 = prefix + ORG_INSTANCE + "".join(reversed(digits))
+    id15 = prefix + instance + "".join(reversed(digits))
     return id15 + id_checksum(id15)
 
 

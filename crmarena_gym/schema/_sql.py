@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from crmarena_gym.schema._objects import OBJECTS
+from crmarena_gym.schema._kinds import DEFAULT_KIND, org_schema
 from crmarena_gym.schema._types import FieldType, SObject
 
 # SQLite affinities matching how the original dump stores values: text for ids, strings and
@@ -90,18 +90,18 @@ def _indexed_column(spec: str) -> str:
     return quote_identifier(column) + (f" {collation}" if collation else "")
 
 
-def create_indexes(conn: sqlite3.Connection) -> None:
-    """Index every reference column and ``CreatedDate`` of the 16 tables and the tasks' composite access
+def create_indexes(conn: sqlite3.Connection, kind: str = DEFAULT_KIND) -> None:
+    """Index every reference column and ``CreatedDate`` of the kind's tables and the tasks' composite access
     paths, then gather the statistics SQLite's planner chooses between them by (call after loading rows)."""
     with conn:
-        for obj in OBJECTS:
+        for obj in org_schema(kind).objects:
             for statement in index_ddl(obj):
                 conn.execute(statement)
     conn.execute("ANALYZE")
 
 
-def create_tables(conn: sqlite3.Connection) -> None:
-    """Create the 16 empty object tables in ``conn``.
+def create_tables(conn: sqlite3.Connection, kind: str = DEFAULT_KIND) -> None:
+    """Create the empty object tables of org kind ``kind`` in ``conn`` (the service org's 16 by default).
 
     Example:
         >>> conn = sqlite3.connect(":memory:")
@@ -110,5 +110,5 @@ def create_tables(conn: sqlite3.Connection) -> None:
         16
     """
     with conn:
-        for obj in OBJECTS:
+        for obj in org_schema(kind).objects:
             conn.execute(table_ddl(obj))

@@ -194,3 +194,30 @@ def test_two_processes_at_once_share_one_file(cache: Path) -> None:
     name = f"org-v{GENERATOR_VERSION}-seed8-scale0.3.sqlite"
     assert files == [name, name + ".lock", name + ".sha256"]
     assert all(err == "" for _out, err in outputs)  # no progress bar when stderr is not a terminal
+
+
+def test_pro_orgs_are_cached_by_kind_seed_and_scale_and_checked_with_their_hidden_tables(cache: Path) -> None:
+    b2b = default_org_path(seed=4, scale=0.05, kind="b2b")
+    b2c = default_org_path(seed=4, scale=0.05, kind="b2c")
+    service = default_org_path(seed=4, scale=0.05)
+    assert (b2b.name, b2c.name) == ("org-b2b-v1-seed4-scale0.05.sqlite", "org-b2c-v1-seed4-scale0.05.sqlite")
+    assert len({b2b, b2c, service}) == 3 and {read_manifest(p).kind for p in (b2b, b2c, service)} == {
+        "b2b",
+        "b2c",
+        "service",
+    }
+    assert default_org_path(seed=4, scale=0.05, kind="b2b") == b2b
+    good = read_manifest(b2b).content_hash
+    # A changed planted label (same size, same row count) is found by the hash, and the org regenerated.
+    conn = sqlite3.connect(b2b)
+    conn.execute("UPDATE crmarena_hidden_opportunity SET won = 1 - won WHERE rowid = 1")
+    conn.commit()
+    conn.close()
+    (b2b.parent / (b2b.name + ".verified")).unlink()
+    assert default_org_path(seed=4, scale=0.05, kind="b2b") == b2b
+    conn = sqlite3.connect(b2b)
+    manifest = read_manifest(b2b)
+    assert content_hash(conn, "b2b", tuple(manifest.hidden_row_counts)) == good == manifest.content_hash
+    conn.close()
+    with pytest.raises(ValueError, match="'service', 'b2b', 'b2c'"):
+        default_org_path(kind="crm")

@@ -40,3 +40,24 @@ def test_bad_values_are_reported(
     err = capsys.readouterr().err
     assert quoted in err and err.startswith("crmarena-gym generate: ")
     assert not out.exists()
+
+
+@pytest.mark.parametrize("kind", ["b2b", "b2c"])
+def test_generate_a_pro_org_names_its_kind_and_hidden_tables(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    out = tmp_path / f"{kind}.sqlite"
+    assert main(["generate", "--kind", kind, "--seed", "2", "--scale", "0.05", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    m = read_manifest(out)
+    assert (m.kind, m.seed, m.scale) == (kind, 2, 0.05)
+    assert printed.startswith(f"wrote {out} ({kind} org, generator v{m.generator_version}, seed 2, scale 0.05")
+    assert "Opportunity" in printed and "hidden tables" in printed and "crmarena_hidden_quote" in printed
+    assert m.content_hash in printed
+
+
+def test_generate_refuses_an_unknown_kind(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["generate", "--kind", "retail", "--out", str(tmp_path / "x.sqlite")])
+    assert exited.value.code == 2 and "invalid choice: 'retail'" in capsys.readouterr().err
+    assert not (tmp_path / "x.sqlite").exists()

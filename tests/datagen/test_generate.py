@@ -150,3 +150,18 @@ def test_progress_reports_rising_fractions(tmp_path: Path) -> None:
 def test_writing_into_a_directory_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="directory"):
         generate_org(tmp_path, seed=0, scale=0.05)
+
+
+# The seed-0, scale-1 service org as GENERATOR_VERSION 4 writes it (measured at commit 88763cb, before org kinds):
+# adding the Pro kinds must not change a byte of it (change the pin only with a version bump).
+_SERVICE_V4_SEED0_CONTENT = "d7f2660de6bdd9bc6e2b99f19b04400c1e28c17583e97a74b216cb75c5771d0e"
+
+
+def test_the_service_org_is_unchanged_by_org_kinds(org_path: Path, db: sqlite3.Connection) -> None:
+    assert GENERATOR_VERSION == 4
+    assert read_manifest(org_path).content_hash == _SERVICE_V4_SEED0_CONTENT == _independent_hash(org_path)
+    (raw,) = db.execute("SELECT manifest FROM crmarena_manifest").fetchone()
+    assert "kind" not in json.loads(raw) and "hidden_row_counts" not in json.loads(raw)
+    assert read_manifest(org_path).kind == "service"
+    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert tables == {o.name for o in OBJECTS} | {"crmarena_manifest", "crmarena_latent", "sqlite_stat1"}

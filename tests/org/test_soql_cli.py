@@ -73,3 +73,23 @@ def test_sosl_text_goes_to_search(small_org_path: Path) -> None:
     code, out, err = _run("  FIND {delay} IN ALL FIELDS RETURNING Case(Id, Subject)", "--org", str(small_org_path))
     assert not err, err
     assert code == 0 and out.splitlines()[0].split()[0] == "sObject"
+
+
+def test_pro_orgs_answer_and_the_kind_is_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sqlite3
+
+    from crmarena_gym.datagen import generate_org
+
+    b2b = tmp_path / "b2b.sqlite"
+    generate_org(b2b, kind="b2b", seed=1, scale=0.1)
+    code, out, err = _run("SELECT COUNT() FROM Opportunity WHERE StageName = 'Closed'", "--org", str(b2b))
+    (count,) = sqlite3.connect(b2b).execute("SELECT COUNT(*) FROM Opportunity WHERE StageName = 'Closed'").fetchone()
+    assert code == 0 and out.strip() == f"totalSize: {count}" and not err
+    code, out, err = _run("SELECT Id FROM Lead LIMIT 1", "--org", str(b2b), "--kind", "b2c")
+    assert code == 2 and not out and err == f"crmarena-gym query: --org {str(b2b)!r} is a b2b org, not a b2c org\n"
+    # Without --org, --kind picks the cached default org of that kind.
+    monkeypatch.setenv("CRMARENA_GYM_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr("crmarena_gym.org._cache.validate_seed_scale", lambda seed, scale: (seed, 0.05))
+    code, out, err = _run("SELECT Name FROM Territory2 WHERE Name = 'Pacific'", "--kind", "b2c")
+    assert code == 0 and "Pacific" in out and out.strip().endswith("totalSize: 1"), err
+    assert [p.name for p in (tmp_path / "cache").glob("*.sqlite")] == ["org-b2c-v1-seed0-scale0.05.sqlite"]

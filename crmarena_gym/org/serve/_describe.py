@@ -7,7 +7,7 @@ from typing import Any
 from crmarena_gym.org._local import LocalOrg
 from crmarena_gym.org._session import _DEFAULTS, REQUIRED_FIELDS, UNDELETABLE, write_access
 from crmarena_gym.org.soql import Catalog
-from crmarena_gym.schema import OBJECTS, STANDARD_OBJECTS, FieldType, SObject, get_object
+from crmarena_gym.schema import DEFAULT_KIND, FieldType, OrgSchema, SObject, org_schema
 
 _SOAP = {
     FieldType.ID: "tns:ID",
@@ -40,8 +40,13 @@ def _plural(label: str) -> str:
     return label + ("es" if label.endswith(("s", "x", "ch", "sh")) else "s")
 
 
-def _summary(version: str, obj: SObject) -> dict[str, Any]:
-    writable = get_object(obj.name) is not None  # the standard objects every org has are read-only (and empty) here
+def _writable(obj: SObject, schema: OrgSchema) -> bool:
+    # The standard objects every org has are read-only (and empty) here; sessions write to the service org only.
+    return schema.kind == DEFAULT_KIND and schema.get_object(obj.name) is not None
+
+
+def _summary(version: str, obj: SObject, schema: OrgSchema | None = None) -> dict[str, Any]:
+    writable = _writable(obj, schema or org_schema())
     return {
         "name": obj.name,
         "label": obj.label,
@@ -61,26 +66,30 @@ def _summary(version: str, obj: SObject) -> dict[str, Any]:
 
 def describe_global(version: str, catalog: Catalog) -> dict[str, Any]:
     """``GET sobjects``: the objects the org file holds."""
+    schema = catalog.schema
     return {
         "encoding": "UTF-8",
         "maxBatchSize": 200,
-        "sobjects": [_summary(version, o) for o in (*OBJECTS, *STANDARD_OBJECTS) if catalog.has(o)],
+        "sobjects": [
+            _summary(version, o, schema) for o in (*schema.objects, *schema.standard_objects) if catalog.has(o)
+        ],
     }
 
 
-def object_info(version: str, name: str) -> dict[str, Any]:
-    """``GET sobjects/X``: the object's summary."""
-    obj = get_object(name, standard=True)
+def object_info(version: str, name: str, schema: OrgSchema | None = None) -> dict[str, Any]:
+    """``GET sobjects/X``: the object's summary (in the org kind of ``schema``, the service org's by default)."""
+    schema = schema or org_schema()
+    obj = schema.get_object(name, standard=True)
     assert obj is not None
-    return {"objectDescribe": _summary(version, obj), "recentItems": []}
+    return {"objectDescribe": _summary(version, obj, schema), "recentItems": []}
 
 
-def _write_rules(obj: SObject, described: dict[str, Any]) -> dict[str, Any]:
+def _write_rules(obj: SObject, described: dict[str, Any], schema: OrgSchema) -> dict[str, Any]:
     """What a writable session adds to a field of the org's describe: whether it can be written, and how."""
     f = obj.get_field(described["name"])
     kind = f.type if f is not None else None
     createable, updateable = (
-        write_access(obj, f) if f is not None and get_object(obj.name) is not None else (False, False)
+        write_access(obj, f) if f is not None and _writable(obj, schema) and f.formula is None else (False, False)
     )
     required = f is not None and f.name in REQUIRED_FIELDS.get(obj.name, ())
     system = f is not None and (f.extra or f.readonly or f.autonumber)
@@ -113,11 +122,12 @@ def describe_object(version: str, org: LocalOrg, name: str) -> dict[str, Any]:
         False
     """
     described = org.describe(name)
-    obj = get_object(described["name"], standard=True)
+    schema = org.schema
+    obj = schema.get_object(described["name"], standard=True)
     assert obj is not None  # describe answered, so the object exists
-    summary = _summary(version, obj)
+    summary = _summary(version, obj, schema)
     return {
         **described,
         **{k: summary[k] for k in ("labelPlural", "createable", "updateable", "deletable", "retrieveable", "urls")},
-        "fields": [_write_rules(obj, f) for f in described["fields"]],
+        "fields": [_write_rules(obj, f, schema) for f in described["fields"]],
     }

@@ -45,15 +45,14 @@ from crmarena_gym.org.soql._errors import (
     malformed,
 )
 from crmarena_gym.schema import (
-    OBJECTS,
+    DEFAULT_KIND,
     ORG_CREATOR_SQL,
-    STANDARD_OBJECTS,
     Field,
     FieldType,
+    OrgSchema,
     SObject,
-    get_child_relationship,
-    get_object,
     id_checksum,
+    org_schema,
     quote_identifier,
 )
 
@@ -168,26 +167,32 @@ def _stored_columns(obj: SObject) -> frozenset[str]:
 
 @dataclass(frozen=True)
 class Catalog:
-    """The tables and columns a database really has, by object.
+    """The tables and columns a database really has, by object, and the org kind's schema they follow.
 
     Attributes:
         tables: Object API name -> the table's name in the database.
         columns: Object API name -> lower-cased names of the table's columns.
         empty: Standard objects the database has no table for (Opportunity ...): every org has them,
             so they are queried as empty tables of their stored fields (their names are in ``columns``).
+        schema: The org kind's objects (``crmarena_gym.schema.org_schema``): every name a query uses is
+            looked up there (the service org's by default).
     """
 
     tables: Mapping[str, str]
     columns: Mapping[str, frozenset[str]]
     empty: frozenset[str] = frozenset()
+    schema: OrgSchema = field(default_factory=lambda: org_schema(DEFAULT_KIND))
 
     @classmethod
-    def full(cls) -> Catalog:
-        """The catalog of a database with every object and stored field (our generated layout)."""
+    def full(cls, kind: str = DEFAULT_KIND) -> Catalog:
+        """The catalog of a database with every object and stored field of org kind ``kind`` (our generated
+        layout)."""
+        schema = org_schema(kind)
         return cls(
-            {o.name: o.name for o in OBJECTS},
-            {o.name: _stored_columns(o) for o in OBJECTS + STANDARD_OBJECTS},
-            frozenset(o.name for o in STANDARD_OBJECTS),
+            {o.name: o.name for o in schema.objects},
+            {o.name: _stored_columns(o) for o in schema.objects + schema.standard_objects},
+            frozenset(o.name for o in schema.standard_objects),
+            schema,
         )
 
     def has(self, obj: SObject) -> bool:
@@ -432,7 +437,7 @@ class _Compiler:
     def scope(self, q: Select) -> _Scope:
         if q.object_qualifier is not None:  # Parent.Children names a relationship: only a subquery's FROM
             raise invalid_type(self.text, q.object_pos, f"{q.object_qualifier}.{q.object_name}")
-        obj = get_object(q.object_name, standard=True)
+        obj = self.catalog.schema.get_object(q.object_name, standard=True)
         if obj is None or not self.catalog.has(obj):
             raise invalid_type(self.text, q.object_pos, q.object_name)
         return _Scope(obj, self.new_alias(), q.object_alias)
@@ -460,7 +465,11 @@ class _Compiler:
         key: tuple[str, ...] = ()
         for rel, pos in zip(parts[:-1], positions[:-1], strict=True):
             ref = obj.get_relationship(rel)
-            parent = get_object(ref.reference_to, standard=True) if ref is not None and ref.reference_to else None
+            parent = (
+                self.catalog.schema.get_object(ref.reference_to, standard=True)
+                if ref is not None and ref.reference_to
+                else None
+            )
             if ref is None or parent is None or not self.catalog.has(parent):
                 raise invalid_relationship(self.text, pos, rel)
             try:
@@ -777,7 +786,7 @@ class _Compiler:
                 f"The selected field '{inner.text}' in the subquery and the left operand field in the where "
                 f"expression in the outer query '{v.text}' should point to the same object type",
             )
-        if get_object(c.query.object_name, standard=True) is scope.obj:
+        if self.catalog.schema.get_object(c.query.object_name, standard=True) is scope.obj:
             raise malformed(
                 self.text,
                 c.query.object_pos,
@@ -1032,7 +1041,7 @@ class _Compiler:
         subs: list[ChildSubquery] = []
         for item in self.expand_typeof(scope, items):
             if isinstance(item, ChildSubquery):
-                found = get_child_relationship(scope.obj, item.query.object_name)
+                found = self.catalog.schema.get_child_relationship(scope.obj, item.query.object_name)
                 name = found[1].child_relationship or "" if found else item.query.object_name
                 if f"({name.lower()})" in seen:
                     raise malformed(self.text, item.query.object_pos, f"duplicate field selected: {name}")
@@ -1097,7 +1106,7 @@ class _Compiler:
                         f"'{type_name}' is not a type that '{item.relationship}' can point to "
                         f"({', '.join(sorted(allowed.values()))})",
                     )
-                target = get_object(type_name, standard=True)
+                target = self.catalog.schema.get_object(type_name, standard=True)
                 for fp in fields:
                     if target is not None and len(fp.parts) == 1 and target.get_field(fp.parts[0]) is None:
                         raise invalid_field(self.text, fp.pos, fp.parts[0], target.name)
@@ -1175,7 +1184,7 @@ class _Compiler:
         ``parent_ids`` selects the ids of every parent record, with ``parent_params`` (values, origins).
         """
         q = sub.query
-        found = get_child_relationship(parent.obj, q.object_name)
+        found = self.catalog.schema.get_child_relationship(parent.obj, q.object_name)
         qualifier = (q.object_qualifier or "").lower()
         if qualifier and qualifier not in (parent.obj.name.lower(), (parent.user_alias or "").lower()):
             found = None  # FROM Account.Contacts must name the parent object (or its alias)

@@ -1,0 +1,821 @@
+"""The objects of CRMArena-Pro's two orgs: a B2B software vendor and a B2C vehicle dealership.
+
+PRO.md section 4 lists the 27 objects of Pro's orgs. Eleven are new beside the service org's 16 (Lead,
+Opportunity, OpportunityLineItem, Quote, QuoteLineItem, Contract, Task, Event, VoiceCallTranscript__c,
+Territory2, UserTerritory2Association); the others differ from the service org's where a company that
+sells to firms (or to households) differs from a store: an account is a firm with an industry and a head
+count (B2B) or a household (B2C), not a person account; orders have an owner; knowledge articles carry
+a visibility flag (internal or public). The service org's Case, CaseHistory__c, Issue__c, EmailMessage,
+LiveChatTranscript, Pricebook2, PricebookEntry and OrderItem serve both kinds unchanged (custom objects
+get the key prefixes of Pro's orgs).
+
+Field names, types, picklist values and relationship names follow Salesforce's standard objects (the
+Object Reference), with the custom fields Pro's dump has (``Opportunity.ContractID__c``) and the ones
+PRO.md pins for the rebuild (``Quote.ApprovedCompetingOffer__c``, ``Knowledge__kav.IsVisibleInPkb``,
+``Lead.State``). Descriptions are ours. The two kinds share every object and field name (PRO.md 4.2);
+they differ in descriptions and in the picklists of what they sell.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from crmarena_gym.schema._objects import (
+    _ORG_CREATOR,
+    _PERSON_NAME,
+    _UNDATED,
+    CASE,
+    CASE_HISTORY,
+    EMAIL_MESSAGE,
+    ISSUE,
+    LIVE_CHAT_TRANSCRIPT,
+    ORDER_ITEM,
+    ORDER_STATUSES,
+    PRICEBOOK,
+    PRICEBOOK_ENTRY,
+    PUBLISH_STATUSES,
+    USER,
+    _audit,
+    _autonumber,
+    _id,
+    _ref,
+)
+from crmarena_gym.schema._types import Field, FieldType, SObject
+
+T = FieldType
+
+#: Opportunity stages of Pro's orgs, in the order a sale moves through them (PRO.md 3.2: there is no
+#: "Closed Won"; a closed opportunity has a signed contract).
+OPPORTUNITY_STAGES = ("Qualification", "Discovery", "Quote", "Negotiation", "Closed")
+#: The probability (percent) each stage stands for.
+STAGE_PROBABILITY = {"Qualification": 10.0, "Discovery": 25.0, "Quote": 50.0, "Negotiation": 75.0, "Closed": 100.0}
+#: Salesforce's standard Lead.Status values.
+LEAD_STATUSES = ("Open - Not Contacted", "Working - Contacted", "Closed - Converted", "Closed - Not Converted")
+#: Salesforce's standard Quote.Status values.
+QUOTE_STATUSES = ("Draft", "Needs Review", "In Review", "Approved", "Rejected", "Presented", "Accepted", "Denied")
+#: Salesforce's standard Contract.Status values.
+CONTRACT_STATUSES = ("Draft", "In Approval Process", "Activated")
+#: Salesforce's standard Task.Status and Task.Priority values.
+TASK_STATUSES = ("Not Started", "In Progress", "Completed", "Waiting on someone else", "Deferred")
+TASK_PRIORITIES = ("High", "Normal", "Low")
+ACTIVITY_TYPES = ("Call", "Email", "Meeting", "Other")
+LEAD_SOURCES = ("Web", "Phone Inquiry", "Partner Referral", "Purchased List", "Trade Show", "Other")
+#: Salesforce's standard Account.Industry values.
+INDUSTRIES = (
+    "Agriculture",
+    "Apparel",
+    "Banking",
+    "Biotechnology",
+    "Chemicals",
+    "Communications",
+    "Construction",
+    "Consulting",
+    "Education",
+    "Electronics",
+    "Energy",
+    "Engineering",
+    "Entertainment",
+    "Environmental",
+    "Finance",
+    "Food & Beverage",
+    "Government",
+    "Healthcare",
+    "Hospitality",
+    "Insurance",
+    "Machinery",
+    "Manufacturing",
+    "Media",
+    "Not For Profit",
+    "Other",
+    "Recreation",
+    "Retail",
+    "Shipping",
+    "Technology",
+    "Telecommunications",
+    "Transportation",
+    "Utilities",
+)
+ACCOUNT_TYPES = (
+    "Prospect",
+    "Customer - Direct",
+    "Customer - Channel",
+    "Channel Partner / Reseller",
+    "Installation Partner",
+    "Technology Partner",
+    "Other",
+)
+OPPORTUNITY_TYPES = (
+    "New Customer",
+    "Existing Customer - Upgrade",
+    "Existing Customer - Replacement",
+    "Existing Customer - Downgrade",
+)
+TERRITORY_ROLES = ("Sales Representative", "Territory Manager")
+#: Product families, by org kind.
+PRODUCT_FAMILIES = {
+    "b2b": ("Chip Design", "Simulation", "PCB Design", "Verification", "Security", "Services"),
+    "b2c": ("Vehicle", "Option Package", "Accessory", "Protection Plan", "Maintenance Plan", "Financing"),
+}
+# What a task or an event may be about (WhatId) besides an opportunity, what Pro's activities mostly name.
+_ACTIVITY_WHAT_ALSO = ("Account", "Case", "Contract", "Quote", "Order", "Asset", "Campaign")
+
+_OWNER_CREATED = '"OwnerId"'
+
+
+def _stamped(created_by: str = _OWNER_CREATED, modified: str = '"CreatedDate"') -> tuple[Field, ...]:
+    """A stored CreatedDate, then the audit fields every org has, computed (left out of the schema text)."""
+    return (Field("CreatedDate", T.DATETIME, "When the record was created (UTC)"), *_audit(None, modified, created_by))
+
+
+def _owner(description: str) -> Field:
+    return _ref("OwnerId", "User", "Owner", description, also=("Group",))
+
+
+def _pick(name: str, description: str, values: tuple[str, ...]) -> Field:
+    return Field(name, T.PICKLIST, description, picklist_values=values)
+
+
+def _user() -> SObject:
+    return replace(
+        USER,
+        description="An employee: a sales representative who works leads and opportunities, or a service agent",
+        fields=(
+            *USER.fields[:7],
+            Field("Title", T.STRING, "The employee's job title (Account Executive, Support Engineer ...)"),
+            *USER.fields[7:],
+        ),
+    )
+
+
+def _account(kind: str) -> SObject:
+    b2b = kind == "b2b"
+    return SObject(
+        "Account",
+        "001",
+        "Account",
+        "A customer company (or a prospect) that buys from us"
+        if b2b
+        else "A customer household: the person or family that buys vehicles and services from the dealership",
+        (
+            _id("account"),
+            Field(
+                "Name",
+                T.STRING,
+                "The company's name" if b2b else "The household's name (the main buyer's full name)",
+                searchable=True,
+                name_field=True,
+            ),
+            _pick("Type", "The relationship with us (a prospect, a direct customer, a partner)", ACCOUNT_TYPES),
+            _pick(
+                "Industry",
+                "The company's industry" if b2b else "The buyer's industry, for business buyers (mostly empty)",
+                INDUSTRIES,
+            ),
+            Field(
+                "NumberOfEmployees",
+                T.INTEGER,
+                "Head count of the company" if b2b else "Head count, for business buyers (mostly empty)",
+            ),
+            Field("AnnualRevenue", T.CURRENCY, "The company's yearly revenue, in US dollars (when known)"),
+            Field("Phone", T.PHONE, "Main phone number", searchable=True),
+            Field("Website", T.STRING, "Web address", searchable=True),
+            Field("Description", T.LONG_TEXT, "Notes on the account", searchable=True),
+            Field("ShippingStreet", T.STRING, "Street address deliveries go to", searchable=True),
+            Field("ShippingCity", T.STRING, "City deliveries go to", searchable=True),
+            Field("ShippingState", T.STRING, "Two-letter US state deliveries go to", searchable=True),
+            Field("ShippingPostalCode", T.STRING, "ZIP code deliveries go to", searchable=True),
+            Field("ShippingCountry", T.STRING, "Country deliveries go to", searchable=True),
+            _owner("The sales representative who owns the account (User)"),
+            *_stamped(),
+        ),
+    )
+
+
+def _contact(kind: str) -> SObject:
+    b2b = kind == "b2b"
+    return SObject(
+        "Contact",
+        "003",
+        "Contact",
+        "A person at a customer company: a buyer, a user or a decision maker"
+        if b2b
+        else "The person behind a customer household, who buys and opens cases",
+        (
+            _id("contact"),
+            Field("FirstName", T.STRING, "Given name", searchable=True),
+            Field("LastName", T.STRING, "Family name", searchable=True),
+            Field("Name", T.STRING, "Full name (first and last)", formula=_PERSON_NAME, name_field=True),
+            Field("Title", T.STRING, "Job title" if b2b else "Job title (when given)", searchable=True),
+            Field("Department", T.STRING, "Department within the company" if b2b else "Department (when given)"),
+            Field("Email", T.EMAIL, "Email address", searchable=True),
+            Field("Phone", T.PHONE, "Phone number", searchable=True),
+            Field("MailingCity", T.STRING, "City of the contact's mailing address", searchable=True),
+            Field("MailingState", T.STRING, "Two-letter US state of the contact's mailing address", searchable=True),
+            _ref("AccountId", "Account", "Account", "The account the contact belongs to (Account)", child="Contacts"),
+            _pick("LeadSource", "Where the contact first came from", LEAD_SOURCES),
+            _owner("The sales representative who owns the contact record (User)"),
+            *_stamped(),
+        ),
+    )
+
+
+def _lead(kind: str) -> SObject:
+    b2b = kind == "b2b"
+    return SObject(
+        "Lead",
+        "00Q",
+        "Lead",
+        "A prospective buyer not yet qualified; converting a lead makes an account, a contact and an opportunity",
+        (
+            _id("lead"),
+            Field("FirstName", T.STRING, "Given name", searchable=True),
+            Field("LastName", T.STRING, "Family name", searchable=True),
+            Field("Name", T.STRING, "Full name (first and last)", formula=_PERSON_NAME, name_field=True),
+            Field(
+                "Company",
+                T.STRING,
+                "The prospect's company" if b2b else "The prospect's company, for business buyers (mostly empty)",
+                searchable=True,
+            ),
+            Field("Title", T.STRING, "The prospect's job title", searchable=True),
+            Field("Email", T.EMAIL, "Email address", searchable=True),
+            Field("Phone", T.PHONE, "Phone number", searchable=True),
+            _pick("Status", "Where the lead stands", LEAD_STATUSES),
+            _pick("LeadSource", "Where the lead came from", LEAD_SOURCES),
+            _pick("Industry", "The prospect company's industry", INDUSTRIES),
+            _pick("Rating", "How promising the lead looks", ("Hot", "Warm", "Cold")),
+            Field("NumberOfEmployees", T.INTEGER, "Head count of the prospect's company"),
+            Field("City", T.STRING, "City", searchable=True),
+            Field("State", T.STRING, "Two-letter US state: the lead's region", searchable=True),
+            Field("Country", T.STRING, "Country", searchable=True),
+            Field(
+                "IsConverted", T.BOOLEAN, "Whether the lead was converted (into an account, contact and opportunity)"
+            ),
+            Field("ConvertedDate", T.DATE, "The day the lead was converted; empty while it is not"),
+            _ref("ConvertedAccountId", "Account", "ConvertedAccount", "The account the lead became (Account)"),
+            _ref("ConvertedContactId", "Contact", "ConvertedContact", "The contact the lead became (Contact)"),
+            _ref(
+                "ConvertedOpportunityId",
+                "Opportunity",
+                "ConvertedOpportunity",
+                "The opportunity the lead became (Opportunity)",
+            ),
+            Field("Description", T.LONG_TEXT, "Notes on the lead", searchable=True),
+            _owner("The sales representative who owns the lead (User)"),
+            *_stamped(),
+        ),
+    )
+
+
+def _opportunity(kind: str) -> SObject:
+    b2b = kind == "b2b"
+    return SObject(
+        "Opportunity",
+        "006",
+        "Opportunity",
+        "A potential sale to an account, moving through the sales stages"
+        if b2b
+        else "A potential vehicle sale to a household, moving through the sales stages",
+        (
+            _id("opportunity"),
+            Field("Name", T.STRING, "Name of the opportunity", searchable=True, name_field=True),
+            Field("Description", T.LONG_TEXT, "Notes on the opportunity", searchable=True),
+            _ref("AccountId", "Account", "Account", "The account buying (Account)", child="Opportunities"),
+            _ref("ContactId", "Contact", "Contact", "The main contact of the sale (Contact)", child="Opportunities"),
+            _pick(
+                "StageName",
+                "The sales stage, in order: Qualification, Discovery, Quote, Negotiation, Closed",
+                OPPORTUNITY_STAGES,
+            ),
+            Field("Probability", T.DOUBLE, "Likelihood of closing, in percent (follows the stage)"),
+            Field("Amount", T.CURRENCY, "Value of the sale: the sum of its line items' total prices, in US dollars"),
+            Field("CloseDate", T.DATE, "The day the sale closed, or is expected to close"),
+            _pick("Type", "Kind of deal", OPPORTUNITY_TYPES),
+            _pick("LeadSource", "Where the opportunity came from", LEAD_SOURCES),
+            Field("NextStep", T.STRING, "The next step in the sale"),
+            _ref(
+                "Pricebook2Id",
+                "Pricebook2",
+                "Pricebook2",
+                "The price book of its products (Pricebook2)",
+                child="Opportunities",
+            ),
+            _ref(
+                "ContractID__c",
+                "Contract",
+                "ContractID__r",
+                "The contract signed for the sale (Contract); empty until one is signed",
+                child="Opportunities__r",
+            ),
+            _owner("The sales representative who owns the opportunity (User)"),
+            Field(
+                "IsClosed",
+                T.BOOLEAN,
+                "Whether the opportunity is closed",
+                formula="IFNULL(\"StageName\" = 'Closed', 0)",
+                extra=True,
+            ),
+            Field(
+                "IsWon",
+                T.BOOLEAN,
+                "Whether the opportunity was won (closed with a contract)",
+                formula="IFNULL(\"StageName\" = 'Closed', 0)",
+                extra=True,
+            ),
+            *_stamped(),
+        ),
+    )
+
+
+_LINE_DAY = '(SELECT CreatedDate FROM [Opportunity] WHERE Id = "OpportunityId")'
+
+
+def _opportunity_line_item() -> SObject:
+    return SObject(
+        "OpportunityLineItem",
+        "00k",
+        "Opportunity Product",
+        "One product line of an opportunity: a product, a quantity and the agreed price",
+        (
+            _id("opportunity product"),
+            _ref(
+                "OpportunityId",
+                "Opportunity",
+                "Opportunity",
+                "The opportunity (Opportunity)",
+                child="OpportunityLineItems",
+            ),
+            _ref("Product2Id", "Product2", "Product2", "The product (Product2)"),
+            _ref(
+                "PricebookEntryId",
+                "PricebookEntry",
+                "PricebookEntry",
+                "The price book entry the line is priced from (PricebookEntry)",
+                child="OpportunityLineItems",
+            ),
+            Field("Quantity", T.DOUBLE, "Number of units"),
+            Field("UnitPrice", T.CURRENCY, "Sales price of one unit, in US dollars (the agreed price)"),
+            Field("ListPrice", T.CURRENCY, "List price of one unit, in US dollars (from the price book)"),
+            Field("TotalPrice", T.CURRENCY, "Quantity times sales price, in US dollars"),
+            Field("ServiceDate", T.DATE, "The day the product is delivered or the service starts"),
+            Field("Description", T.TEXTAREA, "Notes on the line"),
+            *_audit(_LINE_DAY, _LINE_DAY, _ORG_CREATOR),
+        ),
+    )
+
+
+# Quote roll-ups, as Salesforce computes them from the lines (unquoted names belong to the subquery).
+_QUOTE_SUBTOTAL = '(SELECT IFNULL(SUM(Quantity * UnitPrice), 0) FROM [QuoteLineItem] WHERE QuoteId = "Id")'
+_QUOTE_TOTAL = '(SELECT IFNULL(SUM(TotalPrice), 0) FROM [QuoteLineItem] WHERE QuoteId = "Id")'
+_QUOTE_LINES = '(SELECT COUNT(*) FROM [QuoteLineItem] WHERE QuoteId = "Id")'
+
+
+def _quote() -> SObject:
+    return SObject(
+        "Quote",
+        "0Q0",
+        "Quote",
+        "A priced proposal for an opportunity: its lines, discounts and status",
+        (
+            _id("quote"),
+            Field("Name", T.STRING, "Name of the quote", searchable=True, name_field=True),
+            _ref("OpportunityId", "Opportunity", "Opportunity", "The opportunity quoted (Opportunity)", child="Quotes"),
+            _ref("AccountId", "Account", "Account", "The account quoted (Account)", child="Quotes"),
+            _ref("ContactId", "Contact", "Contact", "The contact the quote is for (Contact)", child="Quotes"),
+            _pick("Status", "Where the quote stands ('Accepted' once the customer accepts it)", QUOTE_STATUSES),
+            Field("ExpirationDate", T.DATE, "Last day the quote is valid"),
+            Field("Description", T.LONG_TEXT, "Notes on the quote", searchable=True),
+            Field(
+                "ApprovedCompetingOffer__c",
+                T.BOOLEAN,
+                "Whether a manager approved pricing the quote against a competitor's offer",
+            ),
+            _ref(
+                "Pricebook2Id", "Pricebook2", "Pricebook2", "The price book of its lines (Pricebook2)", child="Quotes"
+            ),
+            Field("Email", T.EMAIL, "Email of the contact the quote is for", searchable=True),
+            Field("Phone", T.PHONE, "Phone of the contact the quote is for", searchable=True),
+            _owner("The sales representative who prepared the quote (User)"),
+            Field(
+                "Subtotal",
+                T.CURRENCY,
+                "Sum of the lines' quantity times sales price, before discounts",
+                formula=_QUOTE_SUBTOTAL,
+            ),
+            Field("TotalPrice", T.CURRENCY, "Sum of the lines' total prices, after discounts", formula=_QUOTE_TOTAL),
+            Field("GrandTotal", T.CURRENCY, "Total of the quote (no tax or shipping is charged)", formula=_QUOTE_TOTAL),
+            Field("LineItemCount", T.INTEGER, "Number of lines", formula=_QUOTE_LINES),
+            _autonumber("QuoteNumber", "The quote's number, in the order quotes were made", 1),
+            *_stamped(),
+        ),
+    )
+
+
+_QUOTE_LINE_DAY = '(SELECT CreatedDate FROM [Quote] WHERE Id = "QuoteId")'
+
+
+def _quote_line_item() -> SObject:
+    return SObject(
+        "QuoteLineItem",
+        "0QL",
+        "Quote Line Item",
+        "One product line of a quote: quantity, sales price and discount",
+        (
+            _id("quote line"),
+            _ref("QuoteId", "Quote", "Quote", "The quote (Quote)", child="QuoteLineItems"),
+            _ref(
+                "OpportunityLineItemId",
+                "OpportunityLineItem",
+                "OpportunityLineItem",
+                "The opportunity product the line quotes (OpportunityLineItem)",
+            ),
+            _ref("Product2Id", "Product2", "Product2", "The product (Product2)"),
+            _ref(
+                "PricebookEntryId",
+                "PricebookEntry",
+                "PricebookEntry",
+                "The price book entry the line is priced from (PricebookEntry)",
+                child="QuoteLineItems",
+            ),
+            Field("Quantity", T.DOUBLE, "Number of units"),
+            Field("UnitPrice", T.CURRENCY, "Sales price of one unit, in US dollars"),
+            Field("ListPrice", T.CURRENCY, "List price of one unit, in US dollars"),
+            Field("Discount", T.DOUBLE, "Discount on the line, in percent (10 means 10%)"),
+            Field(
+                "Subtotal",
+                T.CURRENCY,
+                "Quantity times sales price, before the discount",
+                formula='"Quantity" * "UnitPrice"',
+            ),
+            Field("TotalPrice", T.CURRENCY, "Quantity times sales price, less the discount, in US dollars"),
+            Field("Description", T.TEXTAREA, "Notes on the line"),
+            _autonumber("LineNumber", "The line's number, in the order lines were entered", 1),
+            *_audit(_QUOTE_LINE_DAY, _QUOTE_LINE_DAY, _ORG_CREATOR),
+        ),
+    )
+
+
+def _contract() -> SObject:
+    return SObject(
+        "Contract",
+        "800",
+        "Contract",
+        "A signed agreement with an account; a closed opportunity names its contract",
+        (
+            _id("contract"),
+            _ref("AccountId", "Account", "Account", "The account (Account)", child="Contracts"),
+            _pick("Status", "Where the contract stands ('Activated' once in force)", CONTRACT_STATUSES),
+            Field("StartDate", T.DATE, "First day of the contract"),
+            Field("EndDate", T.DATE, "Last day of the contract"),
+            Field("ContractTerm", T.INTEGER, "Length of the contract, in months"),
+            Field("CustomerSignedDate", T.DATE, "The day the customer signed"),
+            _ref(
+                "CustomerSignedId",
+                "Contact",
+                "CustomerSigned",
+                "The customer's signatory (Contact)",
+                child="ContractsSigned",
+            ),
+            Field("CustomerSignedTitle", T.STRING, "Job title of the customer's signatory"),
+            Field("CompanySignedDate", T.DATE, "The day our company signed: the day the sale was won"),
+            _ref("CompanySignedId", "User", "CompanySigned", "Our signatory (User)"),
+            Field("Description", T.LONG_TEXT, "Notes on the contract", searchable=True),
+            _ref("Pricebook2Id", "Pricebook2", "Pricebook2", "The price book of the contract (Pricebook2)"),
+            _owner("The sales representative who owns the contract (User)"),
+            _autonumber("ContractNumber", "The contract's number, in the order contracts were made", 100),
+            *_stamped(),
+        ),
+    )
+
+
+def _activity_fields(child: str) -> tuple[Field, ...]:
+    return (
+        _ref(
+            "WhatId",
+            "Opportunity",
+            "What",
+            "The record the activity is about: mostly an opportunity (Opportunity, Account, Case, Contract, Quote ...)",
+            child=child,
+            also=_ACTIVITY_WHAT_ALSO,
+        ),
+        _ref("WhoId", "Contact", "Who", "The person concerned (Contact or Lead)", child=child, also=("Lead",)),
+        _ref("AccountId", "Account", "Account", "The account of the record the activity is about (Account)"),
+        _owner("The employee the activity is assigned to (User)"),
+    )
+
+
+def _task() -> SObject:
+    return SObject(
+        "Task",
+        "00T",
+        "Task",
+        "A to-do item of a sale or a case: what to do, for which record, and where it stands",
+        (
+            _id("task"),
+            Field("Subject", T.STRING, "What the task is", searchable=True, name_field=True),
+            _pick("Status", "Where the task stands", TASK_STATUSES),
+            _pick("Priority", "Urgency of the task", TASK_PRIORITIES),
+            Field("ActivityDate", T.DATE, "The day the task is due"),
+            Field("Description", T.LONG_TEXT, "Details of the task", searchable=True),
+            _pick("Type", "Kind of activity", ACTIVITY_TYPES),
+            _pick("TaskSubtype", "Whether the task is a to-do, an email or a call", ("Task", "Email", "Call")),
+            *_activity_fields("Tasks"),
+            Field(
+                "IsClosed",
+                T.BOOLEAN,
+                "Whether the task is done",
+                formula="IFNULL(\"Status\" = 'Completed', 0)",
+                extra=True,
+            ),
+            *_stamped(),
+        ),
+    )
+
+
+def _event() -> SObject:
+    return SObject(
+        "Event",
+        "00U",
+        "Event",
+        "A meeting or call on the calendar: a demo, a site visit, a review",
+        (
+            _id("event"),
+            Field("Subject", T.STRING, "What the event is", searchable=True, name_field=True),
+            Field("StartDateTime", T.DATETIME, "When the event starts (UTC)"),
+            Field("EndDateTime", T.DATETIME, "When the event ends (UTC)"),
+            Field("ActivityDate", T.DATE, "The day of the event"),
+            Field("DurationInMinutes", T.INTEGER, "Length of the event, in minutes"),
+            Field("IsAllDayEvent", T.BOOLEAN, "Whether the event lasts all day"),
+            Field("Location", T.STRING, "Where the event takes place", searchable=True),
+            Field("Description", T.LONG_TEXT, "Agenda and notes", searchable=True),
+            _pick("Type", "Kind of activity", ACTIVITY_TYPES),
+            *_activity_fields("Events"),
+            Field(
+                "ActivityDateTime",
+                T.DATETIME,
+                "When the event starts (UTC), as StartDateTime",
+                formula='"StartDateTime"',
+                extra=True,
+            ),
+            *_stamped(),
+        ),
+    )
+
+
+def _voice_call() -> SObject:
+    return SObject(
+        "VoiceCallTranscript__c",
+        "a05",
+        "Voice Call Transcript",
+        "The transcript of a sales call with a lead or about an opportunity",
+        (
+            _id("call transcript"),
+            Field(
+                "Name",
+                T.STRING,
+                "The call's number, in the order calls were logged",
+                formula="'VC-' || printf('%06d', \"rowid\")",
+                name_field=True,
+                autonumber=True,
+            ),
+            _ref(
+                "OpportunityId__c",
+                "Opportunity",
+                "OpportunityId__r",
+                "The opportunity the call is about (Opportunity); empty for a call with a lead",
+                child="VoiceCallTranscripts__r",
+            ),
+            _ref(
+                "LeadId__c",
+                "Lead",
+                "LeadId__r",
+                "The lead the call is with (Lead); empty for a call about an opportunity",
+                child="VoiceCallTranscripts__r",
+            ),
+            Field(
+                "Body__c",
+                T.LONG_TEXT,
+                "Every utterance, one per line: [YYYY-MM-DDTHH:MM:SS] Full Name: text",
+                searchable=True,
+            ),
+            Field("EndTime__c", T.DATETIME, "When the call ended (UTC)"),
+            _owner("The sales representative on the call (User)"),
+            *_stamped(),
+        ),
+    )
+
+
+def _territory() -> SObject:
+    return SObject(
+        "Territory2",
+        "0MI",
+        "Territory",
+        "A sales territory: the states it covers and, through its user associations, its representatives",
+        (
+            _id("territory"),
+            Field("Name", T.STRING, "Name of the territory", searchable=True, name_field=True),
+            Field("DeveloperName", T.STRING, "Unique API name of the territory"),
+            Field(
+                "Description",
+                T.TEXTAREA,
+                "The two-letter US states the territory covers, comma-separated",
+                searchable=True,
+            ),
+            *_UNDATED,
+        ),
+    )
+
+
+def _user_territory() -> SObject:
+    return SObject(
+        "UserTerritory2Association",
+        "0R0",
+        "User Territory Association",
+        "Assigns a sales representative to a territory",
+        (
+            _id("territory assignment"),
+            _ref("UserId", "User", "User", "The representative (User)", child="UserTerritory2Associations"),
+            _ref(
+                "Territory2Id",
+                "Territory2",
+                "Territory2",
+                "The territory (Territory2)",
+                child="UserTerritory2Associations",
+            ),
+            _pick("RoleInTerritory2", "The representative's role in the territory", TERRITORY_ROLES),
+            Field("IsActive", T.BOOLEAN, "Whether the assignment is in force"),
+            *_UNDATED,
+        ),
+    )
+
+
+def _product(kind: str) -> SObject:
+    b2b = kind == "b2b"
+    return SObject(
+        "Product2",
+        "01t",
+        "Product",
+        "A software product, licence or service we sell"
+        if b2b
+        else "Something the dealership sells: a vehicle, an option package, an accessory, a plan",
+        (
+            _id("product"),
+            Field("Name", T.STRING, "Product name", searchable=True, name_field=True),
+            Field("ProductCode", T.STRING, "The product's code", searchable=True),
+            Field("Description", T.TEXTAREA, "What the product is and does", searchable=True),
+            _pick("Family", "The product line", PRODUCT_FAMILIES[kind]),
+            Field("IsActive", T.BOOLEAN, "Whether the product can be sold now"),
+            Field("External_ID__c", T.STRING, "Key of the product in the catalog system", searchable=True),
+            *_UNDATED,
+        ),
+    )
+
+
+def _product_category(kind: str) -> SObject:
+    return SObject(
+        "ProductCategory",
+        "0ZG",
+        "Product Category",
+        "A section of the product catalog" if kind == "b2b" else "A section of the dealership's catalog",
+        (
+            _id("category"),
+            Field("Name", T.STRING, "Name of the category", searchable=True, name_field=True),
+            Field("CatalogId", T.STRING, "Id of the catalog that holds the category"),
+            *_UNDATED,
+        ),
+    )
+
+
+def _product_category_product() -> SObject:
+    return SObject(
+        "ProductCategoryProduct",
+        "0ZH",
+        "Product Category Product",
+        "Links a product to a catalog category it is listed under",
+        (
+            _id("category assignment"),
+            Field("ProductCategory", T.STRING, "Name of the category, copied for convenience", searchable=True),
+            Field("Product", T.STRING, "External key of the product, copied for convenience", searchable=True),
+            _ref(
+                "ProductCategoryId",
+                "ProductCategory",
+                "ProductCategory",
+                "The category (ProductCategory)",
+                child="ProductCategoryProducts",
+            ),
+            _ref("ProductId", "Product2", "Product", "The product (Product2)", child="ProductCategoryProducts"),
+            *_UNDATED,
+        ),
+    )
+
+
+_ORDER_DAY = "\"EffectiveDate\" || 'T00:00:00.000+0000'"
+
+
+def _order(kind: str) -> SObject:
+    return SObject(
+        "Order",
+        "801",
+        "Order",
+        "A customer's purchase, made of order products"
+        if kind == "b2b"
+        else "A household's purchase: a delivered vehicle and what came with it",
+        (
+            _id("order"),
+            _ref("AccountId", "Account", "Account", "The account that placed the order (Account)", child="Orders"),
+            Field("Status", T.PICKLIST, "'Activated' once placed, 'Draft' before", picklist_values=ORDER_STATUSES),
+            Field("EffectiveDate", T.DATE, "The day the order was placed"),
+            _ref(
+                "Pricebook2Id",
+                "Pricebook2",
+                "Pricebook2",
+                "The price book the order was priced from (Pricebook2)",
+                child="Orders",
+            ),
+            _owner("The employee who owns the order (User)"),
+            _autonumber("OrderNumber", "The order's number, in the order orders were placed", 100),
+            *_audit(_ORDER_DAY, _ORDER_DAY, _OWNER_CREATED),
+        ),
+    )
+
+
+def _knowledge(kind: str) -> SObject:
+    return SObject(
+        "Knowledge__kav",
+        "ka0",
+        "Knowledge Article",
+        "A knowledge article: product facts, pricing and ordering policies, issue resolutions, competitor notes",
+        (
+            _id("article version"),
+            Field("Title", T.STRING, "Headline of the article", searchable=True, name_field=True),
+            Field("FAQ_Answer__c", T.LONG_TEXT, "The article's body text", searchable=True),
+            Field("Summary", T.TEXTAREA, "A short abstract of the article", searchable=True),
+            Field("UrlName", T.STRING, "Unique slug used in the article's web address"),
+            Field(
+                "PublishStatus", T.PICKLIST, "Publication state ('Online' when live)", picklist_values=PUBLISH_STATUSES
+            ),
+            Field("Language", T.PICKLIST, "Language of this version", picklist_values=("en_US",)),
+            Field(
+                "IsVisibleInPkb",
+                T.BOOLEAN,
+                "Whether customers may read the article (the public knowledge base); false: for employees only",
+            ),
+            *_UNDATED,
+        ),
+    )
+
+
+def _email_message() -> SObject:
+    # Pro's dump has RelatedToId beside ParentId: the record an email is about (a case, or a sale's record).
+    at = next(i for i, f in enumerate(EMAIL_MESSAGE.fields) if f.name == "ParentId") + 1
+    related = _ref(
+        "RelatedToId",
+        "Case",
+        "RelatedTo",
+        "The record the email is about: its case, or an opportunity, a quote, an account ...",
+        child="Emails",
+        also=("Opportunity", "Quote", "Account", "Contract", "Order"),
+    )
+    return replace(EMAIL_MESSAGE, fields=(*EMAIL_MESSAGE.fields[:at], related, *EMAIL_MESSAGE.fields[at:]))
+
+
+def pro_objects(kind: str) -> tuple[SObject, ...]:
+    """The 27 objects of Pro's ``kind`` org ('b2b' or 'b2c'), each parent before its children.
+
+    Example:
+        >>> [o.name for o in pro_objects("b2b")][:4]
+        ['User', 'Account', 'Contact', 'ProductCategory']
+        >>> len(pro_objects("b2c"))
+        27
+    """
+    if kind not in PRODUCT_FAMILIES:
+        raise ValueError(f"Pro's org kinds are 'b2b' and 'b2c', got {kind!r}")
+    return (
+        _user(),
+        _account(kind),
+        _contact(kind),
+        _product_category(kind),
+        _product(kind),
+        _product_category_product(),
+        PRICEBOOK,
+        PRICEBOOK_ENTRY,
+        _order(kind),
+        ORDER_ITEM,
+        replace(ISSUE, key_prefix="a03"),
+        CASE,
+        replace(CASE_HISTORY, key_prefix="a04"),
+        _email_message(),
+        LIVE_CHAT_TRANSCRIPT,
+        _knowledge(kind),
+        _lead(kind),
+        _contract(),
+        _opportunity(kind),
+        _opportunity_line_item(),
+        _quote(),
+        _quote_line_item(),
+        _task(),
+        _event(),
+        _voice_call(),
+        _territory(),
+        _user_territory(),
+    )

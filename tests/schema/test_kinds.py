@@ -1,0 +1,210 @@
+"""Org kinds: the service kind is the 16 objects as before; b2b and b2c have Pro's 27 objects (PRO.md 4.1)."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from crmarena_gym import schema as sch
+from crmarena_gym.schema import (
+    OBJECTS,
+    ORG_KINDS,
+    STANDARD_OBJECTS,
+    FieldType,
+    check_kind,
+    create_tables,
+    is_valid_id,
+    make_id,
+    org_schema,
+    quote_identifier,
+    schema_text,
+)
+
+PRO_MD = Path(__file__).resolve().parents[2].parent / "shared" / "crmarena-pro" / "PRO.md"
+PRO_KINDS = ("b2b", "b2c")
+
+
+def _pro_table() -> dict[str, list[str]]:
+    """Object -> key fields, from the table of PRO.md section 4.1 (read here, not copied into the project)."""
+    if not PRO_MD.is_file():
+        pytest.skip(f"PRO.md is not beside the checkout (expected {PRO_MD})")
+    text = PRO_MD.read_text(encoding="utf-8")
+    section = text[text.index("### 4.1") : text.index("### 4.2")]
+    table: dict[str, list[str]] = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 4 or cells[0] in ("object", "") or set(cells[0]) <= {"-"}:
+            continue
+        names = [n.strip() for n in cells[0].split(",")]
+        groups = [g.strip() for g in cells[1].split(";")]
+        assert len(names) == len(groups), line
+        for name, group in zip(names, groups, strict=True):
+            table[name] = [f.strip() for f in group.split(",") if f.strip()]
+    return table
+
+
+def test_the_service_kind_is_the_module_level_schema() -> None:
+    service = org_schema("service")
+    assert service.objects is OBJECTS and service.standard_objects is STANDARD_OBJECTS
+    for obj in OBJECTS + STANDARD_OBJECTS:
+        assert service.get_object(obj.name.upper(), standard=True) is sch.get_object(obj.name, standard=True)
+        assert service.child_relationships(obj) == sch.child_relationships(obj)
+    assert service.object_for_id(make_id("500", 3)) is sch.object_for_id(make_id("500", 3))
+    assert service.make_id("500", 3) == make_id("500", 3)
+    assert schema_text() == service.text() and schema_text(include_types=False) == service.text(include_types=False)
+
+
+def test_kinds_are_checked_with_a_message_naming_them() -> None:
+    assert [check_kind(k) for k in ORG_KINDS] == list(ORG_KINDS)
+    for bad in ("B2B", "retail", None, ["b2b"]):
+        with pytest.raises(ValueError, match="'service', 'b2b', 'b2c'"):
+            org_schema(bad)  # type: ignore[arg-type]
+    assert org_schema("b2b") is org_schema("b2b")
+
+
+@pytest.mark.parametrize("kind", PRO_KINDS)
+def test_pro_kinds_have_the_27_objects_and_fields_of_pro_md(kind: str) -> None:
+    table = _pro_table()
+    schema = org_schema(kind)
+    assert len(table) == 27
+    assert sorted(o.name for o in schema.objects) == sorted(table)
+    for name, fields in table.items():
+        obj = schema.get_object(name)
+        assert obj is not None, name
+        for field in fields:
+            assert obj.get_field(field) is not None, (kind, name, field)
+    # Pro's empty standard objects are answered too, and none of them is stored.
+    assert {o.name for o in schema.standard_objects} == {"Group", "Campaign", "Asset", "CaseComment"}
+
+
+@pytest.mark.parametrize("kind", PRO_KINDS)
+def test_pro_prefixes_picklists_and_relationships(kind: str) -> None:
+    schema = org_schema(kind)
+    prefixes = {"User": "005", "Contact": "003", "Lead": "00Q", "Opportunity": "006", "Quote": "0Q0"}
+    prefixes |= {"Product2": "01t", "Case": "500", "Issue__c": "a03", "Knowledge__kav": "ka0", "Task": "00T"}
+    prefixes |= {"VoiceCallTranscript__c": "a05"}
+    for name, prefix in prefixes.items():
+        assert schema.get_object(name).key_prefix == prefix  # type: ignore[union-attr]
+    pick = lambda o, f: schema.get_object(o).get_field(f).picklist_values  # type: ignore[union-attr]  # noqa: E731
+    assert pick("Opportunity", "StageName") == ("Qualification", "Discovery", "Quote", "Negotiation", "Closed")
+    assert {"Not Started", "In Progress", "Completed"} <= set(pick("Task", "Status"))
+    assert {"High", "Normal", "Low"} == set(pick("Task", "Priority"))
+    assert {"Needs Review", "Accepted", "Draft"} <= set(pick("Quote", "Status"))
+    assert {"Open - Not Contacted", "Closed - Converted"} <= set(pick("Lead", "Status"))
+    # Relationships the categories read, both ways.
+    parents = {
+        ("Opportunity", "ContractID__r"): "Contract",
+        ("Opportunity", "Owner"): "User",
+        ("Quote", "Opportunity"): "Opportunity",
+        ("QuoteLineItem", "Quote"): "Quote",
+        ("OpportunityLineItem", "PricebookEntry"): "PricebookEntry",
+        ("VoiceCallTranscript__c", "LeadId__r"): "Lead",
+        ("VoiceCallTranscript__c", "OpportunityId__r"): "Opportunity",
+        ("UserTerritory2Association", "Territory2"): "Territory2",
+        ("UserTerritory2Association", "User"): "User",
+        ("Task", "What"): "Opportunity",
+        ("Lead", "ConvertedOpportunity"): "Opportunity",
+    }
+    for (child, rel), parent in parents.items():
+        assert schema.get_object(child).get_relationship(rel).reference_to == parent  # type: ignore[union-attr]
+    children = {
+        ("Opportunity", "OpportunityLineItems"): "OpportunityLineItem",
+        ("Opportunity", "Quotes"): "Quote",
+        ("Opportunity", "Tasks"): "Task",
+        ("Opportunity", "VoiceCallTranscripts__r"): "VoiceCallTranscript__c",
+        ("Lead", "VoiceCallTranscripts__r"): "VoiceCallTranscript__c",
+        ("Quote", "QuoteLineItems"): "QuoteLineItem",
+        ("Contract", "Opportunities__r"): "Opportunity",
+        ("Account", "Opportunities"): "Opportunity",
+        ("Territory2", "UserTerritory2Associations"): "UserTerritory2Association",
+        ("User", "UserTerritory2Associations"): "UserTerritory2Association",
+        ("Case", "Tasks"): "Task",
+    }
+    for (parent, rel), child in children.items():
+        found = schema.get_child_relationship(schema.get_object(parent), rel)  # type: ignore[arg-type]
+        assert found is not None and found[0].name == child, (parent, rel)
+
+
+def test_b2b_and_b2c_share_objects_and_field_names_and_differ_in_what_they_sell() -> None:
+    b2b, b2c = org_schema("b2b"), org_schema("b2c")
+    assert [o.name for o in b2b.objects] == [o.name for o in b2c.objects]
+    for a, b in zip(b2b.objects, b2c.objects, strict=True):
+        assert [(f.name, f.type) for f in a.fields] == [(f.name, f.type) for f in b.fields]
+    family = lambda s: s.get_object("Product2").get_field("Family").picklist_values  # type: ignore[union-attr]  # noqa: E731
+    assert "Vehicle" in family(b2c) and "Vehicle" not in family(b2b)
+    assert b2b.get_object("Account").description != b2c.get_object("Account").description  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("kind", ORG_KINDS)
+def test_ids_carry_the_kinds_instance_and_find_their_object(kind: str) -> None:
+    schema = org_schema(kind)
+    instances = {org_schema(k).instance for k in ORG_KINDS}
+    assert len(instances) == 3
+    for obj in schema.objects:
+        record = schema.make_id(obj.key_prefix, 12345)
+        assert is_valid_id(record) and record[3:5] == schema.instance
+        assert schema.object_for_id(record) is obj
+    with pytest.raises(ValueError, match="instance"):
+        make_id("006", 1, instance="W")
+
+
+@pytest.mark.parametrize("kind", ORG_KINDS)
+def test_every_reference_resolves_and_relationship_names_are_unique(kind: str) -> None:
+    schema = org_schema(kind)
+    every = {o.name for o in schema.objects + schema.standard_objects}
+    for obj in schema.objects:
+        rels = [f.relationship_name.lower() for f in obj.references]  # type: ignore[union-attr]
+        assert len(rels) == len(set(rels)), obj.name
+        for f in obj.references:
+            assert {f.reference_to, *f.polymorphic} <= every, (obj.name, f.name)
+        assert obj.fields[0].name == "Id"
+    assert len({o.key_prefix for o in schema.objects}) == len(schema.objects)
+
+
+@pytest.mark.parametrize("kind", PRO_KINDS)
+def test_create_tables_of_a_kind_and_its_formulas(kind: str) -> None:
+    schema = org_schema(kind)
+    conn = sqlite3.connect(":memory:")
+    create_tables(conn, kind)
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert tables == {o.name for o in schema.objects}
+    for obj in schema.objects:
+        cols = [r[1] for r in conn.execute(f"PRAGMA table_info({quote_identifier(obj.name)})")]
+        assert cols == [f.column_name for f in obj.fields if f.formula is None]
+    quote, line = schema.make_id("0Q0", 1), schema.make_id("0QL", 1)
+    conn.execute('INSERT INTO "Quote" (Id, Name) VALUES (?, ?)', (quote, "Q"))
+    for n, (qty, price, total) in enumerate([(3, 100.0, 270.0), (2, 50.0, 100.0)]):
+        conn.execute(
+            'INSERT INTO "QuoteLineItem" (Id, QuoteId, Quantity, UnitPrice, TotalPrice) VALUES (?, ?, ?, ?, ?)',
+            (schema.make_id("0QL", n + 1), quote, qty, price, total),
+        )
+    obj = schema.get_object("Quote")
+    assert obj is not None
+    # The roll-ups read the lines of the quote they are computed for (the compiler qualifies quoted names).
+    exprs = [
+        re.sub(r'"(\w+)"', r'q."\1"', obj.get_field(n).formula) for n in ("Subtotal", "TotalPrice", "LineItemCount")
+    ]  # type: ignore[union-attr, arg-type]
+    assert conn.execute(f'SELECT {", ".join(exprs)} FROM "Quote" AS q').fetchone() == (400.0, 370.0, 2)
+    assert line.startswith("0QL")
+
+
+@pytest.mark.parametrize("kind", ORG_KINDS)
+def test_schema_text_of_each_kind_lists_every_shown_field_once(kind: str) -> None:
+    schema = org_schema(kind)
+    text = schema_text(kind=kind)
+    blocks = text.split("\n\n")
+    assert len(blocks) == len(schema.objects)
+    for obj, block in zip(schema.objects, blocks, strict=True):
+        assert block.startswith(f"{obj.name}: {obj.description}\n")
+        for f in obj.fields:
+            assert block.count(f"\n  - {f.name} ") == (0 if f.extra else 1), (obj.name, f.name)
+            if f.type is FieldType.PICKLIST and len(f.picklist_values) > 1 and not f.extra:
+                assert f"{f.name} [picklist: {', '.join(f.picklist_values)}]" in block
+        listed = re.search(r"child relationships, for \(SELECT \.\.\. FROM <name>\) subqueries: (.*)", block)
+        expected = [n for n, child, _ in schema.child_relationships(obj) if child in schema.objects]
+        assert (listed.group(1).count(" (") if listed else 0) == len(expected)
+        for name in expected:
+            assert listed is not None and f"{name} (" in listed.group(1)
