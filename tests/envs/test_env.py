@@ -109,7 +109,11 @@ def test_functions_toolset_has_no_raw_queries_and_soql_has_no_functions(env_org:
     env = _make("HTU", env_org, env_tasks, toolset="soql")
     _, info = env.reset(seed=0)
     assert sorted(t["function"]["name"] for t in info["tools"]) == ["issue_soql_query", "issue_sosl_query", "submit"]
-    assert env.step("execute get_issues()")[0].startswith("Error: unknown function 'get_issues'")
+    answer = env.step("execute get_issues()")[0]
+    assert answer.startswith("Error: unknown function 'get_issues'")
+    # gym.make's default toolset is soql: a task function called there says which toolset has it (issue 35).
+    assert answer.endswith("(it is a task function: make the environment with toolset='functions' or 'flex')")
+    assert "toolset=" not in env.step("execute no_such_function()")[0]  # a made-up name gets no such hint
 
 
 def test_gold_only_when_privileged(env_org: Path, env_tasks: list) -> None:

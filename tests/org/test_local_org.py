@@ -374,10 +374,11 @@ def test_plan_cache_is_bounded_by_bytes(small_org_path: Path, tmp_path: Path, mo
     big = long_query(99, 80_000)  # over an eighth of the bound
     assert org.query(big)["totalSize"] == 0
     assert big not in backend.plans and len(backend.plans) == kept
-    # Long literals in one shape: each query is answered from the shape's plan, none is kept by its text.
+    # Long literals in one shape: each query is answered from the shape's plan and then kept by its text too
+    # (the same text again skips the lifting), sized with its literals: the cache stays within its bound.
     for i in range(5):
         assert org.query(f"SELECT Id FROM Case WHERE Subject IN ('{i}', '{'x' * 3_000}')")["totalSize"] == 0
-    assert len(backend.plans) <= kept + 2 and backend.plans.bytes <= bound
+    assert len(backend.plans) <= kept + 2 + 5 and backend.plans.bytes <= bound
 
 
 def test_the_plan_cache_counts_what_it_holds(small_org_path: Path, tmp_path: Path) -> None:
