@@ -213,7 +213,6 @@ def test_pro_orgs_are_cached_by_kind_seed_and_scale_and_checked_with_their_hidde
     conn.execute("UPDATE crmarena_hidden_opportunity SET won = 1 - won WHERE rowid = 1")
     conn.commit()
     conn.close()
-    (b2b.parent / (b2b.name + ".verified")).unlink()
     assert default_org_path(seed=4, scale=0.05, kind="b2b") == b2b
     conn = sqlite3.connect(b2b)
     manifest = read_manifest(b2b)

@@ -924,7 +924,9 @@ def test_searches_are_kept_parsed_and_their_hits_kept_within_bounds(
     org.search(sosl.format("shoe"))
     assert index._hit_ids <= len(results["shoe"]) and len(index._hits) == 1
     parse_calls: list[str] = []
-    monkeypatch.setattr(_sosl, "parse_search", lambda text: parse_calls.append(text) or parse_search(text))
+    monkeypatch.setattr(
+        _sosl, "parse_search", lambda text, *rest: parse_calls.append(text) or parse_search(text, *rest)
+    )
     _sosl._parsed_under.cache_clear()
     for _ in range(3):
         org.search(sosl.format("jacket"))

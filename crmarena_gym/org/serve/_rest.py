@@ -412,12 +412,16 @@ class Rest:
     # -- sobjects ----------------------------------------------------------------------------------
 
     def _sobject(self, name: str, org: OrgSession) -> str:
-        obj = get_object(name, standard=True)
+        obj = org.schema.get_object(name, standard=True)
         if obj is None or not org._live().catalog.has(obj):
             raise _not_found(f"no sObject type {_shown(name)}")
         return obj.name
 
-    def _writable(self, name: str, action: str) -> None:
+    def _writable(self, name: str, action: str, org: OrgSession) -> None:
+        if org.kind != "service":  # Pro's orgs are read-only until OrgSession writes over their schema
+            raise ApiError(
+                400, "INVALID_OPERATION", f"entity type cannot be {action}: {name} (a {org.kind} org is read-only)"
+            )
         if get_object(name) is None:  # a standard object every org has: listed, queryable, never stored here
             raise ApiError(
                 400,
@@ -434,7 +438,7 @@ class Rest:
         if len(tail) == 1:
             _methods(call, ("GET", "POST"))
             if call.method == "POST":
-                self._writable(name, "inserted")
+                self._writable(name, "inserted", org)
                 values = call.json()
                 if not isinstance(values, dict):
                     raise ApiError(400, "JSON_PARSER_ERROR", f"a record is a JSON object, got {_shown(values)}")
@@ -462,7 +466,7 @@ class Rest:
             fields = call.query.get("fields")
             wanted = [f.strip() for f in fields.split(",") if f.strip()] if fields else None
             return Reply(200, _versioned(org.get(name, record_id, wanted), f"/services/data/v{version}/sobjects/"))
-        self._writable(name, "updated" if call.method == "PATCH" else "deleted")
+        self._writable(name, "updated" if call.method == "PATCH" else "deleted", org)
         if call.method == "DELETE":
             org.delete(name, record_id)
             return Reply(204)
@@ -485,7 +489,7 @@ class Rest:
                 f"Provided external ID field does not exist or is not accessible: {_shown(field_name)}",
             )
         if call.method in ("PATCH", "POST"):
-            self._writable(name, "upserted")
+            self._writable(name, "upserted", org)
             values = call.json()
             if not isinstance(values, dict):
                 raise ApiError(400, "JSON_PARSER_ERROR", f"a record is a JSON object, got {_shown(values)}")
@@ -506,7 +510,7 @@ class Rest:
         if len(matches) > 1:
             return Reply(300, [f"/services/data/v{call.version}/sobjects/{name}/{i}" for i in matches])
         if call.method == "DELETE":
-            self._writable(name, "deleted")
+            self._writable(name, "deleted", org)
             org.delete(name, matches[0])
             return Reply(204)
         fields = call.query.get("fields")
