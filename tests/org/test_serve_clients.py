@@ -1,6 +1,7 @@
 """Clients nobody on the project wrote, against the served org: jsforce (Node) and the Salesforce CLI.
 
-Both are installed by ``.ci/run`` under the checkout's ``node_modules`` (never globally); where they are
+Both are installed by ``.ci/run`` in its work directory (``$CRMARENA_NODE_MODULES``; else the checkout's
+``node_modules`` is looked in), never globally; where they are
 missing (no Node, no network when CI ran, or a CLI that needs a newer Node than the machine has) the tests
 skip and say why. What they get is checked against the org file read with plain SQLite and Salesforce's
 documented behaviour.
