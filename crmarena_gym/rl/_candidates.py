@@ -114,6 +114,17 @@ class CandidateState:
         return {step.action for step in self.history}
 
 
+def none_offered(state: CandidateState, none_after: Collection[str] | None) -> bool:
+    """Whether ``submit None`` is offered now: always without ``none_after``, else right after a call that
+    found nothing or a call of one of ``none_after``'s functions."""
+    if none_after is None:
+        return True
+    last = state.history[-1] if state.history else None
+    if last is None or not last.ok or last.function is None:
+        return False
+    return found_nothing(last.result) or last.function in none_after
+
+
 def found_nothing(result: Any) -> bool:
     """Whether a call's result is empty (None, or an empty list, mapping or string): the call found nothing.
 
@@ -621,12 +632,7 @@ class ToolPipelineCandidates:
         return out
 
     def _none_offered(self, state: CandidateState) -> bool:
-        if self.none_after is None:
-            return True
-        last = state.history[-1] if state.history else None
-        if last is None or not last.ok or last.function is None:
-            return False
-        return found_nothing(last.result) or last.function in self.none_after
+        return none_offered(state, self.none_after)
 
     def slot_sources(self, state: CandidateState) -> list[str | None]:
         """For each slot, the function it calls (call slots) or whose result its value came from."""

@@ -50,7 +50,7 @@ from crmarena_gym.rl._candidates import (
     CandidateState,
     SlotGroup,
     call_text,
-    found_nothing,
+    none_offered,
     observed_values,
 )
 from crmarena_gym.rl._checks import require_positive_ints
@@ -501,12 +501,7 @@ class TypedCallCandidates:
         return out
 
     def _none_offered(self, state: CandidateState) -> bool:
-        if self.none_after is None:
-            return True
-        last = state.history[-1] if state.history else None
-        if last is None or not last.ok or last.function is None:
-            return False
-        return found_nothing(last.result) or last.function in self.none_after
+        return none_offered(state, self.none_after)
 
     def slot_sources(self, state: CandidateState) -> list[str | None]:
         """For each slot, the function it calls, or where its value came from."""

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from crmarena_gym.schema._ids import ORG_INSTANCE, make_id
-from crmarena_gym.schema._objects import OBJECTS, STANDARD_OBJECTS
+from crmarena_gym.schema._objects import OBJECTS, STANDARD_OBJECTS, _children_of
 from crmarena_gym.schema._pro import pro_objects
 from crmarena_gym.schema._types import Field, FieldType, SObject
 
@@ -146,20 +146,6 @@ class OrgSchema:
                 lines.append(f"  child relationships, for (SELECT ... FROM <name>) subqueries: {listed}")
             lines.append("")
         return "\n".join(lines).rstrip() + "\n"
-
-
-def _children_of(objects: tuple[SObject, ...]) -> dict[str, dict[str, tuple[SObject, Field]]]:
-    children: dict[str, dict[str, tuple[SObject, Field]]] = {}
-    for child in objects:
-        for f in child.references:
-            if f.child_relationship is None or f.reference_to is None:
-                continue
-            for parent in (f.reference_to, *f.polymorphic):  # a task's WhatId: Account.Tasks, Case.Tasks ...
-                named = children.setdefault(parent.lower(), {})
-                if f.child_relationship.lower() in named:
-                    raise ValueError(f"two child relationships of {parent!r} are called {f.child_relationship!r}")
-                named[f.child_relationship.lower()] = (child, f)
-    return children
 
 
 def _pro_standard(objects: tuple[SObject, ...]) -> tuple[SObject, ...]:
