@@ -1,0 +1,44 @@
+"""CRMArena-Pro's 22 categories over the B2B and B2C orgs: specs, one module per category, and the registry.
+
+Example:
+    >>> from crmarena_gym.tasks.pro import get_pro_spec
+    >>> get_pro_spec("LRO").name
+    'lead_routing'
+"""
+
+from __future__ import annotations
+
+from crmarena_gym.tasks.pro._category import Category, ProAnswer, ProDraw, ProFacts, ProQuestion
+from crmarena_gym.tasks.pro._oracle import QUERY_TOOLS, format_pro_answer, pro_oracle_trace
+from crmarena_gym.tasks.pro._registry import implemented_categories, pro_category
+from crmarena_gym.tasks.pro._spec import (
+    PRO_CATEGORY_ABBREVS,
+    PRO_CATEGORY_NAMES,
+    PRO_CATEGORY_SPECS,
+    PRO_KINDS,
+    ProAnswerKind,
+    ProCategorySpec,
+    ProMetric,
+    get_pro_spec,
+)
+
+__all__ = [
+    "PRO_CATEGORY_ABBREVS",
+    "PRO_CATEGORY_NAMES",
+    "PRO_CATEGORY_SPECS",
+    "PRO_KINDS",
+    "QUERY_TOOLS",
+    "Category",
+    "ProAnswer",
+    "ProAnswerKind",
+    "ProCategorySpec",
+    "ProDraw",
+    "ProFacts",
+    "ProMetric",
+    "ProQuestion",
+    "format_pro_answer",
+    "get_pro_spec",
+    "implemented_categories",
+    "pro_category",
+    "pro_oracle_trace",
+]

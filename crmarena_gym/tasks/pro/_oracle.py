@@ -1,0 +1,43 @@
+"""Solving a Pro instance through the tools, as an agent would: the calls recorded, errors loud."""
+
+from __future__ import annotations
+
+from crmarena_gym.org import Org
+from crmarena_gym.tasks._oracle import OracleTrace, _Caller
+from crmarena_gym.tasks._scoring import NONE_ANSWER
+from crmarena_gym.tasks.pro._category import Category, ProAnswer, ProQuestion
+from crmarena_gym.tools import toolset
+
+#: The query tools every Pro category may use; a category adds the task functions it lists in ``tools``.
+QUERY_TOOLS: tuple[str, ...] = ("issue_soql_query", "issue_sosl_query")
+
+
+def format_pro_answer(answer: ProAnswer) -> str:
+    """An answer as an agent would submit it: the value, the set's values joined by ``, ``, or ``None``.
+
+    Example:
+        >>> format_pro_answer(("00TWt000001", "00TWt000002")), format_pro_answer(None)
+        ('00TWt000001, 00TWt000002', 'None')
+    """
+    if answer is None:
+        return NONE_ANSWER
+    return answer if isinstance(answer, str) else ", ".join(answer)
+
+
+def pro_oracle_trace(category: Category, question: ProQuestion, org: Org) -> tuple[ProAnswer, OracleTrace]:
+    """Solve ``question`` with ``category``'s solver through the org's tools.
+
+    Returns:
+        The answer the tools lead to, and the trace (the calls, and the answer as it would be submitted).
+
+    Raises:
+        OracleError: A tool answered ``Error: ...``, or the results contradict the hidden parameters.
+        RuntimeError: The solver called a tool its category does not list.
+    """
+    caller = _Caller(org, toolset("flex"))
+    answer = category.solve(caller, question)
+    allowed = {*QUERY_TOOLS, *category.tools}
+    used = {call.name for call in caller.calls}
+    if not used <= allowed:
+        raise RuntimeError(f"the {category.name} solver called {sorted(used - allowed)}, which it does not list")
+    return answer, OracleTrace(tuple(caller.calls), format_pro_answer(answer))
