@@ -62,6 +62,7 @@ from typing import Any
 
 from crmarena_gym._memory import BytesLRU
 from crmarena_gym.org._base import OrgError
+from crmarena_gym.org._diff import RecordChange, StateDiff
 from crmarena_gym.org._local import (
     _PROGRESS_STEPS,
     _REGISTRY_LOCK,
@@ -1275,6 +1276,58 @@ class OrgSession(LocalOrg):
             self._state.fts_dirty.clear()
             self._state.numbers.clear()
             self._state.storage = 0
+
+    def diff(self) -> StateDiff:
+        """What the session changed in the org: every record it created, changed or deleted, field by field.
+
+        Only the fields a user can write are compared; what the org derives from them (audit fields,
+        auto-numbers, closure stamps) is not. A record created and deleted within the session left no trace.
+
+        Example:
+            >>> session = OrgSession(getfixture("tiny_org"))
+            >>> case = session.query("SELECT Id, Priority FROM Case LIMIT 1")["records"][0]
+            >>> session.update("Case", case["Id"], {"Priority": "Low" if case["Priority"] != "Low" else "High"})
+            >>> [(c.op, c.sobject, sorted(c.fields)) for c in session.diff()]
+            [('update', 'Case', ['Priority'])]
+        """
+        state = self._state
+        changes: list[RecordChange] = []
+        with state.trust() as conn:
+            for name in sorted(state.written):
+                obj = _object(name)
+                layout = state.layout(obj)
+                base, rows, gone = state.names(obj)
+                compared = [
+                    (f.name, column)
+                    for f in obj.fields
+                    if f.name not in AUDIT_FIELDS
+                    and any(write_access(obj, f))
+                    and (column := layout.column_of(f)) is not None
+                ]
+                if not compared:
+                    continue
+                columns = ", ".join(quote_identifier(c) for _, c in compared)
+                hidden = {r[0] for r in conn.execute(f'SELECT "Id" FROM {gone}')}
+                for rid, deleted, *values in conn.execute(
+                    f'SELECT "Id", "IsDeleted", {columns} FROM {rows} ORDER BY crm_number, rowid'
+                ).fetchall():
+                    if rid not in hidden:  # created by the session
+                        if not deleted:
+                            fields = {n: (None, v) for (n, _), v in zip(compared, values, strict=True) if v is not None}
+                            changes.append(RecordChange(obj.name, rid, "create", fields))
+                        continue
+                    if deleted:
+                        changes.append(RecordChange(obj.name, rid, "delete"))
+                        continue
+                    old = conn.execute(f'SELECT {columns} FROM {base} WHERE "Id" = ?', (rid,)).fetchone()
+                    fields = {
+                        n: (o, v)
+                        for (n, _), o, v in zip(compared, old or [None] * len(values), values, strict=True)
+                        if o != v
+                    }
+                    if fields:
+                        changes.append(RecordChange(obj.name, rid, "update", fields))
+        return StateDiff(tuple(changes))
 
     @property
     def written_rows(self) -> int:
