@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import gymnasium as gym
 
-from crmarena_gym.tasks import TASK_ABBREVS
+from crmarena_gym.tasks import ACT_TASKS, TASK_ABBREVS, get_task_spec
 
 #: The paper's turn budget.
 MAX_TURNS = 20
 # The module path's third part is the heading ``gym.pprint_registry()`` lists the ids under.
 ENTRY_POINT = "crmarena_gym.envs.crmarena_gym:CRMArenaEnv"
+ACT_ENTRY_POINT = "crmarena_gym.envs.crmarena_gym:CRMArenaActEnv"
 
 
 def env_ids() -> list[str]:
@@ -22,9 +23,22 @@ def env_ids() -> list[str]:
     return [f"CRMArena-{abbrev}-v0" for abbrev in TASK_ABBREVS] + ["CRMArena-v0"]
 
 
+def act_env_ids() -> list[str]:
+    """The act-mode ids: one per task with an act mode (the agent makes the change; the final state is graded).
+
+    Example:
+        >>> act_env_ids()
+        ['CRMArena-NCR-Act-v0']
+    """
+    return [f"CRMArena-{get_task_spec(name).abbrev}-Act-v0" for name in ACT_TASKS]
+
+
 def register_envs() -> None:
     """Register every id (idempotent)."""
     for env_id, abbrev in zip(env_ids(), [*TASK_ABBREVS, None], strict=True):
         if env_id in gym.registry:
             continue
         gym.register(id=env_id, entry_point=ENTRY_POINT, kwargs={"task": abbrev}, max_episode_steps=MAX_TURNS)
+    for env_id, name in zip(act_env_ids(), ACT_TASKS, strict=True):
+        if env_id not in gym.registry:
+            gym.register(id=env_id, entry_point=ACT_ENTRY_POINT, kwargs={"task": name}, max_episode_steps=MAX_TURNS)

@@ -328,6 +328,7 @@ class _State:
         self.storage: int | None = None  # bytes the session's rows count for (None: to be summed)
         self.last_stamp: dt.datetime | None = None
         self.user: str | None = None
+        self.own_ids: int | None = None  # the session's next new id number, when it numbers its own
         self.refs = 0
         self.closed = False
         if store is not None:
@@ -657,6 +658,10 @@ class OrgSession(LocalOrg):
         store: A SQLite file that keeps the session's writes (created if missing; a session opened on
             it again has them back). None: they live in memory and die with the session.
         max_storage: The most bytes of records the session holds (:data:`SESSION_STORAGE_BYTES`).
+        own_ids: Number the session's new records from the same first id as every session that does so
+            (a reproducible episode: the same writes give the same ids), rather than from the process's
+            sequence, which no two sessions share (the served org's: an id from one session never names a
+            record of another). Not with ``store``.
 
     Example:
         >>> base = LocalOrg(getfixture("tiny_org"), today="2021-02-20")
@@ -682,7 +687,10 @@ class OrgSession(LocalOrg):
         clock: Callable[[], dt.datetime] | None = None,
         store: str | Path | None = None,
         max_storage: int = SESSION_STORAGE_BYTES,
+        own_ids: bool = False,
     ) -> None:
+        if own_ids and store is not None:
+            raise ValueError("own_ids numbers a session's records from a fixed start: a stored session cannot")
         if isinstance(max_storage, bool) or not isinstance(max_storage, int) or max_storage < RECORD_STORAGE_BYTES:
             raise ValueError(f"max_storage must be at least {RECORD_STORAGE_BYTES} bytes, got {max_storage!r}")
         if clock is not None and not callable(clock):
@@ -704,6 +712,7 @@ class OrgSession(LocalOrg):
             base.close()
         self._state = state
         self._state.refs = 1
+        state.own_ids = _FIRST_NEW if own_ids else None
         self._cache: dict[str, object] = {}
         self._index_lock = threading.Lock()
         self._clock = clock
@@ -878,7 +887,10 @@ class OrgSession(LocalOrg):
                     row[column] = value
             self._closure(obj, layout, row, None, now)
             state.overlay(conn, obj)
-            new_id = _new_id(obj.key_prefix)
+            if state.own_ids is None:
+                new_id = _new_id(obj.key_prefix)
+            else:
+                new_id, state.own_ids = make_id(obj.key_prefix, state.own_ids), state.own_ids + 1
             row["Id"] = new_id
             row["crm_number"] = state.next_number(conn, obj)
             size = _record_bytes(row)
@@ -1276,6 +1288,8 @@ class OrgSession(LocalOrg):
             self._state.fts_dirty.clear()
             self._state.numbers.clear()
             self._state.storage = 0
+            if self._state.own_ids is not None:
+                self._state.own_ids = _FIRST_NEW
 
     def diff(self) -> StateDiff:
         """What the session changed in the org: every record it created, changed or deleted, field by field.
