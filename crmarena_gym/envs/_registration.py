@@ -33,6 +33,25 @@ def act_env_ids() -> list[str]:
     return [f"CRMArena-{get_task_spec(name).abbrev}-Act-v0" for name in ACT_TASKS]
 
 
+def act_counterpart(env_id: str) -> str:
+    """The act-mode id of a name-mode id (``CRMArena-NCR-v0`` -> ``CRMArena-NCR-Act-v0``); an act id is its own.
+
+    Raises:
+        ValueError: The id has no act mode; the message lists the ids that have one.
+
+    Example:
+        >>> act_counterpart("CRMArena-NCR-v0")
+        'CRMArena-NCR-Act-v0'
+    """
+    acts = act_env_ids()
+    if env_id in acts:
+        return env_id
+    candidate = env_id.removesuffix("-v0") + "-Act-v0"
+    if candidate not in acts:
+        raise ValueError(f"{env_id!r} has no act mode; the act-mode ids: {', '.join(acts)}")
+    return candidate
+
+
 def register_envs() -> None:
     """Register every id (idempotent)."""
     for env_id, abbrev in zip(env_ids(), [*TASK_ABBREVS, None], strict=True):
