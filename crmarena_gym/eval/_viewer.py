@@ -1161,6 +1161,13 @@ def _explain_reward(record: dict[str, Any]) -> str:
     breakdown = record.get("reward_breakdown") or {}
     if not breakdown:
         return f"reward {record.get('reward')}"
+    if breakdown.get("metric") == "state_diff":
+        stray, missing = breakdown.get("stray") or [], breakdown.get("missing") or 0
+        if float(breakdown.get("reward") or 0) >= 1:
+            return "the org's final state has every change the task asks for and no other: reward 1"
+        parts = [f"{missing} required change{'s' * (missing != 1)} missing"] if missing else []
+        parts += [f"{len(stray)} change{'s' * (len(stray) != 1)} nobody asked for"] if stray else []
+        return f"the org's final state was compared with the changes the task asks for: {', '.join(parts)}: reward 0"
     compared = breakdown.get("compared")
     mode = breakdown.get("mode", "strict")
     read = "" if compared == breakdown.get("submitted") else f" (read as {compared!r} by the {mode} matching)"
@@ -1207,6 +1214,7 @@ def _episode_detail(run_id: str, record: dict[str, Any], metadata: dict[str, Any
         )
     digest = record.get("system_prompt_sha256")
     stack = record.get("env_stack") or metadata.get("env_stack") or []
+    last = trajectory[-1] if len(trajectory) > 1 else {}
     return {
         "run": run_id,
         "idx": record["idx"],
@@ -1234,6 +1242,10 @@ def _episode_detail(run_id: str, record: dict[str, Any], metadata: dict[str, Any
         "system_prompt_sha256": digest,
         "system_prompt": (metadata.get("system_prompts") or {}).get(digest) if digest else None,
         "steps": steps,
+        # Act mode: what the agent changed, what the task asked for, and the check of one against the other.
+        "state_diff": last.get("state_diff"),
+        "expected_changes": last.get("expected_changes"),
+        "diff_check": last.get("diff_check"),
     }
 
 
