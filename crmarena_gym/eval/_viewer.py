@@ -32,7 +32,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from crmarena_gym.envs import parse_action
 from crmarena_gym.eval._metrics import bootstrap_ci
 from crmarena_gym.eval._results import METADATA_FILE, RESULTS_FILE, _complete_lines
-from crmarena_gym.eval._summary import ERROR_END_REASONS, summarize
+from crmarena_gym.eval._summary import ERROR_END_REASONS, summarize, task_key
 
 __all__ = ["EPISODE_SORTS", "RESULTS_FORMAT", "ViewerData", "ViewerError"]
 
@@ -202,8 +202,8 @@ def _number(value: Any) -> bool:
 def _repair(record: dict[str, Any]) -> list[str]:
     """Make a record safe to show (what a damaged or foreign line lacks is set aside); what was wrong."""
     problems = []
-    if not isinstance(record.get("abbrev"), str):
-        record["abbrev"] = "?"
+    if not isinstance(record.get("abbrev"), str) or not record["abbrev"]:
+        record["abbrev"] = task_key(record)  # a foreign record without one: its task's, as summaries group it
     for key in ("reward", "turns"):
         if not _number(record.get(key)):
             problems.append(f"its {key} {record[key]!r} is not a number; shown as 0")
@@ -793,7 +793,7 @@ def interval_table(records: list[dict[str, Any]], rows: dict[str, dict[str, Any]
     finished = [r for r in records if r.get("end_reason") != "running"]
     rewards: dict[str, list[float]] = defaultdict(list)
     for r in finished:
-        rewards[r["abbrev"]].append(float(r.get("reward") or 0.0))
+        rewards[task_key(r)].append(float(r.get("reward") or 0.0))
         rewards["all"].append(float(r.get("reward") or 0.0))
     return {task: {**row, "accuracy_ci": list(bootstrap_ci(rewards[task]))} for task, row in rows.items()}
 
