@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from crmarena_gym.chat._episode import (
     NO_TOOL_CALL,
+    DELIVERED,
     NOT_RUN,
     ChatEpisode,
     Reply,
@@ -53,6 +54,7 @@ __all__ = [
     "FRAMEWORKS",
     "MALFORMED_ERRORS",
     "MAX_SIBLING_ORGS",
+    "DELIVERED",
     "NOT_RUN",
     "NO_TOOL_CALL",
     "QUERY_TOOLS",

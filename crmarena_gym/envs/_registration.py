@@ -11,6 +11,7 @@ MAX_TURNS = 20
 # The module path's third part is the heading ``gym.pprint_registry()`` lists the ids under.
 ENTRY_POINT = "crmarena_gym.envs.crmarena_gym:CRMArenaEnv"
 ACT_ENTRY_POINT = "crmarena_gym.envs.crmarena_gym:CRMArenaActEnv"
+INTERACTIVE_ENTRY_POINT = "crmarena_gym.envs.crmarena_gym:CRMArenaInteractiveEnv"
 
 
 def env_ids() -> list[str]:
@@ -52,6 +53,16 @@ def act_counterpart(env_id: str) -> str:
     return candidate
 
 
+def interactive_env_ids() -> list[str]:
+    """The conversation ids: one per task (a simulated user holds part of the request back), then all nine.
+
+    Example:
+        >>> interactive_env_ids()[0], interactive_env_ids()[-1]
+        ('CRMArena-KQA-Interactive-v0', 'CRMArena-Interactive-v0')
+    """
+    return [f"CRMArena-{abbrev}-Interactive-v0" for abbrev in TASK_ABBREVS] + ["CRMArena-Interactive-v0"]
+
+
 def register_envs() -> None:
     """Register every id (idempotent)."""
     for env_id, abbrev in zip(env_ids(), [*TASK_ABBREVS, None], strict=True):
@@ -61,3 +72,8 @@ def register_envs() -> None:
     for env_id, name in zip(act_env_ids(), ACT_TASKS, strict=True):
         if env_id not in gym.registry:
             gym.register(id=env_id, entry_point=ACT_ENTRY_POINT, kwargs={"task": name}, max_episode_steps=MAX_TURNS)
+    for env_id, abbrev in zip(interactive_env_ids(), [*TASK_ABBREVS, None], strict=True):
+        if env_id not in gym.registry:
+            gym.register(
+                id=env_id, entry_point=INTERACTIVE_ENTRY_POINT, kwargs={"task": abbrev}, max_episode_steps=MAX_TURNS
+            )

@@ -7,6 +7,11 @@ is an action whose result it reads back from the observation it actually receive
 corrupted result flows into its next calls and its answer, as it would for any agent. It retries a call
 whose result came back as a transient error, or empty (a lost result looks empty: it asks once more), as
 long as the turn budget allows, and always keeps its last turn to submit.
+
+In a conversation (an interactive environment, whose privileged ``info["withheld"]`` names the criteria
+the user holds back) it first asks for each missing criterion, one question per turn (the question of
+:data:`~crmarena_gym.tasks.ASKING`), reads the user's reply, and only then solves; it gives its answer with
+``respond`` (the user ends the conversation on it) instead of ``submit``.
 """
 
 from __future__ import annotations
@@ -128,6 +133,8 @@ class ReactiveOraclePolicy(OraclePolicy):
         self._asked_again = False
         self._turn = 0
         self._note = ""
+        self._to_ask: list[dict[str, Any]] = []
+        self._conversation = False
 
     def attach(self, env: Any) -> None:
         """Check the toolset, and read the turn budget and the observation format off the environment."""
@@ -139,6 +146,10 @@ class ReactiveOraclePolicy(OraclePolicy):
         """Start an episode: nothing is solved ahead; the first call comes from :meth:`act`."""
         super(OraclePolicy, self).reset(observation, info, seed=seed)
         self._instance = episode_instance(observation, info)
+        self._conversation = "withheld" in info
+        self._to_ask = [dict(c) for c in info.get("withheld") or ()]
+        if self._conversation and isinstance(info.get("full_query"), str):
+            self._instance = self._instance.model_copy(update={"query": info["full_query"]})
         if isinstance(info.get("turns_left"), int):
             self._budget = info["turns_left"] if self._budget is None else min(self._budget, info["turns_left"])
         self._results, self._pending, self._attempts, self._asked_again, self._turn = [], None, 0, False, 0
@@ -153,6 +164,10 @@ class ReactiveOraclePolicy(OraclePolicy):
             raise PolicyError("the reactive oracle has no episode: call reset() first")
         self._turn += 1
         self._note = ""
+        if self._to_ask and not (self._budget is not None and self._turn >= self._budget):
+            criterion = self._to_ask.pop(0)
+            self._note = f"asking the user for the {criterion['name']}"
+            return ToolCall("respond", {"message": criterion["ask"]}).to_action()
         if self._pending is not None:
             retry = self._read(observation)
             if retry is not None:
@@ -216,4 +231,6 @@ class ReactiveOraclePolicy(OraclePolicy):
 
     def _submit(self, answer: str) -> str:
         self._pending = None
+        if self._conversation:  # the answer goes to the user, who ends the conversation on it
+            return ToolCall("respond", {"message": answer}).to_action()
         return ToolCall("submit", {"content": answer}).to_action()

@@ -40,6 +40,15 @@ from crmarena_gym.tasks._generate import (
     measure_competition,
 )
 from crmarena_gym.tasks._instance import TaskInstance, TaskMetadata, first_per_task
+from crmarena_gym.tasks._interactive import (
+    ASKING,
+    SLOT_WORDS,
+    SPLITTERS,
+    Criterion,
+    InteractiveSplit,
+    interactive_split,
+    register_splitter,
+)
 from crmarena_gym.tasks._loader import TaskFileError, load_tasks, save_tasks
 from crmarena_gym.tasks._oracle import (
     ORACLES,
@@ -84,6 +93,7 @@ __all__ = [
     "ACT_TASKS",
     "ANSWER_CAP",
     "ANSWER_MODES",
+    "ASKING",
     "DEFAULT_DISTRIBUTION",
     "DEFAULT_PER_TASK",
     "DEFAULT_TASK_SEED",
@@ -98,6 +108,8 @@ __all__ = [
     "ORIGINAL_DATASET",
     "ROUTING_POLICY",
     "SEASONS",
+    "SLOT_WORDS",
+    "SPLITTERS",
     "TASK_ABBREVS",
     "TASK_GENERATOR_VERSION",
     "TASK_NAMES",
@@ -106,8 +118,10 @@ __all__ = [
     "ActPlan",
     "AnswerMode",
     "Competition",
+    "Criterion",
     "Distribution",
     "FamilySummary",
+    "InteractiveSplit",
     "OracleError",
     "OracleTrace",
     "OriginalDataError",
@@ -132,6 +146,7 @@ __all__ = [
     "generate_tasks",
     "get_task_spec",
     "instance_key",
+    "interactive_split",
     "load_tasks",
     "measure_competition",
     "missing_gold_records",
@@ -140,6 +155,7 @@ __all__ = [
     "oracle_trace",
     "past_window",
     "quarter_window",
+    "register_splitter",
     "run_solver",
     "save_tasks",
     "schema_from_rows",
