@@ -19,8 +19,8 @@ Example:
 from __future__ import annotations
 
 from crmarena_gym.chat._episode import (
-    NO_TOOL_CALL,
     DELIVERED,
+    NO_TOOL_CALL,
     NOT_RUN,
     ChatEpisode,
     Reply,
@@ -50,11 +50,11 @@ from crmarena_gym.chat._training import MAX_SIBLING_ORGS, OrgRoutedEnv, instance
 
 __all__ = [
     "DEFAULT_TRAIN_SEED",
+    "DELIVERED",
     "END_REASONS",
     "FRAMEWORKS",
     "MALFORMED_ERRORS",
     "MAX_SIBLING_ORGS",
-    "DELIVERED",
     "NOT_RUN",
     "NO_TOOL_CALL",
     "QUERY_TOOLS",
