@@ -196,12 +196,24 @@ class LLMUser:
         usage = getattr(response, "usage", None)
         prompt = _int(getattr(usage, "prompt_tokens", None))
         completion = _int(getattr(usage, "completion_tokens", None))
-        cost: float | None
-        try:
-            cost = float(self._litellm.completion_cost(completion_response=response))
-        except Exception:  # a model litellm's price table does not know: unpriced, not zero
-            cost = None
-        call = {"prompt_tokens": prompt, "completion_tokens": completion, "cost": cost, "attempts": attempts}
+        cost: float | None = None
+        reported = getattr(usage, "cost", None)
+        if isinstance(reported, int | float) and not isinstance(reported, bool):
+            cost, source = float(reported), "provider"
+        elif self.api_base is None:  # litellm's prices hold only at the provider itself, not at a local server
+            try:
+                cost, source = float(self._litellm.completion_cost(completion_response=response)), "litellm"
+            except Exception:  # a model litellm's price table does not know: unpriced, not zero
+                cost = None
+        if cost is None:
+            source = None
+        call = {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "cost": cost,
+            "cost_source": source,
+            "attempts": attempts,
+        }
         total = self._usage
         total["calls"] += 1
         total["attempts"] += attempts

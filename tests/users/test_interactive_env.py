@@ -1,0 +1,150 @@
+"""The interactive environments: respond, the user's replies, the end marker, turn limits, the asking oracle."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import crmarena_gym  # noqa: F401 - registers the environments
+from crmarena_gym.chat import DELIVERED, ChatSession, EpisodeRecorder
+from crmarena_gym.envs import interactive_env_ids
+from crmarena_gym.policies import ReactiveOraclePolicy
+from crmarena_gym.tasks import TASK_ABBREVS, TaskInstance
+
+
+def _run(env: gym.Env, policy: Any, idx: int, seed: int = 0) -> tuple[float, dict[str, Any], dict[str, Any]]:
+    observation, info = env.reset(seed=seed, options={"idx": idx})
+    recorder = EpisodeRecorder(observation, info, idx=idx)
+    policy.reset(observation, info)
+    while True:
+        action = policy.act(observation)
+        observation, reward, terminated, truncated, step_info = env.step(action)
+        recorder.step(action, observation, float(reward), terminated, truncated, step_info)
+        if terminated or truncated:
+            return float(reward), step_info, recorder.finish()
+
+
+def test_ids_registered_and_check_env(env_org: Path, all_tasks: list[TaskInstance]) -> None:
+    ids = interactive_env_ids()
+    assert ids == [f"CRMArena-{a}-Interactive-v0" for a in TASK_ABBREVS] + ["CRMArena-Interactive-v0"]
+    for env_id in ids:
+        env = gym.make(env_id, org=env_org, tasks=all_tasks)
+        check_env(env.unwrapped, skip_render_check=True)
+        env.close()
+
+
+def test_asking_oracle_scores_one_on_every_family(env_org: Path, all_tasks: list[TaskInstance]) -> None:
+    env = gym.make("CRMArena-Interactive-v0", org=env_org, tasks=all_tasks, toolset="functions", privileged=True)
+    policy = ReactiveOraclePolicy()
+    policy.attach(env)
+    seen = set()
+    for instance in all_tasks:
+        reward, info, record = _run(env, policy, instance.idx)
+        assert reward == 1.0, (instance.abbrev, instance.idx, record["conversation"])
+        assert info["end_reason"] == "user_stop"
+        conversation = record["conversation"]
+        # it asked for every held-back criterion, and the user revealed each
+        assert conversation["revealed"] == [c["name"] for c in env.reset(options={"idx": instance.idx})[1]["withheld"]]
+        assert info["user_turns"] == len(conversation["revealed"]) + 1
+        assert info["agent_turns"] >= info["user_turns"]
+        seen.add(instance.abbrev)
+    assert seen == set(TASK_ABBREVS)
+
+
+class _AnswerAtOnce:
+    """Answers from the opening alone: it cannot know the criteria, so it says None."""
+
+    def reset(self, observation: str, info: dict[str, Any]) -> None:
+        pass
+
+    def act(self, observation: str) -> str:
+        return "respond None"
+
+
+def test_answering_at_once_scores_what_the_withheld_criteria_allow(
+    env_org: Path, all_tasks: list[TaskInstance]
+) -> None:
+    env = gym.make("CRMArena-Interactive-v0", org=env_org, tasks=all_tasks)
+    rewards = [_run(env, _AnswerAtOnce(), i.idx)[0] for i in all_tasks]
+    # Without the criteria the only answer it can give is None: right exactly where there is no answer.
+    expected = sum(1 for i in all_tasks if i.answer is None) / len(all_tasks)
+    assert sum(rewards) / len(rewards) == pytest.approx(expected)
+    assert 0 < expected < 0.5
+
+
+def test_same_seed_same_conversation(env_org: Path, all_tasks: list[TaskInstance]) -> None:
+    env = gym.make("CRMArena-Interactive-v0", org=env_org, tasks=all_tasks)
+    script = ["respond Hello, what do you need?", "respond For which period?", "respond Which product is it?"]
+    for instance in all_tasks[::7]:
+        runs = []
+        for _ in range(2):
+            observation, _ = env.reset(seed=11, options={"idx": instance.idx})
+            runs.append([observation] + [env.step(a)[0] for a in script])
+        assert runs[0] == runs[1]
+
+
+def test_submit_and_limits(env_org: Path, all_tasks: list[TaskInstance]) -> None:
+    bri = next(i for i in all_tasks if i.abbrev == "BRI")
+    env = gym.make("CRMArena-BRI-Interactive-v0", org=env_org, tasks=[bri], max_user_turns=2)
+    _observation, info = env.reset(seed=0)
+    assert info["user"]["kind"] == "scripted" and "withheld" not in info  # not privileged: nothing of the split
+    assert "respond" in [t["function"]["name"] for t in info["tools"]]
+    assert env.step("respond Hi there?")[4]["user_turns"] == 1
+    _, reward, terminated, truncated, step = env.step("respond What colour is the sky?")
+    assert (reward, terminated, truncated, step["end_reason"], step["user_turns"]) == (
+        0.0,
+        False,
+        True,
+        "user_turns",
+        2,
+    )
+    env.reset(seed=0)
+    _, reward, terminated, _, step = env.step(f"submit {bri.answer}")
+    assert (reward, terminated, step["end_reason"], step["agent_turns"], step["user_turns"]) == (
+        1.0,
+        True,
+        "submitted",
+        1,
+        0,
+    )
+    env.reset(seed=0)
+    error = env.step('{"name": "respond", "arguments": {"text": "hi"}}')
+    assert error[4]["error"] == "INVALID_ARGUMENT" and not error[2]
+    # the agent-turn limit: Gymnasium's TimeLimit at the registered budget
+    env.reset(seed=0)
+    for _ in range(19):
+        assert not env.step("execute SELECT Id FROM Case LIMIT 1")[3]
+    assert env.step("execute SELECT Id FROM Case LIMIT 1")[3]
+
+
+def test_a_conversation_through_the_chat_core(env_org: Path, all_tasks: list[TaskInstance]) -> None:
+    bri = next(i for i in all_tasks if i.abbrev == "BRI" and i.answer)
+    env = gym.make("CRMArena-BRI-Interactive-v0", org=env_org, tasks=[bri], toolset="functions")
+    session = ChatSession(env, "fc")
+    start = session.reset(seed=0)
+    assert "respond" in [t["function"]["name"] for t in start.tools or []]
+    step = session.step_tool_call("respond", {"message": "For which period?"})
+    roles = [m["role"] for m in session.messages]
+    assert roles[-3:] == ["assistant", "tool", "user"]
+    assert session.messages[-2]["content"] == DELIVERED
+    assert session.messages[-1]["content"] == step.observation and step.observation.strip()
+    final = session.step_tool_call("respond", {"message": bri.answer})
+    assert final.done and final.reward == 1.0 and session.messages[-1] == {"role": "user", "content": "###STOP###"}
+    record = session.record
+    assert record is not None and record["conversation"]["revealed"] == ["window"]
+    assert [m["role"] for m in record["conversation"]["messages"]] == ["user", "agent", "user", "agent", "user"]
+    # text frameworks: the user's reply is the next user message
+    text = ChatSession(env, "act")
+    text.reset(seed=0)
+    text.step_text("respond For which period?")
+    assert text.messages[-1]["role"] == "user" and text.messages[-2]["content"] == "respond For which period?"
+
+
+def test_published_instances_are_refused(env_org: Path) -> None:
+    record = {"idx": 0, "task": "BRI", "query": "Which state?", "answer": "OR"}
+    with pytest.raises(ValueError, match="cannot be played as conversations"):
+        gym.make("CRMArena-BRI-Interactive-v0", org=env_org, tasks=[record])
