@@ -457,6 +457,7 @@ def make_chat_env(
     seed: int = DEFAULT_TRAIN_SEED,
     per_task: int | None = None,
     toolset: str = "functions",
+    user: str | None = None,
     **env_kwargs: Any,
 ) -> gym.Env:
     """A CRMArena environment (through ``gym.make``, with the turn limit) over a split's instances.
@@ -472,6 +473,8 @@ def make_chat_env(
         seed: The training seed.
         per_task: Instances per task.
         toolset: ``"functions"`` (the task functions), ``"soql"`` (the query tools) or ``"flex"``.
+        user: None for single-turn episodes; ``"scripted"`` or ``"litellm:MODEL"`` for conversations (the
+            interactive ids: a simulated user holds part of the request back; the agent talks with ``respond``).
         **env_kwargs: More ``gym.make`` arguments (``match=``, ``observation_format=`` ...).
     """
     if not isinstance(org, Org):
@@ -479,6 +482,9 @@ def make_chat_env(
     if instances is None:
         instances = chat_tasks(org, split=split, seed=seed, per_task=per_task, tasks=[task] if task else None)
     env_id = env_ids()[-1] if task is None else f"CRMArena-{get_task_spec(task).abbrev}-v0"
+    if user is not None:
+        env_id = env_id.removesuffix("-v0") + "-Interactive-v0"
+        env_kwargs["user"] = user
     base = Path(org.path) if isinstance(org, LocalOrg) else None
     by_org: dict[Path | None, list[TaskInstance]] = {}
     for instance in instances:

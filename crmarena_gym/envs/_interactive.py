@@ -200,6 +200,7 @@ class CRMArenaInteractiveEnv(CRMArenaEnv):
             observation, reward, _, _, info = self._submit(message, info)
             shown = f"{reply.text}\n{END_MARKER}" if reply.text else END_MARKER
             self._last_observation = shown
+            info["user_reply"] = shown
             info["end_reason"] = "user_stop"
             return shown, reward, True, False, info
         if self._user_turns >= self.max_user_turns:

@@ -225,7 +225,7 @@ def window_words(rng: np.random.Generator, params: dict[str, Any]) -> str:
 
 def _window(rng: np.random.Generator, params: dict[str, Any]) -> Criterion:
     phrase = window_words(rng, params)
-    lead = pick(rng, ("I mean {w}.", "Look at {w}.", "{W}.", "The period is {w}."))
+    lead = pick(rng, ("I mean {w}.", "{W}.", "That's {w}."))
     text = lead.format(w=phrase, W=phrase[:1].upper() + phrase[1:])
     return Criterion("window", text, SLOT_WORDS["window"], dict(params["window"]))
 

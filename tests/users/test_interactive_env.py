@@ -148,3 +148,15 @@ def test_published_instances_are_refused(env_org: Path) -> None:
     record = {"idx": 0, "task": "BRI", "query": "Which state?", "answer": "OR"}
     with pytest.raises(ValueError, match="cannot be played as conversations"):
         gym.make("CRMArena-BRI-Interactive-v0", org=env_org, tasks=[record])
+
+
+def test_make_chat_env_plays_conversations(env_org: Path, all_tasks: list[TaskInstance]) -> None:
+    from crmarena_gym.chat import make_chat_env
+
+    env = make_chat_env(env_org, task="NCR", instances=[i for i in all_tasks if i.abbrev == "NCR"], user="scripted")
+    assert env.spec is not None and env.spec.id == "CRMArena-NCR-Interactive-v0"
+    session = ChatSession(env, "fc")
+    session.reset(seed=0)
+    step = session.step_tool_call("respond", {"message": "What are the case details?"})
+    assert step.info.get("action_kind") == "respond" or session.messages[-1]["role"] == "user"
+    assert "Subject:" in session.messages[-1]["content"]
