@@ -26,9 +26,10 @@ from crmarena_gym.users._base import UserReply
 
 __all__ = ["ScriptedUser", "is_question", "looks_like_id"]
 
+# Not "may": it is a month, and an answer (a question starting "May I" has its "?").
 _ASKING = re.compile(
     r"^\W*(what|which|when|where|who|whom|whose|how|could|can|would|will|do|does|did|is|are|was|were|"
-    r"should|please|tell|may|might)\b",
+    r"should|please|tell)\b",
     re.IGNORECASE,
 )
 _ID = re.compile(r"(?<![A-Za-z0-9])(?=[A-Za-z0-9]*\d)[A-Za-z0-9]{15}(?:[A-Za-z0-9]{3})?(?![A-Za-z0-9])")

@@ -136,6 +136,12 @@ def test_rules() -> None:
     assert both.revealed == ("window", "direction") and both.text == "In Q1 2022. The lowest."
     assert user.reply("005Ws000001xSR9IAM").ended
     assert user.reply("None").ended
+    month = InteractiveSplit("Which month?", (), "", "month", "full")
+    user.start(None, month, seed=0)  # type: ignore[arg-type]
+    assert user.reply("May").ended  # a month, not an asking word
+    user.start(None, split, seed=0)  # type: ignore[arg-type]
+    user.reply("Which period?")
+    user.reply("Which direction?")
     assert user.summary()["revealed"] == ["window", "direction"]
 
 
