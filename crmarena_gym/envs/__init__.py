@@ -18,6 +18,7 @@ from crmarena_gym.envs._registration import (
     act_counterpart,
     act_env_ids,
     env_ids,
+    interactive_counterpart,
     interactive_env_ids,
     register_envs,
 )
@@ -48,6 +49,7 @@ __all__ = [
     "act_counterpart",
     "act_env_ids",
     "env_ids",
+    "interactive_counterpart",
     "interactive_env_ids",
     "parse_action",
     "register_envs",

@@ -63,6 +63,28 @@ def interactive_env_ids() -> list[str]:
     return [f"CRMArena-{abbrev}-Interactive-v0" for abbrev in TASK_ABBREVS] + ["CRMArena-Interactive-v0"]
 
 
+def interactive_counterpart(env_id: str) -> str:
+    """The conversation id of a single-turn id (``CRMArena-HTU-v0`` -> ``CRMArena-HTU-Interactive-v0``); a
+    conversation id is its own.
+
+    Raises:
+        ValueError: The id has no conversation form; the message lists the ids that have one.
+
+    Example:
+        >>> interactive_counterpart("CRMArena-v0"), interactive_counterpart("CRMArena-HTU-Interactive-v0")
+        ('CRMArena-Interactive-v0', 'CRMArena-HTU-Interactive-v0')
+    """
+    ids = interactive_env_ids()
+    if env_id in ids:
+        return env_id
+    candidate = env_id.removesuffix("-v0") + "-Interactive-v0"
+    if candidate not in ids:
+        raise ValueError(
+            f"{env_id!r} has no conversation form; the single-turn ids that have one: {', '.join(env_ids())}"
+        )
+    return candidate
+
+
 def register_envs() -> None:
     """Register every id (idempotent)."""
     for env_id, abbrev in zip(env_ids(), [*TASK_ABBREVS, None], strict=True):
