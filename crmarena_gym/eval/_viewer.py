@@ -1210,6 +1210,14 @@ def _episode_detail(run_id: str, record: dict[str, Any], metadata: dict[str, Any
                 "note": policy.get("note"),
                 "tool_calls": policy.get("tool_calls"),
                 "usage": policy.get("usage"),
+                # A conversation's turn: the agent's message and the user's reply, shown apart.
+                "user": {
+                    "message": step.get("message"),
+                    "reply": step.get("user_reply"),
+                    "revealed": step.get("revealed") or [],
+                }
+                if "user_reply" in step
+                else None,
             }
         )
     digest = record.get("system_prompt_sha256")
@@ -1246,6 +1254,8 @@ def _episode_detail(run_id: str, record: dict[str, Any], metadata: dict[str, Any
         "state_diff": last.get("state_diff"),
         "expected_changes": last.get("expected_changes"),
         "diff_check": last.get("diff_check"),
+        # Conversations: the simulated user, the criteria it revealed, how the conversation ended.
+        "conversation": record.get("conversation"),
     }
 
 

@@ -160,3 +160,23 @@ def test_make_chat_env_plays_conversations(env_org: Path, all_tasks: list[TaskIn
     step = session.step_tool_call("respond", {"message": "What are the case details?"})
     assert step.info.get("action_kind") == "respond" or session.messages[-1]["role"] == "user"
     assert "Subject:" in session.messages[-1]["content"]
+
+
+def test_eval_records_and_viewer_show_the_conversation(
+    tmp_path: Path, env_org: Path, all_tasks: list[TaskInstance]
+) -> None:
+    from crmarena_gym.eval import ViewerData, evaluate, read_results
+
+    tcu = [i for i in all_tasks if i.abbrev == "TCU"][:2]
+    out = tmp_path / "run"
+    evaluate("reactive-oracle", env_id="CRMArena-TCU-Interactive-v0", tasks=tcu, org=env_org, out=out, progress=False)
+    records = read_results(out / "results.jsonl")
+    assert [r["reward"] for r in records] == [1.0, 1.0]
+    conversation = records[0]["conversation"]
+    assert conversation["revealed"] == ["window", "direction", "n_cases"] and conversation["end"] == "user_stop"
+    said = [m["content"] for m in conversation["messages"] if m["role"] == "user"]
+    assert said[0] == conversation["opening"] and said[-1] == "###STOP###" and len(said) == 5
+    episode = ViewerData([out]).api(f"/api/runs/run/episodes/{tcu[0].idx}/0")
+    turns = [s["user"] for s in episode["steps"] if s["user"]]
+    assert [t["revealed"] for t in turns] == [["window"], ["direction"], ["n_cases"], []]
+    assert episode["conversation"]["user"] == "scripted"
