@@ -180,3 +180,21 @@ def test_eval_records_and_viewer_show_the_conversation(
     turns = [s["user"] for s in episode["steps"] if s["user"]]
     assert [t["revealed"] for t in turns] == [["window"], ["direction"], ["n_cases"], []]
     assert episode["conversation"]["user"] == "scripted"
+
+
+def test_trl_environment_plays_a_conversation(env_org: Path) -> None:
+    from crmarena_gym.integrations.trl import trl_dataset_rows, trl_environment
+
+    cls = trl_environment(env_org, user="scripted", per_task=2)
+    assert "respond" in vars(cls) and cls.metadata["user"] == "scripted"
+    row = next(r for r in trl_dataset_rows(env_org, per_task=2) if r["task"] == "BRI")
+    env = cls()
+    opening = env.reset(**row)
+    assert "Return only the two-letter code" in opening
+    reply = env.respond(message="For which period?")
+    assert reply.strip() and reply != opening
+    assert env.respond(message="None") == "###STOP###"
+    record = env.record
+    assert record is not None and record["conversation"]["revealed"] == ["window"]
+    with pytest.raises(ValueError, match="unknown user"):
+        trl_environment(env_org, user="gpt-4o")

@@ -43,8 +43,10 @@ from crmarena_gym.chat import (
     run_metadata,
     tool_method_parts,
 )
+from crmarena_gym.envs import RESPOND_TOOL
 from crmarena_gym.org import LocalOrg, Org, default_org_path
 from crmarena_gym.tools import toolset as make_toolset
+from crmarena_gym.users import make_user
 
 __all__ = ["TRLEnvironment", "trl_dataset", "trl_dataset_rows", "trl_environment"]
 
@@ -105,6 +107,7 @@ class TRLEnvironment(metaclass=_EnvironmentClass):
                 per_task=config["per_task"] if split == "train" else None,
                 toolset=config["toolset"],
                 match=config["match"],
+                user=config.get("user"),
             )
         self.session = ChatSession(env, "fc", shaping=config["shaping"])
         start = self.session.reset(seed=row.get("seed"), task_id=int(row["task_id"]))
@@ -178,12 +181,14 @@ def _build(config: tuple[tuple[str, Any], ...]) -> type[TRLEnvironment]:
             match=options["match"],
             shaping=options["shaping"],
             adapter="trl",
-        ),
+        )
+        | ({"user": options["user"]} if options.get("user") else {}),
         "__doc__": f"CRMArena episodes for TRL with the {options['toolset']!r} toolset; each public method but "
         "reset and get_reward is a tool.",
         "__module__": __name__,
     }
-    for schema in chat_tool_schemas(tools.schemas()):
+    schemas = tools.schemas() + ([RESPOND_TOOL] if options.get("user") else [])
+    for schema in chat_tool_schemas(schemas):
         attributes[schema["function"]["name"]] = _tool_method(schema)
     name = "CRMArena" + "".join(part.title() for part in options["toolset"].split("_")) + "Env"
     return _EnvironmentClass(name, (TRLEnvironment,), attributes)
@@ -198,6 +203,7 @@ def trl_environment(
     match: str = "strict",
     shaping: Shaping | None = None,
     framework: str = "fc",
+    user: str | None = None,
 ) -> type[TRLEnvironment]:
     """A TRL environment class: pass it as ``GRPOTrainer(..., environment_factory=cls)``.
 
@@ -212,6 +218,8 @@ def trl_environment(
         match: ``"strict"`` or ``"lenient"`` answer matching.
         shaping: Optional penalties (:class:`~crmarena_gym.chat.Shaping`), kept in the class's ``metadata``.
         framework: Must be ``"fc"``: TRL's environment class is function calling.
+        user: None for single-turn episodes; ``"scripted"`` (or ``"litellm:MODEL"``) for conversations: the
+            class gets a ``respond`` tool whose result is the simulated user's reply.
 
     Raises:
         ValueError: Another framework, or an unknown toolset.
@@ -239,6 +247,9 @@ def trl_environment(
         ("match", match),
         ("shaping", shaping or Shaping()),
     )
+    if user is not None:
+        make_user(user)  # an unknown user is refused here, not at the first episode
+        config += (("user", user),)
     return _build(config)
 
 
