@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from crmarena_gym._secrets import redact_secrets, register_secret, truncate
 from crmarena_gym.tasks import InteractiveSplit, TaskInstance
 from crmarena_gym.users._base import END_MARKER, UserReply, parse_end_marker
 
@@ -108,6 +109,7 @@ class LLMUser:
         self.max_backoff = max_backoff
         self.api_base = api_base
         self.api_key = api_key
+        register_secret(api_key)  # never written or printed by anything in this process
         self.completion_kwargs = dict(completion_kwargs or {})
         self.sleep = sleep
         self.messages: list[dict[str, Any]] = []
@@ -176,7 +178,8 @@ class LLMUser:
             try:
                 response = self._litellm.completion(**kwargs)
             except Exception as err:  # litellm maps every provider failure to an exception
-                what = f"{type(err).__name__}: {str(err)[:300]}"
+                # A provider may echo the key it refused: redacted whole, then cut.
+                what = truncate(redact_secrets(f"{type(err).__name__}: {err}", [self.api_key]), 300)
                 if not self._retryable(err):
                     raise LLMUserError(f"the user's model {self.model} refused the request ({what})") from err
                 if attempt > self.max_retries:
