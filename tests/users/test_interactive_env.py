@@ -198,3 +198,20 @@ def test_trl_environment_plays_a_conversation(env_org: Path) -> None:
     assert record is not None and record["conversation"]["revealed"] == ["window"]
     with pytest.raises(ValueError, match="unknown user"):
         trl_environment(env_org, user="gpt-4o")
+
+
+def test_skyrl_carries_the_users_replies_as_user_messages(env_org: Path) -> None:
+    skyrl_gym = pytest.importorskip("skyrl_gym")
+    import crmarena_gym.integrations.skyrl  # noqa: F401 - registers "crmarena"
+    from crmarena_gym.chat import chat_tasks
+
+    instance = chat_tasks(env_org, split="train", per_task=2, tasks=["PVI"])[0]
+    config = {"org": str(env_org), "toolset": "functions", "framework": "act", "per_task": 2, "user": "scripted"}
+    env = skyrl_gym.make("crmarena", env_config=config, extras={"task_id": instance.idx, "task": "PVI"})
+    messages, _ = env.init([])
+    assert instance.params["case_id"] not in messages[1]["content"]  # held back
+    output = env.step("respond Which case should I review?")
+    assert output["observations"] == [{"role": "user", "content": f"The case's Id is {instance.params['case_id']}."}]
+    output = env.step(f"respond {instance.answer or 'None'}")
+    assert output["done"] and output["reward"] == 1.0
+    assert output["metadata"]["record"]["conversation"]["revealed"] == ["case"]
