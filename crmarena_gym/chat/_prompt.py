@@ -44,6 +44,14 @@ _FRAMEWORK_RULES = {
         "call submit with it; that ends the task. A reply without a function call also ends the task, with no answer."
     ),
 }
+# Conversations (an interactive env's reset info has "user"): the person asking may leave details out.
+_CONVERSATION_RULES = (
+    "# The person you are helping\n"
+    "They talk with you, and their first message may leave out details you need (a time period, a product, a "
+    "threshold, a record). Ask them for what you lack with respond, one question per message; they know "
+    "their request, nothing else. Give your answer with respond too: only the answer itself, or None when the "
+    "question has no answer. They end the conversation once they have it."
+)
 _TEXT_TURN_RULE = "- One action per reply; you see its result before your next reply.\n"
 _CALL_TURN_RULE = (
     "- Every function call of a reply is carried out, in order, and each uses one turn; calls after submit are "
@@ -128,6 +136,7 @@ def system_prompt(info: dict[str, Any], framework: Framework) -> str:
         + ("" if framework == "fc" else str(info.get("action_format", "")).strip() + "\n")
         + _FRAMEWORK_RULES[framework],
         *([] if framework == "fc" else [_function_list(info)]),
+        *([_CONVERSATION_RULES] if info.get("user") else []),
         "# Rules\n"
         + (_TEXT_TURN_RULE if framework != "fc" else _CALL_TURN_RULE)
         + (_QUERY_RULE if _has_queries(info, framework) else "")

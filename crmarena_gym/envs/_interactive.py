@@ -175,7 +175,7 @@ class CRMArenaInteractiveEnv(CRMArenaEnv):
             parsed = parse_action(action, functions=True)
             if parsed.kind == "call" and parsed.name == "respond":
                 value = parsed.arguments.get("message")
-                info = {"turn": self._turn, "action_kind": "respond"}
+                info = {"turn": self._turn, "action_kind": "respond", **self._turn_counts()}
                 if not isinstance(value, str) or set(parsed.arguments) != {"message"}:
                     return self._observe(
                         "Error: respond() takes one argument 'message' with the text", info, error="INVALID_ARGUMENT"

@@ -215,3 +215,15 @@ def test_skyrl_carries_the_users_replies_as_user_messages(env_org: Path) -> None
     output = env.step(f"respond {instance.answer or 'None'}")
     assert output["done"] and output["reward"] == 1.0
     assert output["metadata"]["record"]["conversation"]["revealed"] == ["case"]
+
+
+def test_the_system_prompt_tells_the_agent_to_ask(env_org: Path, all_tasks: list[TaskInstance]) -> None:
+    from crmarena_gym.chat import system_prompt
+
+    env = gym.make("CRMArena-Interactive-v0", org=env_org, tasks=all_tasks[:3])
+    _, info = env.reset(seed=0)
+    single = gym.make("CRMArena-v0", org=env_org, tasks=all_tasks[:3]).reset(seed=0)[1]
+    for framework in ("act", "react", "fc"):
+        talking, alone = system_prompt(info, framework), system_prompt(single, framework)
+        assert "respond" in talking and "ask them for what you lack" in talking.lower()
+        assert "respond" not in alone
