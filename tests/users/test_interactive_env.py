@@ -227,3 +227,20 @@ def test_the_system_prompt_tells_the_agent_to_ask(env_org: Path, all_tasks: list
         talking, alone = system_prompt(info, framework), system_prompt(single, framework)
         assert "respond" in talking and "ask them for what you lack" in talking.lower()
         assert "respond" not in alone
+
+
+def test_openenv_serves_conversations(env_org: Path) -> None:
+    pytest.importorskip("openenv")
+    from crmarena_gym.integrations.openenv import CRMArenaAction, CRMArenaHub, HubConfig, ToolCall
+
+    with pytest.raises(ValueError, match="unknown user"):
+        HubConfig(org=str(env_org), user="gpt-4o")
+    hub = CRMArenaHub(HubConfig(org=str(env_org), user="scripted", per_task=2))
+    env = hub.make_environment()
+    instance = hub.instances("test", "BRI")[0]
+    start = env.reset(split="test", task_id=instance.idx)
+    assert "respond" in [t["function"]["name"] for t in start.tools]
+    obs = env.step(CRMArenaAction(tool_call=ToolCall(name="respond", arguments={"message": "For which period?"})))
+    assert [m["role"] for m in obs.messages][-2:] == ["tool", "user"] and obs.messages[-1]["content"] == obs.text
+    obs = env.step(CRMArenaAction(tool_call=ToolCall(name="respond", arguments={"message": instance.answer})))
+    assert obs.done and obs.reward == 1.0 and obs.record["conversation"]["revealed"] == ["window"]

@@ -41,6 +41,7 @@ from crmarena_gym.integrations.openenv._episodes import HTTP_OWNER, Episode, Epi
 from crmarena_gym.integrations.openenv._models import CRMArenaAction, CRMArenaObservation, CRMArenaState, ToolCall
 from crmarena_gym.org import LocalOrg, default_org_path
 from crmarena_gym.tasks import TaskInstance, get_task_spec
+from crmarena_gym.users import make_user
 
 __all__ = ["CRMArenaEnvironment", "CRMArenaHub", "HubConfig"]
 
@@ -62,6 +63,8 @@ class HubConfig:
         session_timeout: Seconds an unfinished episode may stay idle (no action) before it is dropped.
         match: ``"strict"`` or ``"lenient"`` answer matching.
         shaping: Optional penalties (:class:`~crmarena_gym.chat.Shaping`); ``/metadata`` says which.
+        user: None for single-turn episodes; ``"scripted"`` or ``"litellm:MODEL"`` for conversations (a
+            simulated user holds part of the request back; the agent talks with ``respond``).
     """
 
     org: str | None = None
@@ -73,8 +76,11 @@ class HubConfig:
     session_timeout: float = 600.0
     match: str = "strict"
     shaping: Shaping | None = None
+    user: str | None = None
 
     def __post_init__(self) -> None:
+        if self.user is not None:
+            make_user(self.user)  # an unknown user is refused when the server starts
         if self.toolset not in ("soql", "functions", "flex"):
             raise ValueError(f"toolset must be 'soql', 'functions' or 'flex', got {self.toolset!r}")
         if self.framework not in FRAMEWORKS:
@@ -135,7 +141,13 @@ class CRMArenaHub:
         """The tool schemas an episode starts with (OpenAI format; the same for every instance of a toolset)."""
         if self._tools is None:
             instance = self.instances("test", None)[:1]
-            env = make_chat_env(self.org, instances=instance, toolset=self.config.toolset, match=self.config.match)
+            env = make_chat_env(
+                self.org,
+                instances=instance,
+                toolset=self.config.toolset,
+                match=self.config.match,
+                user=self.config.user,
+            )
             self._tools = ChatSession(env, self.config.framework).reset(seed=0).tools  # type: ignore[arg-type]
             env.close()
         return [dict(t) for t in self._tools]
@@ -231,6 +243,7 @@ class CRMArenaEnvironment(Environment[CRMArenaAction, CRMArenaObservation, CRMAr
                 instances=instances,
                 toolset=self.hub.config.toolset,
                 match=self.hub.config.match,
+                user=self.hub.config.user,
             )
             session = ChatSession(env, self.hub.config.framework, shaping=self.hub.config.shaping)  # type: ignore[arg-type]
             start = session.reset(seed=seed, task_id=task_id)
