@@ -352,9 +352,8 @@ def _split_ned(instance: TaskInstance, rng: np.random.Generator) -> InteractiveS
     day = dt.date.fromisoformat(str(params["purchase_date"]))
     offset = (dt.date.fromisoformat(str(params["today"])) - day).days
     when = _DAYS.get(offset) or (f"{say_number(rng, offset)} days ago" if offset > 0 else f"on {day.isoformat()}")
-    purchase_day = Criterion(
-        "purchase_day", f"I bought it {when} ({day.isoformat()}).", SLOT_WORDS["purchase_day"], day.isoformat()
-    )
+    # Said relative to today, as the single-turn query says it (the agent has today's date in its context).
+    purchase_day = Criterion("purchase_day", f"I bought it {when}.", SLOT_WORDS["purchase_day"], day.isoformat())
     description = Criterion(
         "description",
         f"It's the {params['description']}.",
