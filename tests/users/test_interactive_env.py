@@ -187,7 +187,10 @@ def test_trl_environment_plays_a_conversation(env_org: Path) -> None:
 
     cls = trl_environment(env_org, user="scripted", per_task=2)
     assert "respond" in vars(cls) and cls.metadata["user"] == "scripted"
-    row = next(r for r in trl_dataset_rows(env_org, per_task=2) if r["task"] == "BRI")
+    rows = trl_dataset_rows(env_org, per_task=2, user="scripted")
+    assert "respond" in rows[0]["prompt"][0]["content"]  # the conversation's system prompt
+    assert "respond" not in trl_dataset_rows(env_org, per_task=2)[0]["prompt"][0]["content"]
+    row = next(r for r in rows if r["task"] == "BRI")
     env = cls()
     opening = env.reset(**row)
     assert "Return only the two-letter code" in opening

@@ -261,6 +261,7 @@ def trl_dataset_rows(
     per_task: int | None = None,
     tasks: list[str] | None = None,
     toolset: str = "functions",
+    user: str | None = None,
 ) -> list[dict[str, Any]]:
     """The dataset rows of a split: ``prompt`` (the system prompt and an empty user message that the
     environment's reset fills with the question), ``task_id``, ``task``, ``split``, and the ``train_seed``
@@ -275,8 +276,11 @@ def trl_dataset_rows(
         per_task: Instances per task.
         tasks: Task abbreviations or names (default: all nine).
         toolset: The environment class's toolset (the system prompt mentions query rules only with query tools).
+        user: The environment class's user (conversations: the system prompt tells the model to ask), or None.
     """
-    rows = episode_rows(org, split=split, seed=seed, per_task=per_task, tasks=tasks, toolset=toolset, framework="fc")
+    rows = episode_rows(
+        org, split=split, seed=seed, per_task=per_task, tasks=tasks, toolset=toolset, framework="fc", user=user
+    )
     return [
         {
             "prompt": [{"role": "system", "content": row["system_prompt"]}, {"role": "user", "content": ""}],
