@@ -247,3 +247,25 @@ def test_openenv_serves_conversations(env_org: Path) -> None:
     assert [m["role"] for m in obs.messages][-2:] == ["tool", "user"] and obs.messages[-1]["content"] == obs.text
     obs = env.step(CRMArenaAction(tool_call=ToolCall(name="respond", arguments={"message": instance.answer})))
     assert obs.done and obs.reward == 1.0 and obs.record["conversation"]["revealed"] == ["window"]
+
+
+def test_eval_cli_user_flag(
+    tmp_path: Path, env_org: Path, all_tasks: list[TaskInstance], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from crmarena_gym.cli import main
+    from crmarena_gym.eval import read_results
+    from crmarena_gym.tasks import save_tasks
+
+    save_tasks([i for i in all_tasks if i.abbrev == "NED"], tmp_path / "ned.json")
+    common = ["eval", "--org", str(env_org), "--tasks", str(tmp_path / "ned.json"), "--policy", "reactive-oracle"]
+    out = tmp_path / "run"
+    assert main([*common, "--env", "CRMArena-NED-v0", "--user", "scripted", "--out", str(out)]) == 0
+    records = read_results(out / "results.jsonl")
+    assert {r["reward"] for r in records} == {1.0}
+    assert {tuple(r["conversation"]["revealed"]) for r in records} == {("description", "purchase_day")}
+    capsys.readouterr()
+    assert main([*common, "--env", "CRMArena-NCR-Act-v0", "--user", "scripted"]) == 2
+    assert "has no conversation form" in capsys.readouterr().err
+    assert main([*common, "--user", "gpt-4o"]) == 2
+    assert "unknown user 'gpt-4o'" in capsys.readouterr().err
+    assert main([*common, "--user-api-base", "http://127.0.0.1:1/v1"]) == 2
