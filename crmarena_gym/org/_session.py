@@ -83,15 +83,13 @@ from crmarena_gym.org._sosl import (
 )
 from crmarena_gym.org.soql import SQL_FUNCTIONS, Catalog, Plan
 from crmarena_gym.schema import (
+    STAGE_PROBABILITY,
     Field,
     FieldType,
+    OrgSchema,
     SObject,
-    child_relationships,
-    get_object,
     id_checksum,
     is_valid_id,
-    make_id,
-    object_for_id,
     quote_identifier,
 )
 
@@ -107,30 +105,6 @@ AUDIT_FIELDS = ("CreatedDate", "CreatedById", "LastModifiedDate", "LastModifiedB
 #: The audit fields a create may set (Salesforce's "Set Audit Fields upon Record Creation"); an update, none.
 SETTABLE_ON_CREATE = frozenset({"CreatedDate", "CreatedById", "LastModifiedDate", "LastModifiedById"})
 
-# Salesforce's standard required fields of the 16 objects (nillable false, no default).
-REQUIRED_FIELDS: Mapping[str, tuple[str, ...]] = {
-    "User": ("LastName", "Username", "Email", "Alias", "TimeZoneSidKey", "LocaleSidKey", "EmailEncodingKey",
-             "LanguageLocaleKey", "ProfileId"),
-    "Account": ("LastName",),
-    "Contact": ("LastName",),
-    "ProductCategory": ("Name",),
-    "Product2": ("Name",),
-    "ProductCategoryProduct": ("ProductCategoryId", "ProductId"),
-    "Pricebook2": ("Name",),
-    "PricebookEntry": ("Pricebook2Id", "Product2Id", "UnitPrice"),
-    "Order": ("AccountId", "Status", "EffectiveDate"),
-    "OrderItem": ("OrderId", "Quantity", "UnitPrice", "PricebookEntryId"),
-    "Issue__c": ("Name",),
-    "Knowledge__kav": ("Title", "UrlName"),
-    "LiveChatTranscript": ("LiveChatVisitorId",),
-}  # fmt: skip
-# Values a field takes when a create leaves it out (Salesforce's picklist and checkbox defaults).
-_DEFAULTS: Mapping[str, Mapping[str, Any]] = {
-    "Case": {"Status": "New", "Priority": "Medium"},
-    "Knowledge__kav": {"PublishStatus": "Draft", "Language": "en_US"},
-    "Product2": {"IsActive": False},
-    "Pricebook2": {"IsActive": False},
-}
 #: Objects no API call deletes (Salesforce deactivates users; it never deletes them).
 UNDELETABLE = frozenset({"User"})
 _EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
@@ -156,8 +130,9 @@ def _fault(code: str, message: str, fields: tuple[str, ...] = ()) -> OrgError:
     return err
 
 
-def _object(name: object) -> SObject:
-    obj = get_object(name) if isinstance(name, str) else None
+def _object(schema: OrgSchema, name: object) -> SObject:
+    """The object of the org's kind called ``name``; NOT_FOUND for any other."""
+    obj = schema.get_object(name) if isinstance(name, str) else None
     if obj is None:
         shown = repr(name) if isinstance(name, str) else f"of type {type(name).__name__}"
         raise _fault("NOT_FOUND", f"sObject type {shown} is not supported: the org has no such object.")
@@ -176,11 +151,11 @@ def _id_number(record_id: str) -> int:
     return number
 
 
-def _new_id(prefix: str) -> str:
+def _new_id(schema: OrgSchema, prefix: str) -> str:
     global _next_new
     with _NEW_LOCK:
         number, _next_new = _next_new, _next_new + 1
-    return make_id(prefix, number)
+    return schema.make_id(prefix, number)
 
 
 def _skip_new_ids_past(number: int) -> None:
@@ -291,8 +266,9 @@ class _Layout:
 class _State:
     """What every view of one session shares: its connection, its lock and what it wrote."""
 
-    def __init__(self, path: Path, tables: Mapping[str, str], store: Path | None) -> None:
+    def __init__(self, path: Path, tables: Mapping[str, str], store: Path | None, schema: OrgSchema) -> None:
         self.lock = threading.RLock()
+        self.schema = schema  # the org kind's objects: what the session validates and writes against
         self.tables = dict(tables)  # object name -> the table's name in the file
         self.store = store
         self.conn = sqlite3.connect(
@@ -455,7 +431,7 @@ class _State:
     def reopen(self, conn: sqlite3.Connection) -> None:
         """Recreate the views of a stored session's objects (call with ``trust`` held)."""
         names = {r[0] for r in conn.execute("SELECT name FROM crm.sqlite_master WHERE type = 'table'")}
-        by_name = {o: get_object(o) for o in self.tables}
+        by_name = {o: self.schema.get_object(o) for o in self.tables}
         for name, obj in by_name.items():
             if obj is not None and f"crm_rows_{name}" in names:
                 self._view(conn, self.layout(obj))
@@ -497,7 +473,7 @@ class _State:
         if self.storage is None:
             total = 0
             for name in self.written:
-                obj = get_object(name)
+                obj = self.schema.get_object(name)
                 if obj is not None:
                     (n,) = conn.execute(f"SELECT TOTAL(crm_bytes) FROM {self.names(obj)[1]}").fetchone()
                     total += int(n)
@@ -597,11 +573,11 @@ def _planner(backend: _Backend, state: _State, written: frozenset[str]) -> _Back
     catalog = backend.catalog
     columns = dict(catalog.columns)
     for name in written:
-        obj = get_object(name)
+        obj = state.schema.get_object(name)
         if obj is not None:
             columns[name] = columns[name] | state.layout(obj).extra
     planner = copy.copy(backend)  # the same compile path and lock; its own catalog and plan cache
-    planner.catalog = Catalog(catalog.tables, columns, catalog.empty)
+    planner.catalog = Catalog(catalog.tables, columns, catalog.empty, catalog.schema)
     planner.plans = BytesLRU(1024, 4 * 2**20)  # at most _MAX_PLANNERS of them: 128 MiB of plans in all
     with _PLANNERS_LOCK:
         planners[written] = planner
@@ -614,6 +590,7 @@ def write_access(obj: SObject, field: Field) -> tuple[bool, bool]:
     """(createable, updateable) of ``field`` in a session, as its describe reports them and writes enforce them.
 
     Example:
+        >>> from crmarena_gym.schema import get_object
         >>> case = get_object("Case")
         >>> [write_access(case, case.get_field(n)) for n in ("Subject", "CreatedDate", "ClosedDate", "CaseNumber")]
         [(True, True), (True, False), (False, False), (False, False)]
@@ -690,7 +667,9 @@ class OrgSession(LocalOrg):
         backend = base._live()
         self._today = base.today if today is _UNSET else _coerce_today(today)
         self._timeout = base.timeout if timeout is None else float(timeout)
-        state = _State(backend.path, backend.catalog.tables, None if store is None else Path(store))
+        state = _State(
+            backend.path, backend.catalog.tables, None if store is None else Path(store), backend.catalog.schema
+        )
         try:
             state.user = self._user(state, user)
         except BaseException:
@@ -807,15 +786,6 @@ class OrgSession(LocalOrg):
                     with state.trust() as conn:
                         conn.execute("UPDATE temp.crm_mode SET deleted = 0")
 
-    def _service_only(self) -> None:
-        # Writes are validated against the service org's objects; a Pro org (b2b, b2c) answers queries only.
-        if self.kind != "service":
-            raise _fault(
-                "INVALID_OPERATION",
-                f"this session's org is of kind {self.kind!r}: sessions write to the service org only so far; "
-                "query it, or write to a service org",
-            )
-
     # -- writes ------------------------------------------------------------------------------------
 
     def _now(self) -> dt.datetime:
@@ -837,7 +807,7 @@ class OrgSession(LocalOrg):
         return now
 
     def _writable(self, sobject: object, action: str) -> SObject:
-        obj = _object(sobject)
+        obj = _object(self._state.schema, sobject)
         if obj.name not in self._state.tables:
             raise _fault("NOT_FOUND", f"sObject type '{obj.name}' is not supported: the org file has no such table.")
         if action == "delete" and obj.name in UNDELETABLE:
@@ -856,7 +826,6 @@ class OrgSession(LocalOrg):
                 ``INVALID_CROSS_REFERENCE_KEY`` (a reference to no record), ``ENTITY_IS_DELETED`` (to a
                 deleted one), ``STORAGE_LIMIT_EXCEEDED``.
         """
-        self._service_only()
         obj = self._writable(sobject, "create")
         state = self._state
         with state.trust() as conn, state.atomic():
@@ -875,9 +844,9 @@ class OrgSession(LocalOrg):
                 column = layout.column_of(field) if field is not None else None
                 if column is not None and column not in row:
                     row[column] = value
-            self._closure(obj, layout, row, None, now)
+            self._derive(conn, obj, layout, row, None, now)
             state.overlay(conn, obj)
-            new_id = _new_id(obj.key_prefix)
+            new_id = _new_id(state.schema, obj.key_prefix)
             row["Id"] = new_id
             row["crm_number"] = state.next_number(conn, obj)
             size = _record_bytes(row)
@@ -888,6 +857,8 @@ class OrgSession(LocalOrg):
             conn.execute(f"INSERT INTO {rows} ({names}) VALUES ({', '.join('?' for _ in row)})", tuple(row.values()))
             state.storage = used + size
             state.fts_dirty.add(obj.name)
+            if obj.name == "OpportunityLineItem":
+                self._roll_up(conn, {row.get("OpportunityId")})
             return new_id
 
     def update(self, sobject: str, record_id: str, values: Mapping[str, Any]) -> None:
@@ -896,14 +867,23 @@ class OrgSession(LocalOrg):
         Raises:
             OrgError: As :meth:`create`, and ``MALFORMED_ID``, ``NOT_FOUND`` or ``ENTITY_IS_DELETED`` for the id.
         """
-        self._service_only()
         obj = self._writable(sobject, "update")
         state = self._state
         with state.trust() as conn, state.atomic():
             rid = self._existing(conn, obj, record_id)
             layout = state.layout(obj)
             row = self._checked(conn, obj, layout, values, creating=False, record_id=rid)
+            if obj.name == "Opportunity" and "Amount" in row and self._has_lines(conn, rid):
+                raise _fault(
+                    "FIELD_INTEGRITY_EXCEPTION",
+                    "field integrity exception: Amount is the sum of the opportunity's products' total prices "
+                    "while it has products: change the products instead",
+                    ("Amount",),
+                )
+            before = self._lookup(conn, obj.name, rid, "OpportunityId") if obj.name == "OpportunityLineItem" else None
             self._apply(conn, obj, rid, row)
+            if obj.name == "OpportunityLineItem":
+                self._roll_up(conn, {before, self._lookup(conn, obj.name, rid, "OpportunityId")})
 
     def upsert(self, sobject: str, field: str, value: object, values: Mapping[str, Any]) -> tuple[str, bool]:
         """Create or update the record whose External ID ``field`` is ``value``: (its id, whether it was created).
@@ -922,7 +902,6 @@ class OrgSession(LocalOrg):
             >>> made[1], again == (made[0], False), session.get("Product2", made[0], ["Name"])["Name"]
             (True, True, 'Red kite')
         """
-        self._service_only()
         obj = self._writable(sobject, "create")
         key = obj.get_field(field) if isinstance(field, str) else None
         if key is None or not (key.external_id or key.type is FieldType.ID):
@@ -1008,14 +987,38 @@ class OrgSession(LocalOrg):
                         "(set its Status to Draft)",
                     )
             doomed, clears = self._deletion(conn, obj, rid)
+            self._refuse_activated(conn, doomed.get("Contract", []))
+            lines = doomed.get("OpportunityLineItem", [])
+            parents = {self._lookup(conn, "OpportunityLineItem", i, "OpportunityId") for i in lines}
             for child, field, ids in clears:
                 column = state.layout(child).column_of(field)
                 for child_id in ids:
                     self._apply(conn, child, child_id, {column: None} if column else {})
             for name, ids in doomed.items():
-                target = _object(name)
+                target = _object(state.schema, name)
                 for doomed_id in ids:
                     self._apply(conn, target, doomed_id, {"IsDeleted": 1})
+            self._roll_up(conn, parents - set(doomed.get("Opportunity", [])))
+
+    def _has_lines(self, conn: sqlite3.Connection, opportunity: str) -> bool:
+        if "OpportunityLineItem" not in self._state.tables:
+            return False
+        table = quote_identifier(self._state.tables["OpportunityLineItem"])
+        return (
+            conn.execute(f'SELECT 1 FROM {table} WHERE "OpportunityId" = ? LIMIT 1', (opportunity,)).fetchone()
+            is not None
+        )
+
+    def _refuse_activated(self, conn: sqlite3.Connection, contracts: list[str]) -> None:
+        """Salesforce deletes no activated contract (nor, so, an account that has one)."""
+        for cid in contracts:
+            if self._lookup(conn, "Contract", cid, "Status") == "Activated":
+                number = self._lookup(conn, "Contract", cid, "ContractNumber")
+                raise _fault(
+                    "DELETE_FAILED",
+                    f"Your attempt to delete could not be completed because contract {number or cid} is activated: "
+                    "an activated contract cannot be deleted",
+                )
 
     def _deletion(
         self, conn: sqlite3.Connection, obj: SObject, rid: str
@@ -1028,7 +1031,7 @@ class OrgSession(LocalOrg):
         todo: list[tuple[SObject, list[str]]] = [(obj, [rid])]
         while todo:
             parent, ids = todo.pop(0)
-            for _rel, child, field in child_relationships(parent):
+            for _rel, child, field in state.schema.child_relationships(parent):
                 if field.on_delete is None or child.name not in state.tables:
                     continue
                 column = state.layout(child).column_of(field)
@@ -1138,7 +1141,7 @@ class OrgSession(LocalOrg):
             column = layout.column_of(field) if field is not None else None
             if column is not None:
                 merged[column] = value
-        self._closure(obj, layout, merged, current, now)
+        self._derive(conn, obj, layout, merged, current, now)
         final = {**current, **merged}
         size = _record_bytes(final)
         used = self._reserve(conn, size - old_bytes)
@@ -1156,21 +1159,176 @@ class OrgSession(LocalOrg):
         state.storage = used + size - old_bytes
         state.fts_dirty.add(obj.name)
 
-    def _closure(
-        self, obj: SObject, layout: _Layout, row: dict[str, Any], current: Mapping[str, Any] | None, now: str
+    def _derive(
+        self,
+        conn: sqlite3.Connection,
+        obj: SObject,
+        layout: _Layout,
+        row: dict[str, Any],
+        current: Mapping[str, Any] | None,
+        now: str,
     ) -> None:
-        """Case closure: Status becoming Closed stamps ClosedDate; reopening clears it."""
-        if obj.name != "Case":
+        """What Salesforce sets on a write beside the fields it was given (``row``: the write's columns,
+        changed in place; ``current``: the record before it, None on a create).
+
+        A case closing stamps ClosedDate (reopening clears it); an opportunity changing stage takes the
+        stage's probability unless the write gives one; a line of an opportunity or a quote is priced
+        from its price book entry (list price, product) and its total follows its quantity, price and
+        discount; an activity's account and a quote's account follow the records they are about.
+        """
+        col = {f.name: c for f in obj.fields if (c := layout.column_of(f)) is not None}
+
+        def value(name: str) -> Any:
+            column = col.get(name)
+            if column is None:
+                return None
+            if column in row:
+                return row[column]
+            return current.get(column) if current is not None else None
+
+        def touched(*names: str) -> bool:
+            return current is None or any(col.get(n) in row for n in names if col.get(n) is not None)
+
+        name = obj.name
+        if name == "Case" and {"Status", "ClosedDate"} <= col.keys() and col["Status"] in row:
+            status, closed = col["Status"], col["ClosedDate"]
+            was_closed = current is not None and current.get(status) == "Closed"
+            if row[status] == "Closed" and not was_closed:
+                row[closed] = now
+            elif row[status] != "Closed" and (current is None or was_closed):
+                row[closed] = None
+        elif name == "Opportunity" and {"StageName", "Probability"} <= col.keys():
+            stage = row.get(col["StageName"])
+            moved = col["StageName"] in row and (current is None or current.get(col["StageName"]) != stage)
+            if moved and col["Probability"] not in row and stage in STAGE_PROBABILITY:
+                row[col["Probability"]] = STAGE_PROBABILITY[stage]
+        elif name in ("OpportunityLineItem", "QuoteLineItem"):
+            self._price_line(conn, obj, col, row, current, value)
+        elif name in ("Task", "Event") and "AccountId" in col and touched("WhatId", "WhoId"):
+            row[col["AccountId"]] = self._activity_account(conn, value("WhatId"), value("WhoId"))
+        elif name == "Quote" and "AccountId" in col and touched("OpportunityId"):
+            row[col["AccountId"]] = self._lookup(conn, "Opportunity", value("OpportunityId"), "AccountId")
+
+    def _price_line(
+        self,
+        conn: sqlite3.Connection,
+        obj: SObject,
+        col: Mapping[str, str],
+        row: dict[str, Any],
+        current: Mapping[str, Any] | None,
+        value: Callable[[str], Any],
+    ) -> None:
+        """A line of an opportunity or a quote, priced as Salesforce prices it (see :meth:`_derive`)."""
+        parent_name, parent_field = (
+            ("Opportunity", "OpportunityId")
+            if obj.name == "OpportunityLineItem"
+            else (
+                "Quote",
+                "QuoteId",
+            )
+        )
+        if "PricebookEntryId" in col and (current is None or col["PricebookEntryId"] in row):
+            entry = value("PricebookEntryId")
+            product = self._lookup(conn, "PricebookEntry", entry, "Product2Id")
+            given = row.get(col["Product2Id"]) if "Product2Id" in col else None
+            if given is not None and product is not None and given != product:
+                raise _fault(
+                    "FIELD_INTEGRITY_EXCEPTION",
+                    f"field integrity exception: Product2Id ({given}) is not the product of PricebookEntryId "
+                    f"({entry}), {product}",
+                    ("Product2Id",),
+                )
+            book = self._lookup(conn, parent_name, value(parent_field), "Pricebook2Id")
+            entry_book = self._lookup(conn, "PricebookEntry", entry, "Pricebook2Id")
+            if book is not None and entry_book is not None and book != entry_book:
+                raise _fault(
+                    "FIELD_INTEGRITY_EXCEPTION",
+                    f"field integrity exception: PricebookEntryId ({entry}) is in price book {entry_book}, not in "
+                    f"the {parent_name.lower()}'s price book {book}",
+                    ("PricebookEntryId",),
+                )
+            if "Product2Id" in col:
+                row[col["Product2Id"]] = product
+            if "ListPrice" in col:
+                row[col["ListPrice"]] = self._lookup(conn, "PricebookEntry", entry, "UnitPrice")
+        quantity = value("Quantity")
+        if obj.name == "QuoteLineItem":  # TotalPrice is the org's: quantity times price, less the discount
+            if current is None or any(col[n] in row for n in ("Quantity", "UnitPrice", "Discount") if n in col):
+                price, discount = value("UnitPrice"), value("Discount") or 0.0
+                total = None if quantity is None or price is None else quantity * price * (1 - discount / 100)
+                row[col["TotalPrice"]] = None if total is None else round(total, 2)
             return
-        status = layout.column_of(obj.get_field("Status"))  # type: ignore[arg-type]
-        closed = layout.column_of(obj.get_field("ClosedDate"))  # type: ignore[arg-type]
-        if status is None or closed is None or status not in row:
+        # An opportunity's line takes a sales price or a total price, never both; the other follows.
+        unit, total = col.get("UnitPrice"), col.get("TotalPrice")
+        if unit is None or total is None:
             return
-        was_closed = current is not None and current.get(status) == "Closed"
-        if row[status] == "Closed" and not was_closed:
-            row[closed] = now
-        elif row[status] != "Closed" and (current is None or was_closed):
-            row[closed] = None
+        if unit in row and total in row and row[unit] is not None and row[total] is not None:
+            raise _fault(
+                "FIELD_INTEGRITY_EXCEPTION",
+                "field integrity exception: TotalPrice and UnitPrice cannot both be specified on an opportunity "
+                "product: give one, the other follows from the quantity",
+                ("UnitPrice", "TotalPrice"),
+            )
+        if total in row and row[total] is not None:
+            if not quantity:
+                raise _fault(
+                    "FIELD_INTEGRITY_EXCEPTION",
+                    "field integrity exception: a total price needs a quantity other than 0",
+                    ("Quantity",),
+                )
+            row[unit] = round(row[total] / quantity, 2)
+        elif current is None and (row.get(unit) is None):
+            raise _fault(
+                "FIELD_INTEGRITY_EXCEPTION",
+                "field integrity exception: unknown (must specify either UnitPrice or TotalPrice)",
+                ("UnitPrice", "TotalPrice"),
+            )
+        elif current is None or unit in row or col["Quantity"] in row:
+            price = value("UnitPrice")
+            row[total] = None if quantity is None or price is None else round(quantity * price, 2)
+
+    def _activity_account(self, conn: sqlite3.Connection, what: Any, who: Any) -> Any:
+        """The account of a task or an event: the account it is about, that of the record it is about, or
+        that of its contact."""
+        schema = self._state.schema
+        target = schema.object_for_id(what) if isinstance(what, str) else None
+        if target is not None and target.name == "Account":
+            return what
+        if target is not None and target.get_field("AccountId") is not None:
+            return self._lookup(conn, target.name, what, "AccountId")
+        person = schema.object_for_id(who) if isinstance(who, str) else None
+        if person is not None and person.name == "Contact":
+            return self._lookup(conn, "Contact", who, "AccountId")
+        return None
+
+    def _lookup(self, conn: sqlite3.Connection, name: str, rid: Any, field_name: str) -> Any:
+        """Field ``field_name`` of the live ``name`` record ``rid``, as the session sees it (None: no such record)."""
+        obj = self._state.schema.get_object(name)
+        field = obj.get_field(field_name) if obj is not None else None
+        if obj is None or field is None or not isinstance(rid, str) or name not in self._state.tables:
+            return None
+        table = quote_identifier(self._state.tables[name])
+        found = conn.execute(
+            f'SELECT {self._field_sql(obj, field, "t")} FROM {table} AS t WHERE t."Id" = ?', (rid,)
+        ).fetchone()
+        return found[0] if found else None
+
+    def _roll_up(self, conn: sqlite3.Connection, opportunities: set[str]) -> None:
+        """Each live opportunity of ``opportunities`` takes the sum of its products' total prices as its Amount."""
+        state = self._state
+        obj = state.schema.get_object("Opportunity")
+        lines = state.schema.get_object("OpportunityLineItem")
+        if obj is None or lines is None or "OpportunityLineItem" not in state.tables:
+            return
+        table = quote_identifier(state.tables["OpportunityLineItem"])
+        for oid in sorted(o for o in opportunities if isinstance(o, str)):
+            if self._lookup(conn, "Opportunity", oid, "Id") is None:
+                continue  # deleted with its lines
+            (total,) = conn.execute(
+                f'SELECT TOTAL("TotalPrice") FROM {table} WHERE "OpportunityId" = ?', (oid,)
+            ).fetchone()
+            if self._lookup(conn, "Opportunity", oid, "Amount") != round(total, 2):
+                self._apply(conn, obj, oid, {state.layout(obj).column_of(obj.get_field("Amount")): round(total, 2)})  # type: ignore[arg-type,dict-item]
 
     def _reserve(self, conn: sqlite3.Connection, more: int) -> int:
         """The storage used before a write that adds ``more`` bytes; refused past ``max_storage``."""
@@ -1189,8 +1347,7 @@ class OrgSession(LocalOrg):
         Raises:
             OrgError: ``NOT_FOUND``/``MALFORMED_ID``/``ENTITY_IS_DELETED`` for the id, ``INVALID_FIELD`` for a field.
         """
-        self._service_only()
-        obj = _object(sobject)
+        obj = _object(self._state.schema, sobject)
         with self._state.trust() as conn:
             rid = self._existing(conn, obj, record_id)
         names = fields or [f.name for f in obj.fields if self._live().catalog.available(obj, f)]
@@ -1209,7 +1366,7 @@ class OrgSession(LocalOrg):
         Raises:
             OrgError: NOT_FOUND for an object the org does not have.
         """
-        obj = _object(sobject)
+        obj = _object(self._state.schema, sobject)
         # Whole seconds, as Salesforce reads the window (it ignores what is finer): the end's second included.
         low, high = (
             v.astimezone(dt.UTC).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -1282,7 +1439,7 @@ class OrgSession(LocalOrg):
         with self._state.trust() as conn:
             total = 0
             for name in self._state.written:
-                obj = _object(name)
+                obj = _object(self._state.schema, name)
                 _, rows, gone = self._state.names(obj)
                 total += conn.execute(
                     f"SELECT (SELECT COUNT(*) FROM {rows}) + (SELECT COUNT(*) FROM {gone})"
@@ -1327,7 +1484,7 @@ class OrgSession(LocalOrg):
 
     def _locate(self, conn: sqlite3.Connection, record_id: str) -> tuple[SObject | None, str | None, bool]:
         """(object, stored id, deleted) of a record visible to the session or in its recycle bin."""
-        obj = object_for_id(record_id)
+        obj = self._state.schema.object_for_id(record_id)
         if obj is None or obj.name not in self._state.tables:
             return obj, None, False
         rid = _id18(record_id)
@@ -1411,19 +1568,23 @@ class OrgSession(LocalOrg):
             row[column] = self._stored(conn, field, value)  # type: ignore[index]
             given.add(field.name)
         if creating:
-            for name, default in _DEFAULTS.get(obj.name, {}).items():
-                field = obj.get_field(name)
-                column = layout.column_of(field) if field is not None else None
-                if field is not None and column is not None and name not in given:
+            for field in obj.fields:
+                column = layout.column_of(field)
+                if column is None or field.name in given:
+                    continue
+                # The schema's default; a record's owner is, as in Salesforce, the user who creates it.
+                default = field.default
+                if default is None and field.name == "OwnerId" and field.reference_to == "User":
+                    default = self._state.user
+                if default is not None:
                     row[column] = self._stored(conn, field, default)
-                    given.add(name)
-        required = REQUIRED_FIELDS.get(obj.name, ())
+                    given.add(field.name)
         missing = [
-            n
-            for n in required
-            if (f := obj.get_field(n)) is not None
-            and layout.column_of(f) is not None
-            and ((creating and n not in given) or (n in given and row.get(layout.column_of(f)) is None))
+            f.name
+            for f in obj.fields
+            if f.required
+            and (column := layout.column_of(f)) is not None
+            and ((creating and f.name not in given) or (f.name in given and row.get(column) is None))
         ]
         if missing:
             raise _fault(
@@ -1490,7 +1651,7 @@ class OrgSession(LocalOrg):
             targets = [t for t in (field.reference_to, *field.polymorphic) if t]
             if not is_valid_id(value):
                 raise _fault("MALFORMED_ID", f"{field.name}: id value of incorrect type: {value!r}", (field.name,))
-            target = object_for_id(value)
+            target = self._state.schema.object_for_id(value)
             if target is None or target.name not in targets:
                 raise _fault(
                     "FIELD_INTEGRITY_EXCEPTION",
