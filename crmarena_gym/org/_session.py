@@ -597,7 +597,7 @@ def write_access(obj: SObject, field: Field) -> tuple[bool, bool]:
     """
     if field.type is FieldType.ID:
         return False, False
-    if field.name in SETTABLE_ON_CREATE:
+    if field.name in SETTABLE_ON_CREATE or (field.create_only and field.formula is None and not field.readonly):
         return True, False
     if field.formula is not None or field.readonly or field.autonumber or field.name in AUDIT_FIELDS:
         return False, False
@@ -1238,7 +1238,8 @@ class OrgSession(LocalOrg):
                     f"({entry}), {product}",
                     ("Product2Id",),
                 )
-            book = self._lookup(conn, parent_name, value(parent_field), "Pricebook2Id")
+            parent = value(parent_field)
+            book = self._lookup(conn, parent_name, parent, "Pricebook2Id")
             entry_book = self._lookup(conn, "PricebookEntry", entry, "Pricebook2Id")
             if book is not None and entry_book is not None and book != entry_book:
                 raise _fault(
@@ -1247,6 +1248,13 @@ class OrgSession(LocalOrg):
                     f"the {parent_name.lower()}'s price book {book}",
                     ("PricebookEntryId",),
                 )
+            parent_obj = self._state.schema.get_object(parent_name)
+            if book is None and entry_book is not None and parent_obj is not None and isinstance(parent, str):
+                # The first product of a record without a price book gives it the product's price book.
+                field = parent_obj.get_field("Pricebook2Id")
+                column = self._state.layout(parent_obj).column_of(field) if field is not None else None
+                if column is not None and self._lookup(conn, parent_name, parent, "Id") is not None:
+                    self._apply(conn, parent_obj, parent, {column: entry_book})
             if "Product2Id" in col:
                 row[col["Product2Id"]] = product
             if "ListPrice" in col:
@@ -1551,12 +1559,13 @@ class OrgSession(LocalOrg):
                 raise _fault(
                     "INVALID_FIELD_FOR_INSERT_UPDATE", f"Id in the record ({value!r}) names another record", ("Id",)
                 )
-            settable = creating and field.name in SETTABLE_ON_CREATE and column is not None
+            settable = creating and (field.name in SETTABLE_ON_CREATE or field.create_only) and column is not None
             if not settable and (
                 field.formula is not None
                 or field.readonly
                 or field.autonumber
                 or field.name in AUDIT_FIELDS
+                or field.create_only
                 or column is None
             ):
                 raise _fault(

@@ -803,7 +803,8 @@ def _write_facts(kind: str) -> dict[str, dict[str, Any]]:
     account takes its contacts, opportunities, contracts and activities with it (cases and orders refuse
     it, as in the service org); an opportunity takes its products, quotes and activities, a quote its
     lines; a price book entry on an opportunity or a quote cannot be deleted. The conversion fields of a
-    lead and the account of an activity are the org's to set.
+    lead and the account of an activity or a quote (that of the record it is about) are the org's to
+    set; a line stays on its opportunity or quote, with its price book entry.
     """
     activity = {"readonly": ("AccountId",), "on_delete": {"WhatId": "cascade", "WhoId": "cascade"}}
     return {
@@ -847,19 +848,26 @@ def _write_facts(kind: str) -> dict[str, dict[str, Any]]:
         "OpportunityLineItem": {
             "required": ("OpportunityId", "PricebookEntryId", "Quantity"),
             "readonly": ("ListPrice",),
+            "create_only": ("OpportunityId", "PricebookEntryId", "Product2Id"),
             "on_delete": {"OpportunityId": "cascade", "PricebookEntryId": "restrict"},
         },
         "Quote": {
             "required": ("Name", "OpportunityId"),
             "defaults": {"Status": "Draft", "ApprovedCompetingOffer__c": False},
+            "readonly": ("AccountId",),
             "on_delete": {"OpportunityId": "cascade"},
         },
         "QuoteLineItem": {
             "required": ("QuoteId", "PricebookEntryId", "Quantity", "UnitPrice"),
             "readonly": ("ListPrice", "TotalPrice"),
+            "create_only": ("QuoteId", "PricebookEntryId", "Product2Id"),
             "on_delete": {"QuoteId": "cascade", "PricebookEntryId": "restrict"},
         },
-        "Task": {**activity, "defaults": {"Status": TASK_STATUSES[0], "Priority": "Normal", "TaskSubtype": "Task"}},
+        "Task": {
+            **activity,
+            "defaults": {"Status": TASK_STATUSES[0], "Priority": "Normal", "TaskSubtype": "Task"},
+            "create_only": ("TaskSubtype",),
+        },
         "Event": {**activity, "defaults": {"IsAllDayEvent": False}},
         "Territory2": {"required": ("Name", "DeveloperName")},
         "UserTerritory2Association": {

@@ -110,6 +110,8 @@ class Field:
             (a user).
         readonly: Set by the org, never by a write (a case's ``ClosedDate``, stamped when it closes).
         external_id: An External ID field: an upsert may name its record by the field's value.
+        create_only: Set by a create, never changed by an update (a line's opportunity: a master-detail
+            relationship does not move to another parent).
         required: Salesforce's nillable false with no default: a create must give it a value
             (REQUIRED_FIELD_MISSING), an update may not clear it.
         default: The value a create that leaves the field out gets (Salesforce's picklist and checkbox
@@ -134,6 +136,7 @@ class Field:
     on_delete: str | None = None
     readonly: bool = False
     external_id: bool = False
+    create_only: bool = False
     required: bool = False
     default: str | bool | None = None
 
@@ -246,13 +249,14 @@ def declare(
     required: tuple[str, ...] = (),
     defaults: dict[str, str | bool] | None = None,
     readonly: tuple[str, ...] = (),
+    create_only: tuple[str, ...] = (),
     on_delete: dict[str, str] | None = None,
     external_id: tuple[str, ...] = (),
 ) -> SObject:
     """``obj`` with Salesforce's write facts set on its fields, named by field: which a create must give
     (``required``), the values a create that leaves them out gets (``defaults``), which only the org sets
-    (``readonly``), what deleting a reference's parent does (``on_delete``), which name a record in an
-    upsert (``external_id``).
+    (``readonly``), which only a create sets (``create_only``), what deleting a reference's parent does
+    (``on_delete``), which name a record in an upsert (``external_id``).
 
     Raises:
         ValueError: A name is no field of ``obj``.
@@ -266,6 +270,7 @@ def declare(
     for names, key, value in (
         (required, "required", True),
         (readonly, "readonly", True),
+        (create_only, "create_only", True),
         (external_id, "external_id", True),
     ):
         for name in names:
