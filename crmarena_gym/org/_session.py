@@ -1,7 +1,8 @@
 """``OrgSession``: a writable, isolated, copy-on-write view of an embedded org, with Salesforce's write semantics.
 
 ``LocalOrg`` is read-only. A session is the one way to change data: ``create``, ``update``, ``delete`` and
-``upsert`` are validated against the schema and refused with Salesforce's error codes, and their effects
+``upsert`` are validated against the org kind's own schema (the service org's 16 objects, or Pro's B2B and
+B2C orgs' 27: ``LocalOrg.schema``), refused with Salesforce's error codes, and their effects
 are visible to the session's own SOQL queries and SOSL searches, to no other session's, and never reach
 the org file. What Salesforce does on a write, a session does:
 
@@ -10,20 +11,31 @@ the org file. What Salesforce does on a write, a session does:
   it wrote), ``CreatedById`` and ``LastModifiedById`` are the session's user; ``IsDeleted`` is true in
   the recycle bin. A create may set the audit fields (Salesforce's "Set Audit Fields upon Record
   Creation"); an update may set none of them.
-- **Auto-numbers** (``CaseNumber``, ``OrderNumber``, ``OrderItemNumber``) keep their values and go on
-  from the highest one: a session's first new case after case 00022055 is 00022056.
+- **Auto-numbers** (``CaseNumber``, ``OrderNumber``, ``QuoteNumber``, ``ContractNumber`` ...) keep their
+  values and go on from the highest one: a session's first new case after case 00022055 is 00022056. New
+  ids carry the kind's instance marker (``006Wt...`` in a B2B org).
 - **Cases**: setting ``Status`` to Closed stamps ``ClosedDate`` (``IsClosed`` follows the status);
   reopening clears it. ``ClosedDate`` itself is the org's to set.
+- **Sales** (Pro's orgs): a stage sets the opportunity's ``Probability`` unless the write gives one; a line
+  of an opportunity or a quote takes its ``ListPrice`` and product from its price book entry (which must be
+  in its record's price book; the first line gives a record without one its price book), an opportunity's
+  line takes a ``UnitPrice`` or a ``TotalPrice`` and the other follows, a quote line's ``TotalPrice`` is
+  quantity times price less the discount; an opportunity's ``Amount`` is the sum of its lines' totals while
+  it has lines; a task's or an event's ``AccountId`` is that of the record it is about (else of its
+  contact), a quote's that of its opportunity.
+- **Defaults**: the schema's (``Field.default``: a case's Status, a lead's Status, a task's Priority ...);
+  a record's owner is the session's user unless the write names one.
 - **Deletes** follow each relationship's rule in the schema (``Field.on_delete``): a parent with
   children Salesforce protects is refused with ``DELETE_FAILED`` (an account or contact with cases,
-  an account with orders), master-detail children go with their parent (an order's items, a case's
-  emails and history), other lookups to it are cleared. Deleted records stay in the recycle bin:
-  ``query(..., include_deleted=True)`` (the REST API's ``queryAll``) returns them with ``IsDeleted``
-  true; ``query`` never does.
-- **Validation**: required fields (``REQUIRED_FIELD_MISSING``), restricted picklists
+  an account with orders, a price book entry on an opportunity), master-detail children go with their
+  parent (an order's items, a case's emails and history, an opportunity's products, quotes and
+  activities), other lookups to it are cleared; an activated contract is never deleted. Deleted records
+  stay in the recycle bin: ``query(..., include_deleted=True)`` (the REST API's ``queryAll``) returns
+  them with ``IsDeleted`` true; ``query`` never does.
+- **Validation**: required fields (``Field.required``: ``REQUIRED_FIELD_MISSING``), restricted picklists
   (``INVALID_OR_NULL_FOR_RESTRICTED_PICKLIST``), field lengths (``STRING_TOO_LONG``), references
   (``INVALID_CROSS_REFERENCE_KEY``, ``ENTITY_IS_DELETED``), types (``JSON_PARSER_ERROR``) and
-  read-only fields (``INVALID_FIELD_FOR_INSERT_UPDATE``); a session holds at most ``max_storage``
+  read-only and create-only fields (``INVALID_FIELD_FOR_INSERT_UPDATE``); a session holds at most ``max_storage``
   bytes of records (``STORAGE_LIMIT_EXCEEDED``; each record counts at least 2 KB, as Salesforce
   counts it).
 
