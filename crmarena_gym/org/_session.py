@@ -499,6 +499,68 @@ class _State:
                 self.conn.close()
 
 
+def _schedule(
+    col: Mapping[str, str], row: dict[str, Any], current: Mapping[str, Any] | None, value: Callable[[str], Any]
+) -> None:
+    """An event's times as Salesforce keeps them: a timed event has a start and a duration or an end (the
+    other follows; ActivityDate is the start's day); an all-day event has its day (ActivityDate), lasting
+    1,440 minutes from its midnight (UTC)."""
+    needed = ("StartDateTime", "EndDateTime", "DurationInMinutes", "ActivityDate", "IsAllDayEvent")
+    if any(n not in col for n in needed):
+        return
+    start_col, end_col, minutes_col, day_col = (col[n] for n in needed[:4])
+    if value("IsAllDayEvent"):
+        day = value("ActivityDate") if col["ActivityDate"] in row or current is not None else None
+        day = day or (value("StartDateTime") or "")[:10] or None
+        if day is None:
+            raise _fault("REQUIRED_FIELD_MISSING", "Required fields are missing: [ActivityDate]", ("ActivityDate",))
+        midnight = dt.datetime.combine(dt.date.fromisoformat(day), dt.time(0), dt.UTC)
+        row[day_col], row[minutes_col] = day, 1440
+        row[start_col], row[end_col] = format_datetime(midnight), format_datetime(midnight + dt.timedelta(days=1))
+        return
+    start_text = value("StartDateTime")
+    start = parse_datetime_value(start_text) if isinstance(start_text, str) else None
+    if start is None:
+        raise _fault("REQUIRED_FIELD_MISSING", "Required fields are missing: [StartDateTime]", ("StartDateTime",))
+    end_given = row.get(end_col) is not None
+    minutes_given = row.get(minutes_col) is not None
+    if end_given:
+        end = parse_datetime_value(row[end_col])
+        assert end is not None  # stored values are formatted datetimes
+        span = (end - start).total_seconds() / 60
+        if span < 0:
+            raise _fault(
+                "FIELD_INTEGRITY_EXCEPTION",
+                "field integrity exception: EndDateTime is before StartDateTime",
+                ("EndDateTime",),
+            )
+        if minutes_given and row[minutes_col] != span:
+            raise _fault(
+                "FIELD_INTEGRITY_EXCEPTION",
+                f"field integrity exception: DurationInMinutes ({row[minutes_col]}) does not match the time from "
+                f"StartDateTime to EndDateTime ({span:g} minutes): give one of them",
+                ("DurationInMinutes", "EndDateTime"),
+            )
+        row[minutes_col] = int(span) if span.is_integer() else span
+    else:
+        minutes = value("DurationInMinutes")
+        if minutes is None:
+            raise _fault(
+                "REQUIRED_FIELD_MISSING",
+                "Required fields are missing: [DurationInMinutes] (or EndDateTime)",
+                ("DurationInMinutes",),
+            )
+        if minutes < 0:
+            raise _fault(
+                "FIELD_INTEGRITY_EXCEPTION",
+                "field integrity exception: DurationInMinutes is negative",
+                ("DurationInMinutes",),
+            )
+        row[end_col] = format_datetime(start + dt.timedelta(minutes=minutes))
+    row[start_col] = format_datetime(start)
+    row[day_col] = start.date().isoformat()
+
+
 def _row_expr(field: Field, present: set[str]) -> str:
     """SQL for ``field`` over a session's rows table (for its text index)."""
     if field.column_name.lower() in present:
@@ -1216,8 +1278,11 @@ class OrgSession(LocalOrg):
                 row[col["Probability"]] = STAGE_PROBABILITY[stage]
         elif name in ("OpportunityLineItem", "QuoteLineItem"):
             self._price_line(conn, obj, col, row, current, value)
-        elif name in ("Task", "Event") and "AccountId" in col and touched("WhatId", "WhoId"):
-            row[col["AccountId"]] = self._activity_account(conn, value("WhatId"), value("WhoId"))
+        elif name in ("Task", "Event"):
+            if "AccountId" in col and touched("WhatId", "WhoId"):
+                row[col["AccountId"]] = self._activity_account(conn, value("WhatId"), value("WhoId"))
+            if name == "Event" and touched("StartDateTime", "EndDateTime", "DurationInMinutes", "IsAllDayEvent"):
+                _schedule(col, row, current, value)
         elif name == "Quote" and "AccountId" in col and touched("OpportunityId"):
             row[col["AccountId"]] = self._lookup(conn, "Opportunity", value("OpportunityId"), "AccountId")
 

@@ -378,21 +378,63 @@ def test_tasks_their_defaults_and_polymorphic_references(session: OrgSession, ra
     found = session.query(f"SELECT Id, (SELECT Id FROM Tasks) FROM Opportunity WHERE Id = '{what}'")["records"][0]
     listed = {r["Id"] for r in (found["Tasks"] or {"records": []})["records"]}
     assert file_task not in listed and len(listed) == before - 1
-    event = session.create(
+    assert session.get("Event", _event(session, opp), ["AccountId"])["AccountId"] == opp_account
+
+
+def _event(session: OrgSession, what: str) -> str:
+    return session.create(
         "Event",
         {
             "Subject": "Demo",
-            "WhatId": opp,
+            "WhatId": what,
             "StartDateTime": "2024-02-01T15:00:00Z",
-            "EndDateTime": "2024-02-01T16:00:00Z",
+            "EndDateTime": "2024-02-01T16:30:00Z",
         },
     )
-    made = session.get("Event", event, ["AccountId", "IsAllDayEvent", "ActivityDateTime"])
-    assert (made["AccountId"], made["IsAllDayEvent"], made["ActivityDateTime"]) == (
-        opp_account,
-        False,
-        "2024-02-01T15:00:00.000+0000",
+
+
+def test_events_keep_their_times_as_salesforce(session: OrgSession, raw: sqlite3.Connection) -> None:
+    opp = str(_one(raw, "SELECT Id FROM Opportunity ORDER BY Id LIMIT 1"))
+    fields = ["StartDateTime", "EndDateTime", "DurationInMinutes", "ActivityDate", "ActivityDateTime", "IsAllDayEvent"]
+
+    def times(event: str) -> tuple[object, ...]:
+        got = session.get("Event", event, fields)
+        return tuple(got[f] for f in fields)
+
+    # A start and an end: the duration follows, and the day is the start's.
+    event = _event(session, opp)
+    start, end = "2024-02-01T15:00:00.000+0000", "2024-02-01T16:30:00.000+0000"
+    assert times(event) == (start, end, 90, "2024-02-01", start, False)
+    # A new start keeps the duration (the end moves); a new duration moves the end.
+    session.update("Event", event, {"StartDateTime": "2024-02-02T23:00:00Z"})
+    assert times(event)[:4] == ("2024-02-02T23:00:00.000+0000", "2024-02-03T00:30:00.000+0000", 90, "2024-02-02")
+    session.update("Event", event, {"DurationInMinutes": 30})
+    assert times(event)[1:3] == ("2024-02-02T23:30:00.000+0000", 30)
+    # A start and a duration: the end follows.
+    timed = session.create(
+        "Event", {"Subject": "Call", "StartDateTime": "2024-03-01T09:00:00Z", "DurationInMinutes": 45}
     )
+    assert times(timed)[:4] == ("2024-03-01T09:00:00.000+0000", "2024-03-01T09:45:00.000+0000", 45, "2024-03-01")
+    # An all-day event lasts its day.
+    day = session.create("Event", {"Subject": "Trade show", "IsAllDayEvent": True, "ActivityDate": "2024-04-10"})
+    assert times(day)[:5] == (
+        "2024-04-10T00:00:00.000+0000",
+        "2024-04-11T00:00:00.000+0000",
+        1440,
+        "2024-04-10",
+        "2024-04-10T00:00:00.000+0000",
+    )
+    refused = {
+        "REQUIRED_FIELD_MISSING": [{"StartDateTime": "2024-03-01T09:00:00Z"}, {"DurationInMinutes": 30}],
+        "FIELD_INTEGRITY_EXCEPTION": [
+            {"StartDateTime": "2024-03-01T09:00:00Z", "EndDateTime": "2024-03-01T08:00:00Z"},
+            {"StartDateTime": "2024-03-01T09:00:00Z", "EndDateTime": "2024-03-01T10:00:00Z", "DurationInMinutes": 30},
+        ],
+    }
+    for code, cases in refused.items():
+        for values in cases:
+            assert _code(lambda v=values: session.create("Event", {"Subject": "x", **v})) == code, values
+    assert _code(lambda: session.create("Event", {"Subject": "x", "IsAllDayEvent": True})) == "REQUIRED_FIELD_MISSING"
 
 
 def test_upserts_limits_and_a_stored_pro_session(
