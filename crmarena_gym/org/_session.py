@@ -134,6 +134,8 @@ _PLANNERS_LOCK = threading.Lock()
 _MAX_PLANNERS = 32
 
 _UNSET: Any = object()
+# The record a line of products belongs to, and the line's field naming it.
+_LINE_PARENTS = {"OpportunityLineItem": ("Opportunity", "OpportunityId"), "QuoteLineItem": ("Quote", "QuoteId")}
 
 
 def _fault(code: str, message: str, fields: tuple[str, ...] = ()) -> OrgError:
@@ -1276,7 +1278,7 @@ class OrgSession(LocalOrg):
             moved = col["StageName"] in row and (current is None or current.get(col["StageName"]) != stage)
             if moved and col["Probability"] not in row and stage in STAGE_PROBABILITY:
                 row[col["Probability"]] = STAGE_PROBABILITY[stage]
-        elif name in ("OpportunityLineItem", "QuoteLineItem"):
+        elif name in _LINE_PARENTS:
             self._price_line(conn, obj, col, row, current, value)
         elif name in ("Task", "Event"):
             if "AccountId" in col and touched("WhatId", "WhoId"):
@@ -1296,14 +1298,7 @@ class OrgSession(LocalOrg):
         value: Callable[[str], Any],
     ) -> None:
         """A line of an opportunity or a quote, priced as Salesforce prices it (see :meth:`_derive`)."""
-        parent_name, parent_field = (
-            ("Opportunity", "OpportunityId")
-            if obj.name == "OpportunityLineItem"
-            else (
-                "Quote",
-                "QuoteId",
-            )
-        )
+        parent_name, parent_field = _LINE_PARENTS[obj.name]
         if "PricebookEntryId" in col and (current is None or col["PricebookEntryId"] in row):
             entry = value("PricebookEntryId")
             product = self._lookup(conn, "PricebookEntry", entry, "Product2Id")

@@ -10,10 +10,8 @@ server's own answers. The org file's bytes are hashed before and after: serving 
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import sqlite3
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,28 +23,20 @@ pytest.importorskip("uvicorn")
 simple_salesforce = pytest.importorskip("simple_salesforce")
 import requests  # noqa: E402
 
-from crmarena_gym.datagen import generate_org  # noqa: E402
 from crmarena_gym.org.serve import OrgServer, SessionHub  # noqa: E402
+from tests.org.conftest import file_sha256, small_pro_org  # noqa: E402
 
 TODAY = "2024-01-31"
 PASSWORD = "pro-writes"
-SIZES = {"b2b": 0.2, "b2c": 0.1}
-
-
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 @pytest.fixture(scope="module", params=["b2b", "b2c"])
 def org(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     kind = request.param
-    path = tmp_path_factory.mktemp(kind) / f"{kind}.sqlite"
-    with warnings.catch_warnings():  # a small org may warn that it plants less of its structure
-        warnings.simplefilter("ignore")
-        generate_org(path, kind=kind, seed=5, scale=SIZES[kind])
-    digest = _digest(path)
+    path = small_pro_org(tmp_path_factory.mktemp(kind) / f"{kind}.sqlite", kind, seed=5)
+    digest = file_sha256(path)
     yield kind, path
-    assert _digest(path) == digest  # served writes live in sessions, never in the file
+    assert file_sha256(path) == digest  # served writes live in sessions, never in the file
 
 
 @pytest.fixture(scope="module")

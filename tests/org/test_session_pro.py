@@ -9,37 +9,28 @@ the session's own answers. The org file is never written: its bytes are hashed b
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from crmarena_gym.datagen import generate_org
 from crmarena_gym.org import LocalOrg, OrgError, OrgSession
+from crmarena_gym.schema import make_id
+from tests.org.conftest import file_sha256, small_pro_org
 
 TODAY = "2024-01-31"
 # PRO.md's stages and the probability each stands for (Salesforce sets it from the stage).
 PROBABILITY = {"Qualification": 10.0, "Discovery": 25.0, "Quote": 50.0, "Negotiation": 75.0, "Closed": 100.0}
-SIZES = {"b2b": 0.2, "b2c": 0.1}
-
-
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 @pytest.fixture(scope="module", params=["b2b", "b2c"])
 def org(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path, str]]:
     kind = request.param
-    path = tmp_path_factory.mktemp(kind) / f"{kind}.sqlite"
-    with warnings.catch_warnings():  # a small org may warn that it plants less of its structure
-        warnings.simplefilter("ignore")
-        generate_org(path, kind=kind, seed=4, scale=SIZES[kind])
-    digest = _digest(path)
+    path = small_pro_org(tmp_path_factory.mktemp(kind) / f"{kind}.sqlite", kind, seed=4)
+    digest = file_sha256(path)
     yield kind, path, digest
-    assert _digest(path) == digest  # no session ever wrote to the file
+    assert file_sha256(path) == digest  # no session ever wrote to the file
 
 
 @pytest.fixture
@@ -54,7 +45,7 @@ def session(org: tuple[str, Path, str]) -> Iterator[OrgSession]:
     s = OrgSession(LocalOrg(org[1], today=TODAY))
     yield s
     s.drop()
-    assert _digest(org[1]) == org[2]
+    assert file_sha256(org[1]) == org[2]
 
 
 def raw_path(raw: sqlite3.Connection) -> Path:
@@ -122,6 +113,9 @@ def test_an_opportunity_its_products_and_its_amount(session: OrgSession, raw: sq
     # A new quantity keeps the sales price; the amount follows; the amount itself is not the client's while
     # the opportunity has products; a line stays on its opportunity.
     session.update("OpportunityLineItem", by_unit, {"Quantity": 1})
+    stamps = session.get("OpportunityLineItem", by_unit, ["CreatedDate", "LastModifiedDate", "CreatedById"])
+    assert stamps["LastModifiedDate"] > stamps["CreatedDate"] >= f"{TODAY}T00:00:00.000+0000"  # the org's clock
+    assert stamps["CreatedById"] == first_user
     assert session.get("Opportunity", opp, ["Amount"])["Amount"] == 1250.5 + 1000
     assert _code(lambda: session.update("Opportunity", opp, {"Amount": 5})) == "FIELD_INTEGRITY_EXCEPTION"
     other = str(_one(raw, "SELECT Id FROM Opportunity ORDER BY Id LIMIT 1"))
@@ -153,6 +147,13 @@ def test_an_opportunity_its_products_and_its_amount(session: OrgSession, raw: sq
     assert session.query(f"SELECT COUNT() FROM OpportunityLineItem WHERE OpportunityId = '{opp}'")["totalSize"] == 0
     assert {opp} <= _deleted(session, "Opportunity") and {by_unit, by_total} <= _deleted(session, "OpportunityLineItem")
     assert _code(lambda: session.update("Opportunity", opp, {"Name": "x"})) == "ENTITY_IS_DELETED"
+    assert _code(lambda: session.create("Task", {"Subject": "About a deleted deal", "WhatId": opp})) == (
+        "ENTITY_IS_DELETED"
+    )
+    nowhere = make_id("006", 10**12, opp[3:5])  # an opportunity id no record has
+    assert _code(lambda: session.create("Task", {"Subject": "About no deal", "WhatId": nowhere})) == (
+        "INVALID_CROSS_REFERENCE_KEY"
+    )
 
 
 def test_deleting_an_opportunity_of_the_file_cascades_as_salesforce(
@@ -464,4 +465,4 @@ def test_upserts_limits_and_a_stored_pro_session(
     small.create("Lead", {"LastName": "Three", "Company": "C"})
     assert _code(lambda: small.create("Lead", {"LastName": "Four", "Company": "C"})) == "STORAGE_LIMIT_EXCEEDED"
     small.drop()
-    assert _digest(path) == digest
+    assert file_sha256(path) == digest
