@@ -501,6 +501,36 @@ class _State:
                 self.conn.close()
 
 
+#: The longest an event lasts, in minutes (Salesforce's 14 days).
+MAX_EVENT_MINUTES = 14 * 24 * 60
+
+
+def _too_long() -> OrgError:
+    return _fault(
+        "FIELD_INTEGRITY_EXCEPTION",
+        f"field integrity exception: an event lasts at most 14 days ({MAX_EVENT_MINUTES} minutes)",
+        ("DurationInMinutes", "EndDateTime"),
+    )
+
+
+def _later(start: dt.datetime, minutes: float) -> dt.datetime:
+    try:
+        return start + dt.timedelta(minutes=minutes)
+    except OverflowError:
+        raise _fault(
+            "FIELD_INTEGRITY_EXCEPTION",
+            "field integrity exception: the event would end after the year 9999",
+            ("EndDateTime",),
+        ) from None
+
+
+def _money(name: str, value: float) -> float:
+    """A computed currency amount, in cents as Salesforce keeps it; refused when out of range."""
+    if not math.isfinite(value) or abs(value) >= 10**18:
+        raise _fault("NUMBER_OUTSIDE_VALID_RANGE", f"{name}: value outside of valid range: {value!r}", (name,))
+    return round(value, 2)
+
+
 def _schedule(
     col: Mapping[str, str], row: dict[str, Any], current: Mapping[str, Any] | None, value: Callable[[str], Any]
 ) -> None:
@@ -518,7 +548,7 @@ def _schedule(
             raise _fault("REQUIRED_FIELD_MISSING", "Required fields are missing: [ActivityDate]", ("ActivityDate",))
         midnight = dt.datetime.combine(dt.date.fromisoformat(day), dt.time(0), dt.UTC)
         row[day_col], row[minutes_col] = day, 1440
-        row[start_col], row[end_col] = format_datetime(midnight), format_datetime(midnight + dt.timedelta(days=1))
+        row[start_col], row[end_col] = format_datetime(midnight), format_datetime(_later(midnight, 1440))
         return
     start_text = value("StartDateTime")
     start = parse_datetime_value(start_text) if isinstance(start_text, str) else None
@@ -530,6 +560,8 @@ def _schedule(
         end = parse_datetime_value(row[end_col])
         assert end is not None  # stored values are formatted datetimes
         span = (end - start).total_seconds() / 60
+        if span > MAX_EVENT_MINUTES:
+            raise _too_long()
         if span < 0:
             raise _fault(
                 "FIELD_INTEGRITY_EXCEPTION",
@@ -558,7 +590,9 @@ def _schedule(
                 "field integrity exception: DurationInMinutes is negative",
                 ("DurationInMinutes",),
             )
-        row[end_col] = format_datetime(start + dt.timedelta(minutes=minutes))
+        if minutes > MAX_EVENT_MINUTES:
+            raise _too_long()
+        row[end_col] = format_datetime(_later(start, minutes))
     row[start_col] = format_datetime(start)
     row[day_col] = start.date().isoformat()
 
@@ -1336,7 +1370,7 @@ class OrgSession(LocalOrg):
             if current is None or any(col[n] in row for n in ("Quantity", "UnitPrice", "Discount") if n in col):
                 price, discount = value("UnitPrice"), value("Discount") or 0.0
                 total = None if quantity is None or price is None else quantity * price * (1 - discount / 100)
-                row[col["TotalPrice"]] = None if total is None else round(total, 2)
+                row[col["TotalPrice"]] = None if total is None else _money("TotalPrice", total)
             return
         # An opportunity's line takes a sales price or a total price, never both; the other follows.
         unit, total = col.get("UnitPrice"), col.get("TotalPrice")
@@ -1356,7 +1390,7 @@ class OrgSession(LocalOrg):
                     "field integrity exception: a total price needs a quantity other than 0",
                     ("Quantity",),
                 )
-            row[unit] = round(row[total] / quantity, 2)
+            row[unit] = _money("UnitPrice", row[total] / quantity)
         elif current is None and (row.get(unit) is None):
             raise _fault(
                 "FIELD_INTEGRITY_EXCEPTION",
@@ -1365,7 +1399,7 @@ class OrgSession(LocalOrg):
             )
         elif current is None or unit in row or col["Quantity"] in row:
             price = value("UnitPrice")
-            row[total] = None if quantity is None or price is None else round(quantity * price, 2)
+            row[total] = None if quantity is None or price is None else _money("TotalPrice", quantity * price)
 
     def _activity_account(self, conn: sqlite3.Connection, what: Any, who: Any) -> Any:
         """The account of a task or an event: the account it is about, that of the record it is about, or
@@ -1407,8 +1441,9 @@ class OrgSession(LocalOrg):
             (total,) = conn.execute(
                 f'SELECT TOTAL("TotalPrice") FROM {table} WHERE "OpportunityId" = ?', (oid,)
             ).fetchone()
-            if self._lookup(conn, "Opportunity", oid, "Amount") != round(total, 2):
-                self._apply(conn, obj, oid, {state.layout(obj).column_of(obj.get_field("Amount")): round(total, 2)})  # type: ignore[arg-type,dict-item]
+            amount = _money("Amount", total)
+            if self._lookup(conn, "Opportunity", oid, "Amount") != amount:
+                self._apply(conn, obj, oid, {state.layout(obj).column_of(obj.get_field("Amount")): amount})  # type: ignore[arg-type,dict-item]
 
     def _reserve(self, conn: sqlite3.Connection, more: int) -> int:
         """The storage used before a write that adds ``more`` bytes; refused past ``max_storage``."""
@@ -1693,7 +1728,11 @@ class OrgSession(LocalOrg):
                 raise _fault(
                     "NUMBER_OUTSIDE_VALID_RANGE", f"{field.name}: value outside of valid range: {shown}", (field.name,)
                 )
-            return int(value) if kind is FieldType.INTEGER and float(value).is_integer() else float(value)
+            if kind is FieldType.INTEGER:  # an int field takes whole numbers only (no silent truncation)
+                if not float(value).is_integer():
+                    raise _bad_value(field, value, "a whole number")
+                return int(value)
+            return float(value)
         if not isinstance(value, str):
             raise _bad_value(field, value, "text")
         try:

@@ -129,6 +129,8 @@ def test_an_opportunity_its_products_and_its_amount(session: OrgSession, raw: sq
     assert _code(lambda: session.create("OpportunityLineItem", {"OpportunityId": opp, "UnitPrice": 1})) == (
         "REQUIRED_FIELD_MISSING"
     )
+    huge = {"OpportunityId": opp, "PricebookEntryId": entries[0][0], "Quantity": 1e-300, "TotalPrice": 1e17}
+    assert _code(lambda: session.create("OpportunityLineItem", huge)) == "NUMBER_OUTSIDE_VALID_RANGE"
     # The stage moves the probability unless the write gives one; Closed closes it.
     session.update("Opportunity", opp, {"StageName": "Negotiation"})
     session.update("Opportunity", opp, {"StageName": "Quote", "Probability": 60})
@@ -427,8 +429,12 @@ def test_events_keep_their_times_as_salesforce(session: OrgSession, raw: sqlite3
     )
     refused = {
         "REQUIRED_FIELD_MISSING": [{"StartDateTime": "2024-03-01T09:00:00Z"}, {"DurationInMinutes": 30}],
+        "JSON_PARSER_ERROR": [{"StartDateTime": "2024-03-01T09:00:00Z", "DurationInMinutes": 30.5}],
         "FIELD_INTEGRITY_EXCEPTION": [
             {"StartDateTime": "2024-03-01T09:00:00Z", "EndDateTime": "2024-03-01T08:00:00Z"},
+            {"StartDateTime": "2024-03-01T09:00:00Z", "DurationInMinutes": 14 * 24 * 60 + 1},  # 14 days at most
+            {"StartDateTime": "2024-03-01T09:00:00Z", "EndDateTime": "2024-03-20T09:00:00Z"},
+            {"StartDateTime": "9999-12-31T23:00:00Z", "DurationInMinutes": 120},  # past the last datetime
             {"StartDateTime": "2024-03-01T09:00:00Z", "EndDateTime": "2024-03-01T10:00:00Z", "DurationInMinutes": 30},
         ],
     }
