@@ -122,6 +122,7 @@ UNDELETABLE = frozenset({"User"})
 _EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _DATETIME_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?(Z|[+-]\d{2}:?\d{2})?$")
 _QUOTED = re.compile(r'"((?:[^"]|"")*)"')
+_BRACKETED = re.compile(r"\[([A-Za-z_]\w*)\]")
 # New records are numbered from here up (far above any generated or original id), one count per process,
 # so that no two sessions of a process ever make the same id (a stored session moves it past its own ids).
 _FIRST_NEW = 62**9 * 7
@@ -220,13 +221,21 @@ def _bad_value(field: Field, value: object, wanted: str) -> OrgError:
     )
 
 
-def _qualify(formula: str, alias: str, number: str) -> str:
-    """A schema formula over the columns of table ``alias`` (its auto-number read from column ``number``)."""
+def _qualify(formula: str, alias: str, number: str, *, file_tables: bool = False) -> str:
+    """A schema formula over the columns of table ``alias`` (its auto-number read from column ``number``).
+
+    With ``file_tables``, the tables its subqueries read (``[User]``, ``[Order]``) are the org file's, not
+    the session's views of them: a file record's system fields are the file's (a session's writes never
+    move them), and a view of ``User`` does not read itself.
+    """
 
     def one(m: re.Match[str]) -> str:
         return f'{alias}."{number}"' if m.group(1) == "rowid" else f"{alias}.{m.group(0)}"
 
-    return "(" + _QUOTED.sub(one, formula) + ")"
+    qualified = _QUOTED.sub(one, formula)
+    if file_tables:
+        qualified = _BRACKETED.sub(r"main.[\1]", qualified)
+    return "(" + qualified + ")"
 
 
 def day_clock(today: dt.date | str | None) -> Callable[[], dt.datetime]:
@@ -427,7 +436,9 @@ class _State:
         from_file = [f"b.{c}" for c in plain]
         from_rows = [f"r.{c}" for c in plain]
         for f in layout.system:
-            from_file.append(f"{_qualify(f.formula or 'NULL', 'b', 'rowid')} AS {quote_identifier(f.name)}")
+            from_file.append(
+                f"{_qualify(f.formula or 'NULL', 'b', 'rowid', file_tables=True)} AS {quote_identifier(f.name)}"
+            )
             from_rows.append(f"r.{quote_identifier(f.name)}")
         for f in layout.numbers:
             from_file.append(f"{_qualify(f.formula or 'NULL', 'b', 'rowid')} AS {quote_identifier(f.name)}")

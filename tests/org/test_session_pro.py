@@ -472,3 +472,27 @@ def test_upserts_limits_and_a_stored_pro_session(
     assert _code(lambda: small.create("Lead", {"LastName": "Four", "Company": "C"})) == "STORAGE_LIMIT_EXCEEDED"
     small.drop()
     assert file_sha256(path) == digest
+
+
+def test_the_sales_staff_and_territories(session: OrgSession, raw: sqlite3.Connection) -> None:
+    user, territory = raw.execute(
+        "SELECT UserId, Territory2Id FROM UserTerritory2Association ORDER BY Id LIMIT 1"
+    ).fetchone()
+    (members,) = raw.execute(
+        "SELECT COUNT(*) FROM UserTerritory2Association WHERE Territory2Id = ?", (territory,)
+    ).fetchone()
+    session.update("User", user, {"Title": "Regional Director"})
+    assert session.get("User", user, ["Title"])["Title"] == "Regional Director"
+    added = session.create("Territory2", {"Name": "Alaska", "DeveloperName": "Alaska", "Description": "AK"})
+    member = session.create("UserTerritory2Association", {"UserId": user, "Territory2Id": added})
+    made = session.get("UserTerritory2Association", member, ["IsActive", "RoleInTerritory2"])
+    assert (made["IsActive"], made["RoleInTerritory2"]) == (True, None)
+    assert _code(lambda: session.create("Territory2", {"Name": "No API name"})) == "REQUIRED_FIELD_MISSING"
+    # Deleting a territory deletes its users' assignments to it, not the users.
+    session.delete("Territory2", territory)
+    assert (
+        session.query(f"SELECT COUNT() FROM UserTerritory2Association WHERE Territory2Id = '{territory}'")["totalSize"]
+        == 0
+    )
+    assert len(_deleted(session, "UserTerritory2Association")) == members
+    assert session.query(f"SELECT COUNT() FROM User WHERE Id = '{user}'")["totalSize"] == 1
