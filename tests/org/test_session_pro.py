@@ -9,6 +9,7 @@ the session's own answers. The org file is never written: its bytes are hashed b
 
 from __future__ import annotations
 
+import random
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from crmarena_gym.org import LocalOrg, OrgError, OrgSession
-from crmarena_gym.schema import make_id
+from crmarena_gym.schema import Field, FieldType, make_id
 from tests.org.conftest import file_sha256, small_pro_org
 
 TODAY = "2024-01-31"
@@ -496,3 +497,56 @@ def test_the_sales_staff_and_territories(session: OrgSession, raw: sqlite3.Conne
     )
     assert len(_deleted(session, "UserTerritory2Association")) == members
     assert session.query(f"SELECT COUNT() FROM User WHERE Id = '{user}'")["totalSize"] == 1
+
+
+def test_random_writes_end_in_an_answer_or_a_salesforce_error(session: OrgSession) -> None:
+    """600 seeded writes of every object with values of every type, right and wrong: each returns or raises
+    OrgError (never anything else), and every record created is then found by its id."""
+    rng = random.Random(26)
+    schema = session.schema
+    ids = {
+        o.name: [r["Id"] for r in session.query(f"SELECT Id FROM {o.name} LIMIT 4")["records"]] for o in schema.objects
+    }
+    wrong: list[object] = [None, True, -3, 2.5, 1e17, "x" * 300, "2024-02-30", "Closed", "001Wt000000000AAAA", [1], {}]
+    made: list[tuple[str, str]] = []
+
+    def value(f: Field) -> object:
+        if rng.random() < 0.25:
+            return rng.choice(wrong)
+        if f.type is FieldType.REFERENCE:
+            targets = [t for t in (f.reference_to, *f.polymorphic) if ids.get(t or "")]
+            return rng.choice([i for t in targets for i in ids[t or ""]]) if targets else None
+        if f.type is FieldType.PICKLIST:
+            return rng.choice(f.picklist_values) if f.picklist_values else "x"
+        if f.type is FieldType.BOOLEAN:
+            return rng.random() < 0.5
+        if f.type.is_numeric:
+            return rng.choice([0, 1, 3, 60, 99.5 if f.type is not FieldType.INTEGER else 2])
+        if f.type is FieldType.DATE:
+            return f"2024-02-{rng.randrange(1, 28):02d}"
+        if f.type is FieldType.DATETIME:
+            return f"2024-02-{rng.randrange(1, 28):02d}T{rng.randrange(24):02d}:00:00Z"
+        return "a@b.co" if f.type is FieldType.EMAIL else f"text {rng.randrange(100)}"
+
+    outcomes = {"ok": 0, "refused": 0}
+    for _ in range(600):
+        obj = rng.choice(schema.objects)
+        fields = [f for f in obj.fields if f.name != "Id"]
+        op = rng.choice(["create", "create", "update", "delete"])
+        chosen = fields if op == "create" and rng.random() < 0.7 else rng.sample(fields, min(4, len(fields)))
+        values = {f.name: value(f) for f in chosen if not (op == "create" and (f.formula or f.readonly))}
+        target = rng.choice(ids[obj.name] + [m[1] for m in made if m[0] == obj.name] or ["nothing"])
+        try:
+            if op == "create":
+                made.append((obj.name, session.create(obj.name, values)))
+            elif op == "update":
+                session.update(obj.name, target, values)
+            else:
+                session.delete(obj.name, target)
+            outcomes["ok"] += 1
+        except OrgError:
+            outcomes["refused"] += 1
+    assert outcomes["ok"] > 100 and outcomes["refused"] > 100, outcomes  # both paths were exercised
+    for name, rid in made:
+        found = session.query(f"SELECT Id FROM {name} WHERE Id = '{rid}'", include_deleted=True)["records"]
+        assert [r["Id"] for r in found] == [rid]
