@@ -550,3 +550,35 @@ def test_random_writes_end_in_an_answer_or_a_salesforce_error(session: OrgSessio
     for name, rid in made:
         found = session.query(f"SELECT Id FROM {name} WHERE Id = '{rid}'", include_deleted=True)["records"]
         assert [r["Id"] for r in found] == [rid]
+
+
+def test_writes_never_move_the_system_fields_of_the_files_records(
+    org: tuple[str, Path, str], session: OrgSession, raw: sqlite3.Connection
+) -> None:
+    # Records with no date of their own date from the org's first order or case; lines from their opportunity.
+    soql = {
+        "Product2": "SELECT Id, CreatedDate, CreatedById, SystemModstamp FROM Product2 ORDER BY Id LIMIT 3",
+        "OpportunityLineItem": "SELECT Id, CreatedDate FROM OpportunityLineItem ORDER BY Id LIMIT 3",
+    }
+    with LocalOrg(org[1]) as base:
+        before = {name: base.query(q)["records"] for name, q in soql.items()}
+    account, book = raw.execute('SELECT AccountId, Pricebook2Id FROM "Order" ORDER BY Id LIMIT 1').fetchone()
+    session.create(
+        "Order", {"AccountId": account, "Status": "Draft", "EffectiveDate": "2001-01-01", "Pricebook2Id": book}
+    )
+    user = {
+        "LastName": "Aaron",
+        "Username": "aaron@example.com",
+        "Email": "aaron@example.com",
+        "Alias": "aaron",
+        "TimeZoneSidKey": "America/New_York",
+        "LocaleSidKey": "en_US",
+        "EmailEncodingKey": "UTF-8",
+        "LanguageLocaleKey": "en_US",
+        "ProfileId": "00e000000000001",
+    }
+    session.create("User", user)  # an id below the file's would move the creator of every undated record
+    parent = before["OpportunityLineItem"][0]["Id"]
+    opp = session.query(f"SELECT OpportunityId FROM OpportunityLineItem WHERE Id = '{parent}'")["records"][0]
+    session.update("Opportunity", opp["OpportunityId"], {"Description": "touched"})
+    assert {name: session.query(q)["records"] for name, q in soql.items()} == before
