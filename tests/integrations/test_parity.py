@@ -10,6 +10,7 @@ and a function-calling reply without a call (the episode ends unanswered)."""
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -150,17 +151,20 @@ def _openenv(org: LocalOrg, instance: TaskInstance, scenario: str, script: list[
     )
 
 
-def _trl(org: LocalOrg, instance: TaskInstance, scenario: str, script: list[dict[str, Any]]) -> Played | None:
-    """TRL's loop, as its GRPOTrainer runs it: the row's prompt with reset's text appended to the user
-    message; each reply's calls run by calling the methods, each answered by a tool message; a reply
-    without a call ends the rollout; get_reward scores it."""
+def _trl(org: LocalOrg, instance: TaskInstance, scenario: str, script: list[dict[str, Any]]) -> Played:
+    """TRL's loop, as its GRPOTrainer runs it. Function calling: the row's prompt with reset's text appended
+    to the user message; each reply's calls run by calling the methods, each answered by a tool message; a
+    reply without a call ends the rollout; get_reward scores it. Act and ReAct: the text environment class
+    reset the same way, and the project's rollout_func playing the conversation with the trainer's chat
+    template (the scripted replies stand in for the trainer's generation)."""
     get_json_schema = pytest.importorskip(
         "transformers.utils", reason="pip install 'crmarena-gym[trl]'"
     ).get_json_schema
     from crmarena_gym.integrations.trl import trl_dataset_rows, trl_environment
 
-    if _framework(scenario) != "fc":
-        return None  # TRL's environment class is function calling only (see test_trl)
+    framework = _framework(scenario)
+    if framework != "fc":
+        return _trl_text(org, instance, framework, script)
     cls = trl_environment(org, per_task=PER_TASK)
     (row,) = [r for r in trl_dataset_rows(org, per_task=PER_TASK, tasks=["BRI"]) if r["task_id"] == instance.idx]
     env = cls()
@@ -191,6 +195,66 @@ def _trl(org: LocalOrg, instance: TaskInstance, scenario: str, script: list[dict
         if env.session.done:
             break
     return Played(prompts=prompts, tools=tools, observations=observations, reward=env.get_reward(), record=env.record)
+
+
+@functools.cache
+def _tokenizer() -> Any:
+    from crmarena_gym.integrations.trl import tiny_tokenizer
+
+    return tiny_tokenizer(["Thought: count them. execute SELECT COUNT(Id) FROM Case submit Salesforce output"])
+
+
+def _trl_text(org: LocalOrg, instance: TaskInstance, framework: str, script: list[dict[str, Any]]) -> Played:
+    from types import SimpleNamespace
+
+    from crmarena_gym.integrations.trl import TRLTextRollout, trl_dataset_rows, trl_environment
+
+    tokenizer = _tokenizer()
+    toolset = TOOLSETS[framework]
+    cls = trl_environment(org, per_task=PER_TASK, toolset=toolset, framework=framework)
+    rows = trl_dataset_rows(org, per_task=PER_TASK, tasks=["BRI"], toolset=toolset, framework=framework)
+    (row,) = [r for r in rows if r["task_id"] == instance.idx]
+    env = cls()
+    prompt = [dict(m) for m in row["prompt"]]
+    prompt[-1]["content"] += env.reset(**row)  # what GRPOTrainer does before it generates
+    assert prompt == env.session.messages
+    trainer = SimpleNamespace(
+        environments=[env],
+        processing_class=tokenizer,
+        _tokenizer=tokenizer,
+        chat_template=None,
+        chat_template_kwargs={},
+        max_completion_length=100_000,
+        model=None,
+    )
+    prompts = []
+    replies = iter(script)
+
+    def generate(_trainer: Any, prompt_ids: list[list[int]]) -> tuple[list[list[int]], None]:
+        (ids,) = prompt_ids
+        # the model is shown the core's conversation, rendered by the chat template as a provider renders it
+        assert ids == tokenizer.apply_chat_template(env.session.messages, add_generation_prompt=True, return_dict=False)
+        prompts.append(_canonical(env.session.messages))
+        text = next(replies)["content"]
+        return [tokenizer(text, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]], None
+
+    output = TRLTextRollout(generate)([prompt], trainer)
+    session = env.session
+    # the sequence trained on: the conversation as the core keeps it, then the last reply as generated
+    last = script[len(prompts) - 1]["content"]
+    assert session.messages[-1]["role"] == "user"  # the submission's observation, never shown to the model
+    before = tokenizer.apply_chat_template(session.messages[:-2], add_generation_prompt=True, tokenize=False)
+    (completion,), (mask,) = output["completion_ids"], output["env_mask"]
+    assert tokenizer.decode(output["prompt_ids"][0] + completion) == before + last + tokenizer.eos_token
+    # the model's own tokens: each reply as the conversation keeps it, with the end of turn it generated (a
+    # reply cut after its action did not generate the one the template closes it with)
+    model_text = tokenizer.decode([t for t, m in zip(completion, mask, strict=True) if m])
+    kept = [(m["content"], r["content"]) for m, r in zip(session.messages[2:-2:2], script, strict=False)]
+    eos = tokenizer.eos_token
+    assert model_text == "".join(k + (eos if k == r else "") for k, r in kept) + last + eos
+    assert output["logprobs"] is None  # the scripted generation, like TRL's transformers path, gives none
+    observations = [s.observation for s in session.steps if s.action]
+    return Played(prompts=prompts, tools=None, observations=observations, reward=env.get_reward(), record=env.record)
 
 
 def _trl_tools(cls: type) -> list[Any]:
