@@ -264,3 +264,38 @@ def test_grpo_trainer_trains_a_step_of_react_episodes_through_the_text_rollout(
     assert logged[f"rewards/{env_cls.__name__}/mean"] == 1.0 and logged["reward"] == 1.0
     record = trainer._environment_pool[None][0].record
     assert record["end_reason"] == "submitted" and record["trajectory"][-1]["action"] == f"submit {instance.answer}"
+
+
+def test_the_text_rollout_stops_at_the_completion_limit_and_refuses_function_calling(env_org: Path) -> None:
+    """A rollout whose completion would pass max_completion_length ends there (end reason stopped), its
+    sequence cut to the limit; an environment that plays function calling is refused with what to pass."""
+    from types import SimpleNamespace
+
+    from crmarena_gym.integrations.trl import TRLTextRollout, tiny_tokenizer
+
+    tokenizer = tiny_tokenizer(["execute SELECT COUNT(Id) FROM Case"])
+    rows = trl_dataset_rows(env_org, per_task=2, tasks=["BRI"], toolset="soql", framework="act")
+    env = trl_environment(env_org, per_task=2, toolset="soql", framework="act")()
+    env.reset(**rows[0])
+    reply = tokenizer("execute SELECT COUNT(Id) FROM Case", add_special_tokens=False)["input_ids"]
+    reply.append(tokenizer.eos_token_id)
+    trainer = SimpleNamespace(environments=[env], processing_class=tokenizer, max_completion_length=400, model=None)
+    calls = []
+
+    def generate(_trainer: object, prompt_ids: list[list[int]]) -> tuple[list[list[int]], list[list[float]]]:
+        calls.append(len(prompt_ids[0]))
+        return [list(reply)], [[-0.5] * len(reply)]
+
+    output = TRLTextRollout(generate)([rows[0]["prompt"]], trainer)
+    (completion,), (mask,), (logprobs,) = output["completion_ids"], output["env_mask"], output["logprobs"]
+    assert len(completion) == len(mask) == len(logprobs) <= 400
+    assert env.session.record["end_reason"] == "stopped" and env.get_reward() == 0.0
+    # every reply was carried out (as TRL runs a call whose result it then drops for length); the last one's
+    # observation would have passed the limit, so the rollout ends with that reply
+    assert len(calls) == env.session.turns > 2 and completion[-len(reply) :] == reply
+    assert completion[: len(reply)] == reply and mask[: len(reply)] == [1] * len(reply)
+    assert logprobs[: len(reply)] == [-0.5] * len(reply) and 0 in mask  # the observations are the env's tokens
+    fc = trl_environment(env_org, per_task=2)()
+    fc.reset(**trl_dataset_rows(env_org, per_task=2, tasks=["BRI"])[0])
+    with pytest.raises(ValueError, match=r"framework='act' or 'react'"):
+        TRLTextRollout(generate)([rows[0]["prompt"]], SimpleNamespace(environments=[fc], processing_class=tokenizer))
