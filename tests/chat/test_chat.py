@@ -244,9 +244,7 @@ def test_every_family_gets_per_task_training_instances_none_a_test_question_or_f
     import sqlite3
 
     from crmarena_gym.chat import instance_org
-    from crmarena_gym.datagen import read_manifest
-
-    from crmarena_gym.datagen import read_latent
+    from crmarena_gym.datagen import read_latent, read_manifest
 
     test = default_tasks(service_org)
     test_kqa = [i for i in test if i.abbrev == "KQA"]
