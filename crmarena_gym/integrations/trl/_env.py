@@ -24,7 +24,8 @@ The class and its instances pickle (TRL's asynchronous trainer ships them to oth
 is rebuilt from its arguments, an instance as a fresh one (its episode is not carried over).
 
 The rows (:func:`trl_dataset_rows`) carry the system prompt, an empty user message that ``reset`` fills
-with the question and its context, the instance's ``task_id``, ``task`` and ``split``.
+with the question and its context, the instance's ``task_id``, ``task`` and ``split``, and the framework
+whose system prompt they hold (a class of another framework refuses them).
 """
 
 from __future__ import annotations

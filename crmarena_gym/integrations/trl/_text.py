@@ -22,6 +22,12 @@ the core keeps less of a reply than was generated (text after the action is drop
 conversation keeps stay in the sequence, as in the next prompt. A rollout stops (end reason ``stopped``)
 when its completion would pass ``max_completion_length`` or the model's context. The reward is the
 environment's ``get_reward()``, as with function calling.
+
+A reply's text is its tokens decoded without special tokens. A model that writes a reasoning block before
+its action (Qwen3's thinking) hands that text to the environment as part of the reply, where evaluation's
+providers return reasoning apart: train such a model with thinking off (``GRPOConfig(chat_template_kwargs=
+{"enable_thinking": False})``), or let ReAct's ``Thought:`` line carry the reasoning. The chat template must
+render a conversation's earlier turns the same whatever follows (the rollout says so otherwise).
 """
 
 from __future__ import annotations
