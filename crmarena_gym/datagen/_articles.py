@@ -886,8 +886,10 @@ def care_section(products: list[tuple[str, str]], rng: Any) -> tuple[str, list[t
             (f"How should the {name} be stored?", storage),
             (f"What is the {name} made of?", material),
         ]
-        lines.append(
-            f"The {name} is covered by a warranty of {warranty} from the date of purchase. To clean it, "
-            f"{cleaning}. Store it {storage}. It is made of {material}."
-        )
+        lines += [
+            f"The {name} is covered by a warranty of {warranty} from the date of purchase.",
+            f"The {name} should be cleaned as follows: {cleaning}.",
+            f"The {name} should be stored {storage}.",
+            f"The {name} is made of {material}.",
+        ]
     return "\n".join(lines), facts
