@@ -292,11 +292,54 @@ def call_text(function: str, arguments: dict[str, Any]) -> str:
         >>> call_text("get_issues", {})
         'execute get_issues()'
     """
-    body = json.dumps(arguments, ensure_ascii=False, separators=(", ", ": ")) if arguments else ""
-    return f"execute {function}({body})"
+    if not arguments:
+        return f"execute {function}()"
+    if not all(type(key) is str for key in arguments):
+        return f"execute {function}({_dumps(arguments)})"
+    # The JSON of the mapping, written item by item so that a result pasted into several calls is written once.
+    body = ", ".join(f"{_dumps(key)}: {pasted_json(value)}" for key, value in arguments.items())
+    return f"execute {function}({{{body}}})"
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+
+
+# Results pasted by value, as JSON, by identity: one step's result goes into several calls at the next step (and
+# into the "takes the last result" feature), each written once. An entry holds its value, so that its id is not
+# reused while it is kept; results are never changed after the step that returned them.
+_PASTED: dict[int, tuple[Any, str]] = {}
+
+
+def pasted_json(value: Any) -> str:
+    """``value`` as a call's text carries it (JSON, as :func:`call_text` writes arguments); a list or mapping
+    is written once while it is kept (see ``_PASTED``), so it must not be changed afterwards.
+
+    Example:
+        >>> pasted_json(["005A", "005B"]), pasted_json({"a1M1": 3})
+        ('["005A", "005B"]', '{"a1M1": 3}')
+    """
+    if not isinstance(value, list | dict):
+        return _dumps(value)
+    cached = _PASTED.get(id(value))
+    if cached is not None and cached[0] is value:
+        return cached[1]
+    text = _dumps(value)
+    if len(_PASTED) >= 256:
+        _PASTED.clear()
+    _PASTED[id(value)] = (value, text)
+    return text
 
 
 _WINDOW: tuple[tuple[str, Binding], ...] = (("start_date", Fact("start")), ("end_date", Fact("end")))
+
+_UNFIXED: Any = object()
+
+
+def _facts_only(template: CallTemplate) -> bool:
+    """Whether ``template``'s call depends on the question's facts alone (the built-in template and bindings)."""
+    return type(template) is CallTemplate and all(type(bind) in (Fact, FactItem) for _, bind in template.arguments)
+
 
 #: The default call slots: every step of the tool pipelines of HTU, TCU, TII, MTA, BRI and NED, plus the
 #: lookups of a case's conversation (PVI) and of the issues (NCR). Slot order is the action numbering.
@@ -610,13 +653,16 @@ class ToolPipelineCandidates:
         self.num_slots = len(self.slot_names)
         self.submit_none_slot = len(names)
         self.first_value_slot = self.submit_none_slot + 1
+        self._facts_seen: tuple[QuestionFacts, tuple[Any, ...]] | None = None
 
     def slots(self, state: CandidateState) -> list[str | None]:
         """The actions of every slot (None where empty)."""
         taken = state.actions_taken
         out: list[str | None] = []
-        for template in self.templates:
-            text = template.render(state, chain=self.chain)
+        fixed = self._fact_calls(state.facts)
+        for template, text in zip(self.templates, fixed, strict=True):
+            if text is _UNFIXED:
+                text = template.render(state, chain=self.chain)
             out.append(None if text is None or text in taken else text)
         for choice in self.choices:
             out += [None if text is None or text in taken else text for text in choice.render_all(state)]
@@ -633,6 +679,20 @@ class ToolPipelineCandidates:
 
     def _none_offered(self, state: CandidateState) -> bool:
         return none_offered(state, self.none_after)
+
+    def _fact_calls(self, facts: QuestionFacts) -> tuple[Any, ...]:
+        """Per template, its call when only the question's facts fill it (the same at every step of an episode:
+        rendered once per question), else ``_UNFIXED`` (rendered at each step)."""
+        kept = self._facts_seen
+        if kept is not None and kept[0] is facts:
+            return kept[1]
+        probe = CandidateState(facts)
+        calls = tuple(
+            template.render(probe, chain=self.chain) if _facts_only(template) else _UNFIXED
+            for template in self.templates
+        )
+        self._facts_seen = (facts, calls)
+        return calls
 
     def slot_sources(self, state: CandidateState) -> list[str | None]:
         """For each slot, the function it calls (call slots) or whose result its value came from."""

@@ -23,7 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from crmarena_gym._memory import bytes_cache
-from crmarena_gym.rl._candidates import CandidateState, found_nothing
+from crmarena_gym.rl._candidates import CandidateState, StepRecord, found_nothing, pasted_json
 from crmarena_gym.rl._checks import require_positive_ints
 from crmarena_gym.rl._encoding import FUNCTIONS, stable_hash
 from crmarena_gym.rl._knowledge import KnowledgeView, knowledge_view, search_term_of
@@ -87,12 +87,42 @@ SCALARS: tuple[str, ...] = (
 #: (one-hot over :data:`~crmarena_gym.rl.QUESTION_KINDS`), then the phrase's traits
 #: (:data:`~crmarena_gym.rl.PHRASE_TRAITS`, see :func:`~crmarena_gym.rl.phrase_traits`).
 PHRASE_FEATURES: tuple[str, ...] = (*(f"question_{kind}" for kind in QUESTION_KINDS), *PHRASE_TRAITS)
+_SCALAR_INDEX = {name: i for i, name in enumerate(SCALARS)}
+_PRESENT, _IS_CALL, _IS_SUBMISSION, _IS_NONE = (
+    _SCALAR_INDEX[k] for k in ("present", "is_call", "is_submission", "is_none")
+)
+_VALUE_RANK, _IN_LAST_RESULT, _COUNT_IN_LAST_RESULT = (
+    _SCALAR_INDEX[k] for k in ("value_rank", "in_last_result", "count_in_last_result")
+)
+_TAKES_LAST_RESULT, _CONTEXT_IN_QUESTION, _QUESTION_IN_CONTEXT, _CONTEXT_WORDS, _VALUE_IN_QUESTION = (
+    _SCALAR_INDEX[k]
+    for k in ("takes_last_result", "context_in_question", "question_in_context", "context_words", "value_in_question")
+)
 
 
 # The question and the listed records' texts recur at every step; kept by measured bytes (texts of any length).
 @bytes_cache(max_entries=4096, max_bytes=16 * 1024 * 1024)
 def _tokens(text: str) -> frozenset[str]:
     return frozenset(t for t in _TOKEN_RE.findall(text.lower()) if len(t) > 2 and t not in _STOP)
+
+
+@bytes_cache(max_entries=4096, max_bytes=16 * 1024 * 1024)
+def _prefixes(text: str, prefix: int) -> frozenset[str]:
+    return frozenset(t[:prefix] for t in _tokens(text))
+
+
+# A candidate's context meets the same question at every step it is offered, in every episode of the instance.
+@bytes_cache(max_entries=16384, max_bytes=32 * 1024 * 1024)
+def _context_features(
+    context: str, question: str, prefix: int | None, buckets: int
+) -> tuple[float, float, float, np.ndarray]:
+    """``overlap(context, question)``, the context's word count (clipped at 50, over 50) and its words' hash
+    buckets (a read-only array of indices)."""
+    share, reverse = overlap(context, question, prefix=prefix)
+    words = _tokens(context)
+    hashed = np.unique(np.fromiter((stable_hash(w) % buckets for w in words), dtype=np.intp, count=len(words)))
+    hashed.setflags(write=False)
+    return share, reverse, min(len(words), 50) / 50, hashed
 
 
 def overlap(context: str, question: str, *, prefix: int | None = None) -> tuple[float, float]:
@@ -110,9 +140,11 @@ def overlap(context: str, question: str, *, prefix: int | None = None) -> tuple[
         >>> overlap("Product Defect", "Defective leggings", prefix=5)  # defec: 1 of 2, 1 of 2
         (0.5, 0.5)
     """
-    a, b = _tokens(context), _tokens(question)
-    if prefix is not None:
-        a, b = {t[:prefix] for t in a}, {t[:prefix] for t in b}
+    a, b = (
+        (_tokens(context), _tokens(question))
+        if prefix is None
+        else (_prefixes(context, prefix), _prefixes(question, prefix))
+    )
     if not a or not b:
         return 0.0, 0.0
     shared = len(a & b)
@@ -130,15 +162,44 @@ def _records(value: Any) -> Iterator[dict[str, Any]]:
             yield from _records(item)
 
 
-def _step_contexts(result: Any) -> dict[str, str]:
-    """For each text value in ``result``'s records, the other text fields of the first record holding it."""
-    found: dict[str, str] = {}
+def _step_records(result: Any) -> dict[str, list[str]]:
+    """For each text value in ``result``'s records, the text fields of the first record holding it."""
+    found: dict[str, list[str]] = {}
     for record in _records(result):
         texts = [v for v in record.values() if isinstance(v, str)]
         for value in texts:
             if value not in found:
-                found[value] = " ".join(v for v in texts if v != value)
+                found[value] = texts
     return found
+
+
+def _context_of(value: str, texts: list[str]) -> str:
+    return " ".join(v for v in texts if v != value)
+
+
+class _Contexts:
+    """Value to context over steps (the other text fields of the first record of a step holding the value, a newer
+    step's record winning), each context joined only when it is asked for: a step lists hundreds of records, and
+    a step's candidates ask for a few."""
+
+    def __init__(self) -> None:
+        self.records: dict[str, list[str]] = {}
+        self.joined: dict[str, str] = {}
+
+    def add(self, result: Any) -> None:
+        found = _step_records(result)
+        if found:
+            self.records.update(found)
+            self.joined.clear()
+
+    def get(self, value: str, default: str = "") -> str:
+        context = self.joined.get(value)
+        if context is None:
+            texts = self.records.get(value)
+            if texts is None:
+                return default
+            context = self.joined[value] = _context_of(value, texts)
+        return context
 
 
 class _ContextIndex:
@@ -147,15 +208,22 @@ class _ContextIndex:
     def __init__(self) -> None:
         self.state: CandidateState | None = None
         self.indexed = 0
-        self.contexts: dict[str, str] = {}
+        self.contexts = _Contexts()
+        #: The last step's result as a call pastes it (see :func:`_pasted_text`), of the state last indexed.
+        self.pasted: str | None = None
+        self._pasted_of: StepRecord | None = None
 
-    def get(self, state: CandidateState) -> dict[str, str]:
+    def get(self, state: CandidateState) -> _Contexts:
         if state is not self.state or len(state.history) < self.indexed:
-            self.state, self.indexed, self.contexts = state, 0, {}
+            self.state, self.indexed, self.contexts = state, 0, _Contexts()
         for step in state.history[self.indexed :]:
             if step.ok:
-                self.contexts.update(_step_contexts(step.result))  # a newer step's record wins
+                self.contexts.add(step.result)  # a newer step's record wins
         self.indexed = len(state.history)
+        last = state.history[-1] if state.history else None
+        if last is not self._pasted_of:
+            self._pasted_of = last
+            self.pasted = _pasted_text(last.result) if last is not None and last.ok else None
         return self.contexts
 
 
@@ -176,20 +244,22 @@ def candidate_context(state: CandidateState, value: str) -> str:
     return _ContextIndex().get(state).get(value, "")
 
 
-def _call_values(text: str) -> list[str]:
+# A call's text is read once per step it is offered at; the fact-only calls at every step of every episode.
+@bytes_cache(max_entries=16384, max_bytes=32 * 1024 * 1024)
+def _call_values(text: str) -> tuple[str, ...]:
     """The short string arguments of a call's text (ids, names, terms), for looking up their context."""
     body = text.split("(", 1)[1].rsplit(")", 1)[0] if "(" in text else ""
     if not body:
-        return []
+        return ()
     try:
         arguments = json.loads(body)
     except json.JSONDecodeError:
-        return []
+        return ()
     found: list[str] = []
     for value in arguments.values() if isinstance(arguments, dict) else []:
         items = value if isinstance(value, list) and len(value) <= 3 else [value]
         found += [v for v in items if isinstance(v, str) and len(v) <= 200]
-    return found
+    return tuple(found)
 
 
 def _last_result_text(state: CandidateState) -> str:
@@ -309,66 +379,58 @@ class SlotFeatures:
         out = np.zeros((self.num_slots, self.size), dtype=np.float32)
         # A routing question's own words ("Return only the Id", "routing policy") are the template's, not the
         # case's: the issue a new case is about is told by the case's subject and description alone.
-        described = " ".join(t for t in (state.facts.case_subject, state.facts.case_description) if t)
-        question = described or state.facts.text
+        facts = state.facts
+        described = " ".join(t for t in (facts.case_subject, facts.case_description) if t)
+        question = described or facts.text
         prefix = _DESCRIBED_PREFIX if described else None
         last_text = _last_result_text(state)
-        last = state.history[-1] if state.history else None
         contexts = self._index.get(state)
-        pasted = _pasted_text(last.result) if last is not None and last.ok else None
-        submissions = [i for i, s in enumerate(slots) if s is not None and s.startswith("submit ")]
+        pasted = self._index.pasted
+        values = [i for i, s in enumerate(slots) if s is not None and s.startswith("submit ") and s != "submit None"]
+        rank_of = {slot: rank for rank, slot in enumerate(values)}
+        last_rank = max(len(values) - 1, 1)
         searched = any(t is not None and s == "search_knowledge_articles" for t, s in zip(slots, sources, strict=True))
-        knowledge = _KnowledgeFeatures(state) if searched else None
+        knowledge = _knowledge_features(state) if searched else None
+        scalar = self.scalar_offset
+        buckets = self.context_buckets
         for i, (text, source) in enumerate(zip(slots, sources, strict=True)):
             if text is None:
                 continue
             row = out[i]
             row[i] = 1.0
-            scalars = dict.fromkeys(SCALARS, 0.0)
-            scalars["present"] = 1.0
+            row[scalar + _PRESENT] = 1.0
             if text.startswith("submit "):
                 value = text[len("submit ") :]
-                scalars["is_submission"] = 1.0
+                row[scalar + _IS_SUBMISSION] = 1.0
                 if value == "None":
                     row[self.kind_offset + n] = 1.0
-                    scalars["is_none"] = 1.0
+                    row[scalar + _IS_NONE] = 1.0
                     context = ""
                 else:
                     row[self.kind_offset + n + 1] = 1.0
                     row[self.source_offset + self._functions.get(source or "", n)] = 1.0
-                    values = [s for s in submissions if slots[s] != "submit None"]
-                    rank = values.index(i) if i in values else 0
-                    scalars["value_rank"] = rank / max(len(values) - 1, 1)
+                    row[scalar + _VALUE_RANK] = rank_of.get(i, 0) / last_rank
                     count = last_text.count(value) if last_text else 0
-                    scalars["in_last_result"] = float(count > 0)
-                    scalars["count_in_last_result"] = min(count, 5) / 5
-                    scalars["value_in_question"] = float(value in question)
+                    row[scalar + _IN_LAST_RESULT] = float(count > 0)
+                    row[scalar + _COUNT_IN_LAST_RESULT] = min(count, 5) / 5
+                    row[scalar + _VALUE_IN_QUESTION] = float(value in question)
                     context = contexts.get(value) or value
                     if knowledge is not None and source == "search_knowledge_articles":
-                        knowledge.answer(
-                            value,
-                            scalars,
-                            row[self.reply_offset : self.own_offset],
-                            row[self.own_offset : self.phrase_offset],
-                            row[self.phrase_offset :],
-                        )
+                        knowledge.answer(value, row, scalar, self.reply_offset, self.own_offset, self.phrase_offset)
             else:
-                scalars["is_call"] = 1.0
+                row[scalar + _IS_CALL] = 1.0
                 function = text[len("execute ") :].split("(", 1)[0].strip()
                 row[self.kind_offset + self._functions.get(function, n)] = 1.0
                 row[self.source_offset + n] = 1.0
-                scalars["takes_last_result"] = float(pasted is not None and pasted in text)
+                row[scalar + _TAKES_LAST_RESULT] = float(pasted is not None and pasted in text)
                 context = " ".join(contexts.get(v) or v for v in _call_values(text))
                 if knowledge is not None and function == "search_knowledge_articles":
-                    knowledge.search(text, scalars)
-            share, reverse = overlap(context, question, prefix=prefix)
-            scalars["context_in_question"] = share
-            scalars["question_in_context"] = reverse
-            words = _tokens(context)
-            scalars["context_words"] = min(len(words), 50) / 50
-            row[self.scalar_offset : self.context_offset] = [scalars[name] for name in SCALARS]
-            for word in words:
-                row[self.context_offset + stable_hash(word) % self.context_buckets] = 1.0
+                    knowledge.search(text, row, scalar)
+            share, reverse, words, hashed = _context_features(context, question, prefix, buckets)
+            row[scalar + _CONTEXT_IN_QUESTION] = share
+            row[scalar + _QUESTION_IN_CONTEXT] = reverse
+            row[scalar + _CONTEXT_WORDS] = words
+            row[self.context_offset + hashed] = 1.0
         return out
 
     def __repr__(self) -> str:
@@ -378,29 +440,82 @@ class SlotFeatures:
         )
 
 
-class _KnowledgeFeatures:
-    """The knowledge scalars and reply words of one state's candidates (see :class:`SlotFeatures`)."""
+# Per live episode: the knowledge view (the same object while no search or conversation step comes) and its
+# features, each candidate's worked out once per view.
+_KNOWLEDGE_CACHE: dict[int, tuple[KnowledgeView, _KnowledgeFeatures]] = {}
 
-    def __init__(self, state: CandidateState) -> None:
-        self.view: KnowledgeView = knowledge_view(state)
+
+def _knowledge_features(state: CandidateState) -> _KnowledgeFeatures:
+    view = knowledge_view(state)
+    cached = _KNOWLEDGE_CACHE.get(id(view))
+    if cached is not None and cached[0] is view:
+        return cached[1]
+    if len(_KNOWLEDGE_CACHE) > 64:
+        _KNOWLEDGE_CACHE.clear()
+    features = _KnowledgeFeatures(view)
+    _KNOWLEDGE_CACHE[id(view)] = (view, features)
+    return features
+
+
+# What a knowledge candidate adds to its row: (scalar index, value) pairs, and the reply, own and phrase
+# columns set to 1 (indices within each block).
+_Written = tuple[tuple[tuple[int, float], ...], np.ndarray, np.ndarray, np.ndarray]
+_NOTHING = np.zeros(0, dtype=np.intp)
+
+
+def _indices(found: set[int]) -> np.ndarray:
+    return np.array(sorted(found), dtype=np.intp) if found else _NOTHING
+
+
+class _KnowledgeFeatures:
+    """The knowledge scalars and reply words of one view's candidates (see :class:`SlotFeatures`)."""
+
+    def __init__(self, view: KnowledgeView) -> None:
+        self.view = view
         self.articles = {a["Id"]: (rank, a) for rank, a in enumerate(self.view.articles)}
         self.spans = {span.text: (rank, span) for rank, span in enumerate(self.view.spans)}
         self.conversation = " ".join(self.view.conversation)
         self.asked = set(word_list(self.view.question))
-        self._phrases: tuple[list[float], int] | None = None  # consensus and question kind, once per state
+        self._phrases: tuple[list[float], int] | None = None  # consensus and question kind, once per view
+        self._searches: dict[str, tuple[tuple[int, float], ...]] = {}
+        self._answers: dict[tuple[str, int, int], _Written] = {}
 
-    def search(self, text: str, scalars: dict[str, float]) -> None:
+    def search(self, text: str, row: np.ndarray, scalar: int) -> None:
         """A search call: are its words the question's, or others (the conversation's)?"""
-        term = search_term_of(text)
-        words = set(word_list(term)) if term is not None else set()
-        if words:
-            scalars["search_of_question"] = float(words <= self.asked)
-            scalars["search_of_conversation"] = 1.0 - scalars["search_of_question"]
+        written = self._searches.get(text)
+        if written is None:
+            term = search_term_of(text)
+            words = set(word_list(term)) if term is not None else set()
+            written = ()
+            if words:
+                of_question = float(words <= self.asked)
+                written = (
+                    (_SCALAR_INDEX["search_of_question"], of_question),
+                    (_SCALAR_INDEX["search_of_conversation"], 1.0 - of_question),
+                )
+            self._searches[text] = written
+        for index, value in written:
+            row[scalar + index] = value
 
-    def answer(
-        self, value: str, scalars: dict[str, float], reply: np.ndarray, own: np.ndarray, phrase: np.ndarray
-    ) -> None:
-        """A submitted article of the latest search, or a phrase of its articles."""
+    def answer(self, value: str, row: np.ndarray, scalar: int, reply: int, own: int, phrase: int) -> None:
+        """A submitted article of the latest search, or a phrase of its articles: its scalars at ``scalar``, its
+        reply words at ``reply``, its own words at ``own``, its phrase features at ``phrase`` (offsets in ``row``)."""
+        key = (value, own - reply, phrase - own)
+        written = self._answers.get(key)
+        if written is None:
+            written = self._answers[key] = self._work_out(value, own - reply, phrase - own)
+        pairs, replies, owns, phrases = written
+        for index, number in pairs:
+            row[scalar + index] = number
+        row[reply + replies] = 1.0
+        row[own + owns] = 1.0
+        row[phrase + phrases] = 1.0
+
+    def _work_out(self, value: str, reply_size: int, own_size: int) -> _Written:
+        scalars: dict[str, float] = {}
+        reply: set[int] = set()
+        own: set[int] = set()
+        phrase: set[int] = set()
         if value in self.articles:
             rank, article = self.articles[value]
             scalars["knowledge_rank"] = min(rank, 9) / 9
@@ -413,11 +528,11 @@ class _KnowledgeFeatures:
                 scalars["reply_number_above_rule"], scalars["reply_number_within_rule"] = float(above), float(within)
                 words = word_list(line)
                 for gram in [*words, *(f"{a} {b}" for a, b in itertools.pairwise(words))]:
-                    reply[stable_hash(gram) % len(reply)] = 1.0
+                    reply.add(stable_hash(gram) % reply_size)
                 ruled = set(word_list(sentence))
                 for word in words:
                     if word not in ruled:
-                        own[stable_hash(word) % len(own)] = 1.0
+                        own.add(stable_hash(word) % own_size)
         elif value in self.spans:
             rank, span = self.spans[value]
             scalars["knowledge_rank"] = min(rank, 15) / 15
@@ -437,9 +552,11 @@ class _KnowledgeFeatures:
                 )
             consensus, kind = self._phrases
             scalars["span_consensus"] = consensus[rank]
-            phrase[kind] = 1.0
+            phrase.add(kind)
             for trait in phrase_traits(self.view.question, span):
-                phrase[_TRAIT_INDEX[trait]] = 1.0
+                phrase.add(_TRAIT_INDEX[trait])
+        pairs = tuple((_SCALAR_INDEX[name], number) for name, number in scalars.items())
+        return pairs, _indices(reply), _indices(own), _indices(phrase)
 
 
 _TRAIT_INDEX = {trait: len(QUESTION_KINDS) + i for i, trait in enumerate(PHRASE_TRAITS)}
@@ -449,4 +566,4 @@ def _pasted_text(result: Any) -> str | None:
     """``result`` as a call carries it when pasted by value (as the next step of a pipeline does), or None if empty."""
     if found_nothing(result):
         return None
-    return json.dumps(result, ensure_ascii=False, separators=(", ", ": "))
+    return pasted_json(result)

@@ -130,6 +130,8 @@ def stem(word: str) -> str:
     return word
 
 
+# The question is read again at every step of its episodes (small: one entry per question).
+@bytes_cache(max_entries=4096, max_bytes=8 * 1024 * 1024)
 def question_text(text: str) -> str:
     """The question itself: the last sentence of ``text`` that ends with a question mark, without a lead-in
     that ends with a colon (all of ``text`` if no sentence asks).
@@ -185,6 +187,12 @@ def sentences(text: str) -> list[str]:
         >>> sentences("Order by 2 p.m. Eastern to ship today. Returns are free.\\n\\n1. Keep tags on.")
         ['Order by 2 p.m. Eastern to ship today.', 'Returns are free.', 'Keep tags on.']
     """
+    return list(_sentences(text))
+
+
+# An article's body is cut again at every step of every episode that found it; kept by measured bytes.
+@bytes_cache(max_entries=4096, max_bytes=16 * 1024 * 1024)
+def _sentences(text: str) -> tuple[str, ...]:
     out: list[str] = []
     for line in text.splitlines():
         start = 0
@@ -194,7 +202,7 @@ def sentences(text: str) -> list[str]:
             out.append(line[start : match.start()].strip())
             start = match.end()
         out.append(line[start:].strip())
-    return [_LIST_MARK.sub("", s) for s in out if word_list(_LIST_MARK.sub("", s))]
+    return tuple(_LIST_MARK.sub("", s) for s in out if word_list(_LIST_MARK.sub("", s)))
 
 
 @dataclass(frozen=True)
@@ -267,6 +275,7 @@ def _content(words: Sequence[str]) -> list[str]:
     return [w for w in words if w not in FUNCTION_WORDS]
 
 
+@bytes_cache(max_entries=4096, max_bytes=8 * 1024 * 1024)
 def _asked(question: str) -> frozenset[str]:
     """The question's content words, stemmed (template words of the instance context left out)."""
     return frozenset(stem(word) for word in _content(word_list(question)) if word not in _CONTEXT_WORDS)
@@ -400,13 +409,21 @@ def answer_spans(
         >>> [s.text for s in spans][:3]
         ['10 days', 'within 10 days', '10']
     """
+    return list(_answer_spans(question, tuple(articles), limit, sentences_per_question))
+
+
+# The same question meets the same articles at every step after its search, and in every episode of the instance.
+@bytes_cache(max_entries=1024, max_bytes=16 * 1024 * 1024)
+def _answer_spans(
+    question: str, articles: tuple[str, ...], limit: int, sentences_per_question: int
+) -> tuple[Span, ...]:
     w = SPAN_WEIGHTS
     asked = _asked(question)
     if not asked:
-        return []
+        return ()
     quantity = bool(_QUANTITY.search(question))
     which = bool(_WHICH.search(question))
-    found = [(a, s, sentence) for a, body in enumerate(articles) for s, sentence in enumerate(sentences(body))]
+    found = [(a, s, sentence) for a, body in enumerate(articles) for s, sentence in enumerate(_sentences(body))]
     stems = [{stem(word) for word in word_list(sentence)} for _a, _s, sentence in found]
     weight = {t: math.log(1.0 + len(found) / (1 + sum(t in held for held in stems))) for t in asked}
     total = sum(weight.values())
@@ -465,7 +482,7 @@ def answer_spans(
             if key not in best or best[key].score < span.score:
                 best[key] = span
     spans = sorted(best.values(), key=lambda sp: (-sp.score, sp.article, sp.words, sp.text))
-    return spans[:limit]
+    return tuple(spans[:limit])
 
 
 #: The kinds of question :func:`question_kind` tells apart (what kind of phrase answers each differs).
@@ -539,6 +556,8 @@ def _word_kind(word: str | None, asked: frozenset[str]) -> str | None:
     return "asked" if stem(word) in asked else "other"
 
 
+# A phrase's traits are read at every step its search stays the latest, in every episode of the question.
+@bytes_cache(max_entries=4096, max_bytes=8 * 1024 * 1024)
 def phrase_traits(question: str, span: Span) -> frozenset[str]:
     """The traits of :data:`PHRASE_TRAITS` that an answer phrase has: what it is and where it stops.
 
@@ -708,7 +727,7 @@ def best_reply(lines: Sequence[str], article: str, corpus: Sequence[str]) -> tup
     """
     corpus = tuple(corpus)
     frequency = _document_frequencies(corpus)
-    rules = [(sentence, _weighted_stems(sentence)) for sentence in sentences(article)]
+    rules = [(sentence, _weighted_stems(sentence)) for sentence in _sentences(article)]
 
     def weight(t: str) -> float:
         return math.log(1.0 + len(corpus) / (1 + frequency[t]))
