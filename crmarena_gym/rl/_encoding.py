@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import re
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from crmarena_gym._memory import bytes_cache
 from crmarena_gym.rl._candidates import CandidateState
 from crmarena_gym.rl._checks import require_positive_ints
 from crmarena_gym.tasks import TASK_ABBREVS
@@ -33,6 +34,38 @@ def stable_hash(text: str) -> int:
         (True, True)
     """
     return zlib.crc32(text.encode("utf-8"))
+
+
+# Token to hash: the tokens of questions and results recur at every step (forgotten at once past a bound).
+_HASHES: dict[str, int] = {}
+
+
+def stable_hashes(tokens: Iterable[str]) -> np.ndarray:
+    """:func:`stable_hash` of each token, as an int64 array (each token's hash worked out once per process).
+
+    Example:
+        >>> stable_hashes(["get_cases", "a"]).tolist() == [stable_hash("get_cases"), stable_hash("a")]
+        True
+    """
+    hashes = _HASHES
+    if len(hashes) > 500_000:
+        hashes.clear()
+    out = []
+    for token in tokens:
+        value = hashes.get(token)
+        if value is None:
+            value = hashes[token] = zlib.crc32(token.encode("utf-8"))
+        out.append(value)
+    return np.array(out, dtype=np.int64)
+
+
+# An observation's bag is the same in every episode that makes the same call; kept by measured bytes.
+@bytes_cache(max_entries=16384, max_bytes=32 * 1024 * 1024)
+def _bag_buckets(text: str, buckets: int) -> np.ndarray:
+    """The buckets (read-only, sorted) the hashed lower-case tokens of ``text`` fall in."""
+    found = np.unique(stable_hashes(set(_TOKEN_RE.findall(text.lower()))) % buckets)
+    found.setflags(write=False)
+    return found
 
 
 @runtime_checkable
@@ -126,8 +159,7 @@ class HashingEncoder:
 
     def _bag(self, text: str, buckets: int) -> np.ndarray:
         out = np.zeros(buckets, dtype=np.float32)
-        for token in set(_TOKEN_RE.findall(text.lower())):
-            out[stable_hash(token) % buckets] = 1.0
+        out[_bag_buckets(text, buckets)] = 1.0
         return out
 
     def encode(self, state: CandidateState, slots: Sequence[str | None], sources: Sequence[str | None]) -> np.ndarray:
@@ -188,12 +220,12 @@ class HashingEncoder:
         )
         parts.append(np.array(stated, dtype=np.float32))
         slot_features = np.zeros((self.num_slots, 1 + self.slot_buckets), dtype=np.float32)
-        for i, (text, source) in enumerate(zip(slots, sources, strict=True)):
-            if text is None:
-                continue
-            slot_features[i, 0] = 1.0
-            if source is not None:
-                slot_features[i, 1 + stable_hash(source) % self.slot_buckets] = 1.0
+        present = [i for i, text in enumerate(slots) if text is not None]
+        slot_features[present, 0] = 1.0
+        named = [i for i in present if sources[i] is not None]
+        if named:
+            hashed = stable_hashes([sources[i] for i in named])  # type: ignore[misc]
+            slot_features[named, 1 + hashed % self.slot_buckets] = 1.0
         parts.append(slot_features.ravel())
         return parts
 

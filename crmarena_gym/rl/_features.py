@@ -25,7 +25,7 @@ import numpy as np
 from crmarena_gym._memory import bytes_cache
 from crmarena_gym.rl._candidates import CandidateState, StepRecord, found_nothing, pasted_json
 from crmarena_gym.rl._checks import require_positive_ints
-from crmarena_gym.rl._encoding import FUNCTIONS, stable_hash
+from crmarena_gym.rl._encoding import FUNCTIONS, stable_hash, stable_hashes
 from crmarena_gym.rl._knowledge import KnowledgeView, knowledge_view, search_term_of
 from crmarena_gym.rl._spans import (
     PHRASE_TRAITS,
@@ -120,7 +120,7 @@ def _context_features(
     buckets (a read-only array of indices)."""
     share, reverse = overlap(context, question, prefix=prefix)
     words = _tokens(context)
-    hashed = np.unique(np.fromiter((stable_hash(w) % buckets for w in words), dtype=np.intp, count=len(words)))
+    hashed = np.unique(stable_hashes(words) % buckets).astype(np.intp)
     hashed.setflags(write=False)
     return share, reverse, min(len(words), 50) / 50, hashed
 
