@@ -341,6 +341,40 @@ def _facts_only(template: CallTemplate) -> bool:
     return type(template) is CallTemplate and all(type(bind) in (Fact, FactItem) for _, bind in template.arguments)
 
 
+def _fed_by(template: CallTemplate) -> tuple[frozenset[str], bool] | None:
+    """For a built-in template that takes earlier results: the functions whose result it takes, and whether it
+    takes a values-by-id result; None for any other (its own ``fed_by`` is asked)."""
+    if type(template) is not CallTemplate or not all(
+        type(bind) in (Fact, FactItem, ResultOf, ValuesById) for _, bind in template.arguments
+    ):
+        return None
+    functions = frozenset(bind.function for _, bind in template.arguments if isinstance(bind, ResultOf))
+    values = any(isinstance(bind, ValuesById) for _, bind in template.arguments)
+    return (functions, values) if functions or values else None
+
+
+class _Feeds:
+    """Which templates the last step feeds (what ``ResultOf.fed_by`` and ``ValuesById.fed_by`` say), the
+    values-by-id check made once per step, not once per template."""
+
+    def __init__(self, last: StepRecord | None) -> None:
+        self.last = last if last is not None and last.ok else None
+        self._values: bool | None = None
+
+    def feed(self, fed_by: tuple[frozenset[str], bool]) -> bool:
+        last = self.last
+        if last is None:
+            return False
+        functions, values = fed_by
+        if last.function in functions:
+            return True
+        if values:
+            if self._values is None:
+                self._values = _is_values_by_id(last.result)
+            return self._values
+        return False
+
+
 #: The default call slots: every step of the tool pipelines of HTU, TCU, TII, MTA, BRI and NED, plus the
 #: lookups of a case's conversation (PVI) and of the issues (NCR). Slot order is the action numbering.
 DEFAULT_TEMPLATES: tuple[CallTemplate, ...] = (
@@ -654,15 +688,20 @@ class ToolPipelineCandidates:
         self.submit_none_slot = len(names)
         self.first_value_slot = self.submit_none_slot + 1
         self._facts_seen: tuple[QuestionFacts, tuple[Any, ...]] | None = None
+        self._fed_by = tuple(_fed_by(template) for template in self.templates)
 
     def slots(self, state: CandidateState) -> list[str | None]:
         """The actions of every slot (None where empty)."""
         taken = state.actions_taken
         out: list[str | None] = []
         fixed = self._fact_calls(state.facts)
-        for template, text in zip(self.templates, fixed, strict=True):
+        last = state.history[-1] if state.history else None
+        feeds = _Feeds(last)
+        for template, text, fed_by in zip(self.templates, fixed, self._fed_by, strict=True):
             if text is _UNFIXED:
-                text = template.render(state, chain=self.chain)
+                # A built-in chained call that the last step does not feed is not offered (render says None).
+                offered = not self.chain or fed_by is None or feeds.feed(fed_by)
+                text = template.render(state, chain=self.chain) if offered else None
             out.append(None if text is None or text in taken else text)
         for choice in self.choices:
             out += [None if text is None or text in taken else text for text in choice.render_all(state)]

@@ -391,46 +391,71 @@ class SlotFeatures:
         last_rank = max(len(values) - 1, 1)
         searched = any(t is not None and s == "search_knowledge_articles" for t, s in zip(slots, sources, strict=True))
         knowledge = _knowledge_features(state) if searched else None
-        scalar = self.scalar_offset
         buckets = self.context_buckets
+        width = self.size
+        kind, source_at, scalar, context_at = (
+            self.kind_offset,
+            self.source_offset,
+            self.scalar_offset,
+            self.context_offset,
+        )
+        ones: list[int] = []  # flat indices of ``out`` set to 1
+        where: list[int] = []  # flat indices of ``out`` set to the values in ``values``
+        numbers: list[float] = []
+        blocks: list[np.ndarray] = []  # flat indices (arrays) set to 1
         for i, (text, source) in enumerate(zip(slots, sources, strict=True)):
             if text is None:
                 continue
-            row = out[i]
-            row[i] = 1.0
-            row[scalar + _PRESENT] = 1.0
+            base = i * width
+            at = base + scalar
+            ones += (base + i, at + _PRESENT)
             if text.startswith("submit "):
                 value = text[len("submit ") :]
-                row[scalar + _IS_SUBMISSION] = 1.0
+                ones.append(at + _IS_SUBMISSION)
                 if value == "None":
-                    row[self.kind_offset + n] = 1.0
-                    row[scalar + _IS_NONE] = 1.0
+                    ones += (base + kind + n, at + _IS_NONE)
                     context = ""
                 else:
-                    row[self.kind_offset + n + 1] = 1.0
-                    row[self.source_offset + self._functions.get(source or "", n)] = 1.0
-                    row[scalar + _VALUE_RANK] = rank_of.get(i, 0) / last_rank
+                    ones += (base + kind + n + 1, base + source_at + self._functions.get(source or "", n))
                     count = last_text.count(value) if last_text else 0
-                    row[scalar + _IN_LAST_RESULT] = float(count > 0)
-                    row[scalar + _COUNT_IN_LAST_RESULT] = min(count, 5) / 5
-                    row[scalar + _VALUE_IN_QUESTION] = float(value in question)
+                    where += (
+                        at + _VALUE_RANK,
+                        at + _IN_LAST_RESULT,
+                        at + _COUNT_IN_LAST_RESULT,
+                        at + _VALUE_IN_QUESTION,
+                    )
+                    numbers += (
+                        rank_of.get(i, 0) / last_rank,
+                        float(count > 0),
+                        min(count, 5) / 5,
+                        float(value in question),
+                    )
                     context = contexts.get(value) or value
                     if knowledge is not None and source == "search_knowledge_articles":
-                        knowledge.answer(value, row, scalar, self.reply_offset, self.own_offset, self.phrase_offset)
+                        pairs, replies, owns, phrases = knowledge.answer(value, self.reply_buckets, self.own_buckets)
+                        where += (at + index for index, _ in pairs)
+                        numbers += (number for _, number in pairs)
+                        blocks += (base + self.reply_offset + replies, base + self.own_offset + owns)
+                        blocks.append(base + self.phrase_offset + phrases)
             else:
-                row[scalar + _IS_CALL] = 1.0
                 function = text[len("execute ") :].split("(", 1)[0].strip()
-                row[self.kind_offset + self._functions.get(function, n)] = 1.0
-                row[self.source_offset + n] = 1.0
-                row[scalar + _TAKES_LAST_RESULT] = float(pasted is not None and pasted in text)
+                ones += (at + _IS_CALL, base + kind + self._functions.get(function, n), base + source_at + n)
+                where.append(at + _TAKES_LAST_RESULT)
+                numbers.append(float(pasted is not None and pasted in text))
                 context = " ".join(contexts.get(v) or v for v in _call_values(text))
                 if knowledge is not None and function == "search_knowledge_articles":
-                    knowledge.search(text, row, scalar)
+                    for index, number in knowledge.search(text):
+                        where.append(at + index)
+                        numbers.append(number)
             share, reverse, words, hashed = _context_features(context, question, prefix, buckets)
-            row[scalar + _CONTEXT_IN_QUESTION] = share
-            row[scalar + _QUESTION_IN_CONTEXT] = reverse
-            row[scalar + _CONTEXT_WORDS] = words
-            row[self.context_offset + hashed] = 1.0
+            where += (at + _CONTEXT_IN_QUESTION, at + _QUESTION_IN_CONTEXT, at + _CONTEXT_WORDS)
+            numbers += (share, reverse, words)
+            blocks.append(base + context_at + hashed)
+        flat = out.reshape(-1)
+        flat[ones] = 1.0
+        if blocks:
+            flat[np.concatenate(blocks)] = 1.0
+        flat[where] = numbers
         return out
 
     def __repr__(self) -> str:
@@ -480,8 +505,8 @@ class _KnowledgeFeatures:
         self._searches: dict[str, tuple[tuple[int, float], ...]] = {}
         self._answers: dict[tuple[str, int, int], _Written] = {}
 
-    def search(self, text: str, row: np.ndarray, scalar: int) -> None:
-        """A search call: are its words the question's, or others (the conversation's)?"""
+    def search(self, text: str) -> tuple[tuple[int, float], ...]:
+        """A search call: are its words the question's, or others (the conversation's)? (scalar index, value) pairs."""
         written = self._searches.get(text)
         if written is None:
             term = search_term_of(text)
@@ -494,22 +519,16 @@ class _KnowledgeFeatures:
                     (_SCALAR_INDEX["search_of_conversation"], 1.0 - of_question),
                 )
             self._searches[text] = written
-        for index, value in written:
-            row[scalar + index] = value
+        return written
 
-    def answer(self, value: str, row: np.ndarray, scalar: int, reply: int, own: int, phrase: int) -> None:
-        """A submitted article of the latest search, or a phrase of its articles: its scalars at ``scalar``, its
-        reply words at ``reply``, its own words at ``own``, its phrase features at ``phrase`` (offsets in ``row``)."""
-        key = (value, own - reply, phrase - own)
+    def answer(self, value: str, reply_size: int, own_size: int) -> _Written:
+        """A submitted article of the latest search, or a phrase of its articles: its (scalar index, value) pairs,
+        and the reply, own and phrase columns it sets to 1."""
+        key = (value, reply_size, own_size)
         written = self._answers.get(key)
         if written is None:
-            written = self._answers[key] = self._work_out(value, own - reply, phrase - own)
-        pairs, replies, owns, phrases = written
-        for index, number in pairs:
-            row[scalar + index] = number
-        row[reply + replies] = 1.0
-        row[own + owns] = 1.0
-        row[phrase + phrases] = 1.0
+            written = self._answers[key] = self._work_out(value, reply_size, own_size)
+        return written
 
     def _work_out(self, value: str, reply_size: int, own_size: int) -> _Written:
         scalars: dict[str, float] = {}
