@@ -7,9 +7,10 @@ Any object with ``size`` and ``encode(state, slots, sources)`` is an encoder (se
 from __future__ import annotations
 
 import re
+import sys
 import zlib
 from collections.abc import Iterable, Sequence
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -36,6 +37,11 @@ def stable_hash(text: str) -> int:
     return zlib.crc32(text.encode("utf-8"))
 
 
+def _texts_bytes(args: tuple[Any, ...]) -> int:
+    """The bytes a cache entry's arguments hold (its texts, and a little per argument), without walking them."""
+    return sum(sys.getsizeof(a) if isinstance(a, str) else 64 for a in args) + 200
+
+
 # Token to hash: the tokens of questions and results recur at every step (forgotten at once past a bound).
 _HASHES: dict[str, int] = {}
 
@@ -60,7 +66,7 @@ def stable_hashes(tokens: Iterable[str]) -> np.ndarray:
 
 
 # An observation's bag is the same in every episode that makes the same call; kept by measured bytes.
-@bytes_cache(max_entries=16384, max_bytes=32 * 1024 * 1024)
+@bytes_cache(max_entries=16384, max_bytes=32 * 1024 * 1024, size=lambda args, found: _texts_bytes(args) + found.nbytes)
 def _bag_buckets(text: str, buckets: int) -> np.ndarray:
     """The buckets (read-only, sorted) the hashed lower-case tokens of ``text`` fall in."""
     found = np.unique(stable_hashes(set(_TOKEN_RE.findall(text.lower()))) % buckets)
@@ -178,24 +184,26 @@ class HashingEncoder:
         if self._text_cache is None or self._text_cache[0] != facts.text:  # the question is the same all episode
             self._text_cache = (facts.text, self._bag(facts.text, self.text_buckets))
         parts = [self._text_cache[1], self._bag(state.observation[: self.result_chars], self.result_buckets)]
-        parts.append(np.array([min(state.turn / max(state.max_turns, 1), 1.0)], dtype=np.float32))
-        called = np.zeros(len(self._functions), dtype=np.float32)
+        # The turn, the functions called, the last one, the last result's summary, the task and what the
+        # question states: written as one list, made an array once.
+        functions = self._functions
+        n = len(functions)
+        middle = [0.0] * (1 + 2 * n + 1 + 8 + len(self._tasks) + 5)
+        middle[0] = min(state.turn / max(state.max_turns, 1), 1.0)
         for step in state.history:
-            if step.ok and step.function in self._functions:
-                called[self._functions[step.function]] = 1.0
-        parts.append(called)
-        last_function = np.zeros(len(self._functions) + 1, dtype=np.float32)
+            if step.ok and step.function in functions:
+                middle[1 + functions[step.function]] = 1.0
         last = state.history[-1] if state.history else None
-        if last is not None and last.ok and last.function in self._functions:
-            last_function[self._functions[last.function]] = 1.0
+        at = 1 + n
+        if last is not None and last.ok and last.function in functions:
+            middle[at + functions[last.function]] = 1.0
         else:
-            last_function[-1] = 1.0
-        parts.append(last_function)
-        summary = np.zeros(8, dtype=np.float32)
+            middle[at + n] = 1.0
+        at += n + 1
         if last is not None:
             result = last.result
             length = len(result) if isinstance(result, list | dict | str) else 0
-            summary[:] = (
+            middle[at : at + 8] = (
                 not last.ok,
                 last.ok and length == 0,
                 isinstance(result, list),
@@ -205,20 +213,19 @@ class HashingEncoder:
                 min(length, 100) / 100,
                 length == 1,
             )
-        parts.append(summary)
-        task = np.zeros(len(self._tasks), dtype=np.float32)
+        at += 8
         if facts.task in self._tasks:
-            task[self._tasks[facts.task]] = 1.0
-        parts.append(task)
+            middle[at + self._tasks[facts.task]] = 1.0
+        at += len(self._tasks)
         has_id = any(v is not None for v in (facts.product_id, facts.contact_id, facts.case_id, facts.issue_id))
-        stated = (
+        middle[at:] = (
             facts.direction == "min",
             facts.direction == "max",
             facts.start is not None,
             has_id,
             facts.n_cases is not None,
         )
-        parts.append(np.array(stated, dtype=np.float32))
+        parts.append(np.array(middle, dtype=np.float32))
         slot_features = np.zeros((self.num_slots, 1 + self.slot_buckets), dtype=np.float32)
         present = [i for i, text in enumerate(slots) if text is not None]
         slot_features[present, 0] = 1.0

@@ -17,7 +17,8 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from collections.abc import Iterator, Sequence
+import sys
+from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -25,7 +26,7 @@ import numpy as np
 from crmarena_gym._memory import bytes_cache
 from crmarena_gym.rl._candidates import CandidateState, StepRecord, found_nothing, pasted_json
 from crmarena_gym.rl._checks import require_positive_ints
-from crmarena_gym.rl._encoding import FUNCTIONS, stable_hash, stable_hashes
+from crmarena_gym.rl._encoding import FUNCTIONS, _texts_bytes, stable_hash, stable_hashes
 from crmarena_gym.rl._knowledge import KnowledgeView, knowledge_view, search_term_of
 from crmarena_gym.rl._spans import (
     PHRASE_TRAITS,
@@ -112,7 +113,7 @@ def _prefixes(text: str, prefix: int) -> frozenset[str]:
 
 
 # A candidate's context meets the same question at every step it is offered, in every episode of the instance.
-@bytes_cache(max_entries=16384, max_bytes=32 * 1024 * 1024)
+@bytes_cache(max_entries=16384, max_bytes=32 * 1024 * 1024, size=lambda args, found: _texts_bytes(args) + 300)
 def _context_features(
     context: str, question: str, prefix: int | None, buckets: int
 ) -> tuple[float, float, float, np.ndarray]:
@@ -151,26 +152,27 @@ def overlap(context: str, question: str, *, prefix: int | None = None) -> tuple[
     return shared / len(a), shared / len(b)
 
 
-def _records(value: Any) -> Iterator[dict[str, Any]]:
+def _step_records(result: Any) -> dict[str, list[str]]:
+    """For each text value in ``result``'s records (its mappings, nested ones too, in depth-first order), the text
+    fields of the first record holding it."""
+    found: dict[str, list[str]] = {}
+    _index_records(result, found)
+    return found
+
+
+def _index_records(value: Any, found: dict[str, list[str]]) -> None:
     if isinstance(value, dict):
-        yield value
+        texts = [v for v in value.values() if isinstance(v, str)]
+        for text in texts:
+            if text not in found:
+                found[text] = texts
         for item in value.values():
             if isinstance(item, list | dict):
-                yield from _records(item)
+                _index_records(item, found)
     elif isinstance(value, list):
         for item in value:
-            yield from _records(item)
-
-
-def _step_records(result: Any) -> dict[str, list[str]]:
-    """For each text value in ``result``'s records, the text fields of the first record holding it."""
-    found: dict[str, list[str]] = {}
-    for record in _records(result):
-        texts = [v for v in record.values() if isinstance(v, str)]
-        for value in texts:
-            if value not in found:
-                found[value] = texts
-    return found
+            if isinstance(item, list | dict):
+                _index_records(item, found)
 
 
 def _context_of(value: str, texts: list[str]) -> str:
@@ -245,7 +247,11 @@ def candidate_context(state: CandidateState, value: str) -> str:
 
 
 # A call's text is read once per step it is offered at; the fact-only calls at every step of every episode.
-@bytes_cache(max_entries=16384, max_bytes=32 * 1024 * 1024)
+@bytes_cache(
+    max_entries=16384,
+    max_bytes=32 * 1024 * 1024,
+    size=lambda args, found: _texts_bytes(args) + sum(sys.getsizeof(v) + 8 for v in found) + 100,
+)
 def _call_values(text: str) -> tuple[str, ...]:
     """The short string arguments of a call's text (ids, names, terms), for looking up their context."""
     body = text.split("(", 1)[1].rsplit(")", 1)[0] if "(" in text else ""
