@@ -687,7 +687,9 @@ class ToolPipelineCandidates:
         self.num_slots = len(self.slot_names)
         self.submit_none_slot = len(names)
         self.first_value_slot = self.submit_none_slot + 1
-        self._facts_seen: tuple[QuestionFacts, tuple[Any, ...]] | None = None
+        # The calls of the question facts seen (by the facts' id; an entry holds its facts, so the id stays theirs).
+        self._facts_seen: dict[int, tuple[QuestionFacts, tuple[Any, ...]]] = {}
+        self._facts_only = tuple(_facts_only(template) for template in self.templates)
         self._fed_by = tuple(_fed_by(template) for template in self.templates)
 
     def slots(self, state: CandidateState) -> list[str | None]:
@@ -722,15 +724,17 @@ class ToolPipelineCandidates:
     def _fact_calls(self, facts: QuestionFacts) -> tuple[Any, ...]:
         """Per template, its call when only the question's facts fill it (the same at every step of an episode:
         rendered once per question), else ``_UNFIXED`` (rendered at each step)."""
-        kept = self._facts_seen
+        kept = self._facts_seen.get(id(facts))
         if kept is not None and kept[0] is facts:
             return kept[1]
         probe = CandidateState(facts)
         calls = tuple(
-            template.render(probe, chain=self.chain) if _facts_only(template) else _UNFIXED
-            for template in self.templates
+            template.render(probe, chain=self.chain) if only else _UNFIXED
+            for template, only in zip(self.templates, self._facts_only, strict=True)
         )
-        self._facts_seen = (facts, calls)
+        if len(self._facts_seen) >= 4096:  # one entry per question of the training set is all that is reused
+            self._facts_seen.clear()
+        self._facts_seen[id(facts)] = (facts, calls)
         return calls
 
     def slot_sources(self, state: CandidateState) -> list[str | None]:

@@ -395,7 +395,9 @@ class SlotFeatures:
         values = [i for i, s in enumerate(slots) if s is not None and s.startswith("submit ") and s != "submit None"]
         rank_of = {slot: rank for rank, slot in enumerate(values)}
         last_rank = max(len(values) - 1, 1)
-        searched = any(t is not None and s == "search_knowledge_articles" for t, s in zip(slots, sources, strict=True))
+        searched = "search_knowledge_articles" in sources and any(
+            t is not None and s == "search_knowledge_articles" for t, s in zip(slots, sources, strict=True)
+        )
         knowledge = _knowledge_features(state) if searched else None
         buckets = self.context_buckets
         width = self.size
