@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import statistics
 import sys
 import tempfile
@@ -104,6 +105,8 @@ def main() -> int:
     args = parser.parse_args()
     if args.rounds < 1 or args.passes < 1 or args.per_task < 1:
         parser.error("--rounds, --passes and --per-task must be at least 1")
+    # A terminated run still removes its worktree of the older commit (the context manager's cleanup).
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     print(load_line())
     sides_names = ("old", "new")
     results: dict[tuple[str, str], list[dict[str, dict[str, float]]]] = {}

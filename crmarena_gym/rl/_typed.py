@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from crmarena_gym._memory import bytes_cache
 from crmarena_gym.rl._candidates import (
     NONE_AFTER,
     CandidateState,
@@ -54,7 +55,7 @@ from crmarena_gym.rl._candidates import (
     observed_values,
 )
 from crmarena_gym.rl._checks import require_positive_ints
-from crmarena_gym.rl._encoding import FUNCTIONS, HashingEncoder, stable_hash
+from crmarena_gym.rl._encoding import FUNCTIONS, HashingEncoder, _texts_bytes, stable_hash, stable_hashes
 from crmarena_gym.rl._features import SCALARS, SlotFeatures, overlap
 from crmarena_gym.rl._knowledge import CONVERSATION_FUNCTIONS
 from crmarena_gym.rl._parse import question_and_context, question_part
@@ -89,6 +90,7 @@ _NUMBER_WORDS = {
 _QUOTED_RE = re.compile(r"'([^'\n]{1,40})'|\"([^\"\n]{1,40})\"")
 _CONSTANTS = (0, 1, 2)
 _SCALAR_INDEX = {name: i for i, name in enumerate(SCALARS)}
+_TYPED_INDEX: dict[str, int] = {}  # filled below TYPED_SCALARS
 
 
 @dataclass(frozen=True)
@@ -192,6 +194,10 @@ class PendingCall:
 
 
 def _label(value: Any) -> str:
+    # A list of more than 20 items or a mapping of more than 12 cannot be written in 60 characters (an item takes
+    # a character and its separator two; an entry its quoted key, the colon and a value): not written at all.
+    if (isinstance(value, list) and len(value) > 20) or (isinstance(value, dict) and len(value) > 12):
+        return f"<{type(value).__name__} of {len(value)}>"
     text = json.dumps(value, ensure_ascii=False)
     if len(text) <= 60:
         return text
@@ -540,11 +546,12 @@ TYPED_SCALARS: tuple[str, ...] = (
     "argument_required",
     "call_takes_last_result",
 )
+_TYPED_INDEX.update((name, i) for i, name in enumerate(TYPED_SCALARS))
 
 
 def _written_in(question: str, value: Any) -> bool:
     """Whether the question writes ``value`` (a name or word, whole-word and any case; a number as digits or word)."""
-    words = word_list(question)
+    words = _question_words(question)
     if isinstance(value, bool):
         return False
     if isinstance(value, int):
@@ -554,6 +561,33 @@ def _written_in(question: str, value: Any) -> bool:
         n = len(wanted)
         return n > 0 and any(words[i : i + n] == wanted for i in range(len(words) - n + 1))
     return False
+
+
+@bytes_cache(max_entries=4096, max_bytes=8 * 1024 * 1024)
+def _question_words(question: str) -> list[str]:
+    return word_list(question)
+
+
+# A slot's context (a function's name words, a value's label) meets the same question at every step.
+@bytes_cache(max_entries=16384, max_bytes=16 * 1024 * 1024, size=lambda args, found: _texts_bytes(args) + 300)
+def _typed_context(context: str, question: str, buckets: int) -> tuple[float, float, np.ndarray]:
+    """``overlap(context, question)`` and the hash buckets (read-only indices) of the context's words of three
+    letters or more."""
+    share, reverse = overlap(context, question)
+    hashed = np.unique(stable_hashes([w for w in word_list(context) if len(w) > 2]) % buckets).astype(np.intp)
+    hashed.setflags(write=False)
+    return share, reverse, hashed
+
+
+@functools.cache
+def _name_buckets(name: str, buckets: int) -> np.ndarray:
+    """The hash buckets of an argument name's words (``start_date``: start, date)."""
+    hashed = np.unique(stable_hashes(name.split("_")) % buckets).astype(np.intp)
+    hashed.setflags(write=False)
+    return hashed
+
+
+_FUNCTION_INDEX = {name: i for i, name in enumerate(FUNCTIONS)}
 
 
 def _fits(spec: ArgumentSpec, result: Any) -> bool:
@@ -612,29 +646,36 @@ class TypedSlotFeatures(SlotFeatures):
         out = super().features(state, submissions, sources)  # the submissions' rows, the others zero
         question = question_part(state.facts.text)
         n = len(FUNCTIONS)
-        functions = {name: i for i, name in enumerate(FUNCTIONS)}
+        functions = _FUNCTION_INDEX
         pending = state.pending if isinstance(state.pending, PendingCall) else None
         last = state.history[-1] if state.history and state.history[-1].ok else None
+        fits: dict[str, bool] = {}  # by argument kind: whether the last result fits it (the same for every call)
+        scalar, typed_at = self.scalar_offset, self.typed_offset
         for i, text in enumerate(slots):
             if text is None or submissions[i] is not None:
                 continue
             row = out[i]
             row[i] = 1.0
-            typed = dict.fromkeys(TYPED_SCALARS, 0.0)
-            scalars = {"present": 1.0}
+            typed: dict[str, float] = {}
             if text.startswith("call "):
                 function = text[len("call ") :]
                 row[self.kind_offset + functions.get(function, n)] = 1.0
                 row[self.source_offset + n] = 1.0
-                scalars["is_call"] = 1.0
-                takes = last is not None and any(_fits(spec, last.result) for spec in argument_specs(function))
+                row[scalar + _SCALAR_INDEX["is_call"]] = 1.0
+                takes = False
+                if last is not None:
+                    for spec in argument_specs(function):
+                        if spec.kind not in fits:
+                            fits[spec.kind] = _fits(spec, last.result)
+                        if fits[spec.kind]:
+                            takes = True
+                            break
                 typed["call_takes_last_result"] = float(takes)
                 context = " ".join(function.split("_"))
             elif pending is not None:
                 spec = pending.current
                 row[self.kind_of_argument_offset + ARGUMENT_KINDS.index(spec.kind)] = 1.0
-                for word in spec.name.split("_"):
-                    row[self.argument_offset + stable_hash(word) % self.argument_buckets] = 1.0
+                row[self.argument_offset + _name_buckets(spec.name, self.argument_buckets)] = 1.0
                 typed["argument_required"] = float(spec.required)
                 index = i - self.first_value_slot
                 if 0 <= index < len(pending.options):
@@ -657,14 +698,13 @@ class TypedSlotFeatures(SlotFeatures):
                     context = ""
             else:
                 continue
-            share, reverse = overlap(context, question)
-            scalars["context_in_question"], scalars["question_in_context"] = share, reverse
-            for name, value in scalars.items():
-                row[self.scalar_offset + _SCALAR_INDEX[name]] = value
-            for word in word_list(context):
-                if len(word) > 2:
-                    row[self.context_offset + stable_hash(word) % self.context_buckets] = 1.0
-            row[self.typed_offset : self.kind_of_argument_offset] = [typed[name] for name in TYPED_SCALARS]
+            row[scalar + _SCALAR_INDEX["present"]] = 1.0
+            share, reverse, hashed = _typed_context(context, question, self.context_buckets)
+            row[scalar + _SCALAR_INDEX["context_in_question"]] = share
+            row[scalar + _SCALAR_INDEX["question_in_context"]] = reverse
+            row[self.context_offset + hashed] = 1.0
+            for name, value in typed.items():
+                row[typed_at + _TYPED_INDEX[name]] = value
         return out
 
     def __repr__(self) -> str:
