@@ -136,9 +136,20 @@ def found_nothing(result: Any) -> bool:
 
 
 def _is_values_by_id(value: Any) -> bool:
-    return isinstance(value, dict) and all(
-        isinstance(v, int | float) and not isinstance(v, bool) for v in value.values()
-    )
+    if not isinstance(value, dict):
+        return False
+    cached = _VALUES_BY_ID.get(id(value))  # a step's result is asked again by every call that may take it
+    if cached is not None and cached[0] is value:
+        return cached[1]
+    found = all(isinstance(v, int | float) and not isinstance(v, bool) for v in value.values())
+    if len(_VALUES_BY_ID) >= 256:
+        _VALUES_BY_ID.clear()
+    _VALUES_BY_ID[id(value)] = (value, found)
+    return found
+
+
+# By identity, as ``_PASTED`` (an entry holds its mapping, so that its id is not reused while it is kept).
+_VALUES_BY_ID: dict[int, tuple[Any, bool]] = {}
 
 
 @runtime_checkable

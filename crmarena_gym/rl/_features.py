@@ -23,7 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from crmarena_gym._memory import bytes_cache
+from crmarena_gym._memory import BytesLRU, bytes_cache
 from crmarena_gym.rl._candidates import CandidateState, StepRecord, found_nothing, pasted_json
 from crmarena_gym.rl._checks import require_positive_ints
 from crmarena_gym.rl._encoding import FUNCTIONS, _texts_bytes, stable_hash, stable_hashes
@@ -164,11 +164,11 @@ def _index_records(value: Any, found: dict[str, list[str]]) -> None:
     if isinstance(value, dict):
         texts = [v for v in value.values() if isinstance(v, str)]
         for text in texts:
-            if text not in found:
-                found[text] = texts
-        for item in value.values():
-            if isinstance(item, list | dict):
-                _index_records(item, found)
+            found.setdefault(text, texts)
+        if len(texts) < len(value):  # other values: a nested record or list may hold records
+            for item in value.values():
+                if isinstance(item, list | dict):
+                    _index_records(item, found)
     elif isinstance(value, list):
         for item in value:
             if isinstance(item, list | dict):
@@ -478,6 +478,17 @@ class SlotFeatures:
 _KNOWLEDGE_CACHE: dict[int, tuple[KnowledgeView, _KnowledgeFeatures]] = {}
 
 
+# Across episodes: the features of a view with the same content (the question, the conversation read, the
+# articles found and their phrases), so that each episode of a question does not work them out again.
+_KNOWLEDGE_BY_CONTENT: BytesLRU[tuple[Any, ...], _KnowledgeFeatures] = BytesLRU(
+    max_entries=2048, max_bytes=64 * 1024 * 1024
+)
+
+
+def _key_text(value: Any) -> str | None:
+    return value if value is None or isinstance(value, str) else repr(value)
+
+
 def _knowledge_features(state: CandidateState) -> _KnowledgeFeatures:
     view = knowledge_view(state)
     cached = _KNOWLEDGE_CACHE.get(id(view))
@@ -485,7 +496,15 @@ def _knowledge_features(state: CandidateState) -> _KnowledgeFeatures:
         return cached[1]
     if len(_KNOWLEDGE_CACHE) > 64:
         _KNOWLEDGE_CACHE.clear()
-    features = _KnowledgeFeatures(view)
+    articles = tuple(tuple(_key_text(a.get(k)) for k in ("Id", "Title", "Content")) for a in view.articles)
+    content = (view.question, view.conversation, view.lines, articles, view.spans)
+    features = _KNOWLEDGE_BY_CONTENT.get(content)
+    if features is None:
+        features = _KnowledgeFeatures(view)
+        texts = [view.question, *view.conversation, *view.lines, *(t for a in articles for t in a if t is not None)]
+        # The texts twice (the key's and the view's own), the phrases, and the worked-out rows (a few kB).
+        size = 2 * sum(sys.getsizeof(t) for t in texts) + 400 * len(view.spans) + 16_384
+        _KNOWLEDGE_BY_CONTENT.put(content, features, size)
     _KNOWLEDGE_CACHE[id(view)] = (view, features)
     return features
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+import sys
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -163,6 +164,12 @@ def search_terms(text: str, limit: int = 60, *, numbers: bool = True) -> str:
         >>> search_terms("[2023-12-15T11:24:06] Can I cancel?", numbers=False)
         'cancel'
     """
+    return _search_terms(text, limit, numbers)
+
+
+# A question's and a conversation's terms are asked for at every episode that reads them.
+@bytes_cache(max_entries=4096, max_bytes=16 * 1024 * 1024, size=lambda args, terms: 2 * sys.getsizeof(args[0]) + 200)
+def _search_terms(text: str, limit: int, numbers: bool) -> str:
     seen: list[str] = []
     for word in word_list(text):
         digits = any(c.isdigit() for c in word)
