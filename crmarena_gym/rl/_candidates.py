@@ -725,7 +725,7 @@ class ToolPipelineCandidates:
         for group in self.extras:
             out += [None if text is None or text in taken else text for text in group.render(state)]
         # None's own slot holds "submit None" here: more than one action means another is offered.
-        if not self._none_offered(state) and sum(text is not None for text in out) > 1:  # never an empty choice
+        if not self._none_offered(state) and len(out) - out.count(None) > 1:  # never an empty choice
             out[self.submit_none_slot] = None
         return out
 

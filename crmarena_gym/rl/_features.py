@@ -101,13 +101,18 @@ _TAKES_LAST_RESULT, _CONTEXT_IN_QUESTION, _QUESTION_IN_CONTEXT, _CONTEXT_WORDS, 
 )
 
 
+def _words_bytes(args: tuple[Any, ...], words: frozenset[str]) -> int:
+    """A cached set of words' bytes (the set, its words, the text it was read from), without walking it."""
+    return _texts_bytes(args) + sys.getsizeof(words) + sum(sys.getsizeof(w) for w in words)
+
+
 # The question and the listed records' texts recur at every step; kept by measured bytes (texts of any length).
-@bytes_cache(max_entries=4096, max_bytes=16 * 1024 * 1024)
+@bytes_cache(max_entries=16384, max_bytes=32 * 1024 * 1024, size=lambda args, words: _words_bytes(args, words))
 def _tokens(text: str) -> frozenset[str]:
     return frozenset(t for t in _TOKEN_RE.findall(text.lower()) if len(t) > 2 and t not in _STOP)
 
 
-@bytes_cache(max_entries=4096, max_bytes=16 * 1024 * 1024)
+@bytes_cache(max_entries=16384, max_bytes=32 * 1024 * 1024, size=lambda args, words: _words_bytes(args, words))
 def _prefixes(text: str, prefix: int) -> frozenset[str]:
     return frozenset(t[:prefix] for t in _tokens(text))
 
@@ -155,24 +160,30 @@ def overlap(context: str, question: str, *, prefix: int | None = None) -> tuple[
 def _step_records(result: Any) -> dict[str, list[str]]:
     """For each text value in ``result``'s records (its mappings, nested ones too, in depth-first order), the text
     fields of the first record holding it."""
-    found: dict[str, list[str]] = {}
-    _index_records(result, found)
-    return found
+    groups: list[list[str]] = []
+    _record_texts(result, groups)
+    # Built in reverse, so that the first record holding a text is the last written: it wins.
+    return dict(reversed([(text, texts) for texts in groups for text in texts]))
 
 
-def _index_records(value: Any, found: dict[str, list[str]]) -> None:
+def _record_texts(value: Any, groups: list[list[str]]) -> None:
+    """The text fields of each record in ``value``, depth first (a record before the records nested in it)."""
     if isinstance(value, dict):
-        texts = [v for v in value.values() if isinstance(v, str)]
-        for text in texts:
-            found.setdefault(text, texts)
-        if len(texts) < len(value):  # other values: a nested record or list may hold records
-            for item in value.values():
-                if isinstance(item, list | dict):
-                    _index_records(item, found)
+        records: Any = (value,)
     elif isinstance(value, list):
-        for item in value:
-            if isinstance(item, list | dict):
-                _index_records(item, found)
+        records = value
+    else:
+        return
+    for record in records:
+        if isinstance(record, dict):
+            texts = [v for v in record.values() if isinstance(v, str)]
+            groups.append(texts)
+            if len(texts) < len(record):  # other values: a nested record or list may hold records
+                for item in record.values():
+                    if isinstance(item, list | dict):
+                        _record_texts(item, groups)
+        elif isinstance(record, list):
+            _record_texts(record, groups)
 
 
 def _context_of(value: str, texts: list[str]) -> str:
@@ -395,10 +406,7 @@ class SlotFeatures:
         values = [i for i, s in enumerate(slots) if s is not None and s.startswith("submit ") and s != "submit None"]
         rank_of = {slot: rank for rank, slot in enumerate(values)}
         last_rank = max(len(values) - 1, 1)
-        searched = "search_knowledge_articles" in sources and any(
-            t is not None and s == "search_knowledge_articles" for t, s in zip(slots, sources, strict=True)
-        )
-        knowledge = _knowledge_features(state) if searched else None
+        knowledge: Any = _UNSET  # worked out when a candidate needs it: some slot holding a knowledge action
         buckets = self.context_buckets
         width = self.size
         kind, source_at, scalar, context_at = (
@@ -439,7 +447,9 @@ class SlotFeatures:
                         float(value in question),
                     )
                     context = contexts.get(value) or value
-                    if knowledge is not None and source == "search_knowledge_articles":
+                    if source == "search_knowledge_articles":
+                        if knowledge is _UNSET or knowledge is None:  # this slot holds one: there are
+                            knowledge = _knowledge_features(state)
                         pairs, replies, owns, phrases = knowledge.answer(value, self.reply_buckets, self.own_buckets)
                         where += (at + index for index, _ in pairs)
                         numbers += (number for _, number in pairs)
@@ -451,8 +461,10 @@ class SlotFeatures:
                 where.append(at + _TAKES_LAST_RESULT)
                 numbers.append(float(pasted is not None and pasted in text))
                 context = " ".join(contexts.get(v) or v for v in _call_values(text))
-                if knowledge is not None and function == "search_knowledge_articles":
-                    for index, number in knowledge.search(text):
+                if function == "search_knowledge_articles":
+                    if knowledge is _UNSET:
+                        knowledge = _knowledge_features(state) if _holds_knowledge(slots, sources) else None
+                    for index, number in knowledge.search(text) if knowledge is not None else ():
                         where.append(at + index)
                         numbers.append(number)
             share, reverse, words, hashed = _context_features(context, question, prefix, buckets)
@@ -483,6 +495,14 @@ _KNOWLEDGE_CACHE: dict[int, tuple[KnowledgeView, _KnowledgeFeatures]] = {}
 _KNOWLEDGE_BY_CONTENT: BytesLRU[tuple[Any, ...], _KnowledgeFeatures] = BytesLRU(
     max_entries=2048, max_bytes=64 * 1024 * 1024
 )
+
+
+_UNSET: Any = object()
+
+
+def _holds_knowledge(slots: Sequence[str | None], sources: Sequence[str | None]) -> bool:
+    """Whether a slot holds an action of the knowledge search's (its call, or an answer its result gave)."""
+    return any(t is not None and s == "search_knowledge_articles" for t, s in zip(slots, sources, strict=True))
 
 
 def _key_text(value: Any) -> str | None:
