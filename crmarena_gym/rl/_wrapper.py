@@ -220,6 +220,11 @@ class CandidateActionWrapper(gym.Wrapper[dict[str, np.ndarray], np.int64, str, s
         )
         self.state: CandidateState | None = None
         self.slots: list[str | None] = [None] * k
+        # The first observation of each question, kept (sparse) when the generator, encoder and featurizer are the
+        # built-in ones: a pure function of the question's facts and text, the same at every reset.
+        self._first: dict[tuple[Any, ...], tuple[list[str | None], tuple[_Sparse, ...]]] | None = (
+            {} if _builtin_parts(self.generator, self.encoder, self.featurizer) else None
+        )
 
     # -- the episode ---------------------------------------------------------------------------
 
@@ -264,17 +269,35 @@ class CandidateActionWrapper(gym.Wrapper[dict[str, np.ndarray], np.int64, str, s
     # -- helpers -------------------------------------------------------------------------------
 
     def _observe(self, info: dict[str, Any]) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-        assert self.state is not None
-        self.slots = list(self.generator.slots(self.state))
+        state = self.state
+        assert state is not None
+        first = None
+        if self._first is not None and not state.history and state.pending is None and state.turn == 0:
+            first = (state.facts, state.observation, state.max_turns)
+            kept = self._first.get(first)
+            if kept is not None:
+                self.slots = list(kept[0])
+                vector, mask, features = (_dense(part) for part in kept[1])
+                return self._observation(info, vector, mask, features)
+        self.slots = list(self.generator.slots(state))
         if len(self.slots) != self.generator.num_slots:
             raise ValueError(
                 f"the generator gave {len(self.slots)} slots, but declares num_slots={self.generator.num_slots}"
             )
         sources_of = getattr(self.generator, "slot_sources", None)
-        sources = list(sources_of(self.state)) if callable(sources_of) else [_function_of(s) for s in self.slots]
-        vector = np.asarray(self.encoder.encode(self.state, self.slots, sources), dtype=np.float32)
+        sources = list(sources_of(state)) if callable(sources_of) else [_function_of(s) for s in self.slots]
+        vector = np.asarray(self.encoder.encode(state, self.slots, sources), dtype=np.float32)
         mask = np.array([s is not None for s in self.slots], dtype=np.float32)
-        features = np.asarray(self.featurizer.features(self.state, self.slots, sources), dtype=np.float32)
+        features = np.asarray(self.featurizer.features(state, self.slots, sources), dtype=np.float32)
+        if first is not None and self._first is not None:
+            if len(self._first) >= 8192:  # one entry per question of the training set is all that is reused
+                self._first.clear()
+            self._first[first] = (list(self.slots), tuple(_sparse(part) for part in (vector, mask, features)))
+        return self._observation(info, vector, mask, features)
+
+    def _observation(
+        self, info: dict[str, Any], vector: np.ndarray, mask: np.ndarray, features: np.ndarray
+    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         out = dict(info) if self.full_info else {k: info[k] for k in INFO_KEYS if k in info}
         out["help_level"] = self.level
         out["step_cost"] = self.step_cost
@@ -300,6 +323,49 @@ class CandidateActionWrapper(gym.Wrapper[dict[str, np.ndarray], np.int64, str, s
             (True, dtype('bool'))
         """
         return np.array([s is not None for s in self.slots], dtype=bool)
+
+
+def _builtin_parts(generator: Any, encoder: Any, featurizer: Any) -> bool:
+    """Whether the generator, encoder and featurizer are the built-in ones, with built-in templates and slot groups:
+    then a state's observation depends on the state alone (no user code is asked)."""
+    from crmarena_gym.rl._candidates import (
+        CallTemplate,
+        ChoiceTemplate,
+        Fact,
+        FactItem,
+        ResultOf,
+        ValuesById,
+    )
+    from crmarena_gym.rl._knowledge import KnowledgeSlots
+
+    if type(encoder) not in (HashingEncoder, TypedEncoder) or type(featurizer) not in (SlotFeatures, TypedSlotFeatures):
+        return False
+    if type(generator) is TypedCallCandidates:
+        return all(type(group) is KnowledgeSlots for group in generator.extras)
+    if type(generator) is not ToolPipelineCandidates:
+        return False
+    bindings = (Fact, FactItem, ResultOf, ValuesById)
+    return (
+        all(type(t) is CallTemplate and all(type(b) in bindings for _, b in t.arguments) for t in generator.templates)
+        and all(type(c) is ChoiceTemplate for c in generator.choices)
+        and all(type(group) is KnowledgeSlots for group in generator.extras)
+    )
+
+
+_Sparse = tuple[tuple[int, ...], np.ndarray, np.ndarray]
+
+
+def _sparse(array: np.ndarray) -> _Sparse:
+    """A float32 array kept as its shape, where it is not zero, and the values there (a few kB, not ~100 kB)."""
+    where = np.flatnonzero(array)
+    return array.shape, where.astype(np.int32), array.reshape(-1)[where]
+
+
+def _dense(kept: _Sparse) -> np.ndarray:
+    shape, where, values = kept
+    out = np.zeros(shape, dtype=np.float32)
+    out.reshape(-1)[where] = values
+    return out
 
 
 def _slot_number(action: Any, n: int) -> int:
