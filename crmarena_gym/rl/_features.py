@@ -190,26 +190,54 @@ def _context_of(value: str, texts: list[str]) -> str:
     return " ".join(v for v in texts if v != value)
 
 
+# A step's index by its action and observation, across episodes: the same call answers the same records in every
+# episode of a question. An entry holds the result it was made from, and is used only for a result equal to it.
+_STEP_INDEX: BytesLRU[tuple[str, str], tuple[Any, dict[str, list[str]]]] = BytesLRU(
+    max_entries=8192, max_bytes=64 * 1024 * 1024
+)
+
+
+def _step_index(step: StepRecord) -> dict[str, list[str]]:
+    key = (step.action, str(step.observation))
+    kept = _STEP_INDEX.get(key)
+    if kept is not None and _same(kept[0], step.result):
+        return kept[1]
+    found = _step_records(step.result)
+    size = sys.getsizeof(key[0]) + sys.getsizeof(key[1]) + sum(map(len, found)) + 150 * len(found) + 200
+    _STEP_INDEX.put(key, (step.result, found), size)
+    return found
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return a is b or bool(a == b)
+    except (TypeError, ValueError):  # values that do not compare (arrays): not known to be the same
+        return False
+
+
 class _Contexts:
     """Value to context over steps (the other text fields of the first record of a step holding the value, a newer
     step's record winning), each context joined only when it is asked for: a step lists hundreds of records, and
     a step's candidates ask for a few."""
 
     def __init__(self) -> None:
-        self.records: dict[str, list[str]] = {}
+        self.steps: list[dict[str, list[str]]] = []  # each step's index, oldest first
         self.joined: dict[str, str] = {}
 
-    def add(self, result: Any) -> None:
-        found = _step_records(result)
+    def add(self, step: StepRecord) -> None:
+        found = _step_index(step)
         if found:
-            self.records.update(found)
+            self.steps.append(found)
             self.joined.clear()
 
     def get(self, value: str, default: str = "") -> str:
         context = self.joined.get(value)
         if context is None:
-            texts = self.records.get(value)
-            if texts is None:
+            for found in reversed(self.steps):
+                texts = found.get(value)
+                if texts is not None:
+                    break
+            else:
                 return default
             context = self.joined[value] = _context_of(value, texts)
         return context
@@ -231,7 +259,7 @@ class _ContextIndex:
             self.state, self.indexed, self.contexts = state, 0, _Contexts()
         for step in state.history[self.indexed :]:
             if step.ok:
-                self.contexts.add(step.result)  # a newer step's record wins
+                self.contexts.add(step)  # a newer step's record wins
         self.indexed = len(state.history)
         last = state.history[-1] if state.history else None
         if last is not self._pasted_of:
