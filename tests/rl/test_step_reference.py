@@ -19,6 +19,7 @@ from io import BytesIO
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from crmarena_gym.tasks import TaskInstance, generate_tasks, save_tasks
@@ -81,7 +82,21 @@ def reference_trace(env_org: Path, recorded_tasks: Path, tmp_path_factory: pytes
         return pickle.load(f)
 
 
+def _array(value: Any) -> np.ndarray | None:
+    """An array as :mod:`tests.rl._step_trace` records it, decoded (None for anything else)."""
+    if isinstance(value, tuple) and len(value) == 4 and value[0] == "array":
+        return np.frombuffer(value[3], dtype=value[1]).reshape(value[2])
+    return None
+
+
 def _first_difference(a: Any, b: Any, path: str = "") -> str | None:
+    old, new = _array(a), _array(b)
+    if old is not None and new is not None and old.shape == new.shape and old.dtype == new.dtype:
+        differs = np.argwhere(old != new)
+        if not len(differs):
+            return None
+        at = tuple(int(i) for i in differs[0])
+        return f"{path}{list(at)}: {old[at]!r} against {new[at]!r} ({len(differs)} values differ)"
     if type(a) is not type(b):
         return f"{path}: {type(a).__name__} against {type(b).__name__}"
     if isinstance(a, dict):
