@@ -39,7 +39,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -262,10 +262,10 @@ def argument_options(state: CandidateState, spec: ArgumentSpec, limit: int) -> l
 def _argument_options(state: CandidateState, spec: ArgumentSpec, limit: int) -> list[TypedValue]:
     out: list[TypedValue] = []
     seen: set[Any] = set()
-
-    def add(value: Any, source: str, key: str = "", age: int = -1, label: str | None = None) -> None:
+    for offer in _offered(state, spec):
         if len(out) >= limit:
-            return
+            break
+        value, source, key, age, label = offer + _OFFER_DEFAULTS[len(offer) - 2 :]
         # A value is offered once; a long result is told apart by identity (each step's result is its own).
         if isinstance(value, str | int):
             token: Any = (type(value).__name__, value)
@@ -276,59 +276,83 @@ def _argument_options(state: CandidateState, spec: ArgumentSpec, limit: int) -> 
         if token not in seen:
             seen.add(token)
             out.append(TypedValue(value, source, key, age, label if label is not None else _label(value)))
+    return out
 
+
+# What an offer leaves out, by its length: the key, the age (-1: not a result's), the label (None: written).
+_OFFER_DEFAULTS: tuple[Any, ...] = ("", -1, None)
+_HAS_CACHE: dict[tuple[Any, ...], tuple[CandidateState, bool]] = {}
+
+
+def _has_argument_options(state: CandidateState, spec: ArgumentSpec) -> bool:
+    """Whether :func:`argument_options` offers any value for ``spec`` (with any ``limit``): the first offer is
+    kept whatever follows, so it is enough to find one (no value is labelled)."""
+    key = (id(state), len(state.history), spec.kind, spec.choices, spec.prefix)
+    cached = _HAS_CACHE.get(key)
+    if cached is not None and cached[0] is state:
+        return cached[1]
+    if len(_HAS_CACHE) > 512:
+        _HAS_CACHE.clear()
+    found = next(_offered(state, spec), None) is not None
+    _HAS_CACHE[key] = (state, found)
+    return found
+
+
+def _offered(state: CandidateState, spec: ArgumentSpec) -> Iterator[tuple[Any, ...]]:
+    """Every value offered for ``spec`` in order, repeats included, as ``(value, source[, key[, age[, label]]])``
+    (see ``_OFFER_DEFAULTS``); :func:`_argument_options` keeps the first ``limit`` distinct ones."""
     kind = spec.kind
     text = state.facts.text
     if kind == "enum":
         for name in spec.choices:
-            add(name, "schema", name)
-        return out
+            yield (name, "schema", name)
+        return
     shown = _text_values(text)
     if kind == "integer":
         for number in shown.numbers:
-            add(number, "question", "number")
+            yield (number, "question", "number")
         for number in _CONSTANTS:
-            add(number, "constant", "number")
-        return out
+            yield (number, "constant", "number")
+        return
     steps = [s for s in reversed(state.history) if s.ok and s.function is not None]
     for age, step in enumerate(steps):
         result, source = step.result, step.function or ""
         if kind == "datetime":
             if isinstance(result, str) and _DATETIME_RE.match(result):
-                add(result, source, "", age)
+                yield (result, source, "", age)
             elif isinstance(result, dict):
                 for key, value in result.items():
                     if isinstance(value, str) and _DATETIME_RE.match(value):
-                        add(value, source, key, age)
+                        yield (value, source, key, age)
         elif kind == "id" and spec.prefix is not None:
             items = [result] if isinstance(result, str) else result if isinstance(result, list) else []
             if len(items) <= 4:
                 for item in items:
                     if isinstance(item, str) and re.fullmatch(rf"{spec.prefix}[A-Za-z0-9]{{12,15}}", item):
-                        add(item, source, "", age)
+                        yield (item, source, "", age)
         elif kind == "term" and source in CONVERSATION_FUNCTIONS:
             pass  # the conversation's term is one, gathered below from every conversation step
         elif kind == "list" and isinstance(result, list) and result:
             if all(isinstance(v, str) for v in result):
-                add(result, source, "", age)
+                yield (result, source, "", age)
             else:
                 for record in result:
                     if isinstance(record, dict) and isinstance(record.get("Id"), str):
                         name = record.get("Name") or record.get("Title") or record["Id"]
-                        add([record["Id"]], source, "Id", age, f"[{record['Id']}] {name}")
+                        yield ([record["Id"]], source, "Id", age, f"[{record['Id']}] {name}")
         elif kind == "mapping" and isinstance(result, dict) and result:
             if all(isinstance(v, int | float) and not isinstance(v, bool) for v in result.values()):
-                add(result, source, "", age)
+                yield (result, source, "", age)
         elif kind == "records" and isinstance(result, list) and result:
             if all(isinstance(v, dict) for v in result):
-                add(result, source, "", age)
+                yield (result, source, "", age)
     if kind == "datetime":
         for day in shown.dates:
-            add(day, "question", "date")
+            yield (day, "question", "date")
     elif kind == "id" and spec.prefix is not None:
         for found in shown.ids:
             if found.startswith(spec.prefix) and len(found) in (15, 18) and any(c.isdigit() for c in found):
-                add(found, "question", "id")
+                yield (found, "question", "id")
     elif kind == "term":
         said = [
             record[k]
@@ -340,18 +364,21 @@ def _argument_options(state: CandidateState, spec: ArgumentSpec, limit: int) -> 
             if isinstance(record.get(k), str)
         ]
         if said:
-            add(
-                search_terms(" ".join(said), 100, numbers=False), "conversation", "words", 0, "the conversation's words"
+            yield (
+                search_terms(" ".join(said), 100, numbers=False),
+                "conversation",
+                "words",
+                0,
+                "the conversation's words",
             )
         words = shown.words
         if words:
-            add(" ".join(words[:30]), "question", "words", -1, "the question's words")
+            yield (" ".join(words[:30]), "question", "words", -1, "the question's words")
         for word in words:
-            add(word, "question", "word")
+            yield (word, "question", "word")
     elif kind == "list":
         for phrase in shown.quoted:
-            add([phrase], "question", "quoted")
-    return out
+            yield ([phrase], "question", "quoted")
 
 
 class TypedCallCandidates:
@@ -442,7 +469,7 @@ class TypedCallCandidates:
         specs = self.specs[function]
         if not specs:
             return call_text(function, {}) not in state.actions_taken  # the same call tells nothing new
-        has = [bool(argument_options(state, spec, self.num_values)) for spec in specs]
+        has = [_has_argument_options(state, spec) for spec in specs]
         required = [h for h, spec in zip(has, specs, strict=True) if spec.required]
         return all(required) if required else any(has)
 
