@@ -50,6 +50,7 @@ from crmarena_gym.rl._candidates import (
     NONE_AFTER,
     CandidateState,
     SlotGroup,
+    StepRecord,
     call_text,
     none_offered,
     observed_values,
@@ -281,20 +282,37 @@ def _argument_options(state: CandidateState, spec: ArgumentSpec, limit: int) -> 
 
 # What an offer leaves out, by its length: the key, the age (-1: not a result's), the label (None: written).
 _OFFER_DEFAULTS: tuple[Any, ...] = ("", -1, None)
-_HAS_CACHE: dict[tuple[Any, ...], tuple[CandidateState, bool]] = {}
+_HAS_CACHE: dict[tuple[Any, ...], tuple[CandidateState, int, bool]] = {}
 
 
 def _has_argument_options(state: CandidateState, spec: ArgumentSpec) -> bool:
     """Whether :func:`argument_options` offers any value for ``spec`` (with any ``limit``): the first offer is
-    kept whatever follows, so it is enough to find one (no value is labelled)."""
-    key = (id(state), len(state.history), spec.kind, spec.choices, spec.prefix)
+    kept whatever follows, so it is enough to find one (no value is labelled). Offers only grow as steps come
+    (each step's result offers its own values, the question its own), so each step is read once per episode."""
+    kind = spec.kind
+    if kind == "enum":
+        return bool(spec.choices)
+    if kind == "integer":
+        return next(_offered(state, spec), None) is not None
+    history = state.history
+    key = (id(state), kind, spec.choices, spec.prefix)
     cached = _HAS_CACHE.get(key)
-    if cached is not None and cached[0] is state:
-        return cached[1]
-    if len(_HAS_CACHE) > 512:
+    if cached is not None and cached[0] is state and cached[1] <= len(history):
+        read, found = cached[1], cached[2]
+    else:
+        read, found = 0, False
+    if not found:
+        found = (
+            any(
+                next(_step_offered(step, 0, spec), None) is not None
+                for step in history[read:]
+                if step.ok and step.function is not None
+            )
+            or next(_question_offered(state, spec, _text_values(state.facts.text)), None) is not None
+        )
+    if len(_HAS_CACHE) > 512 and key not in _HAS_CACHE:
         _HAS_CACHE.clear()
-    found = next(_offered(state, spec), None) is not None
-    _HAS_CACHE[key] = (state, found)
+    _HAS_CACHE[key] = (state, len(history), found)
     return found
 
 
@@ -316,36 +334,48 @@ def _offered(state: CandidateState, spec: ArgumentSpec) -> Iterator[tuple[Any, .
         return
     steps = [s for s in reversed(state.history) if s.ok and s.function is not None]
     for age, step in enumerate(steps):
-        result, source = step.result, step.function or ""
-        if kind == "datetime":
-            if isinstance(result, str) and _DATETIME_RE.match(result):
-                yield (result, source, "", age)
-            elif isinstance(result, dict):
-                for key, value in result.items():
-                    if isinstance(value, str) and _DATETIME_RE.match(value):
-                        yield (value, source, key, age)
-        elif kind == "id" and spec.prefix is not None:
-            items = [result] if isinstance(result, str) else result if isinstance(result, list) else []
-            if len(items) <= 4:
-                for item in items:
-                    if isinstance(item, str) and re.fullmatch(rf"{spec.prefix}[A-Za-z0-9]{{12,15}}", item):
-                        yield (item, source, "", age)
-        elif kind == "term" and source in CONVERSATION_FUNCTIONS:
-            pass  # the conversation's term is one, gathered below from every conversation step
-        elif kind == "list" and isinstance(result, list) and result:
-            if all(isinstance(v, str) for v in result):
-                yield (result, source, "", age)
-            else:
-                for record in result:
-                    if isinstance(record, dict) and isinstance(record.get("Id"), str):
-                        name = record.get("Name") or record.get("Title") or record["Id"]
-                        yield ([record["Id"]], source, "Id", age, f"[{record['Id']}] {name}")
-        elif kind == "mapping" and isinstance(result, dict) and result:
-            if all(isinstance(v, int | float) and not isinstance(v, bool) for v in result.values()):
-                yield (result, source, "", age)
-        elif kind == "records" and isinstance(result, list) and result:
-            if all(isinstance(v, dict) for v in result):
-                yield (result, source, "", age)
+        yield from _step_offered(step, age, spec)
+    yield from _question_offered(state, spec, shown)
+
+
+def _step_offered(step: StepRecord, age: int, spec: ArgumentSpec) -> Iterator[tuple[Any, ...]]:
+    """What one step's result offers for ``spec`` (``age``: the steps since it), as :func:`_offered` has it."""
+    kind = spec.kind
+    result, source = step.result, step.function or ""
+    if kind == "datetime":
+        if isinstance(result, str) and _DATETIME_RE.match(result):
+            yield (result, source, "", age)
+        elif isinstance(result, dict):
+            for key, value in result.items():
+                if isinstance(value, str) and _DATETIME_RE.match(value):
+                    yield (value, source, key, age)
+    elif kind == "id" and spec.prefix is not None:
+        items = [result] if isinstance(result, str) else result if isinstance(result, list) else []
+        if len(items) <= 4:
+            for item in items:
+                if isinstance(item, str) and re.fullmatch(rf"{spec.prefix}[A-Za-z0-9]{{12,15}}", item):
+                    yield (item, source, "", age)
+    elif kind == "term" and source in CONVERSATION_FUNCTIONS:
+        pass  # the conversation's term is one, gathered below from every conversation step
+    elif kind == "list" and isinstance(result, list) and result:
+        if all(isinstance(v, str) for v in result):
+            yield (result, source, "", age)
+        else:
+            for record in result:
+                if isinstance(record, dict) and isinstance(record.get("Id"), str):
+                    name = record.get("Name") or record.get("Title") or record["Id"]
+                    yield ([record["Id"]], source, "Id", age, f"[{record['Id']}] {name}")
+    elif kind == "mapping" and isinstance(result, dict) and result:
+        if all(isinstance(v, int | float) and not isinstance(v, bool) for v in result.values()):
+            yield (result, source, "", age)
+    elif kind == "records" and isinstance(result, list) and result:
+        if all(isinstance(v, dict) for v in result):
+            yield (result, source, "", age)
+
+
+def _question_offered(state: CandidateState, spec: ArgumentSpec, shown: _TextValues) -> Iterator[tuple[Any, ...]]:
+    """The values the question (and, for a term, the conversation read) offers for ``spec``, after the results'."""
+    kind = spec.kind
     if kind == "datetime":
         for day in shown.dates:
             yield (day, "question", "date")
@@ -578,9 +608,15 @@ _TYPED_INDEX.update((name, i) for i, name in enumerate(TYPED_SCALARS))
 
 def _written_in(question: str, value: Any) -> bool:
     """Whether the question writes ``value`` (a name or word, whole-word and any case; a number as digits or word)."""
-    words = _question_words(question)
-    if isinstance(value, bool):
+    if isinstance(value, bool) or not isinstance(value, int | str):
         return False
+    return _written(question, value)
+
+
+# The same values are offered for the same question at every argument of every episode.
+@bytes_cache(max_entries=16384, max_bytes=16 * 1024 * 1024, size=lambda args, found: _texts_bytes(args) + 100)
+def _written(question: str, value: int | str) -> bool:
+    words = _question_words(question)
     if isinstance(value, int):
         return str(value) in words or any(_NUMBER_WORDS.get(w) == value for w in words)
     if isinstance(value, str) and value and len(value) <= 80:
@@ -677,18 +713,24 @@ class TypedSlotFeatures(SlotFeatures):
         pending = state.pending if isinstance(state.pending, PendingCall) else None
         last = state.history[-1] if state.history and state.history[-1].ok else None
         fits: dict[str, bool] = {}  # by argument kind: whether the last result fits it (the same for every call)
-        scalar, typed_at = self.scalar_offset, self.typed_offset
+        scalar, typed_at, width = self.scalar_offset, self.typed_offset, self.size
+        present, is_call = _SCALAR_INDEX["present"], _SCALAR_INDEX["is_call"]
+        in_question, question_in = _SCALAR_INDEX["context_in_question"], _SCALAR_INDEX["question_in_context"]
+        # What each row holds, gathered as flat indices of ``out`` and written at once at the end.
+        ones: list[int] = []
+        where: list[int] = []
+        numbers: list[float] = []
+        blocks: list[np.ndarray] = []
         for i, text in enumerate(slots):
             if text is None or submissions[i] is not None:
                 continue
-            row = out[i]
-            row[i] = 1.0
+            base = i * width
+            ones.append(base + i)
             typed: dict[str, float] = {}
             if text.startswith("call "):
                 function = text[len("call ") :]
-                row[self.kind_offset + functions.get(function, n)] = 1.0
-                row[self.source_offset + n] = 1.0
-                row[scalar + _SCALAR_INDEX["is_call"]] = 1.0
+                ones += (base + self.kind_offset + functions.get(function, n), base + self.source_offset + n)
+                ones.append(base + scalar + is_call)
                 takes = False
                 if last is not None:
                     for spec in argument_specs(function):
@@ -701,8 +743,8 @@ class TypedSlotFeatures(SlotFeatures):
                 context = " ".join(function.split("_"))
             elif pending is not None:
                 spec = pending.current
-                row[self.kind_of_argument_offset + ARGUMENT_KINDS.index(spec.kind)] = 1.0
-                row[self.argument_offset + _name_buckets(spec.name, self.argument_buckets)] = 1.0
+                ones.append(base + self.kind_of_argument_offset + ARGUMENT_KINDS.index(spec.kind))
+                blocks.append(base + self.argument_offset + _name_buckets(spec.name, self.argument_buckets))
                 typed["argument_required"] = float(spec.required)
                 index = i - self.first_value_slot
                 if 0 <= index < len(pending.options):
@@ -718,20 +760,25 @@ class TypedSlotFeatures(SlotFeatures):
                     typed["key_start"] = float(option.key == "start_date")
                     typed["key_end"] = float(option.key == "end_date")
                     typed["written_in_question"] = float(_written_in(question, option.value))
-                    row[self.source_offset + functions.get(option.source, n)] = 1.0
+                    ones.append(base + self.source_offset + functions.get(option.source, n))
                     context = f"{option.key} {option.label}" if option.source != "question" else option.label
                 else:  # omit
                     typed["is_omit"] = 1.0
                     context = ""
             else:
                 continue
-            row[scalar + _SCALAR_INDEX["present"]] = 1.0
+            ones.append(base + scalar + present)
             share, reverse, hashed = _typed_context(context, question, self.context_buckets)
-            row[scalar + _SCALAR_INDEX["context_in_question"]] = share
-            row[scalar + _SCALAR_INDEX["question_in_context"]] = reverse
-            row[self.context_offset + hashed] = 1.0
-            for name, value in typed.items():
-                row[typed_at + _TYPED_INDEX[name]] = value
+            where += (base + scalar + in_question, base + scalar + question_in)
+            numbers += (share, reverse)
+            blocks.append(base + self.context_offset + hashed)
+            where += (base + typed_at + _TYPED_INDEX[name] for name in typed)
+            numbers += typed.values()
+        flat = out.reshape(-1)
+        flat[ones] = 1.0
+        if blocks:
+            flat[np.concatenate(blocks)] = 1.0
+        flat[where] = numbers
         return out
 
     def __repr__(self) -> str:
