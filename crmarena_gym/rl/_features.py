@@ -121,13 +121,12 @@ def _prefixes(text: str, prefix: int) -> frozenset[str]:
 @bytes_cache(max_entries=16384, max_bytes=32 * 1024 * 1024, size=lambda args, found: _texts_bytes(args) + 300)
 def _context_features(
     context: str, question: str, prefix: int | None, buckets: int
-) -> tuple[float, float, float, np.ndarray]:
+) -> tuple[float, float, float, tuple[int, ...]]:
     """``overlap(context, question)``, the context's word count (clipped at 50, over 50) and its words' hash
-    buckets (a read-only array of indices)."""
+    buckets (sorted)."""
     share, reverse = overlap(context, question, prefix=prefix)
     words = _tokens(context)
-    hashed = np.unique(stable_hashes(words) % buckets).astype(np.intp)
-    hashed.setflags(write=False)
+    hashed = tuple(np.unique(stable_hashes(words) % buckets).tolist())
     return share, reverse, min(len(words), 50) / 50, hashed
 
 
@@ -482,7 +481,7 @@ class SlotFeatures:
                         where += (at + index for index, _ in pairs)
                         numbers += (number for _, number in pairs)
                         blocks += (base + self.reply_offset + replies, base + self.own_offset + owns)
-                        blocks.append(base + self.phrase_offset + phrases)
+                        blocks.append(base + self.phrase_offset + phrases)  # arrays: answers are few
             else:
                 function = text[len("execute ") :].split("(", 1)[0].strip()
                 ones += (at + _IS_CALL, base + kind + self._functions.get(function, n), base + source_at + n)
@@ -498,11 +497,12 @@ class SlotFeatures:
             share, reverse, words, hashed = _context_features(context, question, prefix, buckets)
             where += (at + _CONTEXT_IN_QUESTION, at + _QUESTION_IN_CONTEXT, at + _CONTEXT_WORDS)
             numbers += (share, reverse, words)
-            blocks.append(base + context_at + hashed)
+            offset = base + context_at
+            ones += [offset + h for h in hashed]
         flat = out.reshape(-1)
         flat[ones] = 1.0
-        if blocks:
-            flat[np.concatenate(blocks)] = 1.0
+        for block in blocks:
+            flat[block] = 1.0
         flat[where] = numbers
         return out
 
