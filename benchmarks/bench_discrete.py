@@ -14,11 +14,12 @@ observation array, reward and candidate list it saw: both sides must report the 
 candidates and features, step for step), or the script says so and exits 1.
 
 The sides alternate within each round and which goes first alternates between rounds; medians are
-compared. The machine's load is printed before and after. Target (issue 32): the ``parsed`` level's warm
+compared. The machine's load is printed before and after, and each side's peak resident memory (the caches
+the step keeps cost memory). Target (issue 32): the ``parsed`` level's warm
 steps per CPU-second at least 2x the older commit's.
 
 Usage:
-    python benchmarks/bench_discrete.py [--rounds 3] [--levels parsed tools] [--per-task 20] [--passes 2]
+    python benchmarks/bench_discrete.py [--rounds 5] [--levels parsed tools] [--per-task 10] [--passes 3]
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ STEP_COMMIT = "334e9d2"
 TARGET = 2.0
 
 _CHILD = """
-import hashlib, json, sys, time
+import hashlib, json, resource, sys, time
 import numpy as np
 from crmarena_gym.rl import make_discrete_env
 from crmarena_gym.tasks import load_tasks
@@ -80,6 +81,7 @@ for n in range(passes + 1):
     prior = out.get(side, {"steps": 0, "cpu": 0.0, "wall": 0.0})
     out[side] = {"steps": prior["steps"] + steps, "cpu": prior["cpu"] + cpu, "wall": prior["wall"] + wall}
 out["digest"] = digest.hexdigest()
+out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps(out))
 """
 
@@ -97,10 +99,10 @@ def _prepare(workdir: Path, per_task: int) -> tuple[Path, Path]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--levels", nargs="+", default=["parsed", "tools"])
-    parser.add_argument("--per-task", type=int, default=20, help="instances per family (default 20)")
-    parser.add_argument("--passes", type=int, default=2, help="warm passes over the instances (default 2)")
+    parser.add_argument("--per-task", type=int, default=10, help="instances per family (default 10)")
+    parser.add_argument("--passes", type=int, default=3, help="warm passes over the instances (default 3)")
     parser.add_argument("--commit", default=STEP_COMMIT, help=f"the older commit (default {STEP_COMMIT})")
     args = parser.parse_args()
     if args.rounds < 1 or args.passes < 1 or args.per_task < 1:
@@ -151,6 +153,8 @@ def main() -> int:
             )
             if level == "parsed" and which == "warm" and ratio < TARGET:
                 print(f"  below the target of {TARGET}x")
+        rss = {side: statistics.median(r["peak_rss_mib"] for r in results[(level, side)]) for side in sides_names}
+        print(f"{level:11} peak RSS of a child: old {rss['old']:.0f} MiB, new {rss['new']:.0f} MiB")
         same = digests[(level, "old")] == digests[(level, "new")] and len(digests[(level, "new")]) == 1
         print(f"{level:11} same observations, features and candidates as the older commit: {'yes' if same else 'NO'}")
         failed |= not same

@@ -54,7 +54,7 @@ def stable_hashes(tokens: Iterable[str]) -> np.ndarray:
         True
     """
     hashes = _HASHES
-    if len(hashes) > 500_000:
+    if len(hashes) > 200_000:
         hashes.clear()
     out = []
     for token in tokens:
