@@ -118,6 +118,7 @@ def _first_difference(a: Any, b: Any, path: str = "") -> str | None:
     return None if a == b else f"{path}: {a!r:.300} against {b!r:.300}"
 
 
+@pytest.mark.slow  # ~10 s a level, and the reference commit's episodes once (~20 s)
 @pytest.mark.parametrize("level", LEVELS)
 def test_the_step_gives_what_the_reference_commit_gave(
     level: str, env_org: Path, recorded_tasks: Path, reference_trace: dict[str, Any]
