@@ -93,7 +93,7 @@ def _prepare(workdir: Path, per_task: int) -> tuple[Path, Path]:
 
     org = default_org_path()
     tasks = workdir / "tasks.jsonl"
-    save_tasks(generate_tasks(org, seed=1, per_task=per_task), tasks)
+    save_tasks(generate_tasks(org, seed=1, per_task=per_task, allow_fewer=True), tasks)
     return org, tasks
 
 
