@@ -66,7 +66,7 @@ def stable_hashes(tokens: Iterable[str]) -> np.ndarray:
 
 
 # An observation's bag is the same in every episode that makes the same call; kept by measured bytes.
-@bytes_cache(max_entries=16384, max_bytes=32 * 1024 * 1024, size=lambda args, found: _texts_bytes(args) + found.nbytes)
+@bytes_cache(max_entries=16384, max_bytes=16 * 1024 * 1024, size=lambda args, found: _texts_bytes(args) + found.nbytes)
 def _bag_buckets(text: str, buckets: int) -> np.ndarray:
     """The buckets (read-only, sorted) the hashed lower-case tokens of ``text`` fall in."""
     found = np.unique(stable_hashes(set(_TOKEN_RE.findall(text.lower()))) % buckets)

@@ -107,7 +107,7 @@ def _words_bytes(args: tuple[Any, ...], words: frozenset[str]) -> int:
 
 
 # The question and the listed records' texts recur at every step; kept by measured bytes (texts of any length).
-@bytes_cache(max_entries=16384, max_bytes=32 * 1024 * 1024, size=lambda args, words: _words_bytes(args, words))
+@bytes_cache(max_entries=16384, max_bytes=16 * 1024 * 1024, size=lambda args, words: _words_bytes(args, words))
 def _tokens(text: str) -> frozenset[str]:
     return frozenset(t for t in _TOKEN_RE.findall(text.lower()) if len(t) > 2 and t not in _STOP)
 
@@ -118,7 +118,7 @@ def _prefixes(text: str, prefix: int) -> frozenset[str]:
 
 
 # A candidate's context meets the same question at every step it is offered, in every episode of the instance.
-@bytes_cache(max_entries=16384, max_bytes=32 * 1024 * 1024, size=lambda args, found: _texts_bytes(args) + 300)
+@bytes_cache(max_entries=16384, max_bytes=16 * 1024 * 1024, size=lambda args, found: _texts_bytes(args) + 300)
 def _context_features(
     context: str, question: str, prefix: int | None, buckets: int
 ) -> tuple[float, float, float, tuple[int, ...]]:
@@ -192,7 +192,7 @@ def _context_of(value: str, texts: list[str]) -> str:
 # A step's index by its action and observation, across episodes: the same call answers the same records in every
 # episode of a question. An entry holds the result it was made from, and is used only for a result equal to it.
 _STEP_INDEX: BytesLRU[tuple[str, str], tuple[Any, dict[str, list[str]]]] = BytesLRU(
-    max_entries=8192, max_bytes=64 * 1024 * 1024
+    max_entries=8192, max_bytes=32 * 1024 * 1024
 )
 
 
@@ -284,14 +284,23 @@ def candidate_context(state: CandidateState, value: str) -> str:
     return _ContextIndex().get(state).get(value, "")
 
 
-# A call's text is read once per step it is offered at; the fact-only calls at every step of every episode.
-@bytes_cache(
-    max_entries=16384,
-    max_bytes=32 * 1024 * 1024,
-    size=lambda args, found: _texts_bytes(args) + sum(sys.getsizeof(v) + 8 for v in found) + 100,
-)
 def _call_values(text: str) -> tuple[str, ...]:
     """The short string arguments of a call's text (ids, names, terms), for looking up their context."""
+    # A call of facts recurs at every step of every episode of its question: kept. A call that pastes a result
+    # is offered once, right after the step that returned it: read as it comes.
+    return _short_call_values(text) if len(text) <= 2000 else _read_call_values(text)
+
+
+@bytes_cache(
+    max_entries=16384,
+    max_bytes=8 * 1024 * 1024,
+    size=lambda args, found: _texts_bytes(args) + sum(sys.getsizeof(v) + 8 for v in found) + 100,
+)
+def _short_call_values(text: str) -> tuple[str, ...]:
+    return _read_call_values(text)
+
+
+def _read_call_values(text: str) -> tuple[str, ...]:
     body = text.split("(", 1)[1].rsplit(")", 1)[0] if "(" in text else ""
     if not body:
         return ()
@@ -521,7 +530,7 @@ _KNOWLEDGE_CACHE: dict[int, tuple[KnowledgeView, _KnowledgeFeatures]] = {}
 # Across episodes: the features of a view with the same content (the question, the conversation read, the
 # articles found and their phrases), so that each episode of a question does not work them out again.
 _KNOWLEDGE_BY_CONTENT: BytesLRU[tuple[Any, ...], _KnowledgeFeatures] = BytesLRU(
-    max_entries=2048, max_bytes=64 * 1024 * 1024
+    max_entries=2048, max_bytes=32 * 1024 * 1024
 )
 
 
