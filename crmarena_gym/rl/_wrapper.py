@@ -22,6 +22,9 @@ step cost is (``step_cost``: subtracted from the reward of every step that reach
 
 from __future__ import annotations
 
+import itertools
+import os
+import sys
 from typing import Any, SupportsFloat
 
 import gymnasium as gym
@@ -29,6 +32,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import RecordConstructorArgs
 
+from crmarena_gym._memory import BytesLRU
 from crmarena_gym.envs import MAX_TURNS, CRMArenaEnv, StepResult
 from crmarena_gym.rl._candidates import (
     PARSED_TEMPLATES,
@@ -220,10 +224,13 @@ class CandidateActionWrapper(gym.Wrapper[dict[str, np.ndarray], np.int64, str, s
         )
         self.state: CandidateState | None = None
         self.slots: list[str | None] = [None] * k
-        # The first observation of each question, kept (sparse) when the generator, encoder and featurizer are the
-        # built-in ones: a pure function of the question's facts and text, the same at every reset.
-        self._first: dict[tuple[Any, ...], tuple[list[str | None], tuple[_Sparse, ...]]] | None = (
-            {} if _builtin_parts(self.generator, self.encoder, self.featurizer) else None
+        # The first observation of each question is kept (see _FIRST_OBSERVATIONS) when the generator, encoder and
+        # featurizer are the built-in ones: then it is a pure function of the question's facts and text.
+        # The process in the key: a wrapper unpickled in another process never meets that process's own serials.
+        self._first_key: tuple[int, int] | None = (
+            (os.getpid(), next(_WRAPPER_SERIALS))
+            if _builtin_parts(self.generator, self.encoder, self.featurizer)
+            else None
         )
 
     # -- the episode ---------------------------------------------------------------------------
@@ -272,9 +279,9 @@ class CandidateActionWrapper(gym.Wrapper[dict[str, np.ndarray], np.int64, str, s
         state = self.state
         assert state is not None
         first = None
-        if self._first is not None and not state.history and state.pending is None and state.turn == 0:
-            first = (state.facts, state.observation, state.max_turns)
-            kept = self._first.get(first)
+        if self._first_key is not None and not state.history and state.pending is None and state.turn == 0:
+            first = (self._first_key, state.facts, str(state.observation), state.max_turns)
+            kept = _FIRST_OBSERVATIONS.get(first)
             if kept is not None:
                 self.slots = list(kept[0])
                 vector, mask, features = (_dense(part) for part in kept[1])
@@ -289,10 +296,11 @@ class CandidateActionWrapper(gym.Wrapper[dict[str, np.ndarray], np.int64, str, s
         vector = np.asarray(self.encoder.encode(state, self.slots, sources), dtype=np.float32)
         mask = np.array([s is not None for s in self.slots], dtype=np.float32)
         features = np.asarray(self.featurizer.features(state, self.slots, sources), dtype=np.float32)
-        if first is not None and self._first is not None:
-            if len(self._first) >= 8192:  # one entry per question of the training set is all that is reused
-                self._first.clear()
-            self._first[first] = (list(self.slots), tuple(_sparse(part) for part in (vector, mask, features)))
+        if first is not None:
+            parts = tuple(_sparse(part) for part in (vector, mask, features))
+            size = sum(where.nbytes + values.nbytes + 200 for _, where, values in parts)
+            size += sys.getsizeof(first[2]) + sum(sys.getsizeof(text) + 8 for text in self.slots if text is not None)
+            _FIRST_OBSERVATIONS.put(first, (tuple(self.slots), parts), size)
         return self._observation(info, vector, mask, features)
 
     def _observation(
@@ -353,6 +361,14 @@ def _builtin_parts(generator: Any, encoder: Any, featurizer: Any) -> bool:
 
 
 _Sparse = tuple[tuple[int, ...], np.ndarray, np.ndarray]
+
+# The first observation of each question, per wrapper (its serial number: an entry of a wrapper gone is never
+# asked again and ages out), sparse: a few kB where the arrays take ~100 kB. Shared by every wrapper of the process,
+# so that 64 wrappers cost what one does.
+_FIRST_OBSERVATIONS: BytesLRU[tuple[Any, ...], tuple[tuple[str | None, ...], tuple[_Sparse, ...]]] = BytesLRU(
+    max_entries=16384, max_bytes=32 * 1024 * 1024
+)
+_WRAPPER_SERIALS = itertools.count()
 
 
 def _sparse(array: np.ndarray) -> _Sparse:
