@@ -14,9 +14,9 @@ observation array, reward and candidate list it saw: both sides must report the 
 candidates and features, step for step), or the script says so and exits 1.
 
 The sides alternate within each round and which goes first alternates between rounds; medians are
-compared. The machine's load is printed before and after, and each side's peak resident memory (the caches
-the step keeps cost memory). Target (issue 32): the ``parsed`` level's warm
-steps per CPU-second at least 2x the older commit's.
+compared, and each round's ratio is printed too. The machine's load is printed before and after, and each
+side's peak resident memory (the caches the step keeps cost memory). Target (issue 32): the ``parsed``
+level's warm steps per CPU-second at least 2x the older commit's.
 
 Usage:
     python benchmarks/bench_discrete.py [--rounds 5] [--levels parsed tools] [--per-task 10] [--passes 3]
@@ -151,6 +151,11 @@ def main() -> int:
                 f"{level:11} {which:5} {rate['old']:16.0f} {rate['new']:16.0f} {ratio:8.2f}x "
                 f"{wall['new'] / wall['old']:9.2f}x"
             )
+            paired = sorted(
+                (n[which]["steps"] / n[which]["cpu"]) / (o[which]["steps"] / o[which]["cpu"])
+                for o, n in zip(results[(level, "old")], results[(level, "new")], strict=True)
+            )
+            print(f"{'':17} per round (the sides of one round): {' '.join(f'{r:.2f}x' for r in paired)}")
             if level == "parsed" and which == "warm" and ratio < TARGET:
                 print(f"  below the target of {TARGET}x")
         rss = {side: statistics.median(r["peak_rss_mib"] for r in results[(level, side)]) for side in sides_names}
