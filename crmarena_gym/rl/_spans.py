@@ -105,6 +105,11 @@ _CLAUSE_END = (",", ";", ":")
 _LIST_MARK = re.compile(r"^\d+[.)]\s+")
 
 
+def _set_bytes(text: str, words: Any) -> int:
+    """A cache entry's bytes: its text, and a set (or counter) of words, without walking them."""
+    return sys.getsizeof(text) + sys.getsizeof(words) + sum(sys.getsizeof(w) + 32 for w in words)
+
+
 def word_list(text: str) -> list[str]:
     """The lower-case words of ``text`` (runs of letters and digits).
 
@@ -420,7 +425,11 @@ def answer_spans(
 
 
 # The same question meets the same articles at every step after its search, and in every episode of the instance.
-@bytes_cache(max_entries=1024, max_bytes=16 * 1024 * 1024)
+@bytes_cache(
+    max_entries=1024,
+    max_bytes=16 * 1024 * 1024,
+    size=lambda args, spans: sum(sys.getsizeof(t) for t in (args[0], *args[1])) + 600 * len(spans) + 200,
+)
 def _answer_spans(
     question: str, articles: tuple[str, ...], limit: int, sentences_per_question: int
 ) -> tuple[Span, ...]:
@@ -564,7 +573,11 @@ def _word_kind(word: str | None, asked: frozenset[str]) -> str | None:
 
 
 # A phrase's traits are read at every step its search stays the latest, in every episode of the question.
-@bytes_cache(max_entries=4096, max_bytes=8 * 1024 * 1024)
+@bytes_cache(
+    max_entries=4096,
+    max_bytes=8 * 1024 * 1024,
+    size=lambda args, traits: _set_bytes(args[0], traits) + sys.getsizeof(args[1].sentence) + 400,
+)
 def phrase_traits(question: str, span: Span) -> frozenset[str]:
     """The traits of :data:`PHRASE_TRAITS` that an answer phrase has: what it is and where it stops.
 
@@ -699,12 +712,16 @@ def agent_lines(result: Any) -> list[str]:
 
 # Article sentences and agent lines recur at every step of an episode; kept by measured bytes (a line is as long
 # as an agent makes it).
-@bytes_cache(max_entries=8192, max_bytes=16 * 1024 * 1024)
+@bytes_cache(max_entries=8192, max_bytes=16 * 1024 * 1024, size=lambda args, stems: _set_bytes(args[0], stems))
 def _weighted_stems(text: str) -> frozenset[str]:
     return frozenset(stem(w) for w in word_list(text) if w not in FUNCTION_WORDS and not w.isdigit())
 
 
-@bytes_cache(max_entries=64, max_bytes=16 * 1024 * 1024)
+@bytes_cache(
+    max_entries=64,
+    max_bytes=16 * 1024 * 1024,
+    size=lambda args, counts: sum(sys.getsizeof(t) + 8 for t in args[0]) + _set_bytes("", counts),
+)
 def _document_frequencies(corpus: tuple[str, ...]) -> Counter[str]:
     return Counter(t for sentence in corpus for t in _weighted_stems(sentence))
 
