@@ -309,7 +309,21 @@ def call_text(function: str, arguments: dict[str, Any]) -> str:
         return f"execute {function}({_dumps(arguments)})"
     # The JSON of the mapping, written item by item so that a result pasted into several calls is written once.
     body = ", ".join(f"{_dumps(key)}: {pasted_json(value)}" for key, value in arguments.items())
-    return f"execute {function}({{{body}}})"
+    text = f"execute {function}({{{body}}})"
+    if len(_ARGUMENTS) >= 256:
+        _ARGUMENTS.clear()
+    _ARGUMENTS[text] = dict(arguments)
+    return text
+
+
+# The arguments of the calls written lately, by their text: what a featurizer reads back from a call (see
+# ``arguments_of``) without parsing the JSON of a pasted result again.
+_ARGUMENTS: dict[str, dict[str, Any]] = {}
+
+
+def arguments_of(text: str) -> dict[str, Any] | None:
+    """The arguments :func:`call_text` wrote ``text`` from, if it wrote it lately (else None: parse the text)."""
+    return _ARGUMENTS.get(text)
 
 
 def _dumps(value: Any) -> str:

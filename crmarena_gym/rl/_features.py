@@ -24,7 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from crmarena_gym._memory import BytesLRU, bytes_cache
-from crmarena_gym.rl._candidates import CandidateState, StepRecord, found_nothing, pasted_json
+from crmarena_gym.rl._candidates import CandidateState, StepRecord, arguments_of, found_nothing, pasted_json
 from crmarena_gym.rl._checks import require_positive_ints
 from crmarena_gym.rl._encoding import FUNCTIONS, _texts_bytes, stable_hash, stable_hashes
 from crmarena_gym.rl._knowledge import KnowledgeView, knowledge_view, search_term_of
@@ -288,7 +288,12 @@ def _call_values(text: str) -> tuple[str, ...]:
     """The short string arguments of a call's text (ids, names, terms), for looking up their context."""
     # A call of facts recurs at every step of every episode of its question: kept. A call that pastes a result
     # is offered once, right after the step that returned it: read as it comes.
-    return _short_call_values(text) if len(text) <= 2000 else _read_call_values(text)
+    if len(text) <= 2000:
+        return _short_call_values(text)
+    arguments = arguments_of(text)  # the call as the generator wrote it: its JSON read back would give these
+    if arguments is None:
+        return _read_call_values(text)
+    return _short_values(arguments)
 
 
 @bytes_cache(
@@ -308,9 +313,14 @@ def _read_call_values(text: str) -> tuple[str, ...]:
         arguments = json.loads(body)
     except json.JSONDecodeError:
         return ()
+    return _short_values(arguments) if isinstance(arguments, dict) else ()
+
+
+def _short_values(arguments: dict[str, Any]) -> tuple[str, ...]:
     found: list[str] = []
-    for value in arguments.values() if isinstance(arguments, dict) else []:
-        items = value if isinstance(value, list) and len(value) <= 3 else [value]
+    for value in arguments.values():
+        # A tuple reads back from JSON as a list; no other difference matters here (only short texts are kept).
+        items = value if isinstance(value, list | tuple) and len(value) <= 3 else [value]
         found += [v for v in items if isinstance(v, str) and len(v) <= 200]
     return tuple(found)
 
@@ -492,7 +502,8 @@ class SlotFeatures:
                         blocks += (base + self.reply_offset + replies, base + self.own_offset + owns)
                         blocks.append(base + self.phrase_offset + phrases)  # arrays: answers are few
             else:
-                function = text[len("execute ") :].split("(", 1)[0].strip()
+                paren = text.find("(", len("execute "))  # not split: a call may paste a long result
+                function = (text[len("execute ") : paren] if paren >= 0 else text[len("execute ") :]).strip()
                 ones += (at + _IS_CALL, base + kind + self._functions.get(function, n), base + source_at + n)
                 where.append(at + _TAKES_LAST_RESULT)
                 numbers.append(float(pasted is not None and pasted in text))
