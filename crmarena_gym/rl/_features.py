@@ -464,7 +464,6 @@ class SlotFeatures:
         ones: list[int] = []  # flat indices of ``out`` set to 1
         where: list[int] = []  # flat indices of ``out`` set to the values in ``values``
         numbers: list[float] = []
-        blocks: list[np.ndarray] = []  # flat indices (arrays) set to 1
         for i, (text, source) in enumerate(zip(slots, sources, strict=True)):
             if text is None:
                 continue
@@ -497,10 +496,11 @@ class SlotFeatures:
                         if knowledge is _UNSET or knowledge is None:  # this slot holds one: there are
                             knowledge = _knowledge_features(state)
                         pairs, replies, owns, phrases = knowledge.answer(value, self.reply_buckets, self.own_buckets)
-                        where += (at + index for index, _ in pairs)
-                        numbers += (number for _, number in pairs)
-                        blocks += (base + self.reply_offset + replies, base + self.own_offset + owns)
-                        blocks.append(base + self.phrase_offset + phrases)  # arrays: answers are few
+                        where += [at + index for index, _ in pairs]
+                        numbers += [number for _, number in pairs]
+                        for offset, block in ((self.reply_offset, replies), (self.own_offset, owns)):
+                            ones += [base + offset + index for index in block]
+                        ones += [base + self.phrase_offset + index for index in phrases]
             else:
                 paren = text.find("(", len("execute "))  # not split: a call may paste a long result
                 function = (text[len("execute ") : paren] if paren >= 0 else text[len("execute ") :]).strip()
@@ -521,8 +521,6 @@ class SlotFeatures:
             ones += [offset + h for h in hashed]
         flat = out.reshape(-1)
         flat[ones] = 1.0
-        for block in blocks:
-            flat[block] = 1.0
         flat[where] = numbers
         return out
 
@@ -579,12 +577,11 @@ def _knowledge_features(state: CandidateState) -> _KnowledgeFeatures:
 
 # What a knowledge candidate adds to its row: (scalar index, value) pairs, and the reply, own and phrase
 # columns set to 1 (indices within each block).
-_Written = tuple[tuple[tuple[int, float], ...], np.ndarray, np.ndarray, np.ndarray]
-_NOTHING = np.zeros(0, dtype=np.intp)
+_Written = tuple[tuple[tuple[int, float], ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]
 
 
-def _indices(found: set[int]) -> np.ndarray:
-    return np.array(sorted(found), dtype=np.intp) if found else _NOTHING
+def _indices(found: set[int]) -> tuple[int, ...]:
+    return tuple(sorted(found))
 
 
 class _KnowledgeFeatures:
