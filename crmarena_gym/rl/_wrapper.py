@@ -232,6 +232,7 @@ class CandidateActionWrapper(gym.Wrapper[dict[str, np.ndarray], np.int64, str, s
             if _builtin_parts(self.generator, self.encoder, self.featurizer)
             else None
         )
+        self._first_parts = (self.generator, self.encoder, self.featurizer)  # the parts the key stands for
 
     # -- the episode ---------------------------------------------------------------------------
 
@@ -279,7 +280,13 @@ class CandidateActionWrapper(gym.Wrapper[dict[str, np.ndarray], np.int64, str, s
         state = self.state
         assert state is not None
         first = None
-        if self._first_key is not None and not state.history and state.pending is None and state.turn == 0:
+        if (
+            self._first_key is not None
+            and not state.history
+            and state.pending is None
+            and state.turn == 0
+            and all(a is b for a, b in zip(self._first_parts, (self.generator, self.encoder, self.featurizer)))
+        ):
             first = (self._first_key, state.facts, str(state.observation), state.max_turns)
             kept = _FIRST_OBSERVATIONS.get(first)
             if kept is not None:
@@ -363,8 +370,8 @@ def _builtin_parts(generator: Any, encoder: Any, featurizer: Any) -> bool:
 _Sparse = tuple[tuple[int, ...], np.ndarray, np.ndarray]
 
 # The first observation of each question, per wrapper (its serial number: an entry of a wrapper gone is never
-# asked again and ages out), sparse: a few kB where the arrays take ~100 kB. Shared by every wrapper of the process,
-# so that 64 wrappers cost what one does.
+# asked again and ages out), sparse: a few kB where the arrays take ~100 kB. One bound for the process, however
+# many wrappers it holds.
 _FIRST_OBSERVATIONS: BytesLRU[tuple[Any, ...], tuple[tuple[str | None, ...], tuple[_Sparse, ...]]] = BytesLRU(
     max_entries=16384, max_bytes=32 * 1024 * 1024
 )
