@@ -285,7 +285,7 @@ class CandidateActionWrapper(gym.Wrapper[dict[str, np.ndarray], np.int64, str, s
             and not state.history
             and state.pending is None
             and state.turn == 0
-            and all(a is b for a, b in zip(self._first_parts, (self.generator, self.encoder, self.featurizer)))
+            and self._first_parts == (self.generator, self.encoder, self.featurizer)
         ):
             first = (self._first_key, state.facts, str(state.observation), state.max_turns)
             kept = _FIRST_OBSERVATIONS.get(first)
