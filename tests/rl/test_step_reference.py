@@ -47,7 +47,10 @@ def _reference_package(dest: Path) -> Path:
         check=True,
     )
     with tarfile.open(fileobj=BytesIO(archive.stdout)) as tar:
-        tar.extractall(dest, filter="data")
+        try:
+            tar.extractall(dest, filter="data")
+        except TypeError:  # Python before 3.11.4 has no filters (the archive is this repository's own commit)
+            tar.extractall(dest)
     return dest
 
 
