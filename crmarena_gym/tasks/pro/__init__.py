@@ -9,6 +9,14 @@ Example:
 from __future__ import annotations
 
 from crmarena_gym.tasks.pro._category import Category, ProAnswer, ProDraw, ProFacts, ProQuestion
+from crmarena_gym.tasks.pro._grading import (
+    Extraction,
+    extract_pro_answer,
+    is_refusal,
+    leaked_facts,
+    score_instance,
+    score_pro_answer,
+)
 from crmarena_gym.tasks.pro._oracle import QUERY_TOOLS, format_pro_answer, pro_oracle_trace
 from crmarena_gym.tasks.pro._registry import implemented_categories, pro_category
 from crmarena_gym.tasks.pro._spec import (
@@ -29,6 +37,7 @@ __all__ = [
     "PRO_KINDS",
     "QUERY_TOOLS",
     "Category",
+    "Extraction",
     "ProAnswer",
     "ProAnswerKind",
     "ProCategorySpec",
@@ -36,9 +45,14 @@ __all__ = [
     "ProFacts",
     "ProMetric",
     "ProQuestion",
+    "extract_pro_answer",
     "format_pro_answer",
     "get_pro_spec",
     "implemented_categories",
+    "is_refusal",
+    "leaked_facts",
     "pro_category",
     "pro_oracle_trace",
+    "score_instance",
+    "score_pro_answer",
 ]
