@@ -9,6 +9,15 @@ Example:
 from __future__ import annotations
 
 from crmarena_gym.tasks.pro._category import Category, ProAnswer, ProDraw, ProFacts, ProQuestion
+from crmarena_gym.tasks.pro._context import PERSONA_POOLS, PRO_DOMAIN_DETAILS
+from crmarena_gym.tasks.pro._generate import (
+    DEFAULT_PRO_PER_TASK,
+    PRO_ANSWER_CAP,
+    PRO_TASK_GENERATOR_VERSION,
+    default_pro_tasks,
+    generate_pro_tasks,
+    pro_instance_key,
+)
 from crmarena_gym.tasks.pro._grading import (
     Extraction,
     extract_pro_answer,
@@ -31,10 +40,15 @@ from crmarena_gym.tasks.pro._spec import (
 )
 
 __all__ = [
+    "DEFAULT_PRO_PER_TASK",
+    "PERSONA_POOLS",
+    "PRO_ANSWER_CAP",
     "PRO_CATEGORY_ABBREVS",
     "PRO_CATEGORY_NAMES",
     "PRO_CATEGORY_SPECS",
+    "PRO_DOMAIN_DETAILS",
     "PRO_KINDS",
+    "PRO_TASK_GENERATOR_VERSION",
     "QUERY_TOOLS",
     "Category",
     "Extraction",
@@ -45,13 +59,16 @@ __all__ = [
     "ProFacts",
     "ProMetric",
     "ProQuestion",
+    "default_pro_tasks",
     "extract_pro_answer",
     "format_pro_answer",
+    "generate_pro_tasks",
     "get_pro_spec",
     "implemented_categories",
     "is_refusal",
     "leaked_facts",
     "pro_category",
+    "pro_instance_key",
     "pro_oracle_trace",
     "score_instance",
     "score_pro_answer",
