@@ -81,3 +81,113 @@ def records(result: Any) -> list[dict[str, Any]]:
 def hidden_rows(conn: sqlite3.Connection, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
     """Rows of a query over the org file (the draws' read of the planted labels)."""
     return conn.execute(sql, tuple(args)).fetchall()
+
+
+# -- the rule articles, read as an agent reads them ----------------------------------------------------------------
+
+_NUM = r"(\d+(?:\.\d+)?)"
+_RULE_PATTERNS: dict[str, re.Pattern[str]] = {
+    "discount_tiers": re.compile(r"discount.*(?:units or more|: up to \d)", re.S | re.I),
+    "discount_limit": re.compile(r"may not add up to more than \$[\d,]+", re.I),
+    "no_discount": re.compile(r"never discounted: ", re.I),
+    "quantity_limits": re.compile(r": at most \d+", re.I),
+    "exclusions": re.compile(r"may not be (?:sold|bought|quoted) together", re.I),
+    "bundles": re.compile(r" requires ", re.I),
+    "setup_times": re.compile(r"(?:by product line|by model): .*\d+ days", re.S | re.I),
+}
+
+
+def _listed(body: str) -> list[str]:
+    """The ``; ``-separated items after the first ``: `` up to the sentence's end (the articles' lists)."""
+    _head, _sep, rest = body.partition(": ")
+    items = re.split(r"\. (?=[A-Z])", rest, maxsplit=1)[0]
+    return [item.strip().rstrip(".") for item in items.split("; ") if item.strip()]
+
+
+def internal_articles(calls: Any) -> list[dict[str, Any]]:
+    """The internal (not public) knowledge articles, as one SOQL query lists them."""
+    return records(
+        calls(
+            "issue_soql_query",
+            query="SELECT Id, Title, FAQ_Answer__c FROM Knowledge__kav WHERE IsVisibleInPkb = false",
+        )
+    )
+
+
+def read_rule_articles(articles: list[dict[str, Any]]) -> dict[str, tuple[str, dict[str, Any]]]:
+    """Rule key -> (article Id, the rule read from its text), for every rule article among ``articles``.
+
+    Raises:
+        OracleError: A rule is stated by two articles, or an article matched a rule whose figures do not parse.
+    """
+    found: dict[str, tuple[str, dict[str, Any]]] = {}
+    for article in articles:
+        body = article.get("FAQ_Answer__c") or ""
+        for key, pattern in _RULE_PATTERNS.items():
+            if not pattern.search(body):
+                continue
+            if key == "bundles" and _RULE_PATTERNS["quantity_limits"].search(body):
+                continue
+            if key in found:
+                raise OracleError(f"two articles state the {key} rule: {found[key][0]} and {article['Id']}")
+            found[key] = (article["Id"], _parse_rule(key, body, article["Id"]))
+    return found
+
+
+def _parse_rule(key: str, body: str, article: str) -> dict[str, Any]:
+    try:
+        if key == "discount_tiers":
+            tiers = [(int(n), float(p)) for p, n in re.findall(_NUM + r"% for (\d+) units or more", body)]
+            caps = {} if tiers else {f: float(p) for f, p in re.findall(r"([A-Z][\w -]+?): up to " + _NUM + "%", body)}
+            bonus = re.search(r"up to " + _NUM + r"% more", body)
+            if not tiers and not caps:
+                raise ValueError("no tier")
+            return {"tiers": sorted(tiers, reverse=True), "caps": caps, "bonus": float(bonus.group(1)) if bonus else 0}
+        if key == "discount_limit":
+            limit = re.search(r"more than \$([\d,]+(?:\.\d+)?)", body)
+            return {"limit": float(limit.group(1).replace(",", ""))}
+        if key == "no_discount":
+            families = re.search(r"never discounted: (.+?)\. ", body).group(1)
+            return {"families": [f.strip() for f in families.split(",")]}
+        if key == "quantity_limits":
+            limits = {}
+            for item in _listed(body):
+                name, _sep, most = item.rpartition(": at most ")
+                limits[name] = int(most)
+            return {"limits": limits}
+        if key == "exclusions":
+            pairs = [tuple(item.split(" with ")) for item in _listed(body)]
+            if any(len(pair) != 2 for pair in pairs):
+                raise ValueError("a pair is not 'A with B'")
+            return {"pairs": pairs}
+        if key == "bundles":
+            bundles = {}
+            for item in _listed(body):
+                primary, _sep, companions = item.partition(" requires ")
+                bundles[primary] = [c.strip() for c in companions.split(", ")]
+            return {"bundles": bundles}
+        if key == "setup_times":
+            by = re.search(r"(?:by product line|by model): (.+?)\. ", body).group(1)
+            days = {}
+            for item in by.split("; "):
+                name, _sep, n = item.rpartition(": ")
+                days[name] = int(n.split()[0])
+            bands = [
+                (int(n), int(d)) for d, n in re.findall(r"(\d+) more days for orders of (\d+) units or more", body)
+            ]
+            return {"days": days, "bands": sorted(bands, reverse=True), "by_model": "by model" in body}
+    except (AttributeError, ValueError) as err:
+        raise OracleError(f"article {article} states the {key} rule in a form the solver cannot read: {err}") from err
+    raise OracleError(f"no reader for rule {key!r}")
+
+
+def allowed_discount(rules: dict[str, tuple[str, dict[str, Any]]], family: str, quantity: float, offer: bool) -> float:
+    """The most discount (percent) a line may carry by the articles read (the no-discount families: 0)."""
+    if family in rules["no_discount"][1]["families"]:
+        return 0.0
+    tiers = rules["discount_tiers"][1]
+    if tiers["tiers"]:
+        base = next((pct for low, pct in tiers["tiers"] if quantity >= low), 0.0)
+    else:
+        base = tiers["caps"].get(family, 0.0)
+    return base + (tiers["bonus"] if offer else 0.0)
