@@ -22,7 +22,8 @@ def test_gold_by_sql_and_by_the_oracle_equal_the_planted_label(pro_org: ProOrg) 
 def _offer_text(conn: sqlite3.Connection, case: str) -> str:
     """Everything the case's owner wrote: the owner's emails on the case and the owner's chat lines."""
     owner, email = conn.execute(
-        "SELECT u.FirstName || ' ' || u.LastName, u.Email FROM \"Case\" c JOIN User u ON u.Id = c.OwnerId WHERE c.Id = ?",
+        """SELECT u.FirstName || ' ' || u.LastName, u.Email
+           FROM "Case" c JOIN User u ON u.Id = c.OwnerId WHERE c.Id = ?""",
         (case,),
     ).fetchone()
     mails = [r[0] for r in conn.execute("SELECT TextBody FROM EmailMessage WHERE ParentId = ? AND FromAddress = ?",
