@@ -23,8 +23,7 @@ if TYPE_CHECKING:
 
 _TEMPLATES = (
     "Review how the agent handled this case. Did they break any company policy, and if so, which knowledge article?",
-    "Check the agent's communication on this case against our policies. Which knowledge article, if any, was "
-    "violated?",
+    "Check the agent's communication on this case against our policies. Which knowledge article, if any, was violated?",
     "Was anything offered to the customer on this case that our policies do not allow? Name the article broken.",
     "Audit this case: identify the knowledge article whose policy the agent violated, if any.",
     "Did the support agent on this case stay within policy? If not, which article did they go against?",
