@@ -810,7 +810,7 @@ def rule_facts(spec: KindSpec, key: str) -> list[Fact]:
     if key == "discount_limit":
         return [("limit", "limit", _money(r.discount_limit))]
     if key == "no_discount":
-        return [("family", "family", f) for f in r.no_discount_families]
+        return [("family", "family", f"never discounted: {', '.join(r.no_discount_families)}")]
     if key == "quantity_limits":
         return [("limit", p[i].name, f"{p[i].name}: at most {n}") for i, n in r.quantity_limits.items()]
     if key == "exclusions":
