@@ -403,6 +403,7 @@ SPEC = KindSpec(
         "User": 212,
         "Territory2": 10,
         "UserTerritory2Association": 184,
+        "PurchaseCluster": 120,  # look-alike purchases planted for named_entity_disambiguation (not an object)
     },
     fixed=frozenset({"User", "Territory2", "UserTerritory2Association"}),
     n_sales=80,
