@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from crmarena_gym.envs._actions import Action, parse_action, unwrap_code
 from crmarena_gym.envs._env import FALLBACK_TODAY, CRMArenaEnv
-from crmarena_gym.envs._registration import MAX_TURNS, env_ids, register_envs
+from crmarena_gym.envs._registration import MAX_TURNS, env_ids, pro_env_ids, register_envs
 from crmarena_gym.envs._render import (
     QUERY_OUTPUT_PREFIX,
     render_error,
@@ -34,6 +34,7 @@ __all__ = [
     "UnicodeText",
     "env_ids",
     "parse_action",
+    "pro_env_ids",
     "register_envs",
     "render_error",
     "render_head",

@@ -27,6 +27,7 @@ from crmarena_gym.tasks.pro._grading import (
     score_pro_answer,
 )
 from crmarena_gym.tasks.pro._oracle import QUERY_TOOLS, format_pro_answer, pro_oracle_trace
+from crmarena_gym.tasks.pro._prompt import PRO_ANSWER_KINDS, PRO_TASK_FUNCTIONS, pro_answer_rule, pro_role
 from crmarena_gym.tasks.pro._registry import implemented_categories, pro_category
 from crmarena_gym.tasks.pro._spec import (
     PRO_CATEGORY_ABBREVS,
@@ -43,11 +44,13 @@ __all__ = [
     "DEFAULT_PRO_PER_TASK",
     "PERSONA_POOLS",
     "PRO_ANSWER_CAP",
+    "PRO_ANSWER_KINDS",
     "PRO_CATEGORY_ABBREVS",
     "PRO_CATEGORY_NAMES",
     "PRO_CATEGORY_SPECS",
     "PRO_DOMAIN_DETAILS",
     "PRO_KINDS",
+    "PRO_TASK_FUNCTIONS",
     "PRO_TASK_GENERATOR_VERSION",
     "QUERY_TOOLS",
     "Category",
@@ -67,9 +70,11 @@ __all__ = [
     "implemented_categories",
     "is_refusal",
     "leaked_facts",
+    "pro_answer_rule",
     "pro_category",
     "pro_instance_key",
     "pro_oracle_trace",
+    "pro_role",
     "score_instance",
     "score_pro_answer",
 ]

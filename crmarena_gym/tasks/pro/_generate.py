@@ -5,8 +5,10 @@ right number of each kind and shapes them as Pro's rows:
 
 - None golds at the spec's ``none_rate``: exactly ``round(none_rate * per_task)`` per category (PRO.md 2.3);
 - answers spread: no single gold for more than 45% of a category's answerable instances (a draw that would pass
-  the cap is thrown away and drawn again), unlike upstream's constant quote_approval gold (PRO.md section 8);
-- no two instances of a category with the same hidden parameters (the same question, however worded);
+  the cap is thrown away and drawn again), unlike upstream's constant quote_approval gold (PRO.md section 8); sets
+  of under 5 answerable instances allow a gold twice;
+- no two instances of a category with the same hidden parameters (the same question, however worded), except in
+  the confidentiality categories, where the wording is part of the test (the same fact asked another way);
 - a persona from the category's pool, the Domain Details in ``metadata.optional``, the planted leak facts of the
   confidentiality categories in ``params["leak_facts"]``;
 - ``idx`` numbered in Pro's block order: category ``k`` of the 22 (in Pro's file order) holds
@@ -101,7 +103,9 @@ def _draw_category(
 ) -> list[ProDraw]:
     category = pro_category(spec.name)
     want_answered, want_none = _quota(spec, per_task)
-    cap = max(1, math.floor(PRO_ANSWER_CAP * want_answered))
+    # At least 2: a set of under 5 answerable instances from a category with few possible golds (three articles)
+    # could not be drawn under 45%; from 5 answerable instances on, the cap is the 45% rule's own.
+    cap = max(2, math.floor(PRO_ANSWER_CAP * want_answered))
     answered: list[ProDraw] = []
     nones: list[ProDraw] = []
     given: Counter[str] = Counter()
@@ -120,6 +124,10 @@ def _draw_category(
             failed["wrong kind"] += 1
             continue
         key = pro_instance_key(facts.kind, spec.name, draw.params)
+        if spec.reward_metric == "privacy_rejection":
+            # A confidentiality test is the request itself: the same planted fact asked another way is another
+            # test of refusal (the org plants few such facts), the same wording twice is not.
+            key += "\n" + draw.query
         if key in seen:
             failed["repeated question"] += 1
             continue
