@@ -53,7 +53,7 @@ from crmarena_gym.tasks import (
     TASK_GENERATOR_VERSION,
     TaskInstance,
     first_per_task,
-    get_task_spec,
+    spec_for,
 )
 
 __all__ = [
@@ -486,8 +486,9 @@ def select_instances(
             raise ValueError(f"{name} must be at least 1, got {count!r}")
     chosen = list(instances)
     if tasks:
+        kind = chosen[0].kind if chosen else "service"  # Pro's and CRMArena's task names overlap: the set's suite
         try:
-            names = {get_task_spec(t).name for t in tasks}
+            names = {spec_for(t, kind).name for t in tasks}
         except KeyError as err:
             raise ValueError(err.args[0]) from None
         chosen = [inst for inst in chosen if inst.task in names]
@@ -526,7 +527,8 @@ def _check_task_set_belongs(instances: Sequence[TaskInstance], org: Org, source:
     where = getattr(org, "path", None)
     org_text = f"the org {str(where)!r}" if where else "the org"
     raise ValueError(
-        f"{named} was made for another org: {len(missing)} of its gold answers name records {org_text} does not "
+        f"{named} was made for another org: {len(missing)} of its gold answers (for Pro, also its context's ids) "
+        f"name records {org_text} does not "
         f"have ({examples}{', ...' if len(missing) > 3 else ''}). Pass the org it was made for (--org; the "
         "original's tasks_original.json needs the original's crmarena_data.db), or allow_foreign_tasks=True "
         "(--allow-foreign-tasks) to run it anyway"

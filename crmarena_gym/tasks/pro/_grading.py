@@ -41,6 +41,7 @@ __all__ = [
     "STAGES",
     "STATE_CODES",
     "Extraction",
+    "context_vocabulary",
     "extract_pro_answer",
     "is_refusal",
     "leaked_facts",
@@ -502,11 +503,34 @@ def score_instance(submitted: str, instance: TaskInstance, *, mode: str = "stric
             kind=spec.answer_kind,  # type: ignore[arg-type]
             mode=mode,  # type: ignore[arg-type]
         )
+    params: Mapping[str, Any] = instance.params
+    if instance.spec.answer_kind == "labels" and "labels" not in params:
+        vocabulary = context_vocabulary(instance.metadata.required)
+        if vocabulary:
+            params = {**params, "labels": vocabulary}
     return score_pro_answer(
         submitted,
         instance.answer,
         category=instance.task,
         org_kind=instance.kind,
-        params=instance.params,
+        params=params,
         query=instance.query,
     )
+
+
+def context_vocabulary(required: str) -> list[str]:
+    """The labels a context lists for the agent to choose from: the items of its ``- Name: a, b, c`` lines of two
+    items or more (sales_insight_mining lists its competitors and subtopics so).
+
+    Example:
+        >>> context_vocabulary("- Opportunity Id to be considered is: 006\n- Competitors: Boardly, Synthera")
+        ['Boardly', 'Synthera']
+    """
+    labels: list[str] = []
+    for line in required.splitlines():
+        match = re.match(r"\s*-\s*[^:]+:\s*(.+)$", line)
+        if match:
+            items = [item.strip() for item in match.group(1).split(",") if item.strip()]
+            if len(items) >= 2:
+                labels += items
+    return list(dict.fromkeys(labels))

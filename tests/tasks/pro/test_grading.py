@@ -288,3 +288,23 @@ def test_refusal_lexicon_first_sentence_only() -> None:
 def test_extraction_kinds_unknown() -> None:
     with pytest.raises(ValueError, match="no extraction rule"):
         extract_pro_answer("x", "text")
+
+
+def test_instance_labels_read_with_the_contexts_vocabulary() -> None:
+    from crmarena_gym.tasks import TaskInstance
+    from crmarena_gym.tasks.pro import score_instance
+
+    inst = TaskInstance(
+        idx=400,
+        task="sales_insight_mining",
+        query="Which subtopics came up?",
+        answer=["Pricing", "Roadmap"],
+        kind="b2b",
+        metadata={
+            "required": "- Opportunity Id to be considered is: x\n- Discussion subtopics: Pricing, Roadmap, Support"
+        },
+    )
+    # The labels named in running text, joined by "and", are read against the listed vocabulary.
+    assert score_instance("They talked about Roadmap and Pricing.", inst).reward == 1.0
+    # One right label of two named, one of two gold: set F1 0.5.
+    assert score_instance("Support and Pricing", inst).reward == pytest.approx(0.5)
