@@ -118,7 +118,8 @@ class CRMArenaEnv(gym.Env[str, str]):
         toolset: ``"soql"`` (SOQL and SOSL, as in Act/ReAct), ``"functions"`` (the task-specific
             functions, as in function calling) or ``"flex"`` (both).
         match: ``"strict"`` (the paper's exact string equality) or ``"lenient"`` (a deterministic
-            extraction of the answer from a verbose reply first).
+            extraction of the answer from a verbose reply first). Pro instances are always graded by Pro's
+            rules (the upstream fast path, then extraction), whatever ``match`` says.
         observation_format: ``"python"`` (the paper's ``str()`` of the rows) or ``"json"``.
         aided: Show the domain details (quarters, seasons, periods) with the question, as the paper's
             published runs do.
