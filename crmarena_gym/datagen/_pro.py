@@ -48,9 +48,10 @@ Calls about opportunities (``crmarena_hidden_call_insight``)
     (so the most-mentioned one changes from window to window), each has its own edge and offer habit, each
     subtopic its own tone (sales_insight_mining).
 Service (cases)
-    Per service agent a speed and a transfer habit, per issue two experts, per state a closure-speed
-    factor, per product a few dominant issues: the structure of the original's handle_time, transfer_count,
-    top_issue_identification, best_region_identification and case_routing.
+    Per service agent a speed, a transfer habit and a case volume (a busy core takes most of the cases beside
+    the experts', so that several agents transfer more than once in a window), per issue two experts, per state a
+    closure-speed factor, per product a few dominant issues: the structure of the original's handle_time,
+    transfer_count, top_issue_identification, best_region_identification and case_routing.
 
 ``latent=False`` draws every per-entity variable flat (representatives, agents, states and products alike;
 no planted territory winners) while the record-level labels stay (rule-breaking quotes at their rates,
@@ -116,6 +117,8 @@ WIN_MEAN = 0.15
 DEAL_BASE = 300_000.0  # list value of a b2b deal of planted size 1, in dollars
 DEAL_SIZE_RANGE = (0.25, 6.0)  # planted deal sizes (b2b: a factor on DEAL_BASE; b2c: steers the vehicle)
 DEAL_NOISE = 0.08  # per-deal spread around a representative's deal size
+CASE_VOLUME_SHAPE = 0.3  # gamma shape of the service agents' case volumes (mean 1; smaller: more concentrated)
+TRANSFER_MEAN = 0.3  # the service agents' mean transfer habit
 
 
 @dataclass(frozen=True)
@@ -452,11 +455,12 @@ class _ProOrg:
         self.opp_volume = rng.gamma(3.0, 1 / 3.0, n_r) if s else np.ones(n_r)
         self.acceptance = rng.beta(2.0, 2.0, n_r) if s else np.full(n_r, 0.5)
         self.speed = np.exp(0.6 * rng.standard_normal(n_a)) if s else np.ones(n_a)
-        raw = rng.beta(0.6, 4.0, n_a)
-        self.transfer = np.clip(raw * 0.1 / raw.mean(), 0, 0.6) if s else np.full(n_a, 0.1)
+        raw = rng.beta(1.5, 3.0, n_a)
+        self.transfer = np.clip(raw * TRANSFER_MEAN / raw.mean(), 0, 0.6) if s else np.full(n_a, TRANSFER_MEAN)
         n_i = len(self.spec.issues)
         self.experts = np.stack([rng.choice(n_a, size=2, replace=False) for _ in range(n_i)])
         skill = 0.1 * np.exp(0.4 * rng.standard_normal((n_a, n_i)))
+        self.skill_base = skill.copy() if s else np.zeros((n_a, n_i))
         for i in range(n_i):
             skill[self.experts[i, 0], i] += 8.0
             skill[self.experts[i, 1], i] += 4.0
@@ -466,6 +470,10 @@ class _ProOrg:
         sparse = rng.gamma(0.3, 1.0, size=(n_p, n_i)) + 1e-6
         sparse /= sparse.sum(axis=1, keepdims=True)
         self.product_issue = 0.9 * sparse + 0.1 / n_i if s else np.full((n_p, n_i), 1.0 / n_i)
+        # A busy core and a quiet fringe of service agents: the volume scales the cases an agent gets beside the
+        # planted experts' (its own stream, so the draws above stay as they were).
+        volume = self.rng("agent-volume").gamma(CASE_VOLUME_SHAPE, 1.0 / CASE_VOLUME_SHAPE, n_a)
+        self.case_volume = volume if s else np.ones(n_a)
         self.lat.update(
             {
                 "state_closure_speed": {STATES[k][0]: round(float(v), 6) for k, v in enumerate(self.state_speed)},
@@ -1782,7 +1790,7 @@ class _ProOrg:
             d = self.deals[k]
             product = int(d["lines"][m][0])
             issue = int(rng.choice(len(spec.issues), p=self.product_issue[product]))
-            w = self.skill[:, issue]
+            w = self.skill[:, issue] + self.skill_base[:, issue] * (self.case_volume - 1.0)
             owner = int(rng.choice(n_a, p=w / w.sum()))
             assignments = [(owner, when)]
             state = self.acc_state[d["account"]]
@@ -1992,6 +2000,7 @@ class _ProOrg:
                         float(self.acceptance[r]),
                         None,
                         None,
+                        None,
                     )
                 )
             else:
@@ -2010,6 +2019,7 @@ class _ProOrg:
                         None,
                         float(self.speed[a]),
                         float(self.transfer[a]),
+                        float(self.case_volume[a]),
                     )
                 )
         self.put_hidden(
@@ -2027,6 +2037,7 @@ class _ProOrg:
                 "acceptance",
                 "speed",
                 "transfer_rate",
+                "case_volume",
             ),
             rows,
         )
