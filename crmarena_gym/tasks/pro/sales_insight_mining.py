@@ -189,7 +189,7 @@ def draw(facts: ProFacts, rng: np.random.Generator, want_none: bool) -> ProDraw 
     kind = pick(rng, tuple(_KINDS))
     family = _KINDS[kind]
     vocabulary = _vocabulary(facts)
-    if rng.random() < 0.49:
+    if rng.random() < 0.62:  # per-opportunity draws are rejected more often: about half of the kept ones
         opp = pick(rng, calls)[1]
         mine = [labels for _call, o, _day, labels in calls if o == opp]
         gold = set().union(*(_labels_of(labels, kind) for labels in mine))
