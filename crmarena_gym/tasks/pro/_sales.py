@@ -1,4 +1,4 @@
-"""What the sales-side Pro categories share: the stage guide they show and read, phrasing picks, query helpers.
+"""What the sales-side Pro categories share: the stage guide they show and read, the rule articles read as text.
 
 Used by the draws (which write the guide from the org's closed activity catalog) and the solvers (which read it
 back from the instance's context, as an agent would); never by a category's ``gold_sql``, which stays plain SQL.
@@ -7,27 +7,18 @@ back from the instance's context, as an agent would); never by a category's ``go
 from __future__ import annotations
 
 import re
-import sqlite3
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from crmarena_gym.schema import OPPORTUNITY_STAGES
 from crmarena_gym.tasks._oracle import OracleError
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from crmarena_gym.tasks.pro._category import ProFacts
 
 #: The five stages, least advanced first.
 STAGES: tuple[str, ...] = OPPORTUNITY_STAGES
 _GUIDE_HEAD = "- Stage guide (the activities that belong to each stage of an opportunity):"
 _GUIDE_LINE = re.compile(r"^\s*- (Qualification|Discovery|Quote|Negotiation|Closed) stage: (.+)$")
-
-
-def pick(rng: np.random.Generator, options: Sequence[Any]) -> Any:
-    """One of ``options``, drawn with ``rng``."""
-    return options[int(rng.integers(len(options)))]
 
 
 def stage_catalog(facts: ProFacts) -> dict[str, list[str]]:
@@ -76,11 +67,6 @@ def records(result: Any) -> list[dict[str, Any]]:
     if not isinstance(result, list):
         raise OracleError(f"a query answered {str(result)[:200]!r}, not a list of records")
     return result
-
-
-def hidden_rows(conn: sqlite3.Connection, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-    """Rows of a query over the org file (the draws' read of the planted labels)."""
-    return conn.execute(sql, tuple(args)).fetchall()
 
 
 # -- the rule articles, read as an agent reads them ----------------------------------------------------------------

@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 
 from crmarena_gym.tasks._oracle import SolverCalls
+from crmarena_gym.tasks._phrasing import pick
 from crmarena_gym.tasks.pro._category import Category, ProAnswer, ProDraw, ProFacts, ProQuestion
-from crmarena_gym.tasks.pro._sales import pick
 
 _TEMPLATES: dict[str, tuple[str, ...]] = {
     "cycle": (

@@ -28,8 +28,9 @@ import numpy as np
 
 from crmarena_gym.tasks._oracle import OracleError, SolverCalls
 from crmarena_gym.tasks._periods import add_months
+from crmarena_gym.tasks._phrasing import pick
 from crmarena_gym.tasks.pro._category import Category, ProAnswer, ProDraw, ProFacts, ProQuestion
-from crmarena_gym.tasks.pro._sales import pick, records
+from crmarena_gym.tasks.pro._sales import records
 from crmarena_gym.tools._common import soql_string
 
 # kind -> (family, what the question asks about it)
