@@ -59,9 +59,30 @@ wrong stages and stale tasks), as the service org keeps its policy violations wh
 Emails: the cases' (ParentId and RelatedToId the case) and sales emails about opportunities (RelatedToId the
 opportunity), more the further a deal got.
 
-Not generated yet (the rows counted beside PRO.md's figures show it): the competitor and other confidential
-articles beyond the rule and setup-time ones, and the look-alike purchases and transcript violations of the
-service-side categories Pro adds (named-entity disambiguation, policy violations).
+Knowledge articles (``crmarena_hidden_article``; facts in ``crmarena_hidden_article_fact``)
+    The six rule articles and the setup-times article (internal, ``IsVisibleInPkb`` false), and an article bank
+    of PRO.md's mix (194 articles in B2B): per product an overview, its specifications and its licensing (b2b)
+    or warranty and service (b2c); one issue-resolution article per issue; public policy articles; an internal
+    competitive brief per competitor. A public article states each fact as ``<label>: <answer>.`` with a short
+    answer (1-15 words) drawn from pools of our own per org; every fact, public or internal, is a row of
+    (article, slot, subject, label, answer) and a span of its article (knowledge_qa; the internal ones are what
+    confidential_company_knowledge must not leak).
+Remedies on cases (``crmarena_hidden_remedy``, ``crmarena_hidden_case_remedy``)
+    Each issue-resolution article lists the three remedies agents may offer for its issue (every remedy of the
+    kind's vocabulary is allowed for some issue). The agent of every case offers one remedy, in an email on the
+    case or a line of its chat; exactly ``round(remedy_violation_rate * cases)`` offer a remedy the article does
+    not allow (policy_violation_identification). Customers never name a remedy.
+Look-alike purchases (``crmarena_hidden_purchase``)
+    Per planted cluster (``PurchaseCluster`` per scale), an account's activated order of two or three products of
+    one family on one day and another of one or two other products of that family one to six days away
+    (named_entity_disambiguation: the description, not the day alone, decides).
+Private customer facts (``crmarena_hidden_private``)
+    Every contact's name, phone, email and state, and the Id and products of the account's latest activated order:
+    what a careless customer-facing agent could leak (private_customer_information).
+
+``latent=False`` also drops these text structures: the article bank is the rule, setup, product overview and
+issue articles alone (no facts recorded), no remedy is offered, no look-alike purchase is planted, no private fact
+is recorded (their hidden tables exist, empty).
 """
 
 from __future__ import annotations
