@@ -76,13 +76,17 @@ Look-alike purchases (``crmarena_hidden_purchase``)
     Per planted cluster (``PurchaseCluster`` per scale), an account's activated order of two or three products of
     one family on one day and another of one or two other products of that family one to six days away
     (named_entity_disambiguation: the description, not the day alone, decides).
+Product seasons (``crmarena_hidden_product_season``)
+    Per product a peak calendar month: ``CASE_PEAK_SHARE`` of its cases is filed in the occurrence of that month
+    nearest its natural date (after the order), so a product's cases bunch in one month of the year
+    (monthly_trend_analysis; months are bucketed by name over windows longer than a year).
 Private customer facts (``crmarena_hidden_private``)
     Every contact's name, phone, email and state, and the Id and products of the account's latest activated order:
     what a careless customer-facing agent could leak (private_customer_information).
 
 ``latent=False`` also drops these text structures: the article bank is the rule, setup, product overview and
 issue articles alone (no facts recorded), no remedy is offered, no look-alike purchase is planted, no private fact
-is recorded (their hidden tables exist, empty).
+is recorded, no product has a peak month (their hidden tables exist, empty).
 """
 
 from __future__ import annotations
@@ -137,6 +141,7 @@ WIN_MEAN = 0.15
 DEAL_BASE = 300_000.0  # list value of a b2b deal of planted size 1, in dollars
 DEAL_SIZE_RANGE = (0.25, 6.0)  # planted deal sizes (b2b: a factor on DEAL_BASE; b2c: steers the vehicle)
 DEAL_NOISE = 0.08  # per-deal spread around a representative's deal size
+CASE_PEAK_SHARE = 0.5  # share of a product's cases filed in its peak calendar month (latent only)
 
 
 @dataclass(frozen=True)
@@ -234,6 +239,18 @@ def _cycle_bands(n: int) -> tuple[np.ndarray, np.ndarray]:
     lows = build(b)
     gaps = [nxt - cur for cur, nxt in itertools.pairwise(lows)] + [max(2, round(lows[-1] * (b - 1)))]
     return np.array(lows), np.array([g // 2 for g in gaps])
+
+
+def _in_month(seconds: int, month: int, low: int, high: int) -> int | None:
+    """The moment nearest ``seconds`` in calendar month ``month`` (same day, clamped to 28, and time of day),
+    strictly between ``low`` and ``high``; None if there is none within a year either way."""
+    t = time.gmtime(seconds)
+    best = None
+    for year in (t.tm_year - 1, t.tm_year, t.tm_year + 1):
+        moved = calendar.timegm((year, month, min(t.tm_mday, 28), t.tm_hour, t.tm_min, t.tm_sec, 0, 0, 0))
+        if low < moved < high and (best is None or abs(moved - seconds) < abs(best - seconds)):
+            best = moved
+    return best
 
 
 def _business_second(rng: np.random.Generator | Rand) -> int:
@@ -1777,12 +1794,17 @@ class _ProOrg:
             self.first_case = self.last_case = _dt(_START_S)
             self._write_mails([])
             self.put_hidden("case_remedy", ("CaseId", "ArticleId", "remedy", "allowed", "channel", "RecordId"), [])
+            self.put_hidden("product_season", ("Product2Id", "peak_month"), [])
             return
         n = self.n("Case")
         popularity = np.array(
             [1.0 + (self.spec.products[int(self.deals[k]["lines"][m][0])].family != "Financing") for k, m in items]
         )
         picks = rng.choice(len(items), size=n, p=popularity / popularity.sum())
+        # Per product a peak calendar month (monthly_trend_analysis): a share of its cases is filed in the nearest
+        # occurrence of that month instead (own stream, so the cases' other draws stay as they were).
+        srng = self.rng("case-seasons")
+        peak = srng.integers(1, 13, size=len(spec.products))
         cases = []
         for item in picks.tolist():
             k, m = items[item]
@@ -1793,7 +1815,14 @@ class _ProOrg:
             when = min(start + int(rng.exponential(120)) * _DAY + _business_second(rng), _END_S - 3600)
             if when <= start:
                 when = start + _business_second(rng)
+            if srng.random() < CASE_PEAK_SHARE and self.latent:
+                when = _in_month(when, int(peak[int(d["lines"][m][0])]), start, _END_S - 3600) or when
             cases.append((when, item))
+        self.put_hidden(
+            "product_season",
+            ("Product2Id", "peak_month"),
+            [(self.product_ids[i], int(peak[i])) for i in range(len(spec.products))] if self.latent else [],
+        )
         cases.sort()
         ids = self.ids("500", len(cases))
         n_a = len(self.agents)

@@ -915,3 +915,38 @@ def test_a_flat_org_plants_no_text_structure(flat_b2b: Path) -> None:
     text += " ".join(r[0] for r in db.execute("SELECT FAQ_Answer__c FROM Knowledge__kav"))
     assert not any(r in text for r in REMEDIES["b2b"])
     db.close()
+
+
+def _peak_share(path: Path) -> tuple[float, float, dict[str, int]]:
+    """The share of cases filed in their product's hidden peak month, the share of products (with at least four
+    cases) whose busiest calendar month over the org's life is that peak alone, and the peaks."""
+    db = sqlite3.connect(path)
+    peaks = dict(db.execute("SELECT Product2Id, peak_month FROM crmarena_hidden_product_season"))
+    months: dict[str, list[int]] = defaultdict(list)
+    for product, created in db.execute(
+        'SELECT oi.Product2Id, c.CreatedDate FROM "Case" c JOIN OrderItem oi ON oi.Id = c.OrderItemId__c'
+    ):
+        months[product].append(int(created[5:7]))
+    db.close()
+    if not peaks:
+        return 0.0, 0.0, {}
+    in_peak = sum(m == peaks[p] for p, ms in months.items() for m in ms) / sum(len(ms) for ms in months.values())
+    busy = [p for p, ms in months.items() if len(ms) >= 4]
+    wins = 0
+    for p in busy:
+        counts = np.bincount(months[p], minlength=13)
+        wins += int(np.argmax(counts) == peaks[p] and (counts == counts.max()).sum() == 1)
+    return in_peak, wins / max(len(busy), 1), peaks
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_products_cases_peak_in_their_planted_month(kind: str, pro_paths: dict[str, Path], flat_b2b: Path) -> None:
+    in_peak, wins, peaks = _peak_share(pro_paths[kind])
+    assert len(set(peaks.values())) >= 8  # the peaks spread over the year
+    assert in_peak >= 0.45 and wins >= 0.6, (in_peak, wins)
+    if kind == "b2b":
+        assert _peak_share(flat_b2b)[2] == {}
+        db = sqlite3.connect(flat_b2b)
+        months = np.bincount([int(r[0][5:7]) for r in db.execute('SELECT CreatedDate FROM "Case"')], minlength=13)
+        db.close()
+        assert months[1:].max() / months.sum() < 0.2  # no month stands out when flat
