@@ -141,7 +141,6 @@ WIN_MEAN = 0.15
 DEAL_BASE = 300_000.0  # list value of a b2b deal of planted size 1, in dollars
 DEAL_SIZE_RANGE = (0.25, 6.0)  # planted deal sizes (b2b: a factor on DEAL_BASE; b2c: steers the vehicle)
 DEAL_NOISE = 0.08  # per-deal spread around a representative's deal size
-CASE_PEAK_SHARE = 0.5  # share of a product's cases filed in its peak calendar month (latent only)
 
 
 @dataclass(frozen=True)
@@ -239,6 +238,10 @@ def _cycle_bands(n: int) -> tuple[np.ndarray, np.ndarray]:
     lows = build(b)
     gaps = [nxt - cur for cur, nxt in itertools.pairwise(lows)] + [max(2, round(lows[-1] * (b - 1)))]
     return np.array(lows), np.array([g // 2 for g in gaps])
+
+
+#: Share of a product's cases filed in its peak calendar month (latent only).
+CASE_PEAK_SHARE = 0.5
 
 
 def _in_month(seconds: int, month: int, low: int, high: int) -> int | None:
