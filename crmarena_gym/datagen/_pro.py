@@ -1818,16 +1818,24 @@ class _ProOrg:
             when = min(start + int(rng.exponential(120)) * _DAY + _business_second(rng), _END_S - 3600)
             if when <= start:
                 when = start + _business_second(rng)
+            filed = when
             if srng.random() < CASE_PEAK_SHARE and self.latent:
-                when = _in_month(when, int(peak[int(d["lines"][m][0])]), start, _END_S - 3600) or when
-            cases.append((when, item))
+                filed = _in_month(when, int(peak[int(d["lines"][m][0])]), start, _END_S - 3600) or when
+            cases.append((when, item, filed))
         self.put_hidden(
             "product_season",
             ("Product2Id", "peak_month"),
             [(self.product_ids[i], int(peak[i])) for i in range(len(spec.products))] if self.latent else [],
         )
+        # The cases' draws below run in the order of their natural dates (so the seasons move dates, not who
+        # handles what); their ids follow the dates they are filed on.
         cases.sort()
-        ids = self.ids("500", len(cases))
+        by_filed = sorted(range(len(cases)), key=lambda c: (cases[c][2], c))
+        chronological = self.ids("500", len(cases))
+        ids = [""] * len(cases)
+        for rank, c in enumerate(by_filed):
+            ids[c] = chronological[rank]
+        cases = [(filed, item) for _natural, item, filed in cases]
         n_a = len(self.agents)
         agent_ids = [self.user_ids[int(a)] for a in self.agents]
         histories: list[tuple[str, str | None, str | None, int, str]] = []
