@@ -77,9 +77,10 @@ Look-alike purchases (``crmarena_hidden_purchase``)
     one family on one day and another of one or two other products of that family one to six days away
     (named_entity_disambiguation: the description, not the day alone, decides).
 Product seasons (``crmarena_hidden_product_season``)
-    Per product a peak calendar month: ``CASE_PEAK_SHARE`` of its cases is filed in the occurrence of that month
-    nearest its natural date (after the order), so a product's cases bunch in one month of the year
-    (monthly_trend_analysis; months are bucketed by name over windows longer than a year).
+    With ``ProKnobs.case_peak_share`` above 0 (default 0), per product a peak calendar month: that share of its
+    cases is filed in the occurrence of that month nearest its natural date (after the order), so a product's
+    cases bunch in one month of the year (monthly_trend_analysis; months are bucketed by name over windows longer
+    than a year). The table is empty when no season is planted.
 Private customer facts (``crmarena_hidden_private``)
     Every contact's name, phone, email and state, and the Id and products of the account's latest activated order:
     what a careless customer-facing agent could leak (private_customer_information).
@@ -157,6 +158,9 @@ class ProKnobs:
             representatives (the one with fewer unconverted leads wins); ignored when ``latent=False``.
         remedy_violation_rate: Share of cases whose agent offers a remedy that the issue's resolution article
             does not allow (policy_violation_identification); ignored when ``latent=False`` (no offers then).
+        case_peak_share: Share of a product's cases filed in its peak calendar month instead of their natural
+            date (monthly_trend_analysis's spikes); 0 (the default) plants no seasons, so the service categories
+            calibrated on the natural dates keep them; ignored when ``latent=False``.
     """
 
     approval_violation_rate: float = 0.25
@@ -165,6 +169,7 @@ class ProKnobs:
     misplaced_task_rate: float = 0.3
     territory_tie_rate: float = 0.3
     remedy_violation_rate: float = 0.3
+    case_peak_share: float = 0.0
 
 
 def check_knobs(knobs: object) -> ProKnobs:
@@ -238,10 +243,6 @@ def _cycle_bands(n: int) -> tuple[np.ndarray, np.ndarray]:
     lows = build(b)
     gaps = [nxt - cur for cur, nxt in itertools.pairwise(lows)] + [max(2, round(lows[-1] * (b - 1)))]
     return np.array(lows), np.array([g // 2 for g in gaps])
-
-
-#: Share of a product's cases filed in its peak calendar month (latent only).
-CASE_PEAK_SHARE = 0.5
 
 
 def _in_month(seconds: int, month: int, low: int, high: int) -> int | None:
@@ -1819,16 +1820,19 @@ class _ProOrg:
             if when <= start:
                 when = start + _business_second(rng)
             filed = when
-            if srng.random() < CASE_PEAK_SHARE and self.latent:
+            if srng.random() < self.knobs.case_peak_share and self.latent:
                 filed = _in_month(when, int(peak[int(d["lines"][m][0])]), start, _END_S - 3600) or when
             cases.append((when, item, filed))
         self.put_hidden(
             "product_season",
             ("Product2Id", "peak_month"),
-            [(self.product_ids[i], int(peak[i])) for i in range(len(spec.products))] if self.latent else [],
+            [(self.product_ids[i], int(peak[i])) for i in range(len(spec.products))]
+            if self.latent and self.knobs.case_peak_share > 0
+            else [],
         )
-        # The cases' draws below run in the order of their natural dates (so the seasons move dates, not who
-        # handles what); their ids follow the dates they are filed on.
+        # The cases' draws below run in the order of their natural dates, so that seasons move dates rather than
+        # reshuffle every draw (a moved case that stays open draws its status, and later draws follow); their ids
+        # follow the dates they are filed on.
         cases.sort()
         by_filed = sorted(range(len(cases)), key=lambda c: (cases[c][2], c))
         chronological = self.ids("500", len(cases))

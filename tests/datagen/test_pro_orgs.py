@@ -939,14 +939,43 @@ def _peak_share(path: Path) -> tuple[float, float, dict[str, int]]:
     return in_peak, wins / max(len(busy), 1), peaks
 
 
+@pytest.fixture(scope="module")
+def seasonal_paths(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Both Pro orgs with product seasons planted (``case_peak_share=0.5``), seed 0, scale 1."""
+    out = {}
+    for kind in KINDS:
+        out[kind] = tmp_path_factory.mktemp(f"seasons-{kind}") / "org.sqlite"
+        generate_org(out[kind], kind=kind, seed=0, scale=1.0, knobs=ProKnobs(case_peak_share=0.5))
+    return out
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
-def test_products_cases_peak_in_their_planted_month(kind: str, pro_paths: dict[str, Path], flat_b2b: Path) -> None:
-    in_peak, wins, peaks = _peak_share(pro_paths[kind])
+def test_products_cases_peak_in_their_planted_month(
+    kind: str, seasonal_paths: dict[str, Path], pro_paths: dict[str, Path]
+) -> None:
+    in_peak, wins, peaks = _peak_share(seasonal_paths[kind])
     assert len(set(peaks.values())) >= 8  # the peaks spread over the year
     assert in_peak >= 0.45 and wins >= 0.6, (in_peak, wins)
-    if kind == "b2b":
-        assert _peak_share(flat_b2b)[2] == {}
-        db = sqlite3.connect(flat_b2b)
-        months = np.bincount([int(r[0][5:7]) for r in db.execute('SELECT CreatedDate FROM "Case"')], minlength=13)
+    # The default org plants no season: its cases keep their natural dates, and no month stands out.
+    assert _peak_share(pro_paths[kind])[2] == {}
+    db = sqlite3.connect(pro_paths[kind])
+    months = np.bincount([int(r[0][5:7]) for r in db.execute('SELECT CreatedDate FROM "Case"')], minlength=13)
+    db.close()
+    assert months[1:].max() / months.sum() < 0.2
+
+
+@pytest.mark.slow
+def test_seasons_move_case_dates_not_which_purchases_have_cases(
+    seasonal_paths: dict[str, Path], pro_paths: dict[str, Path]
+) -> None:
+    def cases(path: Path) -> tuple[list[str], list[str]]:
+        db = sqlite3.connect(path)
+        rows = db.execute('SELECT c.OrderItemId__c, c.CreatedDate FROM "Case" c ORDER BY c.Id').fetchall()
         db.close()
-        assert months[1:].max() / months.sum() < 0.2  # no month stands out when flat
+        return sorted(r[0] for r in rows), [r[1] for r in rows]
+
+    items, dates = cases(seasonal_paths["b2b"])
+    default_items, default_dates = cases(pro_paths["b2b"])
+    assert items == default_items and sorted(dates) != sorted(default_dates)
+    assert dates == sorted(dates)  # case ids follow the dates they are filed on
