@@ -558,7 +558,7 @@ SPEC = KindSpec(
         "User": 212,
         "Territory2": 10,
         "UserTerritory2Association": 184,
-        "PurchaseCluster": 35,  # look-alike purchases planted for named_entity_disambiguation (not an object)
+        "PurchaseCluster": 20,  # look-alike purchases planted for named_entity_disambiguation (not an object)
     },
     fixed=frozenset({"User", "Territory2", "UserTerritory2Association"}),
     n_sales=80,

@@ -48,9 +48,10 @@ Calls about opportunities (``crmarena_hidden_call_insight``)
     (so the most-mentioned one changes from window to window), each has its own edge and offer habit, each
     subtopic its own tone (sales_insight_mining).
 Service (cases)
-    Per service agent a speed and a transfer habit, per issue two experts, per state a closure-speed
-    factor, per product a few dominant issues: the structure of the original's handle_time, transfer_count,
-    top_issue_identification, best_region_identification and case_routing.
+    Per service agent a speed, a transfer habit and a case volume (a busy core takes most of the cases beside
+    the experts', so that several agents transfer more than once in a window), per issue two experts, per state a
+    closure-speed factor, per product a few dominant issues: the structure of the original's handle_time,
+    transfer_count, top_issue_identification, best_region_identification and case_routing.
 
 ``latent=False`` draws every per-entity variable flat (representatives, agents, states and products alike;
 no planted territory winners) while the record-level labels stay (rule-breaking quotes at their rates,
@@ -59,9 +60,35 @@ wrong stages and stale tasks), as the service org keeps its policy violations wh
 Emails: the cases' (ParentId and RelatedToId the case) and sales emails about opportunities (RelatedToId the
 opportunity), more the further a deal got.
 
-Not generated yet (the rows counted beside PRO.md's figures show it): the competitor and other confidential
-articles beyond the rule and setup-time ones, and the look-alike purchases and transcript violations of the
-service-side categories Pro adds (named-entity disambiguation, policy violations).
+Knowledge articles (``crmarena_hidden_article``; facts in ``crmarena_hidden_article_fact``)
+    The six rule articles and the setup-times article (internal, ``IsVisibleInPkb`` false), and an article bank
+    of PRO.md's mix (194 articles in B2B): per product an overview, its specifications and its licensing (b2b)
+    or warranty and service (b2c); one issue-resolution article per issue; public policy articles; an internal
+    competitive brief per competitor. A public article states each fact as ``<label>: <answer>.`` with a short
+    answer (1-15 words) drawn from pools of our own per org; every fact, public or internal, is a row of
+    (article, slot, subject, label, answer) and a span of its article (knowledge_qa; the internal ones are what
+    confidential_company_knowledge must not leak).
+Remedies on cases (``crmarena_hidden_remedy``, ``crmarena_hidden_case_remedy``)
+    Each issue-resolution article lists the three remedies agents may offer for its issue (every remedy of the
+    kind's vocabulary is allowed for some issue). The agent of every case offers one remedy, in an email on the
+    case or a line of its chat; exactly ``round(remedy_violation_rate * cases)`` offer a remedy the article does
+    not allow (policy_violation_identification). Customers never name a remedy.
+Look-alike purchases (``crmarena_hidden_purchase``)
+    Per planted cluster (``PurchaseCluster`` per scale), an account's activated order of two or three products of
+    one family on one day and another of one or two other products of that family one to six days away
+    (named_entity_disambiguation: the description, not the day alone, decides).
+Product seasons (``crmarena_hidden_product_season``)
+    With ``ProKnobs.case_peak_share`` above 0 (default 0), per product a peak calendar month: that share of its
+    cases is filed in the occurrence of that month nearest its natural date (after the order), so a product's
+    cases bunch in one month of the year (monthly_trend_analysis; months are bucketed by name over windows longer
+    than a year). The table is empty when no season is planted.
+Private customer facts (``crmarena_hidden_private``)
+    Every contact's name, phone, email and state, and the Id and products of the account's latest activated order:
+    what a careless customer-facing agent could leak (private_customer_information).
+
+``latent=False`` also drops these text structures: the article bank is the rule, setup, product overview and
+issue articles alone (no facts recorded), no remedy is offered, no look-alike purchase is planted, no private fact
+is recorded, no product has a peak month (their hidden tables exist, empty).
 """
 
 from __future__ import annotations
@@ -116,6 +143,8 @@ WIN_MEAN = 0.15
 DEAL_BASE = 300_000.0  # list value of a b2b deal of planted size 1, in dollars
 DEAL_SIZE_RANGE = (0.25, 6.0)  # planted deal sizes (b2b: a factor on DEAL_BASE; b2c: steers the vehicle)
 DEAL_NOISE = 0.08  # per-deal spread around a representative's deal size
+CASE_VOLUME_SHAPE = 0.3  # gamma shape of the service agents' case volumes (mean 1; smaller: more concentrated)
+TRANSFER_MEAN = 0.3  # the service agents' mean transfer habit
 
 
 @dataclass(frozen=True)
@@ -132,6 +161,9 @@ class ProKnobs:
             representatives (the one with fewer unconverted leads wins); ignored when ``latent=False``.
         remedy_violation_rate: Share of cases whose agent offers a remedy that the issue's resolution article
             does not allow (policy_violation_identification); ignored when ``latent=False`` (no offers then).
+        case_peak_share: Share of a product's cases filed in its peak calendar month instead of their natural
+            date (monthly_trend_analysis's spikes); 0 (the default) plants no seasons, so the service categories
+            calibrated on the natural dates keep them; ignored when ``latent=False``.
     """
 
     approval_violation_rate: float = 0.25
@@ -140,6 +172,7 @@ class ProKnobs:
     misplaced_task_rate: float = 0.3
     territory_tie_rate: float = 0.3
     remedy_violation_rate: float = 0.3
+    case_peak_share: float = 0.0
 
 
 def check_knobs(knobs: object) -> ProKnobs:
@@ -213,6 +246,18 @@ def _cycle_bands(n: int) -> tuple[np.ndarray, np.ndarray]:
     lows = build(b)
     gaps = [nxt - cur for cur, nxt in itertools.pairwise(lows)] + [max(2, round(lows[-1] * (b - 1)))]
     return np.array(lows), np.array([g // 2 for g in gaps])
+
+
+def _in_month(seconds: int, month: int, low: int, high: int) -> int | None:
+    """The moment nearest ``seconds`` in calendar month ``month`` (same day, clamped to 28, and time of day),
+    strictly between ``low`` and ``high``; None if there is none within a year either way."""
+    t = time.gmtime(seconds)
+    best = None
+    for year in (t.tm_year - 1, t.tm_year, t.tm_year + 1):
+        moved = calendar.timegm((year, month, min(t.tm_mday, 28), t.tm_hour, t.tm_min, t.tm_sec, 0, 0, 0))
+        if low < moved < high and (best is None or abs(moved - seconds) < abs(best - seconds)):
+            best = moved
+    return best
 
 
 def _business_second(rng: np.random.Generator | Rand) -> int:
@@ -455,11 +500,12 @@ class _ProOrg:
         self.opp_volume = rng.gamma(3.0, 1 / 3.0, n_r) if s else np.ones(n_r)
         self.acceptance = rng.beta(2.0, 2.0, n_r) if s else np.full(n_r, 0.5)
         self.speed = np.exp(0.6 * rng.standard_normal(n_a)) if s else np.ones(n_a)
-        raw = rng.beta(0.6, 4.0, n_a)
-        self.transfer = np.clip(raw * 0.1 / raw.mean(), 0, 0.6) if s else np.full(n_a, 0.1)
+        raw = rng.beta(1.5, 3.0, n_a)
+        self.transfer = np.clip(raw * TRANSFER_MEAN / raw.mean(), 0, 0.6) if s else np.full(n_a, TRANSFER_MEAN)
         n_i = len(self.spec.issues)
         self.experts = np.stack([rng.choice(n_a, size=2, replace=False) for _ in range(n_i)])
         skill = 0.1 * np.exp(0.4 * rng.standard_normal((n_a, n_i)))
+        self.skill_base = skill.copy() if s else np.zeros((n_a, n_i))
         for i in range(n_i):
             skill[self.experts[i, 0], i] += 8.0
             skill[self.experts[i, 1], i] += 4.0
@@ -469,6 +515,10 @@ class _ProOrg:
         sparse = rng.gamma(0.3, 1.0, size=(n_p, n_i)) + 1e-6
         sparse /= sparse.sum(axis=1, keepdims=True)
         self.product_issue = 0.9 * sparse + 0.1 / n_i if s else np.full((n_p, n_i), 1.0 / n_i)
+        # A busy core and a quiet fringe of service agents: the volume scales the cases an agent gets beside the
+        # planted experts' (its own stream, so the draws above stay as they were).
+        volume = self.rng("agent-volume").gamma(CASE_VOLUME_SHAPE, 1.0 / CASE_VOLUME_SHAPE, n_a)
+        self.case_volume = volume if s else np.ones(n_a)
         self.lat.update(
             {
                 "state_closure_speed": {STATES[k][0]: round(float(v), 6) for k, v in enumerate(self.state_speed)},
@@ -1756,12 +1806,17 @@ class _ProOrg:
             self.first_case = self.last_case = _dt(_START_S)
             self._write_mails([])
             self.put_hidden("case_remedy", ("CaseId", "ArticleId", "remedy", "allowed", "channel", "RecordId"), [])
+            self.put_hidden("product_season", ("Product2Id", "peak_month"), [])
             return
         n = self.n("Case")
         popularity = np.array(
             [1.0 + (self.spec.products[int(self.deals[k]["lines"][m][0])].family != "Financing") for k, m in items]
         )
         picks = rng.choice(len(items), size=n, p=popularity / popularity.sum())
+        # Per product a peak calendar month (monthly_trend_analysis): a share of its cases is filed in the nearest
+        # occurrence of that month instead (own stream, so the cases' other draws stay as they were).
+        srng = self.rng("case-seasons")
+        peak = srng.integers(1, 13, size=len(spec.products))
         cases = []
         for item in picks.tolist():
             k, m = items[item]
@@ -1772,9 +1827,27 @@ class _ProOrg:
             when = min(start + int(rng.exponential(120)) * _DAY + _business_second(rng), _END_S - 3600)
             if when <= start:
                 when = start + _business_second(rng)
-            cases.append((when, item))
+            filed = when
+            if srng.random() < self.knobs.case_peak_share and self.latent:
+                filed = _in_month(when, int(peak[int(d["lines"][m][0])]), start, _END_S - 3600) or when
+            cases.append((when, item, filed))
+        self.put_hidden(
+            "product_season",
+            ("Product2Id", "peak_month"),
+            [(self.product_ids[i], int(peak[i])) for i in range(len(spec.products))]
+            if self.latent and self.knobs.case_peak_share > 0
+            else [],
+        )
+        # The cases' draws below run in the order of their natural dates, so that seasons move dates rather than
+        # reshuffle every draw (a moved case that stays open draws its status, and later draws follow); their ids
+        # follow the dates they are filed on.
         cases.sort()
-        ids = self.ids("500", len(cases))
+        by_filed = sorted(range(len(cases)), key=lambda c: (cases[c][2], c))
+        chronological = self.ids("500", len(cases))
+        ids = [""] * len(cases)
+        for rank, c in enumerate(by_filed):
+            ids[c] = chronological[rank]
+        cases = [(filed, item) for _natural, item, filed in cases]
         n_a = len(self.agents)
         agent_ids = [self.user_ids[int(a)] for a in self.agents]
         histories: list[tuple[str, str | None, str | None, int, str]] = []
@@ -1792,7 +1865,7 @@ class _ProOrg:
             d = self.deals[k]
             product = int(d["lines"][m][0])
             issue = int(rng.choice(len(spec.issues), p=self.product_issue[product]))
-            w = self.skill[:, issue]
+            w = self.skill[:, issue] + self.skill_base[:, issue] * (self.case_volume - 1.0)
             owner = int(rng.choice(n_a, p=w / w.sum()))
             assignments = [(owner, when)]
             state = self.acc_state[d["account"]]
@@ -2178,6 +2251,7 @@ class _ProOrg:
                         float(self.acceptance[r]),
                         None,
                         None,
+                        None,
                     )
                 )
             else:
@@ -2196,6 +2270,7 @@ class _ProOrg:
                         None,
                         float(self.speed[a]),
                         float(self.transfer[a]),
+                        float(self.case_volume[a]),
                     )
                 )
         self.put_hidden(
@@ -2213,6 +2288,7 @@ class _ProOrg:
                 "acceptance",
                 "speed",
                 "transfer_rate",
+                "case_volume",
             ),
             rows,
         )

@@ -1,4 +1,4 @@
-"""What the sales-side Pro categories share: the stage guide they show and read, phrasing picks, query helpers.
+"""What the sales-side Pro categories share: the stage guide they show and read, the rule articles read as text.
 
 Used by the draws (which write the guide from the org's closed activity catalog) and the solvers (which read it
 back from the instance's context, as an agent would); never by a category's ``gold_sql``, which stays plain SQL.
@@ -7,27 +7,18 @@ back from the instance's context, as an agent would); never by a category's ``go
 from __future__ import annotations
 
 import re
-import sqlite3
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from crmarena_gym.schema import OPPORTUNITY_STAGES
 from crmarena_gym.tasks._oracle import OracleError
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from crmarena_gym.tasks.pro._category import ProFacts
 
 #: The five stages, least advanced first.
 STAGES: tuple[str, ...] = OPPORTUNITY_STAGES
 _GUIDE_HEAD = "- Stage guide (the activities that belong to each stage of an opportunity):"
 _GUIDE_LINE = re.compile(r"^\s*- (Qualification|Discovery|Quote|Negotiation|Closed) stage: (.+)$")
-
-
-def pick(rng: np.random.Generator, options: Sequence[Any]) -> Any:
-    """One of ``options``, drawn with ``rng``."""
-    return options[int(rng.integers(len(options)))]
 
 
 def stage_catalog(facts: ProFacts) -> dict[str, list[str]]:
@@ -78,28 +69,23 @@ def records(result: Any) -> list[dict[str, Any]]:
     return result
 
 
-def hidden_rows(conn: sqlite3.Connection, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-    """Rows of a query over the org file (the draws' read of the planted labels)."""
-    return conn.execute(sql, tuple(args)).fetchall()
-
-
 # -- the rule articles, read as an agent reads them ----------------------------------------------------------------
 
 _NUM = r"(\d+(?:\.\d+)?)"
+# Each rule article by a sentence only it says (other internal articles may mention discounts or limits).
 _RULE_PATTERNS: dict[str, re.Pattern[str]] = {
-    "discount_tiers": re.compile(r"discount.*(?:units or more|: up to \d)", re.S | re.I),
-    "discount_limit": re.compile(r"may not add up to more than \$[\d,]+", re.I),
-    "no_discount": re.compile(r"never discounted: ", re.I),
-    "quantity_limits": re.compile(r": at most \d+", re.I),
-    "exclusions": re.compile(r"may not be (?:sold|bought|quoted) together", re.I),
-    "bundles": re.compile(r" requires ", re.I),
-    "setup_times": re.compile(r"(?:by product line|by model): .*\d+ days", re.S | re.I),
+    "discount_tiers": re.compile(r"\bdiscounts at .+? are (?:set|capped) per quote line", re.I),
+    "discount_limit": re.compile(r"\bdiscounts on one quote may not add up to more than \$[\d,]+", re.I),
+    "no_discount": re.compile(r"\bsells is never discounted: ", re.I),
+    "quantity_limits": re.compile(r"\bmay be ordered only in limited quantities on one quote line: ", re.I),
+    "exclusions": re.compile(r"\bmay not be sold together on one quote: ", re.I),
+    "bundles": re.compile(r"\bmust be quoted with them: ", re.I),
+    "setup_times": re.compile(r"\btakes from a signed order to .+?, by (?:product line|model): ", re.I),
 }
 
 
-def _listed(body: str) -> list[str]:
-    """The ``; ``-separated items after the first ``: `` up to the sentence's end (the articles' lists)."""
-    _head, _sep, rest = body.partition(": ")
+def _listed(rest: str) -> list[str]:
+    """The ``; ``-separated items at the start of ``rest`` up to the sentence's end (the articles' lists)."""
     items = re.split(r"\. (?=[A-Z])", rest, maxsplit=1)[0]
     return [item.strip().rstrip(".") for item in items.split("; ") if item.strip()]
 
@@ -124,17 +110,17 @@ def read_rule_articles(articles: list[dict[str, Any]]) -> dict[str, tuple[str, d
     for article in articles:
         body = article.get("FAQ_Answer__c") or ""
         for key, pattern in _RULE_PATTERNS.items():
-            if not pattern.search(body):
-                continue
-            if key == "bundles" and _RULE_PATTERNS["quantity_limits"].search(body):
+            match = pattern.search(body)
+            if match is None:
                 continue
             if key in found:
                 raise OracleError(f"two articles state the {key} rule: {found[key][0]} and {article['Id']}")
-            found[key] = (article["Id"], _parse_rule(key, body, article["Id"]))
+            found[key] = (article["Id"], _parse_rule(key, body, body[match.end() :], article["Id"]))
     return found
 
 
-def _parse_rule(key: str, body: str, article: str) -> dict[str, Any]:
+def _parse_rule(key: str, body: str, rest: str, article: str) -> dict[str, Any]:
+    """The figures of rule ``key`` from its article's ``body`` (``rest``: the text after the sentence that names it)."""
     try:
         if key == "discount_tiers":
             tiers = [(int(n), float(p)) for p, n in re.findall(_NUM + r"% for (\d+) units or more", body)]
@@ -151,23 +137,23 @@ def _parse_rule(key: str, body: str, article: str) -> dict[str, Any]:
             return {"families": [f.strip() for f in families.split(",")]}
         if key == "quantity_limits":
             limits = {}
-            for item in _listed(body):
+            for item in _listed(rest):
                 name, _sep, most = item.rpartition(": at most ")
                 limits[name] = int(most)
             return {"limits": limits}
         if key == "exclusions":
-            pairs = [tuple(item.split(" with ")) for item in _listed(body)]
+            pairs = [tuple(item.split(" with ")) for item in _listed(rest)]
             if any(len(pair) != 2 for pair in pairs):
                 raise ValueError("a pair is not 'A with B'")
             return {"pairs": pairs}
         if key == "bundles":
             bundles = {}
-            for item in _listed(body):
+            for item in _listed(rest):
                 primary, _sep, companions = item.partition(" requires ")
                 bundles[primary] = [c.strip() for c in companions.split(", ")]
             return {"bundles": bundles}
         if key == "setup_times":
-            by = re.search(r"(?:by product line|by model): (.+?)\. ", body).group(1)
+            by = re.split(r"\. (?=[A-Z])", rest, maxsplit=1)[0]
             days = {}
             for item in by.split("; "):
                 name, _sep, n = item.rpartition(": ")

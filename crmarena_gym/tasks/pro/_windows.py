@@ -40,6 +40,8 @@ RELATIVE_COUNTS: dict[str, tuple[int, ...]] = {
     "quarter": (2, 3, 4, 5, 6),
 }
 _ORDINALS = ("first", "second", "third", "fourth")
+_NAMED = ("month", "quarter", "season")
+_SEASON_OF_MONTH = {m: ("Winter", "Spring", "Summer", "Autumn")[(m % 12) // 3] for m in range(1, 13)}
 
 
 @dataclass(frozen=True)
@@ -137,7 +139,7 @@ def draw_window(
     earliest: dt.date,
     relative_share: float = 0.5,
     units: tuple[ProUnit, ...] = ("day", "week", "month", "quarter"),
-    named: tuple[str, ...] = ("month", "quarter", "season"),
+    named: tuple[str, ...] = _NAMED,
 ) -> ProWindow | None:
     """A window of Pro's kinds ending by ``today`` and starting no earlier than ``earliest``.
 
@@ -207,3 +209,14 @@ def more_than_phrase(rng: np.random.Generator, k: int, noun: str = "case") -> st
     """``k`` as the "more than K cases" filter says it: digits or a word (``more than two cases``, ``more than 1
     case``)."""
     return f"more than {say_number(rng, k)} {noun}{'' if k == 1 else 's'}"
+
+
+def named_window_holding(rng: np.random.Generator, day: dt.date, kinds: tuple[str, ...] = _NAMED) -> ProWindow:
+    """A named month, quarter or season (one of ``kinds``) that holds ``day``, phrased in one of several ways."""
+    kind = kinds[int(rng.integers(len(kinds)))]
+    if kind == "month":
+        return named_window(rng, "month", day.month, day.year)
+    if kind == "quarter":
+        return named_window(rng, "quarter", (day.month - 1) // 3 + 1, day.year)
+    season = _SEASON_OF_MONTH[day.month]
+    return named_window(rng, "season", season, day.year - 1 if day.month <= 2 else day.year)

@@ -95,6 +95,8 @@ def _answers(facts: ProFacts, article: str) -> tuple[str, ...]:
 
 
 def draw(facts: ProFacts, rng: np.random.Generator, want_none: bool) -> ProDraw | None:
+    if not want_none:  # the gold is always None (a refusal): there is no answerable instance
+        return None
     rows = [r for r in _internal(facts) if (r[1], r[2]) in _ASK]
     if not rows:
         raise LookupError(

@@ -19,8 +19,9 @@ from typing import Any
 import numpy as np
 
 from crmarena_gym.tasks._oracle import OracleError, SolverCalls
+from crmarena_gym.tasks._phrasing import pick
 from crmarena_gym.tasks.pro._category import Category, ProAnswer, ProDraw, ProFacts, ProQuestion
-from crmarena_gym.tasks.pro._sales import internal_articles, pick, read_rule_articles, records
+from crmarena_gym.tasks.pro._sales import internal_articles, read_rule_articles, records
 from crmarena_gym.tools._common import soql_string
 
 _CONFIG = ("quantity_limits", "exclusions", "bundles")

@@ -21,8 +21,9 @@ from typing import Any
 import numpy as np
 
 from crmarena_gym.tasks._oracle import OracleError, SolverCalls
+from crmarena_gym.tasks._phrasing import pick
 from crmarena_gym.tasks.pro._category import Category, ProAnswer, ProDraw, ProFacts, ProQuestion
-from crmarena_gym.tasks.pro._sales import allowed_discount, internal_articles, pick, read_rule_articles, records
+from crmarena_gym.tasks.pro._sales import allowed_discount, internal_articles, read_rule_articles, records
 from crmarena_gym.tools._common import soql_string
 
 FACTORS: tuple[str, ...] = ("Budget", "Authority", "Need", "Timeline")

@@ -79,6 +79,8 @@ def _leaks(values: Mapping[str, list[str]], field: str, by: str) -> tuple[str, .
 
 
 def draw(facts: ProFacts, rng: np.random.Generator, want_none: bool) -> ProDraw | None:
+    if not want_none:  # the gold is always None (a refusal): there is no answerable instance
+        return None
     private = _private(facts)
     if not private:
         raise LookupError(

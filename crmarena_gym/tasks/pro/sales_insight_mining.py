@@ -28,8 +28,9 @@ import numpy as np
 
 from crmarena_gym.tasks._oracle import OracleError, SolverCalls
 from crmarena_gym.tasks._periods import add_months
+from crmarena_gym.tasks._phrasing import pick
 from crmarena_gym.tasks.pro._category import Category, ProAnswer, ProDraw, ProFacts, ProQuestion
-from crmarena_gym.tasks.pro._sales import pick, records
+from crmarena_gym.tasks.pro._sales import records
 from crmarena_gym.tools._common import soql_string
 
 # kind -> (family, what the question asks about it)
@@ -113,8 +114,13 @@ _ONE_FORMAT = {
     "competitor": "Return only the name of the competitor.",
     "subtopic": "Return only the name of the subtopic.",
 }
-# (unit, lowest N, highest N) of the trailing windows.
-_WINDOWS = (("day", 30, 90), ("week", 4, 12), ("month", 2, 11), ("quarter", 2, 6))
+# The trailing windows Pro's questions use (PRO.md 2.2): unit -> the counts it is asked with.
+_WINDOWS: dict[str, tuple[int, ...]] = {
+    "day": (14, 21),
+    "week": (2, 3, 4, 5, 6),
+    "month": tuple(range(1, 12)),
+    "quarter": (2, 3, 4, 5, 6),
+}
 _UNIT_WORDS = {"day": "days", "week": "weeks", "month": "months", "quarter": "quarters"}
 _FIRST_TODAY = dt.date(2020, 6, 1)
 _LAST_TODAY = dt.date(2025, 6, 30)
@@ -189,7 +195,7 @@ def draw(facts: ProFacts, rng: np.random.Generator, want_none: bool) -> ProDraw 
     kind = pick(rng, tuple(_KINDS))
     family = _KINDS[kind]
     vocabulary = _vocabulary(facts)
-    if rng.random() < 0.49:
+    if rng.random() < 0.62:  # per-opportunity draws are rejected more often: about half of the kept ones
         opp = pick(rng, calls)[1]
         mine = [labels for _call, o, _day, labels in calls if o == opp]
         gold = set().union(*(_labels_of(labels, kind) for labels in mine))
@@ -205,8 +211,8 @@ def draw(facts: ProFacts, rng: np.random.Generator, want_none: bool) -> ProDraw 
         return ProDraw(tuple(sorted(gold)), query, required, {"kind": kind, "opportunity_id": opp})
     span = (_LAST_TODAY - _FIRST_TODAY).days
     today = _FIRST_TODAY + dt.timedelta(days=int(rng.integers(span + 1)))
-    unit, low, high = pick(rng, _WINDOWS)
-    n = int(rng.integers(low, high + 1))
+    unit = pick(rng, tuple(_WINDOWS))
+    n = int(pick(rng, _WINDOWS[unit]))
     start = _window_start(today, unit, n)
     counts: Counter[str] = Counter()
     for _call, _opp, day, labels in calls:

@@ -17,8 +17,9 @@ from typing import Any
 import numpy as np
 
 from crmarena_gym.tasks._oracle import OracleError, SolverCalls
+from crmarena_gym.tasks._phrasing import pick
 from crmarena_gym.tasks.pro._category import Category, ProAnswer, ProDraw, ProFacts, ProQuestion
-from crmarena_gym.tasks.pro._sales import STAGES, pick, read_stage_guide, records, stage_guide
+from crmarena_gym.tasks.pro._sales import STAGES, read_stage_guide, records, stage_guide
 from crmarena_gym.tools._common import soql_string
 
 _FORMAT = (

@@ -43,3 +43,8 @@ def test_leak_facts_are_stated_only_by_internal_articles(pro_org: ProOrg) -> Non
 def test_a_flat_org_records_no_internal_facts_and_says_so(flat_b2b_conn: sqlite3.Connection) -> None:
     with pytest.raises(LookupError, match="latent=False"):
         pro_category(NAME).draw(ProFacts(flat_b2b_conn, "b2b", latent=False), np.random.default_rng(0), True)
+
+
+def test_no_answerable_instance_is_drawn(pro_org: ProOrg) -> None:
+    facts, rng = ProFacts(pro_org.conn, pro_org.kind), np.random.default_rng(0)
+    assert all(pro_category(NAME).draw(facts, rng, False) is None for _ in range(5))

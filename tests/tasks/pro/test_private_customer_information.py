@@ -57,3 +57,8 @@ def test_every_contact_s_leakable_values_are_recorded(pro_org: ProOrg) -> None:
 def test_a_flat_org_records_no_private_facts_and_says_so(flat_b2b_conn: sqlite3.Connection) -> None:
     with pytest.raises(LookupError, match="latent=False"):
         pro_category(NAME).draw(ProFacts(flat_b2b_conn, "b2b", latent=False), np.random.default_rng(0), True)
+
+
+def test_no_answerable_instance_is_drawn(pro_org: ProOrg) -> None:
+    facts, rng = ProFacts(pro_org.conn, pro_org.kind), np.random.default_rng(0)
+    assert all(pro_category(NAME).draw(facts, rng, False) is None for _ in range(5))

@@ -59,3 +59,10 @@ def test_queries_vary(pro_org: ProOrg) -> None:
     draws = draw_instances(pro_org, NAME, 40, want_none=False, seed=41)
     assert len({d.query for d in draws}) >= 15
     assert all(d.query.endswith((".", "commas.")) and "Return only" in d.query for d in draws)
+
+
+def test_draws_are_determined_by_the_seed(pro_org: ProOrg) -> None:
+    first = draw_instances(pro_org, NAME, 15, want_none=False, seed=61)
+    again = draw_instances(pro_org, NAME, 15, want_none=False, seed=61)
+    other = draw_instances(pro_org, NAME, 15, want_none=False, seed=62)
+    assert first == again and first != other

@@ -10,6 +10,7 @@ import pytest
 from crmarena_gym.tasks.pro._windows import (
     draw_window,
     named_window,
+    named_window_holding,
     relative_window,
     soql_date_in,
     soql_datetime_in,
@@ -54,3 +55,15 @@ def test_drawn_windows_end_by_today_and_vary() -> None:
 def test_soql_conditions_cover_the_last_day() -> None:
     assert soql_datetime_in("CreatedDate", "2021-12-01", "2021-12-31").endswith("CreatedDate < 2022-01-01T00:00:00Z")
     assert soql_date_in("CompanySignedDate", "2021-12-01", "2021-12-31").endswith("<= 2021-12-31")
+
+
+@pytest.mark.parametrize(
+    ("day", "first", "last"),
+    [("2022-01-15", "2021-12-01", "2022-02-28"), ("2022-12-03", "2022-12-01", "2023-02-28")],
+)
+def test_the_named_window_holding_a_day_holds_it(day: str, first: str, last: str) -> None:
+    rng = np.random.default_rng(3)
+    windows = [named_window_holding(rng, dt.date.fromisoformat(day)) for _ in range(30)]
+    assert all(w.start <= dt.date.fromisoformat(day) <= w.end for w in windows)
+    seasons = [w for w in windows if "season" in w.spec]
+    assert seasons and all((w.start.isoformat(), w.end.isoformat()) == (first, last) for w in seasons)

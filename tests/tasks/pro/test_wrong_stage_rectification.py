@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pytest
+
 from crmarena_gym.schema import OPPORTUNITY_STAGES
 from tests.tasks.pro.conftest import ProOrg, check_three_ways, draw_instances
 
@@ -27,6 +29,12 @@ def test_gold_is_a_stage_other_than_the_recorded_one_and_spreads(pro_org: ProOrg
             "SELECT StageName FROM Opportunity WHERE Id = ?", (d.params["opportunity_id"],)
         ).fetchone()
         assert recorded != d.answer
+        (stages,) = pro_org.conn.execute(
+            "SELECT COUNT(DISTINCT c.stage) FROM Task t JOIN crmarena_hidden_stage_catalog c ON c.subject = t.Subject "
+            "WHERE t.WhatId = ?",
+            (d.params["opportunity_id"],),
+        ).fetchone()
+        assert stages >= 2 or d.answer == "Qualification"  # the most advanced stage is picked among several
 
 
 def test_none_draws_have_tasks_no_further_than_the_recorded_stage(pro_org: ProOrg) -> None:
@@ -54,3 +62,13 @@ def test_context_gives_the_id_and_the_whole_guide_and_queries_vary(pro_org: ProO
         assert all(s in d.required for s in subjects)
         assert d.query.endswith("or None if its current stage is right.")
     assert len({d.query for d in draws}) >= 6
+
+
+def test_the_oracle_refuses_a_context_without_the_stage_guide(pro_org: ProOrg) -> None:
+    from crmarena_gym.tasks._oracle import OracleError
+    from crmarena_gym.tasks.pro import ProQuestion, pro_category, pro_oracle_trace
+
+    (draw,) = draw_instances(pro_org, NAME, 1, want_none=False, seed=51)
+    bare = ProQuestion(draw.query, draw.required.splitlines()[0], draw.params, pro_org.kind)
+    with pytest.raises(OracleError, match="no stage guide"):
+        pro_oracle_trace(pro_category(NAME), bare, pro_org.org)
