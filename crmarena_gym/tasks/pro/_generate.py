@@ -27,6 +27,7 @@ import json
 import math
 import sqlite3
 import threading
+import warnings
 from collections import Counter
 from collections.abc import Collection, Iterable
 from pathlib import Path
@@ -141,13 +142,16 @@ def _draw_category(
         else:
             nones.append(draw)
         seen.add(key)
-    if not allow_fewer and (len(answered) < want_answered or len(nones) < want_none):
+    if len(answered) < want_answered or len(nones) < want_none:
         reasons = ", ".join(f"{n} {why}" for why, n in failed.items() if n)
-        raise TaskGenerationError(
+        message = (
             f"could not draw {want_answered} answerable and {want_none} None-gold {spec.name} instances from this "
             f"{facts.kind} org (got {len(answered)} and {len(nones)}; discarded draws: {reasons or 'none'}); the org "
             "may be too small, or lack the latent structure the category reads"
         )
+        if not allow_fewer:
+            raise TaskGenerationError(message)
+        warnings.warn(message + f"; the set has {len(answered) + len(nones)} of them", RuntimeWarning, stacklevel=3)
     order = rng.permutation(len(answered) + len(nones))
     pool = answered + nones
     return [pool[i] for i in order]
@@ -173,7 +177,8 @@ def generate_pro_tasks(
         per_task: Instances per category.
         exclude: Instance keys (:func:`pro_instance_key`) never to emit (a training set leaves out its test set's).
         max_draws_per_instance: Give up after this many draws per wanted instance.
-        allow_fewer: Return fewer instances for a category that runs out instead of raising.
+        allow_fewer: Return fewer instances for a category that runs out instead of raising (with a warning that
+            says how many and why).
 
     Returns:
         The instances, category by category in Pro's file order, numbered in Pro's block order.
@@ -265,7 +270,7 @@ _LOADED: dict[Path, tuple[TaskInstance, ...]] = {}
 _LOADED_LOCK = threading.Lock()
 
 
-def _read_cached(cache: Path, expected: int) -> list[TaskInstance] | None:
+def _read_cached(cache: Path, expected: set[str]) -> list[TaskInstance] | None:
     with _LOADED_LOCK:
         if cache in _LOADED and cache.is_file():
             return list(_LOADED[cache])
@@ -275,7 +280,7 @@ def _read_cached(cache: Path, expected: int) -> list[TaskInstance] | None:
         instances = load_tasks(cache)
     except (OSError, ValueError, TaskFileError):
         return None
-    if len(instances) != expected:
+    if {i.task for i in instances} != expected:
         return None
     with _LOADED_LOCK:
         _LOADED[cache] = tuple(instances)
@@ -291,7 +296,9 @@ def default_pro_tasks(
 ) -> list[TaskInstance]:
     """A Pro org's default task set: ``per_task`` instances of each category (default: every implemented one),
     generated on first use and cached beside the org (keyed by its content hash, kind, seed, size, the
-    categories and their code); a read-only directory means no cache.
+    categories and their code); a read-only directory means no cache. A category whose pool of distinct
+    questions runs out on this org gives fewer instances, with a warning that says how many and why (the set is
+    still usable; ``generate_pro_tasks`` without ``allow_fewer`` refuses instead).
 
     Raises:
         NotImplementedError: A named category has no module yet.
@@ -311,7 +318,7 @@ def default_pro_tasks(
     if not names:
         raise NotImplementedError("no CRMArena-Pro category has a generator in this version")
     cache = pro_task_cache_path(path, kind=kind, seed=seed, per_task=per_task, names=names)
-    expected = per_task * len(names)
+    expected = set(names)
     cached = _read_cached(cache, expected)
     if cached is not None:
         return cached
@@ -319,11 +326,11 @@ def default_pro_tasks(
         try:
             stack.enter_context(exclusive_lock(cache.with_name(cache.name + ".lock")))
         except OSError:
-            return generate_pro_tasks(path, category=names, seed=seed, per_task=per_task)
+            return generate_pro_tasks(path, category=names, seed=seed, per_task=per_task, allow_fewer=True)
         cached = _read_cached(cache, expected)
         if cached is not None:
             return cached
-        instances = generate_pro_tasks(path, category=names, seed=seed, per_task=per_task)
+        instances = generate_pro_tasks(path, category=names, seed=seed, per_task=per_task, allow_fewer=True)
         save_tasks(instances, cache)
         write_digest(cache)
         with _LOADED_LOCK:

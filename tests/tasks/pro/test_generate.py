@@ -176,3 +176,20 @@ def test_every_category_gets_its_none_rate_and_spread(pro_org, name: str) -> Non
         by_sql = category.gold_sql(pro_org.conn, inst.params)
         values = () if by_sql is None else (by_sql,) if isinstance(by_sql, str) else tuple(by_sql)
         assert sorted(set(values)) == sorted(inst.answer_values), (name, inst.idx)
+
+
+def _draw_three(facts, rng: np.random.Generator, want_none: bool) -> ProDraw | None:
+    """Only three distinct questions exist: a set of more must come short."""
+    n = int(rng.integers(3))
+    return ProDraw(None, f"Question {n}?", "", {"n": n}) if want_none else None
+
+
+def test_default_set_says_when_a_category_runs_out(tmp_path, monkeypatch) -> None:
+    _install(monkeypatch, "confidential_company_knowledge", _draw_three)
+    path = tmp_path / "org.sqlite"
+    generate_org(path, kind="b2c", seed=4, scale=0.5)
+    with pytest.warns(RuntimeWarning, match=r"confidential_company_knowledge.*got 0 and 3.*the set has 3"):
+        got = default_pro_tasks(path, per_task=10, category=["CCK"])
+    assert len(got) == 3 and {i.params["n"] for i in got} == {0, 1, 2}
+    with pytest.raises(TaskGenerationError, match="confidential_company_knowledge"):
+        generate_pro_tasks(path, category="CCK", per_task=10, max_draws_per_instance=20)
