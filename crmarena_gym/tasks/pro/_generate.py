@@ -112,11 +112,17 @@ def _draw_category(
     given: Counter[str] = Counter()
     seen = set(exclude)
     failed = {"nothing drawn": 0, "repeated question": 0, "over the 45% cap": 0, "wrong kind": 0}
-    for _ in range(per_task * max_draws_per_instance):
-        short_answered = len(answered) < want_answered
-        if not short_answered and len(nones) >= want_none:
+    for attempt in range(per_task * max_draws_per_instance):
+        short_answered, short_none = len(answered) < want_answered, len(nones) < want_none
+        if not short_answered and not short_none:
             break
-        want_none_now = not short_answered
+        # Fill both quotas in proportion, and every fourth draw the other kind, so that a pool that runs out of
+        # one kind still yields the other.
+        if short_answered and short_none:
+            want_none_now = len(nones) * want_answered < len(answered) * want_none
+            want_none_now ^= attempt % 4 == 3
+        else:
+            want_none_now = short_none
         draw = category.draw(facts, rng, want_none_now)
         if draw is None:
             failed["nothing drawn"] += 1
@@ -151,6 +157,22 @@ def _draw_category(
         )
         if not allow_fewer:
             raise TaskGenerationError(message)
+        # The cap was counted against the answerable instances wanted; hold it against those drawn: the latest
+        # draws of the commonest gold go until it is at most 45% again (and at least the 2 any set may have).
+        # With two distinct golds or fewer no trimming gets under 45%: the set is kept, and the warning says so.
+        distinct = len({_gold_key(d.answer) for d in answered})
+        while distinct >= 3:
+            counts = Counter(_gold_key(d.answer) for d in answered)
+            top, n = counts.most_common(1)[0]
+            if n <= max(2, math.floor(PRO_ANSWER_CAP * len(answered))):
+                break
+            answered.pop(max(i for i, d in enumerate(answered) if _gold_key(d.answer) == top))
+        if 0 < distinct < 3:
+            top_share = Counter(_gold_key(d.answer) for d in answered).most_common(1)[0][1] / len(answered)
+            message += (
+                f"; its answerable golds take only {distinct} distinct value(s) on this org, so no gold can stay "
+                f"under 45% (the commonest has {top_share:.0%})"
+            )
         warnings.warn(message + f"; the set has {len(answered) + len(nones)} of them", RuntimeWarning, stacklevel=3)
     order = rng.permutation(len(answered) + len(nones))
     pool = answered + nones

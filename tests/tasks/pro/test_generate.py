@@ -193,3 +193,22 @@ def test_default_set_says_when_a_category_runs_out(tmp_path, monkeypatch) -> Non
     assert len(got) == 3 and {i.params["n"] for i in got} == {0, 1, 2}
     with pytest.raises(TaskGenerationError, match="confidential_company_knowledge"):
         generate_pro_tasks(path, category="CCK", per_task=10, max_draws_per_instance=20)
+
+
+def _draw_skewed_pool(facts, rng: np.random.Generator, want_none: bool) -> ProDraw | None:
+    """Ten distinct answerable questions (gold A six times, B and C twice) and ten None ones."""
+    n = int(rng.integers(10))
+    if want_none:
+        return ProDraw(None, f"None question {n}?", "", {"n": n, "none": True})
+    gold = "A" if n < 6 else "B" if n < 8 else "C"
+    return ProDraw(gold, f"Question {n}?", "", {"n": n})
+
+
+def test_a_short_set_still_holds_the_cap(pro_org, monkeypatch) -> None:
+    _install(monkeypatch, "quote_approval", _draw_skewed_pool)
+    with pytest.warns(RuntimeWarning, match="quote_approval"):
+        got = generate_pro_tasks(pro_org.path, category="QAP", per_task=20, allow_fewer=True, max_draws_per_instance=30)
+    answers = Counter(i.answer for i in got if i.answer is not None)
+    # 4 None golds (a fifth of 20); of the answerable, A is cut to 45% of what is left: 3 of 7.
+    assert sum(i.answer is None for i in got) == 4
+    assert answers == {"A": 3, "B": 2, "C": 2}
