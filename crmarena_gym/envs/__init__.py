@@ -9,9 +9,17 @@ Example:
 
 from __future__ import annotations
 
+from crmarena_gym.envs._act import CRMArenaActEnv
 from crmarena_gym.envs._actions import Action, parse_action, unwrap_code
 from crmarena_gym.envs._env import FALLBACK_TODAY, CRMArenaEnv
-from crmarena_gym.envs._registration import MAX_TURNS, env_ids, pro_env_ids, register_envs
+from crmarena_gym.envs._registration import (
+    MAX_TURNS,
+    act_counterpart,
+    act_env_ids,
+    env_ids,
+    pro_env_ids,
+    register_envs,
+)
 from crmarena_gym.envs._render import (
     QUERY_OUTPUT_PREFIX,
     render_error,
@@ -29,9 +37,12 @@ __all__ = [
     "QUERY_OUTPUT_PREFIX",
     "Action",
     "ActionText",
+    "CRMArenaActEnv",
     "CRMArenaEnv",
     "StepResult",
     "UnicodeText",
+    "act_counterpart",
+    "act_env_ids",
     "env_ids",
     "parse_action",
     "pro_env_ids",

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import gymnasium as gym
 
-from crmarena_gym.tasks import TASK_ABBREVS
+from crmarena_gym.tasks import ACT_TASKS, TASK_ABBREVS, get_task_spec
 from crmarena_gym.tasks.pro import PRO_CATEGORY_ABBREVS, PRO_KINDS
 
 #: The paper's turn budget (Pro's too: 20 agent actions at most, PRO.md section 5).
 MAX_TURNS = 20
 # The module path's third part is the heading ``gym.pprint_registry()`` lists the ids under.
 ENTRY_POINT = "crmarena_gym.envs.crmarena_gym:CRMArenaEnv"
+ACT_ENTRY_POINT = "crmarena_gym.envs.crmarena_gym:CRMArenaActEnv"
 
 
 def env_ids() -> list[str]:
@@ -43,6 +44,35 @@ def pro_env_ids(kind: str | None = None) -> list[str]:
     return ids
 
 
+def act_env_ids() -> list[str]:
+    """The act-mode ids: one per task with an act mode (the agent makes the change; the final state is graded).
+
+    Example:
+        >>> act_env_ids()
+        ['CRMArena-NCR-Act-v0']
+    """
+    return [f"CRMArena-{get_task_spec(name).abbrev}-Act-v0" for name in ACT_TASKS]
+
+
+def act_counterpart(env_id: str) -> str:
+    """The act-mode id of a name-mode id (``CRMArena-NCR-v0`` -> ``CRMArena-NCR-Act-v0``); an act id is its own.
+
+    Raises:
+        ValueError: The id has no act mode; the message lists the ids that have one.
+
+    Example:
+        >>> act_counterpart("CRMArena-NCR-v0")
+        'CRMArena-NCR-Act-v0'
+    """
+    acts = act_env_ids()
+    if env_id in acts:
+        return env_id
+    candidate = env_id.removesuffix("-v0") + "-Act-v0"
+    if candidate not in acts:
+        raise ValueError(f"{env_id!r} has no act mode; the act-mode ids: {', '.join(acts)}")
+    return candidate
+
+
 def register_envs() -> None:
     """Register every id (idempotent)."""
     for env_id, abbrev in zip(env_ids(), [*TASK_ABBREVS, None], strict=True):
@@ -59,3 +89,6 @@ def register_envs() -> None:
                 kwargs={"task": abbrev, "kind": kind},
                 max_episode_steps=MAX_TURNS,
             )
+    for env_id, name in zip(act_env_ids(), ACT_TASKS, strict=True):
+        if env_id not in gym.registry:
+            gym.register(id=env_id, entry_point=ACT_ENTRY_POINT, kwargs={"task": name}, max_episode_steps=MAX_TURNS)

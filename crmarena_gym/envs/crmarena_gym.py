@@ -12,6 +12,7 @@ Example:
 
 from __future__ import annotations
 
+from crmarena_gym.envs._act import CRMArenaActEnv
 from crmarena_gym.envs._env import CRMArenaEnv
 
-__all__ = ["CRMArenaEnv"]
+__all__ = ["CRMArenaActEnv", "CRMArenaEnv"]

@@ -14,6 +14,8 @@ axis                   what a value does
 ``toolset``            the env's toolset: ``soql``, ``functions``, ``flex``
 ``aided``              the env shows the domain details (true) or not
 ``match``              answer matching: ``strict`` or ``lenient``
+``answer_mode``        ``name`` (the env as given) or ``act`` (its act-mode id: the agent makes the change,
+                       graded by the org's final state; see ``crmarena_gym.envs.act_counterpart``)
 =====================  ================================================================
 
 Every (sweep, setting, policy) is a cell: a run directory ``OUT/cells/SWEEP/POLICY/SETTING`` written by
@@ -35,11 +37,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from crmarena_gym._files import atomic_write_text
 from crmarena_gym._json import json_text
 from crmarena_gym._secrets import redact_json
+from crmarena_gym.envs import act_counterpart
 from crmarena_gym.eval._results import RESULTS_FILE
 from crmarena_gym.eval._runner import RunStoppedError, evaluate
 from crmarena_gym.policies import parse_policy_spec
@@ -62,13 +65,24 @@ __all__ = [
 
 EXPERIMENT_FILE = "experiment.json"
 #: The axes a sweep can vary, in the order a cell's name shows them.
-AXES = ("dropout_p", "dropout_mode", "removed_groups", "removed_functions", "max_turns", "toolset", "aided", "match")
+AXES = (
+    "dropout_p",
+    "dropout_mode",
+    "removed_groups",
+    "removed_functions",
+    "max_turns",
+    "toolset",
+    "aided",
+    "match",
+    "answer_mode",
+)
 _SHORT = {
     "dropout_p": "p",
     "dropout_mode": "mode",
     "removed_groups": "without",
     "removed_functions": "without_fn",
     "max_turns": "turns",
+    "answer_mode": "answer",
 }
 
 
@@ -109,6 +123,7 @@ class Sweep(BaseModel):
     toolset: list[Literal["soql", "functions", "flex"]] | None = None
     aided: list[bool] | None = None
     match: list[Literal["strict", "lenient"]] | None = None
+    answer_mode: list[Literal["name", "act"]] | None = None
 
     @field_validator(*AXES)
     @classmethod
@@ -172,6 +187,13 @@ class ExperimentSpec(BaseModel):
         if repeated:
             raise ValueError(f"names must be unique, and {', '.join(repeated)} repeat")
         return entries
+
+    @model_validator(mode="after")
+    def _act_mode_exists(self) -> ExperimentSpec:
+        # A sweep over answer modes needs an env with an act mode: refused with the file, not cell by cell.
+        if any("act" in (s.answer_mode or ()) for s in self.sweeps):
+            act_counterpart(self.env)
+        return self
 
 
 def load_experiment(path: str | os.PathLike[str]) -> ExperimentSpec:
@@ -305,10 +327,11 @@ def _iter_cells(
             entry.update(status="skipped", reason=stopped[cell.policy.name])
         else:
             env_kwargs, wrappers = setting_recipe(cell.setting)
+            env_id = act_counterpart(spec.env) if cell.setting.get("answer_mode") == "act" else spec.env
             try:
                 run = evaluate(
                     cell.policy.spec,
-                    env_id=spec.env,
+                    env_id=env_id,
                     tasks=spec.tasks,
                     org=spec.org,
                     policy_options=cell.policy.options,

@@ -33,7 +33,7 @@ import numpy as np
 import crmarena_gym
 from crmarena_gym._files import LockHeldError, exclusive_lock
 from crmarena_gym._secrets import register_secret
-from crmarena_gym.chat import EpisodeRecorder, prompt_sha256
+from crmarena_gym.chat import EpisodeRecorder, jsonable, prompt_sha256
 from crmarena_gym.eval._progress import ProgressBar
 from crmarena_gym.eval._results import (
     LOCK_FILE,
@@ -55,6 +55,7 @@ from crmarena_gym.tasks import (
     first_per_task,
     spec_for,
 )
+from crmarena_gym.wrappers import env_stack as wrapped_env_stack
 
 __all__ = [
     "EpisodeCancelled",
@@ -71,10 +72,9 @@ __all__ = [
 
 _DEPENDENCIES = ("gymnasium", "numpy", "pydantic", "lark", "litellm", "ray", "simple-salesforce")
 _SECRET_OPTIONS = ("api_key",)
+
+
 # Environment arguments that are data, not settings (the org and the task set are recorded on their own).
-_ENV_DATA_KWARGS = frozenset({"org", "tasks"})
-
-
 class RunStoppedError(RuntimeError):
     """The run stopped early: an episode failed in a way every other episode would (a missing API key).
 
@@ -259,26 +259,6 @@ def _env_kwargs_for(policy: Policy, env_kwargs: Mapping[str, Any]) -> dict[str, 
     return kwargs
 
 
-def _env_stack(env: gym.Env[Any, Any]) -> list[dict[str, Any]]:
-    """The environment as built, outermost wrapper first: each layer's class and constructor arguments
-    (wrappers that record them, as Gymnasium's and ours do; the base env's ``gym.make`` arguments)."""
-    stack: list[dict[str, Any]] = []
-    layer: Any = env
-    while True:
-        cls = type(layer)
-        entry: dict[str, Any] = {"class": f"{cls.__module__}:{cls.__qualname__}"}
-        if isinstance(layer, gym.Wrapper):
-            saved = getattr(layer, "_saved_kwargs", None)
-            entry["kwargs"] = _jsonable({k: v for k, v in saved.items() if k != "env"}) if saved is not None else None
-            stack.append(entry)
-            layer = layer.env
-            continue
-        spec_kwargs = getattr(getattr(env, "spec", None), "kwargs", None) or {}
-        entry["kwargs"] = _jsonable({k: v for k, v in spec_kwargs.items() if k not in _ENV_DATA_KWARGS})
-        stack.append(entry)
-        return stack
-
-
 def _wrapper_class(name: str) -> type[gym.Wrapper[Any, Any, Any, Any]]:
     if ":" in name:
         from gymnasium.envs.registration import load_env_creator
@@ -319,7 +299,7 @@ def check_wrappers(wrappers: Sequence[Mapping[str, Any]] | None) -> list[dict[st
         if not isinstance(kwargs, Mapping):
             raise ValueError(f"the kwargs of wrapper {spec['name']!r} must be a mapping, got {kwargs!r}")
         _wrapper_class(spec["name"])
-        checked.append({"name": spec["name"], "kwargs": _jsonable(dict(kwargs))})
+        checked.append({"name": spec["name"], "kwargs": jsonable(dict(kwargs))})
     return checked
 
 
@@ -428,18 +408,6 @@ def _redact(options: Mapping[str, Any]) -> dict[str, Any]:
     return redacted
 
 
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, str | int | float | bool) or value is None:
-        return value
-    if isinstance(value, os.PathLike):
-        return os.fspath(value)
-    return repr(value)
-
-
 def _task_source(tasks: Any) -> Any:
     # A generated set is recorded with its distribution and generator version: figures made on the
     # legacy instances say so, and a run is never resumed on instances drawn another way.
@@ -448,7 +416,7 @@ def _task_source(tasks: Any) -> Any:
     if isinstance(tasks, str | os.PathLike):
         return str(Path(tasks).resolve())
     if isinstance(tasks, Mapping):
-        return {"distribution": DEFAULT_DISTRIBUTION, **_jsonable(tasks), "task_generator": TASK_GENERATOR_VERSION}
+        return {"distribution": DEFAULT_DISTRIBUTION, **jsonable(tasks), "task_generator": TASK_GENERATOR_VERSION}
     return f"{len(tasks)} given instances"
 
 
@@ -674,7 +642,7 @@ def evaluate(
         probe = apply_wrappers(probe, wrappers)
         probe_policy.attach(probe)  # a policy that cannot play this env (the oracle on soql) fails here, once
         instances: list[TaskInstance] = list(probe.unwrapped.instances)  # type: ignore[attr-defined]
-        env_stack = _env_stack(probe)
+        env_stack = wrapped_env_stack(probe)
         probe.close()
         if not allow_foreign_tasks:
             # The whole set, not the selection: the original's KQA instances name no record, so a run of
@@ -682,7 +650,7 @@ def evaluate(
             _check_task_set_belongs(instances, org_obj, tasks)
         instances = select_instances(instances, tasks=select_tasks, idx=idx, per_task=per_task, limit=limit)
         _check_playable(probe_policy, policy, instances)
-        policy_settings = _jsonable(_redact(probe_policy.settings()))
+        policy_settings = jsonable(_redact(probe_policy.settings()))
     finally:
         probe_policy.close()
     episodes = [(inst.idx, trial) for inst in instances for trial in range(trials)]
@@ -692,8 +660,8 @@ def evaluate(
         "tasks": _task_source(tasks),
         "org": str(getattr(org_obj, "path", None) or type(org_obj).__name__),
         "policy": policy if isinstance(policy, str) else getattr(policy, "__qualname__", repr(policy)),
-        "policy_options": _jsonable(_redact(options)),
-        "env_kwargs": _jsonable(env_kwargs),
+        "policy_options": jsonable(_redact(options)),
+        "env_kwargs": jsonable(env_kwargs),
         "seed": seed,
     }
     if wrappers:  # absent when none, so that runs recorded before wrappers existed still resume
@@ -721,7 +689,7 @@ def evaluate(
             "id": spec.id,
             "entry_point": str(spec.entry_point),
             "max_episode_steps": spec.max_episode_steps,
-            "kwargs": _jsonable(spec.kwargs),
+            "kwargs": jsonable(spec.kwargs),
         },
         "org": _org_metadata(org_obj),
         "command": list(command) if command is not None else list(sys.argv),

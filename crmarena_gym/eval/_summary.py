@@ -24,13 +24,38 @@ from typing import Any
 
 from crmarena_gym._console import text_table
 from crmarena_gym.eval._metrics import pass_k_curve
-from crmarena_gym.tasks import TASK_ABBREVS
-from crmarena_gym.tasks.pro import PRO_CATEGORY_ABBREVS
+from crmarena_gym.tasks import TASK_ABBREVS, get_task_spec
+from crmarena_gym.tasks.pro import PRO_CATEGORY_ABBREVS, get_pro_spec
 
 __all__ = ["ERROR_END_REASONS", "format_table", "summarize"]
 
 #: End reasons that mean the episode failed for a reason other than the agent's answer.
 ERROR_END_REASONS = ("llm_error", "policy_error", "env_error")
+
+
+def task_key(record: dict[str, Any]) -> str:
+    """The task a record belongs to in a summary: its ``abbrev``, else its task's abbreviation, else its task.
+
+    Records written by other tools may lack ``abbrev``; they are still summarised by their task.
+
+    Example:
+        >>> task_key({"abbrev": "HTU"}), task_key({"task": "handle_time"}), task_key({"task": "mine"}), task_key({})
+        ('HTU', 'HTU', 'mine', 'unknown')
+    """
+    abbrev = record.get("abbrev")
+    if isinstance(abbrev, str) and abbrev:
+        return abbrev
+    task = record.get("task")
+    if not isinstance(task, str) or not task:
+        return "unknown"
+    try:
+        return get_task_spec(task).abbrev
+    except KeyError:
+        pass
+    try:  # a CRMArena-Pro category's name
+        return get_pro_spec(task).abbrev
+    except KeyError:
+        return task
 
 
 def _is_success(record: dict[str, Any]) -> bool:
@@ -94,7 +119,7 @@ def summarize(results: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         return {}
     by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in records:
-        by_task[r["abbrev"]].append(r)
+        by_task[task_key(r)].append(r)
     known = PRO_CATEGORY_ABBREVS if any(_details(r) is not None for r in records) else TASK_ABBREVS
     order = [t for t in known if t in by_task] + sorted(set(by_task) - set(known))
     rows = {task: _group(by_task[task]) for task in order}

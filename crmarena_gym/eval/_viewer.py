@@ -32,7 +32,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from crmarena_gym.envs import parse_action
 from crmarena_gym.eval._metrics import bootstrap_ci
 from crmarena_gym.eval._results import METADATA_FILE, RESULTS_FILE, _complete_lines
-from crmarena_gym.eval._summary import ERROR_END_REASONS, summarize
+from crmarena_gym.eval._summary import ERROR_END_REASONS, summarize, task_key
 
 __all__ = ["EPISODE_SORTS", "RESULTS_FORMAT", "ViewerData", "ViewerError"]
 
@@ -202,8 +202,8 @@ def _number(value: Any) -> bool:
 def _repair(record: dict[str, Any]) -> list[str]:
     """Make a record safe to show (what a damaged or foreign line lacks is set aside); what was wrong."""
     problems = []
-    if not isinstance(record.get("abbrev"), str):
-        record["abbrev"] = "?"
+    if not isinstance(record.get("abbrev"), str) or not record["abbrev"]:
+        record["abbrev"] = task_key(record)  # a foreign record without one: its task's, as summaries group it
     for key in ("reward", "turns"):
         if not _number(record.get(key)):
             problems.append(f"its {key} {record[key]!r} is not a number; shown as 0")
@@ -793,7 +793,7 @@ def interval_table(records: list[dict[str, Any]], rows: dict[str, dict[str, Any]
     finished = [r for r in records if r.get("end_reason") != "running"]
     rewards: dict[str, list[float]] = defaultdict(list)
     for r in finished:
-        rewards[r["abbrev"]].append(float(r.get("reward") or 0.0))
+        rewards[task_key(r)].append(float(r.get("reward") or 0.0))
         rewards["all"].append(float(r.get("reward") or 0.0))
     return {task: {**row, "accuracy_ci": list(bootstrap_ci(rewards[task]))} for task, row in rows.items()}
 
@@ -1161,6 +1161,13 @@ def _explain_reward(record: dict[str, Any]) -> str:
     breakdown = record.get("reward_breakdown") or {}
     if not breakdown:
         return f"reward {record.get('reward')}"
+    if breakdown.get("metric") == "state_diff":
+        stray, missing = breakdown.get("stray") or [], breakdown.get("missing") or 0
+        if float(breakdown.get("reward") or 0) >= 1:
+            return "the org's final state has every change the task asks for and no other: reward 1"
+        parts = [f"{missing} required change{'s' * (missing != 1)} missing"] if missing else []
+        parts += [f"{len(stray)} change{'s' * (len(stray) != 1)} nobody asked for"] if stray else []
+        return f"the org's final state was compared with the changes the task asks for: {', '.join(parts)}: reward 0"
     compared = breakdown.get("compared")
     mode = breakdown.get("mode", "strict")
     read = "" if compared == breakdown.get("submitted") else f" (read as {compared!r} by the {mode} matching)"
@@ -1214,6 +1221,7 @@ def _episode_detail(run_id: str, record: dict[str, Any], metadata: dict[str, Any
         )
     digest = record.get("system_prompt_sha256")
     stack = record.get("env_stack") or metadata.get("env_stack") or []
+    last = trajectory[-1] if len(trajectory) > 1 else {}
     return {
         "run": run_id,
         "idx": record["idx"],
@@ -1241,6 +1249,10 @@ def _episode_detail(run_id: str, record: dict[str, Any], metadata: dict[str, Any
         "system_prompt_sha256": digest,
         "system_prompt": (metadata.get("system_prompts") or {}).get(digest) if digest else None,
         "steps": steps,
+        # Act mode: what the agent changed, what the task asked for, and the check of one against the other.
+        "state_diff": last.get("state_diff"),
+        "expected_changes": last.get("expected_changes"),
+        "diff_check": last.get("diff_check"),
     }
 
 

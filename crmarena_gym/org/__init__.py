@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from crmarena_gym.org._base import ERROR_CODES, Org, OrgError, check_max_records
 from crmarena_gym.org._cache import CacheError, default_org_path
+from crmarena_gym.org._diff import DiffCheck, ExpectedChange, RecordChange, StateDiff
 from crmarena_gym.org._local import LocalOrg
 from crmarena_gym.org._salesforce import SalesforceOrg
 from crmarena_gym.org._session import OrgSession
@@ -14,11 +15,15 @@ __all__ = [
     "ERROR_CODES",
     "SOSL_RESERVED_CHARACTERS",
     "CacheError",
+    "DiffCheck",
+    "ExpectedChange",
     "LocalOrg",
     "Org",
     "OrgError",
     "OrgSession",
+    "RecordChange",
     "SalesforceOrg",
+    "StateDiff",
     "check_max_records",
     "default_org_path",
     "sosl_escape_refused",

@@ -103,6 +103,7 @@ class OraclePolicy(Policy):
         self._env: Any = None  # the attached environment (unwrapped)
         self._last: tuple[int, str] | None = None
         self._submitted = False
+        self._act_calls: list[ToolCall] | None = None
 
     def attach(self, env: Any) -> None:
         """Take the environment's org (unless one was given), and check it has task functions.
@@ -172,12 +173,20 @@ class OraclePolicy(Policy):
             available = tool_names(tools)
             self._tools, self._available = tools, None if available is None else frozenset(available)
         self._submitted = False
+        # Act mode: once the solver has its answer, the calls that make the change, then ``submit done``.
+        self._act_calls: list[ToolCall] | None = None
+        if info.get("answer_mode") == "act":
+            if "act_calls" not in info:
+                raise PolicyError("the oracle needs a privileged act-mode environment (its info names the change)")
+            self._act_calls = [ToolCall(c["name"], c["arguments"]) for c in info["act_calls"]]
         self._solver = _StepSolver(instance, org)
         self._check(self._solver.next_call)
 
     def observe(self, info: dict[str, Any]) -> None:
         """Take the result of the call just played from the step's ``info`` (the runner passes it)."""
         if self._solver is not None and self._last is not None and "result" in info:
+            if self._solver.next_call.name == "submit":  # an act-mode change's result: the solver is done
+                return
             self._solver.deliver(getattr(info["result"], "value", info["result"]))
 
     def act(self, observation: str) -> str:
@@ -196,9 +205,12 @@ class OraclePolicy(Policy):
                 raise PolicyError(f"the oracle's call {name}() at step {step} failed: {excerpt!r}")
         if solver is None or self._submitted:
             raise PolicyError("the oracle has no action left: the environment did not end the episode at submit")
-        if self._last is not None:
+        acting = self._act_calls is not None and self._last is not None and solver.next_call.name == "submit"
+        if self._last is not None and not acting:
             self._check(solver.resume())
         call = solver.next_call
+        if call.name == "submit" and self._act_calls is not None:  # act mode: make the change, then say so
+            call = self._act_calls.pop(0) if self._act_calls else ToolCall("submit", {"content": "done"})
         self._last = (1 if self._last is None else self._last[0] + 1, call.name)
         if call.name == "submit":
             self._submitted = True

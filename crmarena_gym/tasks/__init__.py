@@ -10,6 +10,7 @@ Example:
 
 from __future__ import annotations
 
+from crmarena_gym.tasks._act import ACT_TASKS, ANSWER_MODES, ActPlan, AnswerMode, SetupRecord, act_plan
 from crmarena_gym.tasks._context import (
     DOMAIN_DETAILS,
     HANDLE_TIME_POLICY,
@@ -90,7 +91,9 @@ from crmarena_gym.tasks._spec import (
 from crmarena_gym.tasks._summary import FamilySummary, format_summary, summarize_tasks
 
 __all__ = [
+    "ACT_TASKS",
     "ANSWER_CAP",
+    "ANSWER_MODES",
     "DEFAULT_DISTRIBUTION",
     "DEFAULT_PER_TASK",
     "DEFAULT_TASK_SEED",
@@ -111,6 +114,8 @@ __all__ = [
     "TASK_NAMES",
     "TASK_SPECS",
     "TRANSFER_POLICY",
+    "ActPlan",
+    "AnswerMode",
     "Competition",
     "Distribution",
     "FamilySummary",
@@ -119,6 +124,7 @@ __all__ = [
     "OrgKind",
     "OriginalDataError",
     "Score",
+    "SetupRecord",
     "SolverCalls",
     "TaskFileError",
     "TaskGenerationError",
@@ -127,6 +133,7 @@ __all__ = [
     "TaskSpec",
     "ToolCall",
     "Window",
+    "act_plan",
     "add_months",
     "competition_shortfall",
     "default_tasks",

@@ -19,8 +19,9 @@ from crmarena_gym.tools._signature import ParamSpec, argument_checker, function_
 
 __all__ = ["Dependency", "Kind", "Tool", "tool_function"]
 
-#: ``"query"``: the tool reads the org; ``"calculation"``: it computes from its arguments alone.
-Kind = Literal["query", "calculation"]
+#: ``"query"``: the tool reads the org; ``"calculation"``: it computes from its arguments alone; ``"write"``: it
+#: changes the episode's session (create, update, delete).
+Kind = Literal["query", "calculation", "write"]
 #: ``"independent"``: its arguments come from the task itself (ids, dates, names);
 #: ``"dependent"``: an argument is normally an earlier function's output pasted back in.
 Dependency = Literal["independent", "dependent"]
@@ -65,10 +66,13 @@ class Tool:
         A task-specific function is in its kind (``"query"``/``"calculation"``), its dependency
         (``"independent"``/``"dependent"``) and their combination (``"dependent_calculation"``).
         ``submit`` and the general SOQL/SOSL tools are in no group, so that removing a group never
-        takes away the way to answer or the raw query access.
+        takes away the way to answer or the raw query access. The write tools are in the group ``write``
+        alone (they are no part of the paper's ablations).
         """
         if self.terminal or self.general:
             return frozenset()
+        if self.kind == "write":
+            return frozenset({"write"})
         return frozenset({self.kind, self.dependency, f"{self.dependency}_{self.kind}"})
 
     @functools.cached_property
@@ -138,7 +142,7 @@ def tool_function(
     turns an :class:`OrgError` into text. Its :class:`Tool` is attached as ``.tool``.
 
     Args:
-        kind: ``"query"`` if it reads the org, ``"calculation"`` if it is pure.
+        kind: ``"query"`` if it reads the org, ``"calculation"`` if it is pure, ``"write"`` if it changes it.
         dependency: ``"dependent"`` if an argument is normally an earlier function's output.
         needs_org: Whether the first parameter is the org (left out of the schema).
         terminal: Whether calling it ends the episode.

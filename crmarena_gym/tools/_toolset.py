@@ -27,9 +27,19 @@ from crmarena_gym.org import Org
 from crmarena_gym.tools import _calculations as calc
 from crmarena_gym.tools import _general as general
 from crmarena_gym.tools import _queries as queries
+from crmarena_gym.tools import _writes as write_functions
 from crmarena_gym.tools._tool import Tool
 
-__all__ = ["ABLATION_GROUPS", "ALL_TOOLS", "TOOLSET_NAMES", "ToolCallText", "Toolset", "get_tool", "toolset"]
+__all__ = [
+    "ABLATION_GROUPS",
+    "ALL_TOOLS",
+    "TOOLSET_NAMES",
+    "WRITE_TOOLS",
+    "ToolCallText",
+    "Toolset",
+    "get_tool",
+    "toolset",
+]
 
 #: The paper's ablation groups: by kind, by dependency, and by both.
 ABLATION_GROUPS = (
@@ -74,7 +84,12 @@ _GENERAL_FUNCTIONS = (general.issue_soql_query, general.issue_sosl_query)
 
 #: Every tool: the two general ones, then the 25 task-specific ones (``submit`` last).
 ALL_TOOLS: tuple[Tool, ...] = tuple(f.tool for f in _GENERAL_FUNCTIONS + _TASK_FUNCTIONS)  # type: ignore[attr-defined]
-_BY_NAME = {t.name: t for t in ALL_TOOLS}
+#: The write tools (create, update, delete a record), given to act-mode episodes only (``toolset(..., writes=True)``).
+WRITE_TOOLS: tuple[Tool, ...] = tuple(
+    f.tool  # type: ignore[attr-defined]
+    for f in (write_functions.create_record, write_functions.update_record, write_functions.delete_record)
+)
+_BY_NAME = {t.name: t for t in ALL_TOOLS + WRITE_TOOLS}
 _TASK_NAMES = frozenset(f.tool.name for f in _TASK_FUNCTIONS if f is not general.submit)  # type: ignore[attr-defined]
 
 _PRESETS = {
@@ -281,17 +296,22 @@ def _toolset_from_names(names: tuple[str, ...]) -> Toolset:
 
 
 @functools.cache
-def _preset(name: str) -> Toolset:
-    return _toolset_from_names(_PRESETS[name])
+def _preset(name: str, writes: bool = False) -> Toolset:
+    names = _PRESETS[name]
+    if writes:  # before submit, which stays last
+        names = (*names[:-1], *write_functions.WRITE_TOOL_NAMES, names[-1])
+    return _toolset_from_names(names)
 
 
-def toolset(name: str = "flex") -> Toolset:
+def toolset(name: str = "flex", *, writes: bool = False) -> Toolset:
     """One of the paper's toolsets.
 
     Args:
         name: ``"soql"``: ``issue_soql_query``, ``issue_sosl_query`` and ``submit`` (the Act/ReAct
             setting); ``"functions"``: the 25 task-specific functions, ``submit`` included;
             ``"flex"``: all 27.
+        writes: Add the write tools (``create_record``, ``update_record``, ``delete_record``) before
+            ``submit``: for act-mode episodes, which own a writable session. SOQL itself stays read-only.
 
     Returns:
         The toolset, built once: toolsets are immutable, so every call shares it (an environment or an
@@ -301,6 +321,6 @@ def toolset(name: str = "flex") -> Toolset:
         ValueError: Another name.
     """
     try:
-        return _preset(name)
+        return _preset(name, bool(writes))
     except KeyError:
         raise ValueError(f"unknown toolset {name!r}; choose one of {', '.join(_PRESETS)}") from None

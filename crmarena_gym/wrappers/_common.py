@@ -306,7 +306,12 @@ def env_stack(env: gym.Env[Any, Any]) -> list[dict[str, Any]]:
     spec_kwargs = getattr(getattr(env, "spec", None), "kwargs", None) or {}
     kwargs = {k: v for k, v in spec_kwargs.items() if k not in ("org", "tasks")}
     stack.append({"class": f"{type(layer).__module__}:{type(layer).__qualname__}", "kwargs": kwargs})
-    return json.loads(json_text(stack, default=repr))
+    return json.loads(json_text(stack, default=_recorded))
+
+
+def _recorded(value: Any) -> Any:
+    """A value JSON cannot hold, as a record keeps it: a path as its text, anything else as its ``repr``."""
+    return os.fspath(value) if isinstance(value, os.PathLike) else repr(value)
 
 
 def _jsonable(value: Any) -> Any:

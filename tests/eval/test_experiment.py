@@ -200,3 +200,37 @@ def test_a_cell_stopped_by_a_missing_key_is_replayed_once_it_is_set(
     for cell in cells:
         records = read_results(out / cell["path"] / "results.jsonl")
         assert len(records) == 4 and all(r["end_reason"] == "submitted" for r in records)
+
+
+def test_a_sweep_over_answer_modes_plays_the_act_mode_id(
+    tmp_path: Path, env_org: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from crmarena_gym.tasks import generate_tasks
+
+    tasks = generate_tasks(env_org, seed=11, per_task=3, tasks=["NCR"])
+    save_tasks(tasks, tmp_path / "ncr.json")
+    spec = tmp_path / "modes.toml"
+    spec.write_text(
+        f'env = "CRMArena-NCR-v0"\norg = "{env_org}"\ntasks = "ncr.json"\n'
+        '[[policies]]\nname = "oracle"\nspec = "oracle"\n'
+        '[[sweeps]]\nname = "mode"\nanswer_mode = ["name", "act"]\ntoolset = ["flex"]\n'
+    )
+    out = tmp_path / "out"
+    assert main(["experiment", str(spec), "--out", str(out)]) == 0
+    cells = {c["label"]: c for c in json.loads((out / "experiment.json").read_text())["cells"]}
+    assert {c["status"] for c in cells.values()} == {"done"}
+    assert cells["toolset=flex,answer=act"]["accuracy"] == 1.0
+    acted = read_results(out / cells["toolset=flex,answer=act"]["path"] / "results.jsonl")
+    named = read_results(out / cells["toolset=flex,answer=name"]["path"] / "results.jsonl")
+    assert {r["submitted"] for r in acted} == {"done"} and {r["reward_breakdown"]["metric"] for r in acted} == {
+        "state_diff"
+    }
+    # The named answers are the owners the act-mode episodes set.
+    final = [r["trajectory"][-1]["state_diff"] for r in acted]  # the last step: the diff and its check
+    owners = [d[0]["fields"]["OwnerId"]["new"] for d in final]
+    assert owners == [r["submitted"] for r in named]
+    capsys.readouterr()
+    # An env without an act mode is refused with the spec.
+    spec.write_text(spec.read_text().replace("CRMArena-NCR-v0", "CRMArena-HTU-v0"))
+    with pytest.raises(ValueError, match="'CRMArena-HTU-v0' has no act mode"):
+        load_experiment(spec)

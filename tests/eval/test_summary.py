@@ -114,3 +114,22 @@ def test_reports_side_by_side_in_markdown_and_html(tmp_path: Path) -> None:
 def test_a_report_needs_runs(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match=r"no results\.jsonl"):
         write_report([tmp_path])
+
+
+def test_records_without_an_abbreviation_are_summarised_by_their_task(tmp_path: Path) -> None:
+    from crmarena_gym.cli import main
+
+    lines = [
+        {"task": "handle_time", "idx": 1, "trial": 0, "reward": 1.0, "turns": 2},
+        {"task": "handle_time", "idx": 2, "trial": 0, "reward": 0.0, "turns": 4},
+        {"task": "someone_elses_task", "idx": 3, "trial": 0, "reward": 1.0, "turns": 1},
+        {"idx": 4, "trial": 0, "reward": 0.0, "turns": 1},
+    ]
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "results.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    rows = summarize(lines)
+    assert rows["HTU"]["episodes"] == 2 and rows["HTU"]["accuracy"] == 0.5
+    assert rows["someone_elses_task"]["episodes"] == 1 and rows["unknown"]["episodes"] == 1
+    assert main(["report", str(run), "--out", str(tmp_path / "report.md")]) == 0
+    assert "| HTU | 2 | 2 | 0.500 |" in (tmp_path / "report.md").read_text()

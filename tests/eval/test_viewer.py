@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from crmarena_gym.eval import RESULTS_FORMAT, ViewerData, ViewerError, export_viewer, pass_k_curve, write_report
+from crmarena_gym.policies import Policy
 from crmarena_gym.tasks import TaskInstance
 from crmarena_gym.wrappers import RecordTrajectory, ToolResultDropout, TurnLimit
 from tests.eval.viewer_runs import (
@@ -564,3 +565,58 @@ def test_a_growing_run_keeps_its_episode_list_right(tmp_path: Path) -> None:
         assert grown == fresh
         listed = data.api("/api/runs/live/episodes")["episodes"]
         assert [(e["idx"], e["trial"]) for e in listed] == sorted((r["idx"], r["trial"]) for r in _records(run))
+
+
+class _OneStrayEdit(Policy):
+    """An act-mode policy: makes the right change and one change nobody asked for (on the org's first case)."""
+
+    privileged = True
+    toolset = "flex"
+
+    def reset(self, observation: str, info: dict[str, Any], *, seed: int | None = None) -> None:
+        super().reset(observation, info, seed=seed)
+        case, owner = info["records"]["case"], info["expected_changes"][0]["values"]["OwnerId"]
+        self.actions = [
+            _call("update_record", sobject="Case", record_id=case, fields={"OwnerId": owner}),
+            _call("update_record", sobject="Case", record_id=FIRST_CASE[0], fields={"Priority": FIRST_CASE[1]}),
+            "submit done",
+        ]
+
+    def act(self, observation: str) -> str:
+        return self.actions.pop(0)
+
+
+FIRST_CASE: list[str] = []  # the org's first case and a priority it does not have
+
+
+def _call(name: str, **arguments: Any) -> str:
+    return json.dumps({"name": name, "arguments": arguments})
+
+
+def test_an_act_mode_episode_shows_its_changes_beside_the_expected_ones(tmp_path: Path, env_org: Path) -> None:
+    from crmarena_gym.eval import evaluate
+    from crmarena_gym.org import LocalOrg
+    from crmarena_gym.tasks import generate_tasks
+
+    tasks = generate_tasks(env_org, seed=13, per_task=2, tasks=["NCR"])
+    first = LocalOrg(env_org).query("SELECT Id, Priority FROM Case ORDER BY Id LIMIT 1")["records"][0]
+    FIRST_CASE[:] = [first["Id"], "Low" if first["Priority"] != "Low" else "High"]  # a value it does not have
+    evaluate("oracle", env_id="CRMArena-NCR-Act-v0", tasks=tasks, org=env_org, out=tmp_path / "oracle", progress=False)
+    evaluate(
+        _OneStrayEdit,
+        env_id="CRMArena-NCR-Act-v0",
+        tasks=tasks[:1],
+        org=env_org,
+        out=tmp_path / "stray",
+        progress=False,
+    )
+    data = ViewerData([tmp_path / "oracle", tmp_path / "stray"])
+    good = data.api(f"/api/runs/oracle/episodes/{tasks[0].idx}/0")
+    assert good["success"] and good["diff_check"] == {"ok": True, "missing": [], "stray": []}
+    assert [c["fields"]["OwnerId"]["new"] for c in good["state_diff"]] == [tasks[0].answer]
+    assert good["expected_changes"][0]["values"] == {"OwnerId": tasks[0].answer}
+    assert "no other: reward 1" in good["reward_explanation"]
+    bad = data.api(f"/api/runs/stray/episodes/{tasks[0].idx}/0")
+    assert not bad["success"] and len(bad["state_diff"]) == 2
+    assert len(bad["diff_check"]["stray"]) == 1 and FIRST_CASE[0] in bad["diff_check"]["stray"][0]
+    assert "1 change nobody asked for: reward 0" in bad["reward_explanation"]

@@ -907,8 +907,33 @@ function verdict(e) {
       h("tr", {}, h("th", {}, "submitted"), h("td", { class: "submitted" }, quote(e.submitted))),
       h("tr", {}, h("th", {}, "gold"), h("td", { class: "gold" }, goldText(e))))),
     h("div", { class: "explanation" }, e.reward_explanation),
+    stateDiffView(e),
     e.final_reply ? foldedBlock(`the model's last reply, with no call (${e.final_reply.length.toLocaleString()} characters)`, "reply", e.final_reply, null, `${e.run}-${e.idx}-${e.trial}-final`) : null,
     e.error ? message(e.error) : null);
+}
+
+// Act mode: the records the agent changed beside the changes the task asked for (missing and stray marked).
+function changeText(c) {
+  const fields = Object.entries(c.fields || {}).map(([k, v]) => c.op === "create" ? `${k}=${quote(v.new)}` : `${k}: ${quote(v.old)} → ${quote(v.new)}`);
+  return `${c.op} ${c.sobject} ${c.id}${fields.length ? ": " + fields.join(", ") : ""}`;
+}
+
+function stateDiffView(e) {
+  if (!Array.isArray(e.state_diff)) return null;
+  const check = e.diff_check || {};
+  const stray = new Set(check.stray || []);
+  const expected = (e.expected_changes || []).map((x) => `${x.op} ${x.sobject} ${x.id}${x.values ? ": " + Object.entries(x.values).map(([k, v]) => `${k} → ${quote(v)}`).join(", ") : ""}`);
+  const missing = Array.isArray(check.missing) ? check.missing : [];
+  return h("div", { class: "state-diff" },
+    h("h3", {}, "Changes to the org"),
+    h("table", { class: "answers diff" }, h("tbody", {},
+      h("tr", {}, h("th", {}, "made"), h("td", {}, e.state_diff.length
+        ? h("ul", {}, e.state_diff.map((c) => h("li", { class: [...stray].some((s) => s.includes(c.id)) ? "bad" : "" }, changeText(c))))
+        : "none")),
+      h("tr", {}, h("th", {}, "expected"), h("td", {}, expected.length ? h("ul", {}, expected.map((x) => h("li", {}, x)))
+        : "not recorded (the run was not privileged)")),
+      missing.length ? h("tr", {}, h("th", {}, "missing"), h("td", { class: "bad" }, h("ul", {}, missing.map((m) => h("li", {}, m))))) : null,
+      stray.size ? h("tr", {}, h("th", {}, "stray"), h("td", { class: "bad" }, h("ul", {}, [...stray].map((m) => h("li", {}, m))))) : null)));
 }
 
 function episodeFacts(e, withRun) {

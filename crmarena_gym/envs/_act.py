@@ -1,0 +1,141 @@
+"""Act-mode environments: the agent makes the change in its own session; the org's final state is graded.
+
+:class:`CRMArenaActEnv` is :class:`~crmarena_gym.envs.CRMArenaEnv` with three differences. Each episode owns
+an :class:`~crmarena_gym.org.OrgSession` over the embedded org (copy-on-write: the org file never changes,
+no other episode sees the writes, and reset or close drops them), into which the task first writes its
+set-up records (a new case). The toolset has the write tools (``create_record``, ``update_record``,
+``delete_record``). And ``submit`` ends the episode without being compared with a name: the session's
+diff since the set-up is checked against the changes the task requires (every one made, nothing else
+changed), and ``info`` records both.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from crmarena_gym.envs._env import CRMArenaEnv, _action_format, _resolve_today
+from crmarena_gym.envs._spaces import ActionText
+from crmarena_gym.org import LocalOrg, Org, OrgSession, StateDiff
+from crmarena_gym.tasks import ActPlan, TaskInstance, act_plan
+from crmarena_gym.tools import toolset as make_toolset
+
+__all__ = ["CRMArenaActEnv"]
+
+
+class CRMArenaActEnv(CRMArenaEnv):
+    """A workflow task in act mode: change the org as the task asks, graded by the final state.
+
+    Args:
+        task: A task with an act mode (``"NCR"``); see :data:`crmarena_gym.tasks.ACT_TASKS`.
+        org: The embedded org (None, a path or a :class:`~crmarena_gym.org.LocalOrg`); a live org is refused,
+            since an environment must not write to it.
+        toolset: ``"soql"`` (SOQL and SOSL, read-only), ``"functions"`` or ``"flex"``; the write tools are added.
+        **kwargs: As :class:`~crmarena_gym.envs.CRMArenaEnv` (``tasks``, ``match`` aside, ``privileged`` ...).
+
+    Example:
+        >>> import gymnasium as gym
+        >>> record = {"idx": 0, "task": "NCR", "query": "Who should take it?", "answer": "005Ws000000000AAA",
+        ...           "params": {"case_subject": "Late parcel", "case_description": "It has not come."}}
+        >>> env = gym.make("CRMArena-NCR-Act-v0", org=getfixture("tiny_org"), tasks=[record])
+        >>> obs, info = env.reset(seed=0)
+        >>> info["answer_mode"], [t["function"]["name"] for t in info["tools"]][-4:]
+        ('act', ['create_record', 'update_record', 'delete_record', 'submit'])
+        >>> obs, reward, done, _, info = env.step("submit done")
+        >>> reward, done, info["diff_check"]["ok"], info["state_diff"]
+        (0.0, True, False, [])
+    """
+
+    def __init__(
+        self,
+        task: str | None = None,
+        *,
+        org: Org | str | os.PathLike[str] | None = None,
+        tasks: str | os.PathLike[str] | Sequence[TaskInstance | Mapping[str, Any]] | Mapping[str, Any] | None = None,
+        toolset: str = "soql",
+        **kwargs: Any,
+    ) -> None:
+        if org is not None and isinstance(org, Org) and not isinstance(org, LocalOrg):
+            raise ValueError(
+                f"act mode writes to an episode session over the embedded org; {type(org).__name__} is not one "
+                "(an environment never writes to a live org)"
+            )
+        super().__init__(task, org=org, tasks=tasks, toolset=toolset, **kwargs)  # type: ignore[arg-type]
+        plans: dict[int, ActPlan] = {}
+        refused: list[str] = []
+        for instance in self.instances:
+            try:
+                plans[instance.idx] = act_plan(instance)
+            except ValueError as err:
+                refused.append(str(err))
+        if refused:
+            more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
+            raise ValueError(f"these instances cannot be played in act mode: {refused[0]}{more}")
+        self._plans = plans
+        self.tools = make_toolset(toolset, writes=True)
+        self._tool_schemas = self.tools.schemas()
+        self._action_rules = _action_format(self.tools)
+        self.action_space = ActionText(self.action_space.max_length, examples=self._examples())
+        self._session: OrgSession | None = None
+        self._baseline = StateDiff()
+        self._refs: dict[str, str] = {}
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        """Start an episode: a fresh session, the task's set-up records written into it, the instruction."""
+        self._drop_session()
+        _observation, info = super().reset(seed=seed, options=options)
+        instance = self.instance
+        assert instance is not None
+        plan = self._plans[instance.idx]
+        assert isinstance(self.org, LocalOrg)
+        session = OrgSession(self.org, today=_resolve_today(instance), own_ids=True)
+        self._session = session
+        self._refs = {record.ref: session.create(record.sobject, dict(record.fields)) for record in plan.setup}
+        self._baseline = session.diff()
+        self._view = session
+        asked = instance.model_copy(update={"query": plan.question(self._refs)})
+        observation = self._bound(self._first_observation(asked))
+        self._last_observation = observation
+        info["answer_mode"] = "act"
+        info["records"] = dict(self._refs)
+        if self.privileged:
+            info["expected_changes"] = [c.to_dict() for c in plan.expected_changes(self._refs)]
+            info["act_calls"] = [{"name": c.name, "arguments": c.arguments} for c in plan.finish(self._refs)]
+        return observation, info
+
+    def _submit(self, answer: str, info: dict[str, Any]) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        assert self.instance is not None and self._session is not None
+        plan = self._plans[self.instance.idx]
+        diff = self._session.diff().since(self._baseline)
+        check = diff.check(plan.expected_changes(self._refs))
+        reward = 1.0 if check.ok else 0.0
+        self._done = True
+        info["submitted"] = answer
+        info["state_diff"] = diff.to_dict()
+        info["diff_check"] = check.to_dict()
+        info["reward_breakdown"] = {
+            "reward": reward,
+            "metric": "state_diff",
+            "missing": len(check.missing),
+            "stray": list(check.stray),
+        }
+        if self.privileged:
+            info["expected_changes"] = [c.to_dict() for c in plan.expected_changes(self._refs)]
+        else:  # what is missing names the gold
+            info["diff_check"]["missing"] = len(check.missing)
+        observation = "Submitted. The episode is over."
+        self._last_observation = observation
+        self._last_reward = reward
+        return observation, reward, True, False, info
+
+    def close(self) -> None:
+        """Drop the episode's session (its writes with it)."""
+        self._drop_session()
+        super().close()
+
+    def _drop_session(self) -> None:
+        if self._session is not None:
+            self._session.drop()
+            self._session = None
+            self._view = self.org
