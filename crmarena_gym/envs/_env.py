@@ -321,6 +321,13 @@ class CRMArenaEnv(gym.Env[str, str]):
         self, name: str, arguments: dict[str, Any], info: dict[str, Any]
     ) -> tuple[str, float, bool, bool, dict[str, Any]]:
         info["function"] = name
+        if self.kind != "service" and name not in self.tools and name in _SERVICE_FUNCTIONS:
+            message = (
+                f"Error: {name}() is one of CRMArena's task functions for the service org, not offered on a "
+                f"CRMArena-Pro ({self.kind}) org; query the org with SOQL or SOSL (the available functions are: "
+                f"{', '.join(self.tools.names)})"
+            )
+            return self._observe(message, info, error="FUNCTION_ERROR")
         result = self.tools.call(name, arguments, self._view)
         if isinstance(result, str) and result.startswith("Error:"):
             return self._observe(result, info, error="FUNCTION_ERROR")
@@ -496,6 +503,22 @@ def _check_org_kind(org: Org, kind: str) -> None:
     raise ValueError(
         f"this environment is for a {kind} org, but the org at {str(org.path)!r} is a {org_kind} org; {hint}"
     )  # type: ignore[attr-defined]
+
+
+def _service_functions() -> frozenset[str]:
+    """CRMArena's task functions that a Pro org does not offer (every flex tool but the query tools, submit and
+    :data:`~crmarena_gym.tasks.pro.PRO_TASK_FUNCTIONS`)."""
+    from crmarena_gym.tasks.pro import PRO_TASK_FUNCTIONS
+
+    return frozenset(make_toolset("flex").names) - {
+        "issue_soql_query",
+        "issue_sosl_query",
+        "submit",
+        *PRO_TASK_FUNCTIONS,
+    }
+
+
+_SERVICE_FUNCTIONS = _service_functions()
 
 
 def _make_tools(name: str, kind: str) -> Toolset:

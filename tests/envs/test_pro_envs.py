@@ -127,7 +127,7 @@ def test_toolsets_on_a_pro_org(pro_env_orgs) -> None:
         assert "search_knowledge_articles" in env.tools.names and "get_cases" not in env.tools.names
         env.reset(seed=0)
         obs, *_ = env.step('execute get_cases({"start_date": "2023-01-01T00:00:00Z"})')
-        assert obs.startswith("Error:")
+        assert obs.startswith("Error: get_cases() is one of CRMArena's task functions for the service org")
 
 
 def test_kind_mismatches_are_refused(pro_env_orgs, env_org) -> None:
