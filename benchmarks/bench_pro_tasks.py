@@ -159,7 +159,7 @@ def main() -> None:
         figures = file_figures()
         print("\nBaselines per category (mean reward by Pro's LLM-free grading; test set seed 0)")
         header = f"{'kind':4s} {'category':32s} {'random':>7s} {'None':>7s} {'prior':>7s} {'oracle':>7s}"
-        print(header + ("   | Pro B2B file: None, top gold" if figures else ""))
+        print(header + ("   | Pro B2B file: None, prior" if figures else ""))
         summary: dict[str, list[float]] = {}
         for kind in args.kinds:
             for name in names:
