@@ -864,3 +864,15 @@ def remedy_email(rand: Rand, spec: KindSpec, customer: str, agent: str, product:
 def remedy_chat_line(rand: Rand, remedy: str) -> str:
     """An agent's chat line offering ``remedy``."""
     return rand.choice(_OFFERS).format(remedy=remedy)
+
+
+_REQUESTS = (
+    "Would you be able to offer {remedy}?",
+    "I think {remedy} would be fair here.",
+    "Could we get {remedy} for the trouble?",
+)
+
+
+def remedy_request(rand: Rand, remedy: str) -> str:
+    """A customer's sentence asking for ``remedy``."""
+    return rand.choice(_REQUESTS).format(remedy=remedy)
