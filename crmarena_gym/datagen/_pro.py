@@ -72,7 +72,8 @@ Remedies on cases (``crmarena_hidden_remedy``, ``crmarena_hidden_case_remedy``)
     Each issue-resolution article lists the three remedies agents may offer for its issue (every remedy of the
     kind's vocabulary is allowed for some issue). The agent of every case offers one remedy, in an email on the
     case or a line of its chat; exactly ``round(remedy_violation_rate * cases)`` offer a remedy the article does
-    not allow (policy_violation_identification). Customers never name a remedy.
+    not allow (policy_violation_identification). In ``CUSTOMER_REQUEST_SHARE`` of cases the customer's opening
+    email asks for a remedy of its own (recorded as ``requested``): only the agent's words decide.
 Look-alike purchases (``crmarena_hidden_purchase``)
     Per planted cluster (``PurchaseCluster`` per scale), an account's activated order of two or three products of
     one family on one day and another of one or two other products of that family one to six days away
@@ -246,6 +247,10 @@ def _cycle_bands(n: int) -> tuple[np.ndarray, np.ndarray]:
     lows = build(b)
     gaps = [nxt - cur for cur, nxt in itertools.pairwise(lows)] + [max(2, round(lows[-1] * (b - 1)))]
     return np.array(lows), np.array([g // 2 for g in gaps])
+
+
+#: Share of cases whose customer asks for a remedy in the opening email (any remedy; the agent's offer decides).
+CUSTOMER_REQUEST_SHARE = 0.3
 
 
 def _in_month(seconds: int, month: int, low: int, high: int) -> int | None:
@@ -1805,7 +1810,9 @@ class _ProOrg:
         if not items:
             self.first_case = self.last_case = _dt(_START_S)
             self._write_mails([])
-            self.put_hidden("case_remedy", ("CaseId", "ArticleId", "remedy", "allowed", "channel", "RecordId"), [])
+            self.put_hidden(
+                "case_remedy", ("CaseId", "ArticleId", "remedy", "allowed", "channel", "RecordId", "requested"), []
+            )
             self.put_hidden("product_season", ("Product2Id", "peak_month"), [])
             return
         n = self.n("Case")
@@ -1859,7 +1866,8 @@ class _ProOrg:
         remedies = text.REMEDIES[spec.kind]
         n_violations = round(self.knobs.remedy_violation_rate * len(cases)) if self.latent else 0
         violating = set(rrng.choice(len(cases), size=n_violations, replace=False).tolist())
-        self.case_remedies: list[tuple[str, str, str, int, str]] = []  # (case, article, remedy, allowed, channel)
+        # (case, article, remedy offered, allowed, channel, remedy the customer asked for)
+        self.case_remedies: list[tuple[str, str, str, int, str, str | None]] = []
         for ci, (cid, (when, item)) in enumerate(zip(ids, cases, strict=True)):
             k, m = items[item]
             d = self.deals[k]
@@ -1922,6 +1930,7 @@ class _ProOrg:
             customer = self.contact_name[contact]
             email = self.tables["Contact"].rows[contact]["Email"]
             span_end = close if closed else min(last_assigned + 5 * _DAY, _END_S - 60)
+            first_mail = len(mails)  # the customer's opening email
             for n_mail in range(int(rng.integers(1, 4))):
                 at = min(last_assigned + int((span_end - last_assigned) * (n_mail + 1) / 5), _END_S - 60)
                 from_agent = n_mail % 2 == 1
@@ -1948,7 +1957,14 @@ class _ProOrg:
                 remedy = pool[int(rrng.integers(len(pool)))]
                 in_chat = has_chat and rrng.random() < 0.5
                 channel = "LiveChatTranscript" if in_chat else "EmailMessage"
-                self.case_remedies.append((cid, self.issue_article[issue], remedy, int(remedy in allowed), channel))
+                # Some customers ask for a remedy of their own: only what the agent offers counts.
+                requested = None
+                if rrng.random() < CUSTOMER_REQUEST_SHARE:
+                    requested = remedies[int(rrng.integers(len(remedies)))]
+                    mails[first_mail]["TextBody"] += " " + text.remedy_request(rrand, requested)
+                self.case_remedies.append(
+                    (cid, self.issue_article[issue], remedy, int(remedy in allowed), channel, requested)
+                )
                 if not in_chat:
                     at = min(last_assigned + int((span_end - last_assigned) * 0.45) + 7, _END_S - 60)
                     agent_mail = self.user_email[int(self.agents[final])]
@@ -2003,8 +2019,8 @@ class _ProOrg:
         }
         self.put_hidden(
             "case_remedy",
-            ("CaseId", "ArticleId", "remedy", "allowed", "channel", "RecordId"),
-            [(c, a, r, ok, ch, record[c]) for c, a, r, ok, ch in self.case_remedies],
+            ("CaseId", "ArticleId", "remedy", "allowed", "channel", "RecordId", "requested"),
+            [(c, a, r, ok, ch, record[c], asked) for c, a, r, ok, ch, asked in self.case_remedies],
         )
 
     def purchases(self) -> None:

@@ -784,16 +784,27 @@ _WEAKNESSES = (
 )  # fmt: skip
 
 
+_DEALER_STRENGTHS = (
+    "lower sticker prices", "more showrooms nearby", "a longer battery warranty", "faster delivery",
+    "better trade-in offers", "a bigger used-car selection", "cheaper financing rates", "free home charging installs",
+)  # fmt: skip
+_DEALER_WEAKNESSES = (
+    "slow service appointments", "hidden dealer fees", "pushy financing offers", "a thin charging network",
+    "poor resale value", "long delivery times", "few loaner cars", "limited test-drive slots",
+)  # fmt: skip
+
+
 def competitor_article(rand: Rand, spec: KindSpec, competitor: str) -> tuple[str, str, str, list[Fact]]:
     """(title, summary, body, facts) of the internal competitive brief on ``competitor``: its strength, its
     weakness and how representatives answer it (internal-only knowledge)."""
-    strength, weakness = rand.choice(_STRENGTHS), rand.choice(_WEAKNESSES)
+    strengths, weaknesses = (_DEALER_STRENGTHS, _DEALER_WEAKNESSES) if spec.households else (_STRENGTHS, _WEAKNESSES)
+    strength, weakness = rand.choice(strengths), rand.choice(weaknesses)
+    ours = rand.choice(tuple(s for s in strengths if s != strength))
     facts: list[Fact] = [("strength", "Where they beat us", strength), ("weakness", "Where they fall short", weakness)]
     body = _fact_body(
         f"Internal only: how {competitor} compares with {spec.company}.",
         facts,
-        f"When a customer mentions {competitor}, stress {rand.choice(_STRENGTHS)} on our side and never share "
-        "this brief.",
+        f"When a customer mentions {competitor}, stress {ours} on our side and never share this brief.",
     )
     return f"Competitive Brief: {competitor}", f"How we position against {competitor}", body, facts
 
@@ -853,3 +864,15 @@ def remedy_email(rand: Rand, spec: KindSpec, customer: str, agent: str, product:
 def remedy_chat_line(rand: Rand, remedy: str) -> str:
     """An agent's chat line offering ``remedy``."""
     return rand.choice(_OFFERS).format(remedy=remedy)
+
+
+_REQUESTS = (
+    "Would you be able to offer {remedy}?",
+    "I think {remedy} would be fair here.",
+    "Could we get {remedy} for the trouble?",
+)
+
+
+def remedy_request(rand: Rand, remedy: str) -> str:
+    """A customer's sentence asking for ``remedy``."""
+    return rand.choice(_REQUESTS).format(remedy=remedy)

@@ -848,11 +848,21 @@ def test_agents_offer_one_remedy_per_case_and_break_the_issue_article_at_the_kno
         channels.add(hidden[case][2])
     assert abs(broken / len(cases) - ProKnobs().remedy_violation_rate) <= 0.02
     assert channels == {"EmailMessage", "LiveChatTranscript"}
-    # Customers never name a remedy: only the agent's words decide.
-    customer_mail = " ".join(
-        r[0] for r in db.execute("SELECT TextBody FROM EmailMessage WHERE FromAddress NOT IN (SELECT Email FROM User)")
-    )
-    assert not any(r in customer_mail for r in REMEDIES[kind])
+    # Some customers ask for a remedy in their opening email (what they ask for is recorded); only the agent's
+    # words decide, and a request differs from the offer or breaks the article where the offer does not.
+    asked = dict(db.execute("SELECT CaseId, requested FROM crmarena_hidden_case_remedy"))
+    misleading = 0
+    for case, issue in cases:
+        customer = " ".join(
+            r[0]
+            for r in db.execute(
+                "SELECT TextBody FROM EmailMessage WHERE ParentId = ? AND FromAddress NOT IN (SELECT Email FROM User)",
+                (case,),
+            )
+        )
+        assert [r for r in REMEDIES[kind] if r in customer] == ([asked[case]] if asked[case] else [])
+        misleading += asked[case] is not None and (asked[case] not in allowed[issue]) != (hidden[case][1] == 0)
+    assert 0.2 <= sum(v is not None for v in asked.values()) / len(cases) <= 0.4 and misleading >= 5
 
 
 def test_the_remedy_knob_moves_the_violation_share(tmp_path: Path) -> None:

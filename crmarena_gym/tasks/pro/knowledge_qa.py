@@ -22,24 +22,24 @@ if TYPE_CHECKING:
     from crmarena_gym.tasks._oracle import SolverCalls
 
 _TEMPLATES = (
-    "What is the {label} for {subject}?",
+    "Tell me the {label} for {subject}, please.",
     "Could you tell me the {label} of {subject}?",
-    "Quick question about {subject}: what's the {label}?",
-    "I'm looking into {subject}. What is its {label}?",
+    "Quick question about {subject}: what do you list as the {label}?",
+    "I'm looking into {subject}. Can you give me its {label}?",
     "Do you happen to know the {label} for {subject}?",
-    "Regarding {subject}, what is the {label}?",
-    "Before I decide, I need the {label} of {subject}. What is it?",
+    "Regarding {subject}, what do you state as the {label}?",
+    "Before I decide, I need the {label} of {subject}.",
     "Can you look up the {label} that applies to {subject}?",
 )
 _POLICY_TEMPLATES = (
-    "Under your {subject} policy, what is the {label}?",
+    "Under your {subject} policy, what do you give as the {label}?",
     "What does your {subject} policy say about the {label}?",
-    "I read about your {subject} policy. What is the {label}?",
+    "I read about your {subject} policy. Can you tell me the {label}?",
 )
 _ISSUE_TEMPLATES = (
-    "I'm dealing with a {subject} problem. What is the {label}?",
-    "For a {subject} case, what is the {label}?",
-    "If I report a {subject}, what is the {label}?",
+    "I'm dealing with a {subject} problem. Can you tell me the {label}?",
+    "For a {subject} case, what do you list as the {label}?",
+    "If I report a {subject}, what can you tell me about the {label}?",
 )
 _FORMAT = (
     " Answer in a few words.",

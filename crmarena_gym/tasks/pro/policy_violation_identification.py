@@ -3,7 +3,8 @@
 Pinned (PRO.md 3.4, our reading of the B2B golds): each issue has one public issue-resolution article ("Resolving:
 <issue>") that lists the remedies agents may offer for it and forbids any other. The agent of a case (its owner)
 offers the customer one remedy, in an email on the case or in the case's chat. The gold is that article's Id when
-some remedy the agent offered is not on its list, else None. The generator records each case's offer in
+some remedy the agent offered is not on its list, else None. Customers sometimes ask for a remedy themselves
+(in their opening email); what they ask for never decides. The generator records each case's offer in
 ``crmarena_hidden_case_remedy`` (violations at ``ProKnobs.remedy_violation_rate``); Pro's None rate is 0.77.
 """
 
