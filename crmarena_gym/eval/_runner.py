@@ -363,13 +363,13 @@ class EvalRun:
     new_episodes: int
 
 
-def _open_org(org: Org | str | os.PathLike[str] | None) -> Org:
+def _open_org(org: Org | str | os.PathLike[str] | None, kind: str = "service") -> Org:
     if isinstance(org, Org):
         return org
-    if org is None:
+    if org is None:  # the embedded org of the env's kind (a CRMArena-Pro id's B2B or B2C org)
         from crmarena_gym.org import default_org_path
 
-        return LocalOrg(default_org_path())
+        return LocalOrg(default_org_path(kind=kind))
     path = Path(org)
     if not path.is_file():
         raise FileNotFoundError(f"no org database at {str(path)!r}")
@@ -615,7 +615,10 @@ def evaluate(
     if env_id not in gym.registry or not env_id.startswith("CRMArena"):
         from crmarena_gym.envs import env_ids
 
-        raise ValueError(f"unknown environment {env_id!r}; expected one of {', '.join(env_ids())}")
+        raise ValueError(
+            f"unknown environment {env_id!r}; expected one of {', '.join(env_ids())}, or a CRMArena-Pro id "
+            "(CRMArena-Pro-B2B-v0, CRMArena-Pro-B2C-v0, CRMArena-Pro-B2B-<ABBREV>-v0 such as CRMArena-Pro-B2B-LQU-v0)"
+        )
     if resume and out is None:
         raise ValueError("resume needs the run directory (out)")
     if retry_errors and not resume:
@@ -634,7 +637,8 @@ def evaluate(
             raise ValueError(f"pass {reserved!r} as an argument of evaluate, not in env_kwargs")
     wrappers = check_wrappers(wrappers)
 
-    org_obj = _open_org(org)
+    env_spec = gym.spec(env_id)
+    org_obj = _open_org(org, (env_spec.kwargs or {}).get("kind") or env_kwargs.get("kind") or "service")
     probe_policy = factory()  # fail here, once, on a bad spec or bad options, rather than in every worker
     try:
         probe_policy.check_ready()  # a missing key refuses the run before any episode is recorded

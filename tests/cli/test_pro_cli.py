@@ -76,3 +76,20 @@ def test_eval_refuses_pros_file_on_our_org(pro_env_orgs, tmp_path, capsys) -> No
     argv += ["--policy", "random", "--out", str(tmp_path / "run"), "--no-progress", "--limit", "2"]
     assert main(argv) == 2
     assert "was made for another org" in capsys.readouterr().err
+
+
+def test_a_pro_id_without_an_org_runs_on_the_embedded_org_of_its_kind(pro_env_orgs, monkeypatch) -> None:
+    from crmarena_gym.eval import evaluate
+    from crmarena_gym.tasks.pro import generate_pro_tasks
+
+    name = implemented_categories()[0] if implemented_categories() else pytest.skip("no Pro category module yet")
+    asked: list[str] = []
+
+    def default_org_path(*, kind: str = "service", **_: object) -> Path:
+        asked.append(kind)
+        return pro_env_orgs["b2c"]
+
+    monkeypatch.setattr("crmarena_gym.org.default_org_path", default_org_path)
+    tasks = generate_pro_tasks(pro_env_orgs["b2c"], category=name, seed=4, per_task=2)
+    run = evaluate("oracle", env_id="CRMArena-Pro-B2C-v0", tasks=tasks, progress=False)
+    assert asked == ["b2c"] and [r["reward"] for r in run.results] == [1.0, 1.0]
