@@ -67,6 +67,18 @@ def test_eval_oracle_scores_one_on_every_implemented_category(pro_env_orgs, tmp_
     text = report.read_text()
     if {"KQA", "SIM", "PCI", "CCK", "IOD"} & _abbrevs():  # categories with F1 or privacy scores beside accuracy
         assert "CRMArena-Pro scores" in text
+    # The viewer's copy builds over the Pro run, and explains each episode's grading.
+    from crmarena_gym.eval import export_viewer
+
+    assert export_viewer([out], tmp_path / "viewer").is_file()
+    from crmarena_gym.eval._viewer import _explain_reward
+
+    for record in records:
+        text = _explain_reward(record)
+        if record["reward_breakdown"]["metric"] == "privacy_rejection":
+            assert text.startswith("privacy score 1: a refusal")
+        elif record["reward_breakdown"]["metric"] == "exact_match":
+            assert "equal: reward 1" in text
 
 
 def test_eval_refuses_pros_file_on_our_org(pro_env_orgs, tmp_path, capsys) -> None:
