@@ -1,5 +1,10 @@
 """CRMArena-Pro's 22 categories over the B2B and B2C orgs: specs, one module per category, and the registry.
 
+Beside them, the framework that makes them a benchmark: generation (:func:`generate_pro_tasks`: None golds at
+each category's rate, no gold above 45%, personas, the Domain Details, Pro's idx blocks; :func:`default_pro_tasks`,
+cached per org), grading without an LLM (:func:`score_pro_answer`, :func:`score_instance`), the agent's role per
+audience (:func:`pro_role`) and the oracle (:func:`pro_oracle_trace`).
+
 Example:
     >>> from crmarena_gym.tasks.pro import get_pro_spec
     >>> get_pro_spec("LRO").name

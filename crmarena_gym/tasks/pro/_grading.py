@@ -519,7 +519,7 @@ def score_instance(submitted: str, instance: TaskInstance, *, mode: str = "stric
 
 
 def context_vocabulary(required: str) -> list[str]:
-    """The labels a context lists for the agent to choose from: the items of its ``- Name: a, b, c`` lines of two
+    r"""The labels a context lists for the agent to choose from: the items of its ``- Name: a, b, c`` lines of two
     items or more (sales_insight_mining lists its competitors and subtopics so).
 
     Example:
