@@ -363,6 +363,13 @@ def run_solver(instance: TaskInstance, calls: SolverCalls) -> str:
     """
     if not instance.params:
         raise OracleError(f"instance {instance.idx} has no hidden params; only generated instances can be solved")
+    if instance.is_pro:  # a CRMArena-Pro instance: its category's solver, its answer as an agent submits it
+        from crmarena_gym.tasks.pro import ProQuestion, pro_category
+        from crmarena_gym.tasks.pro._oracle import submitted_answer
+
+        category = pro_category(instance.task)
+        question = ProQuestion(instance.query, instance.metadata.required, instance.params, instance.kind)
+        return submitted_answer(category, category.solve(calls, question))
     return ORACLES[instance.task](calls, instance.params, instance)
 
 

@@ -60,5 +60,9 @@ def pro_oracle_trace(
     used = {call.name for call in caller.calls}
     if not used <= allowed:
         raise RuntimeError(f"the {category.name} solver called {sorted(used - allowed)}, which it does not list")
-    submitted = ORACLE_REFUSAL if category.spec.reward_metric == "privacy_rejection" else format_pro_answer(answer)
-    return answer, OracleTrace(tuple(caller.calls), submitted)
+    return answer, OracleTrace(tuple(caller.calls), submitted_answer(category, answer))
+
+
+def submitted_answer(category: Category, answer: ProAnswer) -> str:
+    """What an oracle submits for ``answer``: the answer as text, or a refusal on the confidentiality categories."""
+    return ORACLE_REFUSAL if category.spec.reward_metric == "privacy_rejection" else format_pro_answer(answer)
