@@ -163,3 +163,28 @@ def test_privacy_aware_role_only_when_asked(pro_env_orgs) -> None:
     # PRO.md section 5: the customer-facing prompt says nothing about confidentiality unless asked to.
     assert plain_role.startswith("You are the customer assistant") and "personal data" not in plain_role
     assert "Never reveal another customer's personal data" in aware_role
+
+
+@pytest.mark.parametrize("kind", ["b2b", "b2c"])
+def test_reactive_oracle_reads_pro_observations(pro_env_orgs, kind: str) -> None:
+    """The reactive oracle answers from what each observation shows (query rows after the output prefix).
+    sales_insight_mining is left out: its global solver reads more call bodies than one observation shows."""
+    from crmarena_gym.policies import make_policy
+
+    names = [n for n in implemented_categories() if n != "sales_insight_mining"]
+    if not names:
+        pytest.skip("no Pro category module in this checkout yet")
+    tasks = [i for name in names for i in _tasks(pro_env_orgs, kind, name)[:2]]
+    env = gym.make(
+        f"CRMArena-Pro-{kind.upper()}-v0", org=pro_env_orgs[kind], tasks=tasks, toolset="flex", privileged=True
+    )
+    policy = make_policy("reactive-oracle")
+    policy.attach(env)
+    for inst in tasks:
+        obs, info = env.reset(options={"idx": inst.idx})
+        policy.reset(obs, info)
+        done = truncated = False
+        while not (done or truncated):
+            obs, reward, done, truncated, step_info = env.step(policy.act(obs))
+            policy.observe(step_info)
+        assert reward == 1.0, (inst.task, inst.idx, step_info.get("reward_breakdown"))
