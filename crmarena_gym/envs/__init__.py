@@ -12,7 +12,14 @@ from __future__ import annotations
 from crmarena_gym.envs._act import CRMArenaActEnv
 from crmarena_gym.envs._actions import Action, parse_action, unwrap_code
 from crmarena_gym.envs._env import FALLBACK_TODAY, CRMArenaEnv
-from crmarena_gym.envs._registration import MAX_TURNS, act_counterpart, act_env_ids, env_ids, register_envs
+from crmarena_gym.envs._registration import (
+    MAX_TURNS,
+    act_counterpart,
+    act_env_ids,
+    env_ids,
+    pro_env_ids,
+    register_envs,
+)
 from crmarena_gym.envs._render import (
     QUERY_OUTPUT_PREFIX,
     render_error,
@@ -38,6 +45,7 @@ __all__ = [
     "act_env_ids",
     "env_ids",
     "parse_action",
+    "pro_env_ids",
     "register_envs",
     "render_error",
     "render_head",

@@ -1,4 +1,5 @@
-"""The nine CRMArena tasks: instances, loaders, windows, context and scoring.
+"""The nine CRMArena tasks (and, in :mod:`crmarena_gym.tasks.pro`, CRMArena-Pro's 22 categories): instances,
+loaders, windows, context and scoring.
 
 Example:
     >>> from crmarena_gym.tasks import get_task_spec, score_answer
@@ -77,7 +78,16 @@ from crmarena_gym.tasks._scoring import (
     score_answer,
     token_f1,
 )
-from crmarena_gym.tasks._spec import TASK_ABBREVS, TASK_NAMES, TASK_SPECS, TaskSpec, get_task_spec
+from crmarena_gym.tasks._spec import (
+    PRO_ORG_KINDS,
+    TASK_ABBREVS,
+    TASK_NAMES,
+    TASK_SPECS,
+    OrgKind,
+    TaskSpec,
+    get_task_spec,
+    spec_for,
+)
 from crmarena_gym.tasks._summary import FamilySummary, format_summary, summarize_tasks
 
 __all__ = [
@@ -96,6 +106,7 @@ __all__ = [
     "NONE_ANSWER",
     "ORACLES",
     "ORIGINAL_DATASET",
+    "PRO_ORG_KINDS",
     "ROUTING_POLICY",
     "SEASONS",
     "TASK_ABBREVS",
@@ -110,6 +121,7 @@ __all__ = [
     "FamilySummary",
     "OracleError",
     "OracleTrace",
+    "OrgKind",
     "OriginalDataError",
     "Score",
     "SetupRecord",
@@ -146,6 +158,7 @@ __all__ = [
     "score_answer",
     "season_window",
     "solve",
+    "spec_for",
     "summarize_tasks",
     "task_cache_path",
     "tasks_from_rows",
