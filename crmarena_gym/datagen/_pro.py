@@ -119,6 +119,8 @@ DEAL_SIZE_RANGE = (0.25, 6.0)  # planted deal sizes (b2b: a factor on DEAL_BASE;
 DEAL_NOISE = 0.08  # per-deal spread around a representative's deal size
 CASE_VOLUME_SHAPE = 0.3  # gamma shape of the service agents' case volumes (mean 1; smaller: more concentrated)
 TRANSFER_MEAN = 0.3  # the service agents' mean transfer habit
+LEAD_BATCH = (3, 5)  # leads reach a representative in batches of this many on one day
+BASE_CASE_SHARE = 0.5  # the weight of the non-experts' cases (times their volume) beside the planted experts'
 
 
 @dataclass(frozen=True)
@@ -624,6 +626,46 @@ class _ProOrg:
 
     # -- leads -----------------------------------------------------------------------------------
 
+    def _lead_batches(
+        self, created: np.ndarray, states: np.ndarray, owners: list[int]
+    ) -> tuple[np.ndarray, np.ndarray, list[int]]:
+        """Leads reach a representative in batches of three to five on one day (a list import, a trade show): each
+        representative's leads, in creation order, are grouped and moved to their batch's first day (times of day
+        kept), so that any window of whole days holds none or at least three of a representative's leads. A
+        representative with fewer leads than a batch hands them to the busiest colleague of the lead's territory.
+
+        Returns the creation times, states and owners again in creation order. Uses its own stream, so the other
+        draws of the leads stay as they were.
+        """
+        rng = self.rng("lead-batches")
+        when = created.copy()
+        by_owner: dict[int, list[int]] = defaultdict(list)
+        owners = list(owners)
+        for k, owner in enumerate(owners):
+            by_owner[owner].append(k)
+        for owner in sorted(o for o, ks in by_owner.items() if len(ks) < LEAD_BATCH[0]):
+            for k in by_owner.pop(owner):  # too few for one batch: to the busiest colleague of the territory
+                members = self.members[self.state_territory[STATES[int(states[k])][0]]]
+                colleagues = [m for m in members if m in by_owner]
+                busiest = max(colleagues, key=lambda m: (len(by_owner[m]), -m)) if colleagues else owner
+                owners[k] = busiest
+                by_owner[busiest].append(k)
+        for owner in sorted(by_owner):
+            by_owner[owner].sort()
+            ks = by_owner[owner]
+            start = 0
+            while start < len(ks):
+                size = int(rng.integers(LEAD_BATCH[0], LEAD_BATCH[1] + 1))
+                if len(ks) - (start + size) < LEAD_BATCH[0]:
+                    size = len(ks) - start  # the remainder joins this batch rather than stand short
+                batch = ks[start : start + size]
+                day = _day_index(created[batch[0]]) * _DAY
+                for k in batch:
+                    when[k] = day + int(created[k]) % _DAY
+                start += size
+        order = np.argsort(when, kind="stable")
+        return when[order], states[order], [owners[int(k)] for k in order]
+
     def leads(self) -> None:
         rng, rand = self.rng("leads"), self.rand("leads")
         spec = self.spec
@@ -631,6 +673,7 @@ class _ProOrg:
         created = np.sort(rng.integers(_START_S, _END_S, size=n))
         states = rng.choice(len(STATES), size=n, p=self.state_weights)
         owners = [self._owner_for_state(rng, int(s), self.lead_volume) for s in states]
+        created, states, owners = self._lead_batches(created, states, owners)
         # Conversion: each representative's leads, in creation order, convert as an evenly spread sequence
         # of their planted share (so every run of leads converts close to it).
         converts = np.zeros(n, dtype=bool)
@@ -1790,7 +1833,7 @@ class _ProOrg:
             d = self.deals[k]
             product = int(d["lines"][m][0])
             issue = int(rng.choice(len(spec.issues), p=self.product_issue[product]))
-            w = self.skill[:, issue] + self.skill_base[:, issue] * (self.case_volume - 1.0)
+            w = self.skill[:, issue] + self.skill_base[:, issue] * (BASE_CASE_SHARE * self.case_volume - 1.0)
             owner = int(rng.choice(n_a, p=w / w.sum()))
             assignments = [(owner, when)]
             state = self.acc_state[d["account"]]
