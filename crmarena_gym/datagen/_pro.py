@@ -120,6 +120,7 @@ DEAL_NOISE = 0.08  # per-deal spread around a representative's deal size
 CASE_VOLUME_SHAPE = 0.3  # gamma shape of the service agents' case volumes (mean 1; smaller: more concentrated)
 TRANSFER_MEAN = 0.3  # the service agents' mean transfer habit
 LEAD_BATCH = (3, 5)  # leads reach a representative in batches of this many on one day
+CASE_WAVE_SHARE = 0.4  # share of a product's cases that follow its previous case within days
 BASE_CASE_SHARE = 0.5  # the weight of the non-experts' cases (times their volume) beside the planted experts'
 
 
@@ -1796,6 +1797,29 @@ class _ProOrg:
 
     # -- service ---------------------------------------------------------------------------------
 
+    def _case_waves(self, cases: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        """Problems with a product come in waves: a planted share of each product's cases (after its first) follow
+        the product's previous case within days, so a product has months with clearly more cases than others
+        (the monthly_trend_analysis category). Uses its own stream; returns the cases in time order again."""
+        if not self.latent:
+            return cases
+        rng = self.rng("case-waves")
+        items = self.order_items
+        previous: dict[int, int] = {}
+        out = []
+        for when, item in cases:
+            k, m = items[item]
+            product = int(self.deals[k]["lines"][m][0])
+            follow = rng.random() < CASE_WAVE_SHARE
+            gap = int(rng.integers(_DAY // 2, 12 * _DAY))
+            if follow and product in previous:
+                moved = previous[product] + gap
+                if self.deals[k]["order_day"] * _DAY < moved < min(when, _END_S - 3600):
+                    when = moved  # only ever earlier, and never before its order
+            previous[product] = max(previous.get(product, when), when)
+            out.append((when, item))
+        return sorted(out)
+
     def cases(self) -> None:
         rng, rand = self.rng("cases"), self.rand("cases")
         spec = self.spec
@@ -1820,7 +1844,7 @@ class _ProOrg:
             if when <= start:
                 when = start + _business_second(rng)
             cases.append((when, item))
-        cases.sort()
+        cases = self._case_waves(sorted(cases))
         ids = self.ids("500", len(cases))
         n_a = len(self.agents)
         agent_ids = [self.user_ids[int(a)] for a in self.agents]
