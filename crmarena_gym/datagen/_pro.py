@@ -51,7 +51,11 @@ Service (cases)
     Per service agent a speed, a transfer habit and a case volume (a busy core takes most of the cases beside
     the experts', so that several agents transfer more than once in a window), per issue two experts, per state a
     closure-speed factor, per product a few dominant issues: the structure of the original's handle_time,
-    transfer_count, top_issue_identification, best_region_identification and case_routing.
+    transfer_count, top_issue_identification, best_region_identification and case_routing. For a planted share of
+    issues (``CASE_TIE_RATE``, listed in the latent ``case_routing_tie_issues``) the two experts are even rivals
+    who close the issue's cases in turn, so case routing's tie rules (closed cases of the product, then fewest
+    open cases) decide there; a product's problems come in waves (``CASE_WAVE_SHARE`` of its cases follow its
+    previous one within days), so it has months with clearly more cases.
 
 ``latent=False`` draws every per-entity variable flat (representatives, agents, states and products alike;
 no planted territory winners) while the record-level labels stay (rule-breaking quotes at their rates,
@@ -75,7 +79,7 @@ import re
 import sqlite3
 import time
 import warnings
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -120,6 +124,7 @@ DEAL_NOISE = 0.08  # per-deal spread around a representative's deal size
 CASE_VOLUME_SHAPE = 0.3  # gamma shape of the service agents' case volumes (mean 1; smaller: more concentrated)
 TRANSFER_MEAN = 0.3  # the service agents' mean transfer habit
 LEAD_BATCH = (3, 5)  # leads reach a representative in batches of this many on one day
+CASE_TIE_RATE = 0.4  # share of issues whose two experts are planted as even rivals (case_routing's tie rules)
 CASE_WAVE_SHARE = 0.4  # share of a product's cases that follow its previous case within days
 BASE_CASE_SHARE = 0.5  # the weight of the non-experts' cases (times their volume) beside the planted experts'
 
@@ -468,6 +473,13 @@ class _ProOrg:
             skill[self.experts[i, 0], i] += 8.0
             skill[self.experts[i, 1], i] += 4.0
         self.skill = skill if s else np.ones((n_a, n_i))
+        # Issues whose experts are planted as even rivals (their own stream: the draws here stay as they were).
+        n_ties = round(CASE_TIE_RATE * n_i) if s else 0
+        self.tie_issues = sorted(self.rng("case-ties").choice(n_i, size=n_ties, replace=False).tolist())
+        if s:
+            for i in self.tie_issues:
+                pair = self.experts[i]
+                skill[pair, i] = skill[pair, i].mean()
         self.state_speed = np.exp(0.6 * rng.standard_normal(len(STATES))) if s else np.ones(len(STATES))
         n_p = len(self.spec.products)
         sparse = rng.gamma(0.3, 1.0, size=(n_p, n_i)) + 1e-6
@@ -480,6 +492,7 @@ class _ProOrg:
         self.lat.update(
             {
                 "state_closure_speed": {STATES[k][0]: round(float(v), 6) for k, v in enumerate(self.state_speed)},
+                "case_routing_tie_issues": [self.issue_ids[i] for i in self.tie_issues],
                 "issue_experts": {
                     self.issue_ids[i]: [self.user_ids[int(self.agents[a])] for a in self.experts[i]] for i in range(n_i)
                 },
@@ -1797,6 +1810,22 @@ class _ProOrg:
 
     # -- service ---------------------------------------------------------------------------------
 
+    def _even_experts(
+        self, issue: int, assignments: list[tuple[int, int]], closed: Counter[int]
+    ) -> list[tuple[int, int]]:
+        """For a tie issue, a closed case that ends with one expert goes to the other when that one has closed fewer
+        of the issue so far (unless the other already handled the case): the two close the issue alike, equally
+        often when their total is even."""
+        a, b = (int(e) for e in self.experts[issue])
+        final, at = assignments[-1]
+        if final in (a, b):
+            other = b if final == a else a
+            if closed[other] < closed[final] and all(owner != other for owner, _ in assignments):
+                assignments = [*assignments[:-1], (other, at)]
+                final = other
+            closed[final] += 1
+        return assignments
+
     def _case_waves(self, cases: list[tuple[int, int]]) -> list[tuple[int, int]]:
         """Problems with a product come in waves: a planted share of each product's cases (after its first) follow
         the product's previous case within days, so a product has months with clearly more cases than others
@@ -1845,6 +1874,8 @@ class _ProOrg:
                 when = start + _business_second(rng)
             cases.append((when, item))
         cases = self._case_waves(sorted(cases))
+        # Issues whose two experts are planted as even rivals (case_routing's tie rules decide there).
+        tie_closed: dict[int, Counter[int]] = {int(i): Counter() for i in self.tie_issues}
         ids = self.ids("500", len(cases))
         n_a = len(self.agents)
         agent_ids = [self.user_ids[int(a)] for a in self.agents]
@@ -1877,6 +1908,8 @@ class _ProOrg:
                     assignments.append((new, at))
                     close += int(0.3 * (close - when))
             closed = close < _END_S
+            if closed and issue in tie_closed:
+                assignments = self._even_experts(issue, assignments, tie_closed[issue])
             final = assignments[-1][0]
             subject, description = text.case_text(rand, spec, issue, spec.products[product].name)
             contact = d["contact"]
