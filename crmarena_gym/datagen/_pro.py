@@ -51,7 +51,11 @@ Service (cases)
     Per service agent a speed, a transfer habit and a case volume (a busy core takes most of the cases beside
     the experts', so that several agents transfer more than once in a window), per issue two experts, per state a
     closure-speed factor, per product a few dominant issues: the structure of the original's handle_time,
-    transfer_count, top_issue_identification, best_region_identification and case_routing.
+    transfer_count, top_issue_identification, best_region_identification and case_routing. For a planted share of
+    issues (``CASE_TIE_RATE``, listed in the latent ``case_routing_tie_issues``) the two experts are even rivals
+    who close the issue's cases in turn, so case routing's tie rules (closed cases of the product, then fewest
+    open cases) decide there; a product's problems come in waves (``CASE_WAVE_SHARE`` of its cases follow its
+    previous one within days), so it has months with clearly more cases.
 
 ``latent=False`` draws every per-entity variable flat (representatives, agents, states and products alike;
 no planted territory winners) while the record-level labels stay (rule-breaking quotes at their rates,
@@ -102,7 +106,7 @@ import re
 import sqlite3
 import time
 import warnings
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -146,6 +150,10 @@ DEAL_SIZE_RANGE = (0.25, 6.0)  # planted deal sizes (b2b: a factor on DEAL_BASE;
 DEAL_NOISE = 0.08  # per-deal spread around a representative's deal size
 CASE_VOLUME_SHAPE = 0.3  # gamma shape of the service agents' case volumes (mean 1; smaller: more concentrated)
 TRANSFER_MEAN = 0.3  # the service agents' mean transfer habit
+LEAD_BATCH = (3, 5)  # leads reach a representative in batches of this many on one day
+CASE_TIE_RATE = 0.4  # share of issues whose two experts are planted as even rivals (case_routing's tie rules)
+CASE_WAVE_SHARE = 0.4  # share of a product's cases that follow its previous case within days
+BASE_CASE_SHARE = 0.5  # the weight of the non-experts' cases (times their volume) beside the planted experts'
 
 
 @dataclass(frozen=True)
@@ -515,6 +523,13 @@ class _ProOrg:
             skill[self.experts[i, 0], i] += 8.0
             skill[self.experts[i, 1], i] += 4.0
         self.skill = skill if s else np.ones((n_a, n_i))
+        # Issues whose experts are planted as even rivals (their own stream: the draws here stay as they were).
+        n_ties = round(CASE_TIE_RATE * n_i) if s else 0
+        self.tie_issues = sorted(self.rng("case-ties").choice(n_i, size=n_ties, replace=False).tolist())
+        if s:
+            for i in self.tie_issues:
+                pair = self.experts[i]
+                skill[pair, i] = skill[pair, i].mean()
         self.state_speed = np.exp(0.6 * rng.standard_normal(len(STATES))) if s else np.ones(len(STATES))
         n_p = len(self.spec.products)
         sparse = rng.gamma(0.3, 1.0, size=(n_p, n_i)) + 1e-6
@@ -527,6 +542,7 @@ class _ProOrg:
         self.lat.update(
             {
                 "state_closure_speed": {STATES[k][0]: round(float(v), 6) for k, v in enumerate(self.state_speed)},
+                "case_routing_tie_issues": [self.issue_ids[i] for i in self.tie_issues],
                 "issue_experts": {
                     self.issue_ids[i]: [self.user_ids[int(self.agents[a])] for a in self.experts[i]] for i in range(n_i)
                 },
@@ -674,6 +690,46 @@ class _ProOrg:
 
     # -- leads -----------------------------------------------------------------------------------
 
+    def _lead_batches(
+        self, created: np.ndarray, states: np.ndarray, owners: list[int]
+    ) -> tuple[np.ndarray, np.ndarray, list[int]]:
+        """Leads reach a representative in batches of three to five on one day (a list import, a trade show): each
+        representative's leads, in creation order, are grouped and moved to their batch's first day (times of day
+        kept), so that any window of whole days holds none or at least three of a representative's leads. A
+        representative with fewer leads than a batch hands them to the busiest colleague of the lead's territory.
+
+        Returns the creation times, states and owners again in creation order. Uses its own stream, so the other
+        draws of the leads stay as they were.
+        """
+        rng = self.rng("lead-batches")
+        when = created.copy()
+        by_owner: dict[int, list[int]] = defaultdict(list)
+        owners = list(owners)
+        for k, owner in enumerate(owners):
+            by_owner[owner].append(k)
+        for owner in sorted(o for o, ks in by_owner.items() if len(ks) < LEAD_BATCH[0]):
+            for k in by_owner.pop(owner):  # too few for one batch: to the busiest colleague of the territory
+                members = self.members[self.state_territory[STATES[int(states[k])][0]]]
+                colleagues = [m for m in members if m in by_owner]
+                busiest = max(colleagues, key=lambda m: (len(by_owner[m]), -m)) if colleagues else owner
+                owners[k] = busiest
+                by_owner[busiest].append(k)
+        for owner in sorted(by_owner):
+            by_owner[owner].sort()
+            ks = by_owner[owner]
+            start = 0
+            while start < len(ks):
+                size = int(rng.integers(LEAD_BATCH[0], LEAD_BATCH[1] + 1))
+                if len(ks) - (start + size) < LEAD_BATCH[0]:
+                    size = len(ks) - start  # the remainder joins this batch rather than stand short
+                batch = ks[start : start + size]
+                day = _day_index(created[batch[0]]) * _DAY
+                for k in batch:
+                    when[k] = day + int(created[k]) % _DAY
+                start += size
+        order = np.argsort(when, kind="stable")
+        return when[order], states[order], [owners[int(k)] for k in order]
+
     def leads(self) -> None:
         rng, rand = self.rng("leads"), self.rand("leads")
         spec = self.spec
@@ -681,6 +737,7 @@ class _ProOrg:
         created = np.sort(rng.integers(_START_S, _END_S, size=n))
         states = rng.choice(len(STATES), size=n, p=self.state_weights)
         owners = [self._owner_for_state(rng, int(s), self.lead_volume) for s in states]
+        created, states, owners = self._lead_batches(created, states, owners)
         # Conversion: each representative's leads, in creation order, convert as an evenly spread sequence
         # of their planted share (so every run of leads converts close to it).
         converts = np.zeros(n, dtype=bool)
@@ -1803,6 +1860,45 @@ class _ProOrg:
 
     # -- service ---------------------------------------------------------------------------------
 
+    def _even_experts(
+        self, issue: int, assignments: list[tuple[int, int]], closed: Counter[int]
+    ) -> list[tuple[int, int]]:
+        """For a tie issue, a closed case that ends with one expert goes to the other when that one has closed fewer
+        of the issue so far (unless the other already handled the case): the two close the issue alike, equally
+        often when their total is even."""
+        a, b = (int(e) for e in self.experts[issue])
+        final, at = assignments[-1]
+        if final in (a, b):
+            other = b if final == a else a
+            if closed[other] < closed[final] and all(owner != other for owner, _ in assignments):
+                assignments = [*assignments[:-1], (other, at)]
+                final = other
+            closed[final] += 1
+        return assignments
+
+    def _case_waves(self, cases: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        """Problems with a product come in waves: a planted share of each product's cases (after its first) follow
+        the product's previous case within days, so a product has months with clearly more cases than others
+        (the monthly_trend_analysis category). Uses its own stream; returns the cases in time order again."""
+        if not self.latent:
+            return cases
+        rng = self.rng("case-waves")
+        items = self.order_items
+        previous: dict[int, int] = {}
+        out = []
+        for when, item in cases:
+            k, m = items[item]
+            product = int(self.deals[k]["lines"][m][0])
+            follow = rng.random() < CASE_WAVE_SHARE
+            gap = int(rng.integers(_DAY // 2, 12 * _DAY))
+            if follow and product in previous:
+                moved = previous[product] + gap
+                if self.deals[k]["order_day"] * _DAY < moved < min(when, _END_S - 3600):
+                    when = moved  # only ever earlier, and never before its order
+            previous[product] = max(previous.get(product, when), when)
+            out.append((when, item))
+        return sorted(out)
+
     def cases(self) -> None:
         rng, rand = self.rng("cases"), self.rand("cases")
         spec = self.spec
@@ -1845,16 +1941,12 @@ class _ProOrg:
             if self.latent and self.knobs.case_peak_share > 0
             else [],
         )
-        # The cases' draws below run in the order of their natural dates, so that seasons move dates rather than
-        # reshuffle every draw (a moved case that stays open draws its status, and later draws follow); their ids
-        # follow the dates they are filed on.
-        cases.sort()
-        by_filed = sorted(range(len(cases)), key=lambda c: (cases[c][2], c))
-        chronological = self.ids("500", len(cases))
-        ids = [""] * len(cases)
-        for rank, c in enumerate(by_filed):
-            ids[c] = chronological[rank]
-        cases = [(filed, item) for _natural, item, filed in cases]
+        # Seasons move a case to the month it is filed in, then waves pull a product's cases together; the cases'
+        # draws below run in the order of those dates, and their ids follow them.
+        cases = self._case_waves(sorted((filed, item) for _natural, item, filed in cases))
+        # Issues whose two experts are planted as even rivals (case_routing's tie rules decide there).
+        tie_closed: dict[int, Counter[int]] = {int(i): Counter() for i in self.tie_issues}
+        ids = self.ids("500", len(cases))
         n_a = len(self.agents)
         agent_ids = [self.user_ids[int(a)] for a in self.agents]
         histories: list[tuple[str, str | None, str | None, int, str]] = []
@@ -1873,7 +1965,7 @@ class _ProOrg:
             d = self.deals[k]
             product = int(d["lines"][m][0])
             issue = int(rng.choice(len(spec.issues), p=self.product_issue[product]))
-            w = self.skill[:, issue] + self.skill_base[:, issue] * (self.case_volume - 1.0)
+            w = self.skill[:, issue] + self.skill_base[:, issue] * (BASE_CASE_SHARE * self.case_volume - 1.0)
             owner = int(rng.choice(n_a, p=w / w.sum()))
             assignments = [(owner, when)]
             state = self.acc_state[d["account"]]
@@ -1893,6 +1985,8 @@ class _ProOrg:
                     assignments.append((new, at))
                     close += int(0.3 * (close - when))
             closed = close < _END_S
+            if closed and issue in tie_closed:
+                assignments = self._even_experts(issue, assignments, tie_closed[issue])
             final = assignments[-1][0]
             subject, description = text.case_text(rand, spec, issue, spec.products[product].name)
             contact = d["contact"]

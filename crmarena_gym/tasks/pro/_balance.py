@@ -47,7 +47,10 @@ def gold_shares(
 
 
 def thin(rng: np.random.Generator, shares: dict[Hashable, float], gold: Hashable, cap: float) -> bool:
-    """Whether to keep a draw of ``gold``: always when its pilot share is at most ``cap``, else with probability
-    ``cap / share`` (a gold the pilot never saw is kept)."""
+    """Whether to keep a draw of ``gold``: always when its pilot share is at most the cap, else with probability
+    ``cap / share`` (a gold the pilot never saw is kept). The cap is ``cap`` or, when lower, the second largest
+    pilot share, so that no gold outweighs the runner-up even where one answer dominates a small org."""
     share = shares.get(gold, 0.0)
-    return share <= cap or rng.random() < cap / share
+    ranked = sorted(shares.values(), reverse=True)
+    limit = min(cap, ranked[1]) if len(ranked) > 1 else cap
+    return share <= limit or rng.random() < limit / share

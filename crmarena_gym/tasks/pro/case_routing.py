@@ -59,7 +59,7 @@ _TEMPLATES = (
 )
 _ANSWER = "Return only the Id of the agent."
 _CAP = 0.1
-_RULE1_SKIP = 0.4
+_RULE1_SKIP = 0.6
 
 
 class _Org:

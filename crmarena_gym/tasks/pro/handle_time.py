@@ -54,7 +54,7 @@ _TEMPLATES = (
     "Looking at cases {window}, which agent{filter} had the {adj} mean handle time?",
     "Identify the support agent whose average handle time was the {adj} {window}{filter}.",
     "I need the agent with the {adj} average time to handle a case {window}{filter}.",
-    "Among the agents{filter}, who had the {adj} average handle time {window}?",
+    "Across all agents{filter}, who had the {adj} average handle time {window}?",
 )
 _FILTERS = (
     " among agents who managed {more}",
@@ -133,14 +133,10 @@ def _draw(facts: ProFacts, rng: np.random.Generator, want_none: bool) -> ProDraw
     more = more_than_phrase(rng, k)
     if not said:
         filter_text = ""
-    elif template.startswith("{Window}") or template.startswith("Looking"):
-        filter_text = pick(rng, _FILTERS_LEADING).format(more=more)
-    elif template.startswith("Among"):
+    elif template.startswith(("{Window}", "Looking", "Across")):  # the filter follows "agents" directly
         filter_text = pick(rng, _FILTERS_LEADING).format(more=more)
     else:
         filter_text = pick(rng, _FILTERS).format(more=more)
-    if template.startswith("Among") and not said:
-        template = _TEMPLATES[0]
     query = template.format(
         adj=pick(rng, _WORDS[direction]),
         window=window.phrase,

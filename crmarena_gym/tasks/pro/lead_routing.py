@@ -19,6 +19,7 @@ import numpy as np
 
 from crmarena_gym.tasks._oracle import SolverCalls
 from crmarena_gym.tasks._phrasing import pick
+from crmarena_gym.tasks.pro._balance import gold_shares, thin
 from crmarena_gym.tasks.pro._category import Category, ProAnswer, ProDraw, ProFacts, ProQuestion
 
 _POLICY = (
@@ -43,6 +44,7 @@ _LEAD_TEMPLATES = (
 )
 _ANSWER = "Return only the Id of the agent."
 _LEAD_SHARE = 0.3
+_CAP = 0.15
 
 
 class _Territories:
@@ -80,10 +82,7 @@ class _Territories:
         return (tied[0], 2) if len(tied) == 1 else None
 
 
-def _draw(facts: ProFacts, rng: np.random.Generator, want_none: bool) -> ProDraw | None:
-    if want_none:
-        return None  # Pro never asks an unanswerable routing question (None rate 0)
-    org = facts.once("lead_routing", lambda: _Territories(facts.conn))
+def _attempt(org: _Territories, rng: np.random.Generator) -> tuple[Any, ...] | None:
     lead = None
     if org.leads and rng.random() < _LEAD_SHARE:
         lead, state = org.leads[int(rng.integers(len(org.leads)))]
@@ -92,9 +91,20 @@ def _draw(facts: ProFacts, rng: np.random.Generator, want_none: bool) -> ProDraw
     else:
         return None
     routed = org.route(state)
-    if routed is None:
+    return None if routed is None else (routed[0], routed[1], state, lead)
+
+
+def _draw(facts: ProFacts, rng: np.random.Generator, want_none: bool) -> ProDraw | None:
+    if want_none:
+        return None  # Pro never asks an unanswerable routing question (None rate 0)
+    org = facts.once("lead_routing", lambda: _Territories(facts.conn))
+    found = _attempt(org, rng)
+    if found is None:
         return None
-    answer, rule = routed
+    answer, rule, state, lead = found
+    shares = gold_shares(facts, "lead_routing", lambda r: (_attempt(org, r) or (None,))[0], 1000)
+    if not thin(rng, shares, answer, _CAP):
+        return None  # a representative in several territories would otherwise answer a third of the questions
     params: dict[str, Any] = {"region": state, "decided_by_rule": rule}
     if lead is None:
         query = pick(rng, _REGION_TEMPLATES)

@@ -95,7 +95,7 @@ def _draw(facts: ProFacts, rng: np.random.Generator, want_none: bool) -> ProDraw
     answer, product, today, window = found
     if answer is not None:
         shares = gold_shares(
-            facts, "top_issue_identification", lambda r: (_attempt(cases, r, False) or (None,))[0], 2000
+            facts, "top_issue_identification", lambda r: (_attempt(cases, r, False) or (None,))[0], 6000
         )
         if not thin(rng, shares, answer, _CAP):
             return None
