@@ -38,6 +38,7 @@ Example:
 
 from __future__ import annotations
 
+from crmarena_gym.datagen._articles import care_section
 from crmarena_gym.datagen._generator import (
     MAX_SCALE,
     MIN_SCALE,
@@ -74,6 +75,7 @@ __all__ = [
     "ORIGINAL_ROW_COUNTS",
     "Manifest",
     "ProKnobs",
+    "care_section",
     "case_text",
     "content_hash",
     "generate_org",

@@ -6,7 +6,7 @@ Sizes at scale 1 follow PRO.md's B2B figures (section 4.1); names, products, rul
 
 from __future__ import annotations
 
-from crmarena_gym.datagen._pro_spec import KindSpec, ProductSpec, Rules
+from crmarena_gym.datagen._pro_spec import ProductSpec, Rules, kind_spec
 
 _P = ProductSpec
 
@@ -543,8 +543,9 @@ ACCOUNT_WORDS = (
 
 COMPETITORS = ("Synthera", "Circuitron", "Boardly", "VeriCore Labs", "Signalus", "Quantix EDA")
 
-SPEC = KindSpec(
-    kind="b2b",
+SPEC = kind_spec(
+    "b2b",
+    globals(),
     company="Lumacore Systems",
     domain="lumacore.example.com",
     counts={
@@ -555,25 +556,13 @@ SPEC = KindSpec(
         "Case": 153,
         "LiveChatTranscript": 58,
         "Event": 54,
-        "User": 212,
-        "Territory2": 10,
-        "UserTerritory2Association": 184,
+        "PurchaseCluster": 20,  # look-alike purchases planted for named_entity_disambiguation (not an object)
     },
-    fixed=frozenset({"User", "Territory2", "UserTerritory2Association"}),
-    n_sales=80,
-    n_extra_memberships=104,
     households=False,
     contacts_per_account=3.0,
     lead_company_share=0.95,
-    products=PRODUCTS,
-    categories=CATEGORIES,
     lines_per_opportunity=(2, 6),
-    rules=RULES,
-    issues=ISSUES,
-    stage_tasks=STAGE_TASKS,
-    titles=TITLES,
     account_words=ACCOUNT_WORDS,
-    competitors=COMPETITORS,
     setup_days={
         "Chip Design": 21,
         "Simulation": 14,

@@ -8,7 +8,7 @@ rules and wordings are ours.
 
 from __future__ import annotations
 
-from crmarena_gym.datagen._pro_spec import KindSpec, ProductSpec, Rules
+from crmarena_gym.datagen._pro_spec import ProductSpec, Rules, kind_spec
 
 _P = ProductSpec
 
@@ -388,8 +388,9 @@ COMPETITORS = (
     "Roadstar Dealers",
 )
 
-SPEC = KindSpec(
-    kind="b2c",
+SPEC = kind_spec(
+    "b2c",
+    globals(),
     company="Crestline Motors",
     domain="crestline-motors.example.com",
     counts={
@@ -400,25 +401,13 @@ SPEC = KindSpec(
         "Case": 520,
         "LiveChatTranscript": 260,
         "Event": 180,
-        "User": 212,
-        "Territory2": 10,
-        "UserTerritory2Association": 184,
+        "PurchaseCluster": 120,  # look-alike purchases planted for named_entity_disambiguation (not an object)
     },
-    fixed=frozenset({"User", "Territory2", "UserTerritory2Association"}),
-    n_sales=80,
-    n_extra_memberships=104,
     households=True,
     contacts_per_account=0.0,
     lead_company_share=0.08,
-    products=PRODUCTS,
-    categories=CATEGORIES,
     lines_per_opportunity=(3, 7),
-    rules=RULES,
-    issues=ISSUES,
-    stage_tasks=STAGE_TASKS,
-    titles=TITLES,
     account_words=((), ()),
-    competitors=COMPETITORS,
     setup_days={
         "Vehicle": 21,
         "Option Package": 14,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from crmarena_gym.schema import OPPORTUNITY_STAGES
 
@@ -158,3 +159,40 @@ class KindSpec:
         used += [*self.rules.bundles, *(i for c in self.rules.bundles.values() for i in c)]
         if any(not 0 <= i < n for i in used):
             raise ValueError(f"{self.kind}: a rule names a product outside the catalog")
+
+
+#: The staff and territories of both Pro orgs, which do not grow with the scale: 212 users (80 of them sales
+#: representatives), ten territories, and each representative's primary membership plus 104 more.
+STAFF_COUNTS: Mapping[str, int] = {"User": 212, "Territory2": 10, "UserTerritory2Association": 184}
+# What each kind's module defines under these names and the spec takes as they are.
+_PARTS = {
+    "products": "PRODUCTS",
+    "categories": "CATEGORIES",
+    "rules": "RULES",
+    "issues": "ISSUES",
+    "stage_tasks": "STAGE_TASKS",
+    "titles": "TITLES",
+    "competitors": "COMPETITORS",
+}
+
+
+def kind_spec(kind: str, parts: Mapping[str, Any], *, counts: Mapping[str, int], **own: Any) -> KindSpec:
+    """The :class:`KindSpec` of ``kind``: the staff both kinds share (:data:`STAFF_COUNTS`), the catalog parts
+    its module defines (``parts``: the module's names PRODUCTS, CATEGORIES, RULES, ISSUES, STAGE_TASKS,
+    TITLES, COMPETITORS) and what is its own (``counts`` of the scaled objects and every other field).
+
+    Raises:
+        ValueError: ``parts`` lacks one of the names.
+    """
+    missing = [name for name in _PARTS.values() if name not in parts]
+    if missing:
+        raise ValueError(f"{kind}: the kind's module defines no {', '.join(missing)}")
+    return KindSpec(
+        kind=kind,
+        counts={**counts, **STAFF_COUNTS},
+        fixed=frozenset(STAFF_COUNTS),
+        n_sales=80,
+        n_extra_memberships=104,
+        **{field: parts[name] for field, name in _PARTS.items()},
+        **own,
+    )

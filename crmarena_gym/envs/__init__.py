@@ -20,6 +20,7 @@ from crmarena_gym.envs._registration import (
     env_ids,
     interactive_counterpart,
     interactive_env_ids,
+    pro_env_ids,
     register_envs,
 )
 from crmarena_gym.envs._render import (
@@ -52,6 +53,7 @@ __all__ = [
     "interactive_counterpart",
     "interactive_env_ids",
     "parse_action",
+    "pro_env_ids",
     "register_envs",
     "render_error",
     "render_head",

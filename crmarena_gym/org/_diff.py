@@ -197,7 +197,8 @@ class StateDiff:
                 continue
             if got is None or got.op == "delete":
                 state = "was deleted" if got is not None else "was not changed"
-                missing.append(f"{want.sobject} {want.id}: {', '.join(want.values)} should change; the record {state}")
+                wanted = ", ".join(f"{name} should be {value!r}" for name, value in want.values.items())
+                missing.append(f"{want.sobject} {want.id}: {wanted}; the record {state}")
                 continue
             for name, value in want.values.items():
                 old_new = got.fields.get(name)

@@ -1,7 +1,8 @@
 """``OrgSession``: a writable, isolated, copy-on-write view of an embedded org, with Salesforce's write semantics.
 
 ``LocalOrg`` is read-only. A session is the one way to change data: ``create``, ``update``, ``delete`` and
-``upsert`` are validated against the schema and refused with Salesforce's error codes, and their effects
+``upsert`` are validated against the org kind's own schema (the service org's 16 objects, or Pro's B2B and
+B2C orgs' 27: ``LocalOrg.schema``), refused with Salesforce's error codes, and their effects
 are visible to the session's own SOQL queries and SOSL searches, to no other session's, and never reach
 the org file. What Salesforce does on a write, a session does:
 
@@ -10,20 +11,31 @@ the org file. What Salesforce does on a write, a session does:
   it wrote), ``CreatedById`` and ``LastModifiedById`` are the session's user; ``IsDeleted`` is true in
   the recycle bin. A create may set the audit fields (Salesforce's "Set Audit Fields upon Record
   Creation"); an update may set none of them.
-- **Auto-numbers** (``CaseNumber``, ``OrderNumber``, ``OrderItemNumber``) keep their values and go on
-  from the highest one: a session's first new case after case 00022055 is 00022056.
+- **Auto-numbers** (``CaseNumber``, ``OrderNumber``, ``QuoteNumber``, ``ContractNumber`` ...) keep their
+  values and go on from the highest one: a session's first new case after case 00022055 is 00022056. New
+  ids carry the kind's instance marker (``006Wt...`` in a B2B org).
 - **Cases**: setting ``Status`` to Closed stamps ``ClosedDate`` (``IsClosed`` follows the status);
   reopening clears it. ``ClosedDate`` itself is the org's to set.
+- **Sales** (Pro's orgs): a stage sets the opportunity's ``Probability`` unless the write gives one; a line
+  of an opportunity or a quote takes its ``ListPrice`` and product from its price book entry (which must be
+  in its record's price book; the first line gives a record without one its price book), an opportunity's
+  line takes a ``UnitPrice`` or a ``TotalPrice`` and the other follows, a quote line's ``TotalPrice`` is
+  quantity times price less the discount; an opportunity's ``Amount`` is the sum of its lines' totals while
+  it has lines; a task's or an event's ``AccountId`` is that of the record it is about (else of its
+  contact), a quote's that of its opportunity.
+- **Defaults**: the schema's (``Field.default``: a case's Status, a lead's Status, a task's Priority ...);
+  a record's owner is the session's user unless the write names one.
 - **Deletes** follow each relationship's rule in the schema (``Field.on_delete``): a parent with
   children Salesforce protects is refused with ``DELETE_FAILED`` (an account or contact with cases,
-  an account with orders), master-detail children go with their parent (an order's items, a case's
-  emails and history), other lookups to it are cleared. Deleted records stay in the recycle bin:
-  ``query(..., include_deleted=True)`` (the REST API's ``queryAll``) returns them with ``IsDeleted``
-  true; ``query`` never does.
-- **Validation**: required fields (``REQUIRED_FIELD_MISSING``), restricted picklists
+  an account with orders, a price book entry on an opportunity), master-detail children go with their
+  parent (an order's items, a case's emails and history, an opportunity's products, quotes and
+  activities), other lookups to it are cleared; an activated contract is never deleted. Deleted records
+  stay in the recycle bin: ``query(..., include_deleted=True)`` (the REST API's ``queryAll``) returns
+  them with ``IsDeleted`` true; ``query`` never does.
+- **Validation**: required fields (``Field.required``: ``REQUIRED_FIELD_MISSING``), restricted picklists
   (``INVALID_OR_NULL_FOR_RESTRICTED_PICKLIST``), field lengths (``STRING_TOO_LONG``), references
   (``INVALID_CROSS_REFERENCE_KEY``, ``ENTITY_IS_DELETED``), types (``JSON_PARSER_ERROR``) and
-  read-only fields (``INVALID_FIELD_FOR_INSERT_UPDATE``); a session holds at most ``max_storage``
+  read-only and create-only fields (``INVALID_FIELD_FOR_INSERT_UPDATE``); a session holds at most ``max_storage``
   bytes of records (``STORAGE_LIMIT_EXCEEDED``; each record counts at least 2 KB, as Salesforce
   counts it).
 
@@ -84,15 +96,13 @@ from crmarena_gym.org._sosl import (
 )
 from crmarena_gym.org.soql import SQL_FUNCTIONS, Catalog, Plan
 from crmarena_gym.schema import (
+    STAGE_PROBABILITY,
     Field,
     FieldType,
+    OrgSchema,
     SObject,
-    child_relationships,
-    get_object,
     id_checksum,
     is_valid_id,
-    make_id,
-    object_for_id,
     quote_identifier,
 )
 
@@ -108,35 +118,12 @@ AUDIT_FIELDS = ("CreatedDate", "CreatedById", "LastModifiedDate", "LastModifiedB
 #: The audit fields a create may set (Salesforce's "Set Audit Fields upon Record Creation"); an update, none.
 SETTABLE_ON_CREATE = frozenset({"CreatedDate", "CreatedById", "LastModifiedDate", "LastModifiedById"})
 
-# Salesforce's standard required fields of the 16 objects (nillable false, no default).
-REQUIRED_FIELDS: Mapping[str, tuple[str, ...]] = {
-    "User": ("LastName", "Username", "Email", "Alias", "TimeZoneSidKey", "LocaleSidKey", "EmailEncodingKey",
-             "LanguageLocaleKey", "ProfileId"),
-    "Account": ("LastName",),
-    "Contact": ("LastName",),
-    "ProductCategory": ("Name",),
-    "Product2": ("Name",),
-    "ProductCategoryProduct": ("ProductCategoryId", "ProductId"),
-    "Pricebook2": ("Name",),
-    "PricebookEntry": ("Pricebook2Id", "Product2Id", "UnitPrice"),
-    "Order": ("AccountId", "Status", "EffectiveDate"),
-    "OrderItem": ("OrderId", "Quantity", "UnitPrice", "PricebookEntryId"),
-    "Issue__c": ("Name",),
-    "Knowledge__kav": ("Title", "UrlName"),
-    "LiveChatTranscript": ("LiveChatVisitorId",),
-}  # fmt: skip
-# Values a field takes when a create leaves it out (Salesforce's picklist and checkbox defaults).
-_DEFAULTS: Mapping[str, Mapping[str, Any]] = {
-    "Case": {"Status": "New", "Priority": "Medium"},
-    "Knowledge__kav": {"PublishStatus": "Draft", "Language": "en_US"},
-    "Product2": {"IsActive": False},
-    "Pricebook2": {"IsActive": False},
-}
 #: Objects no API call deletes (Salesforce deactivates users; it never deletes them).
 UNDELETABLE = frozenset({"User"})
 _EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _DATETIME_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?(Z|[+-]\d{2}:?\d{2})?$")
 _QUOTED = re.compile(r'"((?:[^"]|"")*)"')
+_BRACKETED = re.compile(r"\[([A-Za-z_]\w*)\]")
 # New records are numbered from here up (far above any generated or original id), one count per process,
 # so that no two sessions of a process ever make the same id (a stored session moves it past its own ids).
 _FIRST_NEW = 62**9 * 7
@@ -149,6 +136,8 @@ _PLANNERS_LOCK = threading.Lock()
 _MAX_PLANNERS = 32
 
 _UNSET: Any = object()
+# The record a line of products belongs to, and the line's field naming it.
+_LINE_PARENTS = {"OpportunityLineItem": ("Opportunity", "OpportunityId"), "QuoteLineItem": ("Quote", "QuoteId")}
 
 
 def _fault(code: str, message: str, fields: tuple[str, ...] = ()) -> OrgError:
@@ -157,8 +146,9 @@ def _fault(code: str, message: str, fields: tuple[str, ...] = ()) -> OrgError:
     return err
 
 
-def _object(name: object) -> SObject:
-    obj = get_object(name) if isinstance(name, str) else None
+def _object(schema: OrgSchema, name: object) -> SObject:
+    """The object of the org's kind called ``name``; NOT_FOUND for any other."""
+    obj = schema.get_object(name) if isinstance(name, str) else None
     if obj is None:
         shown = repr(name) if isinstance(name, str) else f"of type {type(name).__name__}"
         raise _fault("NOT_FOUND", f"sObject type {shown} is not supported: the org has no such object.")
@@ -177,11 +167,11 @@ def _id_number(record_id: str) -> int:
     return number
 
 
-def _new_id(prefix: str) -> str:
+def _new_id(schema: OrgSchema, prefix: str) -> str:
     global _next_new
     with _NEW_LOCK:
         number, _next_new = _next_new, _next_new + 1
-    return make_id(prefix, number)
+    return schema.make_id(prefix, number)
 
 
 def _skip_new_ids_past(number: int) -> None:
@@ -232,13 +222,21 @@ def _bad_value(field: Field, value: object, wanted: str) -> OrgError:
     )
 
 
-def _qualify(formula: str, alias: str, number: str) -> str:
-    """A schema formula over the columns of table ``alias`` (its auto-number read from column ``number``)."""
+def _qualify(formula: str, alias: str, number: str, *, file_tables: bool = False) -> str:
+    """A schema formula over the columns of table ``alias`` (its auto-number read from column ``number``).
+
+    With ``file_tables``, the tables its subqueries read (``[User]``, ``[Order]``) are the org file's, not
+    the session's views of them: a file record's system fields are the file's (a session's writes never
+    move them), and a view of ``User`` does not read itself.
+    """
 
     def one(m: re.Match[str]) -> str:
         return f'{alias}."{number}"' if m.group(1) == "rowid" else f"{alias}.{m.group(0)}"
 
-    return "(" + _QUOTED.sub(one, formula) + ")"
+    qualified = _QUOTED.sub(one, formula)
+    if file_tables:
+        qualified = _BRACKETED.sub(r"main.[\1]", qualified)
+    return "(" + qualified + ")"
 
 
 def day_clock(today: dt.date | str | None) -> Callable[[], dt.datetime]:
@@ -292,8 +290,9 @@ class _Layout:
 class _State:
     """What every view of one session shares: its connection, its lock and what it wrote."""
 
-    def __init__(self, path: Path, tables: Mapping[str, str], store: Path | None) -> None:
+    def __init__(self, path: Path, tables: Mapping[str, str], store: Path | None, schema: OrgSchema) -> None:
         self.lock = threading.RLock()
+        self.schema = schema  # the org kind's objects: what the session validates and writes against
         self.tables = dict(tables)  # object name -> the table's name in the file
         self.store = store
         self.conn = sqlite3.connect(
@@ -439,7 +438,9 @@ class _State:
         from_file = [f"b.{c}" for c in plain]
         from_rows = [f"r.{c}" for c in plain]
         for f in layout.system:
-            from_file.append(f"{_qualify(f.formula or 'NULL', 'b', 'rowid')} AS {quote_identifier(f.name)}")
+            from_file.append(
+                f"{_qualify(f.formula or 'NULL', 'b', 'rowid', file_tables=True)} AS {quote_identifier(f.name)}"
+            )
             from_rows.append(f"r.{quote_identifier(f.name)}")
         for f in layout.numbers:
             from_file.append(f"{_qualify(f.formula or 'NULL', 'b', 'rowid')} AS {quote_identifier(f.name)}")
@@ -457,7 +458,7 @@ class _State:
     def reopen(self, conn: sqlite3.Connection) -> None:
         """Recreate the views of a stored session's objects (call with ``trust`` held)."""
         names = {r[0] for r in conn.execute("SELECT name FROM crm.sqlite_master WHERE type = 'table'")}
-        by_name = {o: get_object(o) for o in self.tables}
+        by_name = {o: self.schema.get_object(o) for o in self.tables}
         for name, obj in by_name.items():
             if obj is not None and f"crm_rows_{name}" in names:
                 self._view(conn, self.layout(obj))
@@ -499,7 +500,7 @@ class _State:
         if self.storage is None:
             total = 0
             for name in self.written:
-                obj = get_object(name)
+                obj = self.schema.get_object(name)
                 if obj is not None:
                     (n,) = conn.execute(f"SELECT TOTAL(crm_bytes) FROM {self.names(obj)[1]}").fetchone()
                     total += int(n)
@@ -511,6 +512,102 @@ class _State:
             if not self.closed:
                 self.closed = True
                 self.conn.close()
+
+
+#: The longest an event lasts, in minutes (Salesforce's 14 days).
+MAX_EVENT_MINUTES = 14 * 24 * 60
+
+
+def _too_long() -> OrgError:
+    return _fault(
+        "FIELD_INTEGRITY_EXCEPTION",
+        f"field integrity exception: an event lasts at most 14 days ({MAX_EVENT_MINUTES} minutes)",
+        ("DurationInMinutes", "EndDateTime"),
+    )
+
+
+def _later(start: dt.datetime, minutes: float) -> dt.datetime:
+    try:
+        return start + dt.timedelta(minutes=minutes)
+    except OverflowError:
+        raise _fault(
+            "FIELD_INTEGRITY_EXCEPTION",
+            "field integrity exception: the event would end after the year 9999",
+            ("EndDateTime",),
+        ) from None
+
+
+def _money(name: str, value: float) -> float:
+    """A computed currency amount, in cents as Salesforce keeps it; refused when out of range."""
+    if not math.isfinite(value) or abs(value) >= 10**18:
+        raise _fault("NUMBER_OUTSIDE_VALID_RANGE", f"{name}: value outside of valid range: {value!r}", (name,))
+    return round(value, 2)
+
+
+def _schedule(
+    col: Mapping[str, str], row: dict[str, Any], current: Mapping[str, Any] | None, value: Callable[[str], Any]
+) -> None:
+    """An event's times as Salesforce keeps them: a timed event has a start and a duration or an end (the
+    other follows; ActivityDate is the start's day); an all-day event has its day (ActivityDate), lasting
+    1,440 minutes from its midnight (UTC)."""
+    needed = ("StartDateTime", "EndDateTime", "DurationInMinutes", "ActivityDate", "IsAllDayEvent")
+    if any(n not in col for n in needed):
+        return
+    start_col, end_col, minutes_col, day_col = (col[n] for n in needed[:4])
+    if value("IsAllDayEvent"):
+        day = value("ActivityDate") if col["ActivityDate"] in row or current is not None else None
+        day = day or (value("StartDateTime") or "")[:10] or None
+        if day is None:
+            raise _fault("REQUIRED_FIELD_MISSING", "Required fields are missing: [ActivityDate]", ("ActivityDate",))
+        midnight = dt.datetime.combine(dt.date.fromisoformat(day), dt.time(0), dt.UTC)
+        row[day_col], row[minutes_col] = day, 1440
+        row[start_col], row[end_col] = format_datetime(midnight), format_datetime(_later(midnight, 1440))
+        return
+    start_text = value("StartDateTime")
+    start = parse_datetime_value(start_text) if isinstance(start_text, str) else None
+    if start is None:
+        raise _fault("REQUIRED_FIELD_MISSING", "Required fields are missing: [StartDateTime]", ("StartDateTime",))
+    end_given = row.get(end_col) is not None
+    minutes_given = row.get(minutes_col) is not None
+    if end_given:
+        end = parse_datetime_value(row[end_col])
+        assert end is not None  # stored values are formatted datetimes
+        span = (end - start).total_seconds() / 60
+        if span > MAX_EVENT_MINUTES:
+            raise _too_long()
+        if span < 0:
+            raise _fault(
+                "FIELD_INTEGRITY_EXCEPTION",
+                "field integrity exception: EndDateTime is before StartDateTime",
+                ("EndDateTime",),
+            )
+        if minutes_given and row[minutes_col] != span:
+            raise _fault(
+                "FIELD_INTEGRITY_EXCEPTION",
+                f"field integrity exception: DurationInMinutes ({row[minutes_col]}) does not match the time from "
+                f"StartDateTime to EndDateTime ({span:g} minutes): give one of them",
+                ("DurationInMinutes", "EndDateTime"),
+            )
+        row[minutes_col] = int(span) if span.is_integer() else span
+    else:
+        minutes = value("DurationInMinutes")
+        if minutes is None:
+            raise _fault(
+                "REQUIRED_FIELD_MISSING",
+                "Required fields are missing: [DurationInMinutes] (or EndDateTime)",
+                ("DurationInMinutes",),
+            )
+        if minutes < 0:
+            raise _fault(
+                "FIELD_INTEGRITY_EXCEPTION",
+                "field integrity exception: DurationInMinutes is negative",
+                ("DurationInMinutes",),
+            )
+        if minutes > MAX_EVENT_MINUTES:
+            raise _too_long()
+        row[end_col] = format_datetime(_later(start, minutes))
+    row[start_col] = format_datetime(start)
+    row[day_col] = start.date().isoformat()
 
 
 def _row_expr(field: Field, present: set[str]) -> str:
@@ -599,11 +696,11 @@ def _planner(backend: _Backend, state: _State, written: frozenset[str]) -> _Back
     catalog = backend.catalog
     columns = dict(catalog.columns)
     for name in written:
-        obj = get_object(name)
+        obj = state.schema.get_object(name)
         if obj is not None:
             columns[name] = columns[name] | state.layout(obj).extra
     planner = copy.copy(backend)  # the same compile path and lock; its own catalog and plan cache
-    planner.catalog = Catalog(catalog.tables, columns, catalog.empty)
+    planner.catalog = Catalog(catalog.tables, columns, catalog.empty, catalog.schema)
     planner.plans = BytesLRU(1024, 4 * 2**20)  # at most _MAX_PLANNERS of them: 128 MiB of plans in all
     with _PLANNERS_LOCK:
         planners[written] = planner
@@ -616,13 +713,14 @@ def write_access(obj: SObject, field: Field) -> tuple[bool, bool]:
     """(createable, updateable) of ``field`` in a session, as its describe reports them and writes enforce them.
 
     Example:
+        >>> from crmarena_gym.schema import get_object
         >>> case = get_object("Case")
         >>> [write_access(case, case.get_field(n)) for n in ("Subject", "CreatedDate", "ClosedDate", "CaseNumber")]
         [(True, True), (True, False), (False, False), (False, False)]
     """
     if field.type is FieldType.ID:
         return False, False
-    if field.name in SETTABLE_ON_CREATE:
+    if field.name in SETTABLE_ON_CREATE or (field.create_only and field.formula is None and not field.readonly):
         return True, False
     if field.formula is not None or field.readonly or field.autonumber or field.name in AUDIT_FIELDS:
         return False, False
@@ -699,7 +797,9 @@ class OrgSession(LocalOrg):
         backend = base._live()
         self._today = base.today if today is _UNSET else _coerce_today(today)
         self._timeout = base.timeout if timeout is None else float(timeout)
-        state = _State(backend.path, backend.catalog.tables, None if store is None else Path(store))
+        state = _State(
+            backend.path, backend.catalog.tables, None if store is None else Path(store), backend.catalog.schema
+        )
         try:
             state.user = self._user(state, user)
         except BaseException:
@@ -817,15 +917,6 @@ class OrgSession(LocalOrg):
                     with state.trust() as conn:
                         conn.execute("UPDATE temp.crm_mode SET deleted = 0")
 
-    def _service_only(self) -> None:
-        # Writes are validated against the service org's objects; a Pro org (b2b, b2c) answers queries only.
-        if self.kind != "service":
-            raise _fault(
-                "INVALID_OPERATION",
-                f"this session's org is of kind {self.kind!r}: sessions write to the service org only so far; "
-                "query it, or write to a service org",
-            )
-
     # -- writes ------------------------------------------------------------------------------------
 
     def _now(self) -> dt.datetime:
@@ -847,7 +938,7 @@ class OrgSession(LocalOrg):
         return now
 
     def _writable(self, sobject: object, action: str) -> SObject:
-        obj = _object(sobject)
+        obj = _object(self._state.schema, sobject)
         if obj.name not in self._state.tables:
             raise _fault("NOT_FOUND", f"sObject type '{obj.name}' is not supported: the org file has no such table.")
         if action == "delete" and obj.name in UNDELETABLE:
@@ -866,7 +957,6 @@ class OrgSession(LocalOrg):
                 ``INVALID_CROSS_REFERENCE_KEY`` (a reference to no record), ``ENTITY_IS_DELETED`` (to a
                 deleted one), ``STORAGE_LIMIT_EXCEEDED``.
         """
-        self._service_only()
         obj = self._writable(sobject, "create")
         state = self._state
         with state.trust() as conn, state.atomic():
@@ -885,12 +975,12 @@ class OrgSession(LocalOrg):
                 column = layout.column_of(field) if field is not None else None
                 if column is not None and column not in row:
                     row[column] = value
-            self._closure(obj, layout, row, None, now)
+            self._derive(conn, obj, layout, row, None, now)
             state.overlay(conn, obj)
             if state.own_ids is None:
-                new_id = _new_id(obj.key_prefix)
+                new_id = _new_id(state.schema, obj.key_prefix)
             else:
-                new_id, state.own_ids = make_id(obj.key_prefix, state.own_ids), state.own_ids + 1
+                new_id, state.own_ids = state.schema.make_id(obj.key_prefix, state.own_ids), state.own_ids + 1
             row["Id"] = new_id
             row["crm_number"] = state.next_number(conn, obj)
             size = _record_bytes(row)
@@ -901,6 +991,8 @@ class OrgSession(LocalOrg):
             conn.execute(f"INSERT INTO {rows} ({names}) VALUES ({', '.join('?' for _ in row)})", tuple(row.values()))
             state.storage = used + size
             state.fts_dirty.add(obj.name)
+            if obj.name == "OpportunityLineItem":
+                self._roll_up(conn, {row.get("OpportunityId")})
             return new_id
 
     def update(self, sobject: str, record_id: str, values: Mapping[str, Any]) -> None:
@@ -909,14 +1001,23 @@ class OrgSession(LocalOrg):
         Raises:
             OrgError: As :meth:`create`, and ``MALFORMED_ID``, ``NOT_FOUND`` or ``ENTITY_IS_DELETED`` for the id.
         """
-        self._service_only()
         obj = self._writable(sobject, "update")
         state = self._state
         with state.trust() as conn, state.atomic():
             rid = self._existing(conn, obj, record_id)
             layout = state.layout(obj)
             row = self._checked(conn, obj, layout, values, creating=False, record_id=rid)
+            if obj.name == "Opportunity" and "Amount" in row and self._has_lines(conn, rid):
+                raise _fault(
+                    "FIELD_INTEGRITY_EXCEPTION",
+                    "field integrity exception: Amount is the sum of the opportunity's products' total prices "
+                    "while it has products: change the products instead",
+                    ("Amount",),
+                )
+            before = self._lookup(conn, obj.name, rid, "OpportunityId") if obj.name == "OpportunityLineItem" else None
             self._apply(conn, obj, rid, row)
+            if obj.name == "OpportunityLineItem":
+                self._roll_up(conn, {before, self._lookup(conn, obj.name, rid, "OpportunityId")})
 
     def upsert(self, sobject: str, field: str, value: object, values: Mapping[str, Any]) -> tuple[str, bool]:
         """Create or update the record whose External ID ``field`` is ``value``: (its id, whether it was created).
@@ -935,7 +1036,6 @@ class OrgSession(LocalOrg):
             >>> made[1], again == (made[0], False), session.get("Product2", made[0], ["Name"])["Name"]
             (True, True, 'Red kite')
         """
-        self._service_only()
         obj = self._writable(sobject, "create")
         key = obj.get_field(field) if isinstance(field, str) else None
         if key is None or not (key.external_id or key.type is FieldType.ID):
@@ -1021,14 +1121,38 @@ class OrgSession(LocalOrg):
                         "(set its Status to Draft)",
                     )
             doomed, clears = self._deletion(conn, obj, rid)
+            self._refuse_activated(conn, doomed.get("Contract", []))
+            lines = doomed.get("OpportunityLineItem", [])
+            parents = {self._lookup(conn, "OpportunityLineItem", i, "OpportunityId") for i in lines}
             for child, field, ids in clears:
                 column = state.layout(child).column_of(field)
                 for child_id in ids:
                     self._apply(conn, child, child_id, {column: None} if column else {})
             for name, ids in doomed.items():
-                target = _object(name)
+                target = _object(state.schema, name)
                 for doomed_id in ids:
                     self._apply(conn, target, doomed_id, {"IsDeleted": 1})
+            self._roll_up(conn, parents - set(doomed.get("Opportunity", [])))
+
+    def _has_lines(self, conn: sqlite3.Connection, opportunity: str) -> bool:
+        if "OpportunityLineItem" not in self._state.tables:
+            return False
+        table = quote_identifier(self._state.tables["OpportunityLineItem"])
+        return (
+            conn.execute(f'SELECT 1 FROM {table} WHERE "OpportunityId" = ? LIMIT 1', (opportunity,)).fetchone()
+            is not None
+        )
+
+    def _refuse_activated(self, conn: sqlite3.Connection, contracts: list[str]) -> None:
+        """Salesforce deletes no activated contract (nor, so, an account that has one)."""
+        for cid in contracts:
+            if self._lookup(conn, "Contract", cid, "Status") == "Activated":
+                number = self._lookup(conn, "Contract", cid, "ContractNumber")
+                raise _fault(
+                    "DELETE_FAILED",
+                    f"Your attempt to delete could not be completed because contract {number or cid} is activated: "
+                    "an activated contract cannot be deleted",
+                )
 
     def _deletion(
         self, conn: sqlite3.Connection, obj: SObject, rid: str
@@ -1041,7 +1165,7 @@ class OrgSession(LocalOrg):
         todo: list[tuple[SObject, list[str]]] = [(obj, [rid])]
         while todo:
             parent, ids = todo.pop(0)
-            for _rel, child, field in child_relationships(parent):
+            for _rel, child, field in state.schema.child_relationships(parent):
                 if field.on_delete is None or child.name not in state.tables:
                     continue
                 column = state.layout(child).column_of(field)
@@ -1151,7 +1275,7 @@ class OrgSession(LocalOrg):
             column = layout.column_of(field) if field is not None else None
             if column is not None:
                 merged[column] = value
-        self._closure(obj, layout, merged, current, now)
+        self._derive(conn, obj, layout, merged, current, now)
         final = {**current, **merged}
         size = _record_bytes(final)
         used = self._reserve(conn, size - old_bytes)
@@ -1169,21 +1293,181 @@ class OrgSession(LocalOrg):
         state.storage = used + size - old_bytes
         state.fts_dirty.add(obj.name)
 
-    def _closure(
-        self, obj: SObject, layout: _Layout, row: dict[str, Any], current: Mapping[str, Any] | None, now: str
+    def _derive(
+        self,
+        conn: sqlite3.Connection,
+        obj: SObject,
+        layout: _Layout,
+        row: dict[str, Any],
+        current: Mapping[str, Any] | None,
+        now: str,
     ) -> None:
-        """Case closure: Status becoming Closed stamps ClosedDate; reopening clears it."""
-        if obj.name != "Case":
+        """What Salesforce sets on a write beside the fields it was given (``row``: the write's columns,
+        changed in place; ``current``: the record before it, None on a create).
+
+        A case closing stamps ClosedDate (reopening clears it); an opportunity changing stage takes the
+        stage's probability unless the write gives one; a line of an opportunity or a quote is priced
+        from its price book entry (list price, product) and its total follows its quantity, price and
+        discount; an activity's account and a quote's account follow the records they are about.
+        """
+        col = {f.name: c for f in obj.fields if (c := layout.column_of(f)) is not None}
+
+        def value(name: str) -> Any:
+            column = col.get(name)
+            if column is None:
+                return None
+            if column in row:
+                return row[column]
+            return current.get(column) if current is not None else None
+
+        def touched(*names: str) -> bool:
+            return current is None or any(col.get(n) in row for n in names if col.get(n) is not None)
+
+        name = obj.name
+        if name == "Case" and {"Status", "ClosedDate"} <= col.keys() and col["Status"] in row:
+            status, closed = col["Status"], col["ClosedDate"]
+            was_closed = current is not None and current.get(status) == "Closed"
+            if row[status] == "Closed" and not was_closed:
+                row[closed] = now
+            elif row[status] != "Closed" and (current is None or was_closed):
+                row[closed] = None
+        elif name == "Opportunity" and {"StageName", "Probability"} <= col.keys():
+            stage = row.get(col["StageName"])
+            moved = col["StageName"] in row and (current is None or current.get(col["StageName"]) != stage)
+            if moved and col["Probability"] not in row and stage in STAGE_PROBABILITY:
+                row[col["Probability"]] = STAGE_PROBABILITY[stage]
+        elif name in _LINE_PARENTS:
+            self._price_line(conn, obj, col, row, current, value)
+        elif name in ("Task", "Event"):
+            if "AccountId" in col and touched("WhatId", "WhoId"):
+                row[col["AccountId"]] = self._activity_account(conn, value("WhatId"), value("WhoId"))
+            if name == "Event" and touched("StartDateTime", "EndDateTime", "DurationInMinutes", "IsAllDayEvent"):
+                _schedule(col, row, current, value)
+        elif name == "Quote" and "AccountId" in col and touched("OpportunityId"):
+            row[col["AccountId"]] = self._lookup(conn, "Opportunity", value("OpportunityId"), "AccountId")
+
+    def _price_line(
+        self,
+        conn: sqlite3.Connection,
+        obj: SObject,
+        col: Mapping[str, str],
+        row: dict[str, Any],
+        current: Mapping[str, Any] | None,
+        value: Callable[[str], Any],
+    ) -> None:
+        """A line of an opportunity or a quote, priced as Salesforce prices it (see :meth:`_derive`)."""
+        parent_name, parent_field = _LINE_PARENTS[obj.name]
+        if "PricebookEntryId" in col and (current is None or col["PricebookEntryId"] in row):
+            entry = value("PricebookEntryId")
+            product = self._lookup(conn, "PricebookEntry", entry, "Product2Id")
+            given = row.get(col["Product2Id"]) if "Product2Id" in col else None
+            if given is not None and product is not None and given != product:
+                raise _fault(
+                    "FIELD_INTEGRITY_EXCEPTION",
+                    f"field integrity exception: Product2Id ({given}) is not the product of PricebookEntryId "
+                    f"({entry}), {product}",
+                    ("Product2Id",),
+                )
+            parent = value(parent_field)
+            book = self._lookup(conn, parent_name, parent, "Pricebook2Id")
+            entry_book = self._lookup(conn, "PricebookEntry", entry, "Pricebook2Id")
+            if book is not None and entry_book is not None and book != entry_book:
+                raise _fault(
+                    "FIELD_INTEGRITY_EXCEPTION",
+                    f"field integrity exception: PricebookEntryId ({entry}) is in price book {entry_book}, not in "
+                    f"the {parent_name.lower()}'s price book {book}",
+                    ("PricebookEntryId",),
+                )
+            parent_obj = self._state.schema.get_object(parent_name)
+            if book is None and entry_book is not None and parent_obj is not None and isinstance(parent, str):
+                # The first product of a record without a price book gives it the product's price book.
+                field = parent_obj.get_field("Pricebook2Id")
+                column = self._state.layout(parent_obj).column_of(field) if field is not None else None
+                if column is not None and self._lookup(conn, parent_name, parent, "Id") is not None:
+                    self._apply(conn, parent_obj, parent, {column: entry_book})
+            if "Product2Id" in col:
+                row[col["Product2Id"]] = product
+            if "ListPrice" in col:
+                row[col["ListPrice"]] = self._lookup(conn, "PricebookEntry", entry, "UnitPrice")
+        quantity = value("Quantity")
+        if obj.name == "QuoteLineItem":  # TotalPrice is the org's: quantity times price, less the discount
+            if current is None or any(col[n] in row for n in ("Quantity", "UnitPrice", "Discount") if n in col):
+                price, discount = value("UnitPrice"), value("Discount") or 0.0
+                total = None if quantity is None or price is None else quantity * price * (1 - discount / 100)
+                row[col["TotalPrice"]] = None if total is None else _money("TotalPrice", total)
             return
-        status = layout.column_of(obj.get_field("Status"))  # type: ignore[arg-type]
-        closed = layout.column_of(obj.get_field("ClosedDate"))  # type: ignore[arg-type]
-        if status is None or closed is None or status not in row:
+        # An opportunity's line takes a sales price or a total price, never both; the other follows.
+        unit, total = col.get("UnitPrice"), col.get("TotalPrice")
+        if unit is None or total is None:
             return
-        was_closed = current is not None and current.get(status) == "Closed"
-        if row[status] == "Closed" and not was_closed:
-            row[closed] = now
-        elif row[status] != "Closed" and (current is None or was_closed):
-            row[closed] = None
+        if unit in row and total in row and row[unit] is not None and row[total] is not None:
+            raise _fault(
+                "FIELD_INTEGRITY_EXCEPTION",
+                "field integrity exception: TotalPrice and UnitPrice cannot both be specified on an opportunity "
+                "product: give one, the other follows from the quantity",
+                ("UnitPrice", "TotalPrice"),
+            )
+        if total in row and row[total] is not None:
+            if not quantity:
+                raise _fault(
+                    "FIELD_INTEGRITY_EXCEPTION",
+                    "field integrity exception: a total price needs a quantity other than 0",
+                    ("Quantity",),
+                )
+            row[unit] = _money("UnitPrice", row[total] / quantity)
+        elif current is None and (row.get(unit) is None):
+            raise _fault(
+                "FIELD_INTEGRITY_EXCEPTION",
+                "field integrity exception: unknown (must specify either UnitPrice or TotalPrice)",
+                ("UnitPrice", "TotalPrice"),
+            )
+        elif current is None or unit in row or col["Quantity"] in row:
+            price = value("UnitPrice")
+            row[total] = None if quantity is None or price is None else _money("TotalPrice", quantity * price)
+
+    def _activity_account(self, conn: sqlite3.Connection, what: Any, who: Any) -> Any:
+        """The account of a task or an event: the account it is about, that of the record it is about, or
+        that of its contact."""
+        schema = self._state.schema
+        target = schema.object_for_id(what) if isinstance(what, str) else None
+        if target is not None and target.name == "Account":
+            return what
+        if target is not None and target.get_field("AccountId") is not None:
+            return self._lookup(conn, target.name, what, "AccountId")
+        person = schema.object_for_id(who) if isinstance(who, str) else None
+        if person is not None and person.name == "Contact":
+            return self._lookup(conn, "Contact", who, "AccountId")
+        return None
+
+    def _lookup(self, conn: sqlite3.Connection, name: str, rid: Any, field_name: str) -> Any:
+        """Field ``field_name`` of the live ``name`` record ``rid``, as the session sees it (None: no such record)."""
+        obj = self._state.schema.get_object(name)
+        field = obj.get_field(field_name) if obj is not None else None
+        if obj is None or field is None or not isinstance(rid, str) or name not in self._state.tables:
+            return None
+        table = quote_identifier(self._state.tables[name])
+        found = conn.execute(
+            f'SELECT {self._field_sql(obj, field, "t")} FROM {table} AS t WHERE t."Id" = ?', (rid,)
+        ).fetchone()
+        return found[0] if found else None
+
+    def _roll_up(self, conn: sqlite3.Connection, opportunities: set[str]) -> None:
+        """Each live opportunity of ``opportunities`` takes the sum of its products' total prices as its Amount."""
+        state = self._state
+        obj = state.schema.get_object("Opportunity")
+        lines = state.schema.get_object("OpportunityLineItem")
+        if obj is None or lines is None or "OpportunityLineItem" not in state.tables:
+            return
+        table = quote_identifier(state.tables["OpportunityLineItem"])
+        for oid in sorted(o for o in opportunities if isinstance(o, str)):
+            if self._lookup(conn, "Opportunity", oid, "Id") is None:
+                continue  # deleted with its lines
+            (total,) = conn.execute(
+                f'SELECT TOTAL("TotalPrice") FROM {table} WHERE "OpportunityId" = ?', (oid,)
+            ).fetchone()
+            amount = _money("Amount", total)
+            if self._lookup(conn, "Opportunity", oid, "Amount") != amount:
+                self._apply(conn, obj, oid, {state.layout(obj).column_of(obj.get_field("Amount")): amount})  # type: ignore[arg-type,dict-item]
 
     def _reserve(self, conn: sqlite3.Connection, more: int) -> int:
         """The storage used before a write that adds ``more`` bytes; refused past ``max_storage``."""
@@ -1202,8 +1486,7 @@ class OrgSession(LocalOrg):
         Raises:
             OrgError: ``NOT_FOUND``/``MALFORMED_ID``/``ENTITY_IS_DELETED`` for the id, ``INVALID_FIELD`` for a field.
         """
-        self._service_only()
-        obj = _object(sobject)
+        obj = _object(self._state.schema, sobject)
         with self._state.trust() as conn:
             rid = self._existing(conn, obj, record_id)
         names = fields or [f.name for f in obj.fields if self._live().catalog.available(obj, f)]
@@ -1222,7 +1505,7 @@ class OrgSession(LocalOrg):
         Raises:
             OrgError: NOT_FOUND for an object the org does not have.
         """
-        obj = _object(sobject)
+        obj = _object(self._state.schema, sobject)
         # Whole seconds, as Salesforce reads the window (it ignores what is finer): the end's second included.
         low, high = (
             v.astimezone(dt.UTC).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -1308,7 +1591,7 @@ class OrgSession(LocalOrg):
         changes: list[RecordChange] = []
         with state.trust() as conn:
             for name in sorted(state.written):
-                obj = _object(name)
+                obj = _object(state.schema, name)
                 layout = state.layout(obj)
                 base, rows, gone = state.names(obj)
                 compared = [
@@ -1349,7 +1632,7 @@ class OrgSession(LocalOrg):
         with self._state.trust() as conn:
             total = 0
             for name in self._state.written:
-                obj = _object(name)
+                obj = _object(self._state.schema, name)
                 _, rows, gone = self._state.names(obj)
                 total += conn.execute(
                     f"SELECT (SELECT COUNT(*) FROM {rows}) + (SELECT COUNT(*) FROM {gone})"
@@ -1394,7 +1677,7 @@ class OrgSession(LocalOrg):
 
     def _locate(self, conn: sqlite3.Connection, record_id: str) -> tuple[SObject | None, str | None, bool]:
         """(object, stored id, deleted) of a record visible to the session or in its recycle bin."""
-        obj = object_for_id(record_id)
+        obj = self._state.schema.object_for_id(record_id)
         if obj is None or obj.name not in self._state.tables:
             return obj, None, False
         rid = _id18(record_id)
@@ -1461,12 +1744,13 @@ class OrgSession(LocalOrg):
                 raise _fault(
                     "INVALID_FIELD_FOR_INSERT_UPDATE", f"Id in the record ({value!r}) names another record", ("Id",)
                 )
-            settable = creating and field.name in SETTABLE_ON_CREATE and column is not None
+            settable = creating and (field.name in SETTABLE_ON_CREATE or field.create_only) and column is not None
             if not settable and (
                 field.formula is not None
                 or field.readonly
                 or field.autonumber
                 or field.name in AUDIT_FIELDS
+                or field.create_only
                 or column is None
             ):
                 raise _fault(
@@ -1478,19 +1762,23 @@ class OrgSession(LocalOrg):
             row[column] = self._stored(conn, field, value)  # type: ignore[index]
             given.add(field.name)
         if creating:
-            for name, default in _DEFAULTS.get(obj.name, {}).items():
-                field = obj.get_field(name)
-                column = layout.column_of(field) if field is not None else None
-                if field is not None and column is not None and name not in given:
+            for field in obj.fields:
+                column = layout.column_of(field)
+                if column is None or field.name in given:
+                    continue
+                # The schema's default; a record's owner is, as in Salesforce, the user who creates it.
+                default = field.default
+                if default is None and field.name == "OwnerId" and field.reference_to == "User":
+                    default = self._state.user
+                if default is not None:
                     row[column] = self._stored(conn, field, default)
-                    given.add(name)
-        required = REQUIRED_FIELDS.get(obj.name, ())
+                    given.add(field.name)
         missing = [
-            n
-            for n in required
-            if (f := obj.get_field(n)) is not None
-            and layout.column_of(f) is not None
-            and ((creating and n not in given) or (n in given and row.get(layout.column_of(f)) is None))
+            f.name
+            for f in obj.fields
+            if f.required
+            and (column := layout.column_of(f)) is not None
+            and ((creating and f.name not in given) or (f.name in given and row.get(column) is None))
         ]
         if missing:
             raise _fault(
@@ -1518,7 +1806,11 @@ class OrgSession(LocalOrg):
                 raise _fault(
                     "NUMBER_OUTSIDE_VALID_RANGE", f"{field.name}: value outside of valid range: {shown}", (field.name,)
                 )
-            return int(value) if kind is FieldType.INTEGER and float(value).is_integer() else float(value)
+            if kind is FieldType.INTEGER:  # an int field takes whole numbers only (no silent truncation)
+                if not float(value).is_integer():
+                    raise _bad_value(field, value, "a whole number")
+                return int(value)
+            return float(value)
         if not isinstance(value, str):
             raise _bad_value(field, value, "text")
         try:
@@ -1557,7 +1849,7 @@ class OrgSession(LocalOrg):
             targets = [t for t in (field.reference_to, *field.polymorphic) if t]
             if not is_valid_id(value):
                 raise _fault("MALFORMED_ID", f"{field.name}: id value of incorrect type: {value!r}", (field.name,))
-            target = object_for_id(value)
+            target = self._state.schema.object_for_id(value)
             if target is None or target.name not in targets:
                 raise _fault(
                     "FIELD_INTEGRITY_EXCEPTION",

@@ -22,6 +22,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from crmarena_gym.envs import QUERY_OUTPUT_PREFIX
 from crmarena_gym.policies._base import PolicyError
 from crmarena_gym.policies._simple import OraclePolicy, episode_instance
 from crmarena_gym.tasks import NONE_ANSWER, OracleError, TaskInstance, ToolCall, run_solver
@@ -210,6 +211,8 @@ class ReactiveOraclePolicy(OraclePolicy):
             self._note = f"gave up: {call.name}() failed ({text[:200]})"
             self._pending = None
             return None
+        if call.name in ("issue_soql_query", "issue_sosl_query"):  # a query's rows follow the output prefix
+            text = text.removeprefix(QUERY_OUTPUT_PREFIX)
         try:
             value = json.loads(text) if self._format == "json" else ast.literal_eval(text)
         except (ValueError, SyntaxError, MemoryError, RecursionError):

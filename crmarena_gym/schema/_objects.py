@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from crmarena_gym.schema._types import Field, FieldType, SObject
+from crmarena_gym.schema._types import Field, FieldType, SObject, declare
 
 T = FieldType
 
@@ -536,6 +536,29 @@ CASE_HISTORY = SObject(
         *_audit(None, '"CreatedDate"', _ORG_CREATOR),
     ),
 )
+
+# Salesforce's write facts of the 16 (the Object Reference): the standard required fields (nillable false,
+# no default), the picklist and checkbox defaults of a create, the External ID fields.
+USER = declare(
+    USER,
+    required=(
+        "LastName", "Username", "Email", "Alias", "TimeZoneSidKey", "LocaleSidKey", "EmailEncodingKey",
+        "LanguageLocaleKey", "ProfileId",
+    ),
+)  # fmt: skip
+ACCOUNT = declare(ACCOUNT, required=("LastName",))
+CONTACT = declare(CONTACT, required=("LastName",))
+CASE = declare(CASE, defaults={"Status": "New", "Priority": "Medium"})
+KNOWLEDGE = declare(KNOWLEDGE, required=("Title", "UrlName"), defaults={"PublishStatus": "Draft", "Language": "en_US"})
+PRODUCT_CATEGORY = declare(PRODUCT_CATEGORY, required=("Name",))
+PRODUCT = declare(PRODUCT, required=("Name",), defaults={"IsActive": False})
+PRODUCT_CATEGORY_PRODUCT = declare(PRODUCT_CATEGORY_PRODUCT, required=("ProductCategoryId", "ProductId"))
+PRICEBOOK = declare(PRICEBOOK, required=("Name",), defaults={"IsActive": False})
+PRICEBOOK_ENTRY = declare(PRICEBOOK_ENTRY, required=("Pricebook2Id", "Product2Id", "UnitPrice"))
+ORDER = declare(ORDER, required=("AccountId", "Status", "EffectiveDate"))
+ORDER_ITEM = declare(ORDER_ITEM, required=("OrderId", "Quantity", "UnitPrice", "PricebookEntryId"))
+ISSUE = declare(ISSUE, required=("Name",))
+LIVE_CHAT_TRANSCRIPT = declare(LIVE_CHAT_TRANSCRIPT, required=("LiveChatVisitorId",))
 
 #: Every object, in an order where each object's parents come before it.
 OBJECTS: tuple[SObject, ...] = (

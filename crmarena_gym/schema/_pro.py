@@ -19,6 +19,7 @@ they differ in descriptions and in the picklists of what they sell.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from crmarena_gym.schema._objects import (
     _ORG_CREATOR,
@@ -40,7 +41,7 @@ from crmarena_gym.schema._objects import (
     _id,
     _ref,
 )
-from crmarena_gym.schema._types import Field, FieldType, SObject
+from crmarena_gym.schema._types import Field, FieldType, SObject, declare
 
 T = FieldType
 
@@ -790,6 +791,94 @@ def pro_objects(kind: str) -> tuple[SObject, ...]:
     """
     if kind not in PRODUCT_FAMILIES:
         raise ValueError(f"Pro's org kinds are 'b2b' and 'b2c', got {kind!r}")
+    facts = _write_facts(kind)
+    return tuple(declare(o, **facts[o.name]) if o.name in facts else o for o in _objects(kind))
+
+
+def _write_facts(kind: str) -> dict[str, dict[str, Any]]:
+    """Salesforce's write facts of Pro's objects beyond the service org's (the Object Reference), by object.
+
+    Required fields are the standard ones (nillable, no default); a B2C org has person accounts, where a
+    lead without a company converts to a household, so only a B2B lead needs ``Company``. Deleting an
+    account takes its contacts, opportunities, contracts and activities with it (cases and orders refuse
+    it, as in the service org); an opportunity takes its products, quotes and activities, a quote its
+    lines; a price book entry on an opportunity or a quote cannot be deleted. The conversion fields of a
+    lead and the account of an activity or a quote (that of the record it is about) are the org's to
+    set; a line stays on its opportunity or quote, with its price book entry.
+    """
+    activity = {"readonly": ("AccountId",), "on_delete": {"WhatId": "cascade", "WhoId": "cascade"}}
+    return {
+        "Account": {"required": ("Name",)},
+        "Contact": {"required": ("LastName",), "on_delete": {"AccountId": "cascade"}},
+        "ProductCategory": {"required": ("Name",)},
+        "Product2": {"required": ("Name",), "defaults": {"IsActive": False}, "external_id": ("External_ID__c",)},
+        "ProductCategoryProduct": {
+            "required": ("ProductCategoryId", "ProductId"),
+            "on_delete": {"ProductCategoryId": "cascade", "ProductId": "cascade"},
+        },
+        "Order": {
+            "required": ("AccountId", "Status", "EffectiveDate"),
+            "on_delete": {"AccountId": "restrict", "Pricebook2Id": "restrict"},
+        },
+        "Issue__c": {"required": ("Name",)},
+        "Knowledge__kav": {
+            "required": ("Title", "UrlName"),
+            "defaults": {"PublishStatus": "Draft", "Language": "en_US", "IsVisibleInPkb": False},
+        },
+        "Lead": {
+            "required": ("LastName", "Company") if kind == "b2b" else ("LastName",),
+            "defaults": {"Status": LEAD_STATUSES[0], "IsConverted": False},
+            "readonly": (
+                "IsConverted",
+                "ConvertedDate",
+                "ConvertedAccountId",
+                "ConvertedContactId",
+                "ConvertedOpportunityId",
+            ),
+        },
+        "Contract": {
+            "required": ("AccountId",),
+            "defaults": {"Status": "Draft"},
+            "on_delete": {"AccountId": "cascade"},
+        },
+        "Opportunity": {
+            "required": ("Name", "StageName", "CloseDate"),
+            "on_delete": {"AccountId": "cascade"},
+        },
+        "OpportunityLineItem": {
+            "required": ("OpportunityId", "PricebookEntryId", "Quantity"),
+            "readonly": ("ListPrice",),
+            "create_only": ("OpportunityId", "PricebookEntryId", "Product2Id"),
+            "on_delete": {"OpportunityId": "cascade", "PricebookEntryId": "restrict"},
+        },
+        "Quote": {
+            "required": ("Name", "OpportunityId"),
+            "defaults": {"Status": "Draft", "ApprovedCompetingOffer__c": False},
+            "readonly": ("AccountId",),
+            "on_delete": {"OpportunityId": "cascade"},
+        },
+        "QuoteLineItem": {
+            "required": ("QuoteId", "PricebookEntryId", "Quantity", "UnitPrice"),
+            "readonly": ("ListPrice", "TotalPrice"),
+            "create_only": ("QuoteId", "PricebookEntryId", "Product2Id"),
+            "on_delete": {"QuoteId": "cascade", "PricebookEntryId": "restrict"},
+        },
+        "Task": {
+            **activity,
+            "defaults": {"Status": TASK_STATUSES[0], "Priority": "Normal", "TaskSubtype": "Task"},
+            "create_only": ("TaskSubtype",),
+        },
+        "Event": {**activity, "defaults": {"IsAllDayEvent": False}},
+        "Territory2": {"required": ("Name", "DeveloperName")},
+        "UserTerritory2Association": {
+            "required": ("UserId", "Territory2Id"),
+            "defaults": {"IsActive": True},
+            "on_delete": {"Territory2Id": "cascade"},
+        },
+    }
+
+
+def _objects(kind: str) -> tuple[SObject, ...]:
     return (
         _user(),
         _account(kind),

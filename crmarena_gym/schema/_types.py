@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 
 class FieldType(enum.StrEnum):
@@ -110,6 +110,12 @@ class Field:
             (a user).
         readonly: Set by the org, never by a write (a case's ``ClosedDate``, stamped when it closes).
         external_id: An External ID field: an upsert may name its record by the field's value.
+        create_only: Set by a create, never changed by an update (a line's opportunity: a master-detail
+            relationship does not move to another parent).
+        required: Salesforce's nillable false with no default: a create must give it a value
+            (REQUIRED_FIELD_MISSING), an update may not clear it.
+        default: The value a create that leaves the field out gets (Salesforce's picklist and checkbox
+            defaults: a new case is ``New``; a read-only field's value until the org sets it); None: none.
     """
 
     name: str
@@ -130,6 +136,9 @@ class Field:
     on_delete: str | None = None
     readonly: bool = False
     external_id: bool = False
+    create_only: bool = False
+    required: bool = False
+    default: str | bool | None = None
 
     def __post_init__(self) -> None:
         if (self.type is FieldType.REFERENCE) != (self.reference_to is not None):
@@ -142,6 +151,14 @@ class Field:
             raise ValueError(f"field {self.name!r} cannot have both a column and a formula")
         if self.on_delete not in _DELETE_RULES or (self.on_delete is not None and self.reference_to is None):
             raise ValueError(f"field {self.name!r}: on_delete is one of cascade, restrict, clear, for a reference")
+        if (self.required and (self.formula is not None or self.readonly)) or (
+            self.default is not None and self.formula is not None
+        ):
+            raise ValueError(
+                f"field {self.name!r}: a computed field has no default; neither it nor a read-only one is required"
+            )
+        if self.default is not None and self.picklist_values and self.default not in self.picklist_values:
+            raise ValueError(f"field {self.name!r}: default {self.default!r} is not one of its picklist values")
 
     @property
     def max_length(self) -> int:
@@ -224,3 +241,45 @@ class SObject:
     def references(self) -> tuple[Field, ...]:
         """The reference fields (foreign keys)."""
         return tuple(f for f in self.fields if f.type is FieldType.REFERENCE)
+
+
+def declare(
+    obj: SObject,
+    *,
+    required: tuple[str, ...] = (),
+    defaults: dict[str, str | bool] | None = None,
+    readonly: tuple[str, ...] = (),
+    create_only: tuple[str, ...] = (),
+    on_delete: dict[str, str] | None = None,
+    external_id: tuple[str, ...] = (),
+) -> SObject:
+    """``obj`` with Salesforce's write facts set on its fields, named by field: which a create must give
+    (``required``), the values a create that leaves them out gets (``defaults``), which only the org sets
+    (``readonly``), which only a create sets (``create_only``), what deleting a reference's parent does
+    (``on_delete``), which name a record in an upsert (``external_id``).
+
+    Raises:
+        ValueError: A name is no field of ``obj``.
+
+    Example:
+        >>> fields = (Field("Id", FieldType.ID, "id"), Field("Name", FieldType.STRING, "n"))
+        >>> declare(SObject("Thing__c", "a9Z", "Thing", "x", fields), required=("Name",)).get_field("Name").required
+        True
+    """
+    changes: dict[str, dict[str, object]] = {}
+    for names, key, value in (
+        (required, "required", True),
+        (readonly, "readonly", True),
+        (create_only, "create_only", True),
+        (external_id, "external_id", True),
+    ):
+        for name in names:
+            changes.setdefault(name, {})[key] = value
+    for key, given in (("default", defaults or {}), ("on_delete", on_delete or {})):
+        for name, value in given.items():
+            changes.setdefault(name, {})[key] = value
+    unknown = [n for n in changes if obj.get_field(n) is None]
+    if unknown:
+        raise ValueError(f"object {obj.name!r} has no field {unknown[0]!r}")
+    fields = tuple(replace(f, **changes[f.name]) if f.name in changes else f for f in obj.fields)  # type: ignore[arg-type]
+    return replace(obj, fields=fields)

@@ -1,4 +1,5 @@
-"""The nine CRMArena tasks: instances, loaders, windows, context and scoring.
+"""The nine CRMArena tasks (and, in :mod:`crmarena_gym.tasks.pro`, CRMArena-Pro's 22 categories): instances,
+loaders, windows, context and scoring.
 
 Example:
     >>> from crmarena_gym.tasks import get_task_spec, score_answer
@@ -86,7 +87,16 @@ from crmarena_gym.tasks._scoring import (
     score_answer,
     token_f1,
 )
-from crmarena_gym.tasks._spec import TASK_ABBREVS, TASK_NAMES, TASK_SPECS, TaskSpec, get_task_spec
+from crmarena_gym.tasks._spec import (
+    PRO_ORG_KINDS,
+    TASK_ABBREVS,
+    TASK_NAMES,
+    TASK_SPECS,
+    OrgKind,
+    TaskSpec,
+    get_task_spec,
+    spec_for,
+)
 from crmarena_gym.tasks._summary import FamilySummary, format_summary, summarize_tasks
 
 __all__ = [
@@ -106,6 +116,7 @@ __all__ = [
     "NONE_ANSWER",
     "ORACLES",
     "ORIGINAL_DATASET",
+    "PRO_ORG_KINDS",
     "ROUTING_POLICY",
     "SEASONS",
     "SLOT_WORDS",
@@ -124,6 +135,7 @@ __all__ = [
     "InteractiveSplit",
     "OracleError",
     "OracleTrace",
+    "OrgKind",
     "OriginalDataError",
     "Score",
     "SetupRecord",
@@ -162,6 +174,7 @@ __all__ = [
     "score_answer",
     "season_window",
     "solve",
+    "spec_for",
     "summarize_tasks",
     "task_cache_path",
     "tasks_from_rows",

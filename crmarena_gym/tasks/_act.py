@@ -91,7 +91,8 @@ def _ncr_plan(instance: TaskInstance) -> ActPlan:
             "mode needs a generated instance (the original's published instances carry none)"
         )
     text = {"Subject": params["case_subject"], "Description": params["case_description"]}
-    case = SetupRecord("case", "Case", {**text, "Status": "New", "Channel": "Web"})
+    # Unowned, as a web case waiting for routing (a session would otherwise own it: its user may be an agent).
+    case = SetupRecord("case", "Case", {**text, "Status": "New", "Channel": "Web", "OwnerId": None})
     instruction = _NCR_ACT_TEMPLATES[instance.idx % len(_NCR_ACT_TEMPLATES)] + _ACT_ENDING
     gold = instance.answer
 

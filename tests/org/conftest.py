@@ -204,3 +204,16 @@ def rows(raw_conn: sqlite3.Connection) -> dict[str, list[dict[str, Any]]]:
 def file_sha256(path: Path) -> str:
     """The SHA-256 of a file's bytes."""
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def small_pro_org(path: Path, kind: str, seed: int) -> Path:
+    """A small B2B or B2C org at ``path`` (scale 0.2 and 0.1: a few hundred opportunities), generated quietly
+    (a small org warns that it plants less of its structure than a full one)."""
+    import warnings
+
+    from crmarena_gym.datagen import generate_org
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        generate_org(path, kind=kind, seed=seed, scale={"b2b": 0.2, "b2c": 0.1}[kind])
+    return path

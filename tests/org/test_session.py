@@ -452,3 +452,16 @@ def test_a_stored_session_keeps_its_writes(small_org: LocalOrg, tmp_path: Path) 
         assert newer != issue and again.query("SELECT COUNT() FROM Issue__c WHERE Name LIKE '%disk'")["totalSize"] == 1
     finally:
         again.close()
+
+
+def test_a_user_is_updated_and_keeps_the_system_fields_the_file_gives_it(
+    small_org: LocalOrg, session: OrgSession, raw_conn: sqlite3.Connection
+) -> None:
+    # The view of the session's users reads the file's users for their system fields, not itself.
+    (user,) = _first(raw_conn, 'SELECT "Id" FROM "User" ORDER BY "Id" DESC LIMIT 1')
+    fields = ["CreatedById", "CreatedDate"]
+    before = small_org.query(f"SELECT {', '.join(fields)} FROM User WHERE Id = '{user}'")["records"][0]
+    session.update("User", user, {"Phone": "555-0100"})
+    after = session.get("User", user, ["Phone", *fields])
+    assert after == {**before, "Phone": "555-0100", "attributes": after["attributes"]}
+    assert _code(session.delete, "User", user) == "INVALID_TYPE_FOR_OPERATION"

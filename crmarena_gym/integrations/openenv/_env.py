@@ -40,7 +40,7 @@ from crmarena_gym.chat import (
 from crmarena_gym.integrations.openenv._episodes import HTTP_OWNER, Episode, EpisodeRegistry
 from crmarena_gym.integrations.openenv._models import CRMArenaAction, CRMArenaObservation, CRMArenaState, ToolCall
 from crmarena_gym.org import LocalOrg, default_org_path
-from crmarena_gym.tasks import TaskInstance, get_task_spec
+from crmarena_gym.tasks import TaskInstance, spec_for
 from crmarena_gym.users import make_user
 
 __all__ = ["CRMArenaEnvironment", "CRMArenaHub", "HubConfig"]
@@ -226,7 +226,8 @@ class CRMArenaEnvironment(Environment[CRMArenaAction, CRMArenaObservation, CRMAr
                 raise ValueError(f"episode_id must be a string of 1 to 255 characters, got {episode_id!r}")
             if split not in SPLITS:
                 raise ValueError(f"split must be one of {', '.join(SPLITS)}, got {split!r}")
-            abbrev = get_task_spec(task).abbrev if task else None
+            # The hub's org kind says which suite a task name is in (handle_time is CRMArena's and Pro's).
+            abbrev = spec_for(task, getattr(self.hub.org, "kind", "service")).abbrev if task else None
             if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or seed < 0):
                 raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
             if task_id is not None and (not isinstance(task_id, int) or isinstance(task_id, bool)):

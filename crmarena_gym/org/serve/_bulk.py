@@ -24,7 +24,7 @@ from typing import Any
 from crmarena_gym.org._base import OrgError
 from crmarena_gym.org._session import OrgSession, format_datetime
 from crmarena_gym.org.serve._hub import ApiError, Client, SessionHub
-from crmarena_gym.schema import FieldType, get_object, make_id
+from crmarena_gym.schema import FieldType, make_id
 
 #: Most bytes of one CSV upload (Salesforce takes 150 MB; a local server keeps less in memory).
 MAX_UPLOAD_BYTES = 64 * 2**20
@@ -227,7 +227,7 @@ class Bulk:
             operation = body.get("operation")
             if operation not in _OPERATIONS:
                 raise ApiError(400, "INVALIDENTITY", f"operation is one of {', '.join(_OPERATIONS)}")
-            obj = get_object(str(body.get("object", "")))
+            obj = org.schema.get_object(str(body.get("object", "")))
             if obj is None or obj.name not in org._state.tables:
                 raise ApiError(400, "INVALIDENTITY", f"object {str(body.get('object'))[:80]!r} is not supported")
             external = body.get("externalIdFieldName")
@@ -268,7 +268,7 @@ class Bulk:
 
     def _run(self, org: OrgSession, job: Job) -> None:
         delimiter = _DELIMITERS[job.delimiter]
-        obj = get_object(job.object)
+        obj = org.schema.get_object(job.object)
         assert obj is not None
         header: list[str] | None = None
         for upload in job.uploads:
@@ -305,7 +305,7 @@ class Bulk:
             job.failed += 1
             job.failures.append(["", f"INVALID_FIELD:the row has {len(row)} values for {len(header)} columns:--", *row])
             return
-        obj = get_object(name)
+        obj = org.schema.get_object(name)
         assert obj is not None
         values: dict[str, Any] = {}
         try:

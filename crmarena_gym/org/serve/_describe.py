@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from crmarena_gym.org._local import LocalOrg
-from crmarena_gym.org._session import _DEFAULTS, REQUIRED_FIELDS, UNDELETABLE, write_access
+from crmarena_gym.org._session import UNDELETABLE, write_access
 from crmarena_gym.org.soql import Catalog
-from crmarena_gym.schema import DEFAULT_KIND, FieldType, OrgSchema, SObject, org_schema
+from crmarena_gym.schema import FieldType, OrgSchema, SObject, org_schema
 
 _SOAP = {
     FieldType.ID: "tns:ID",
@@ -41,8 +41,9 @@ def _plural(label: str) -> str:
 
 
 def _writable(obj: SObject, schema: OrgSchema) -> bool:
-    # The standard objects every org has are read-only (and empty) here; sessions write to the service org only.
-    return schema.kind == DEFAULT_KIND and schema.get_object(obj.name) is not None
+    # The objects the org kind stores are written by sessions; the standard ones every org has are read-only
+    # (and empty) here.
+    return schema.get_object(obj.name) is not None
 
 
 def _summary(version: str, obj: SObject, schema: OrgSchema | None = None) -> dict[str, Any]:
@@ -91,7 +92,7 @@ def _write_rules(obj: SObject, described: dict[str, Any], schema: OrgSchema) -> 
     createable, updateable = (
         write_access(obj, f) if f is not None and _writable(obj, schema) and f.formula is None else (False, False)
     )
-    required = f is not None and f.name in REQUIRED_FIELDS.get(obj.name, ())
+    required = f is not None and f.required
     system = f is not None and (f.extra or f.readonly or f.autonumber)
     return {
         **described,
@@ -99,7 +100,7 @@ def _write_rules(obj: SObject, described: dict[str, Any], schema: OrgSchema) -> 
         "nillable": described["nillable"] and not required,
         "defaultedOnCreate": kind is FieldType.ID
         or system
-        or described["name"] in _DEFAULTS.get(obj.name, {})
+        or (f is not None and (f.default is not None or (f.name == "OwnerId" and f.reference_to == "User")))
         or (kind is FieldType.BOOLEAN and createable),
         "createable": createable,
         "updateable": updateable,

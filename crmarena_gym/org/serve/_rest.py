@@ -21,7 +21,7 @@ from crmarena_gym.org.serve._describe import describe_global, describe_object, o
 from crmarena_gym.org.serve._hub import ApiError, Client, SessionHub
 from crmarena_gym.org.soql import URL_PREFIX, parse
 from crmarena_gym.org.soql._ast import ChildSubquery, FieldPath, FuncCall, SelectItem, TypeOf
-from crmarena_gym.schema import FieldType, SObject, get_child_relationship, get_object, is_valid_id
+from crmarena_gym.schema import FieldType, OrgSchema, SObject, is_valid_id
 
 #: The first API version Salesforce still serves (21.0 to 30.0 were retired in Summer '25).
 FIRST_VERSION = 31
@@ -334,12 +334,13 @@ class Rest:
         reads to lay out its table), without running it."""
         org.explain(soql)  # the engine's refusal of a bad query, exactly as running it would refuse
         q = parse(soql)
-        obj = get_object(q.object_name, standard=True)
+        schema = org.schema
+        obj = schema.get_object(q.object_name, standard=True)
         assert obj is not None  # explain compiled it
         group = bool(q.group_by) or any(
             isinstance(i, SelectItem) and isinstance(i.expr, FuncCall) and i.expr.name != "FIELDS" for i in q.items
         )
-        columns = self._columns_of(obj, q.items, q.object_alias, [0])
+        columns = self._columns_of(schema, obj, q.items, q.object_alias, [0])
         return {
             "columnMetadata": columns,
             "entityName": obj.name,
@@ -349,18 +350,18 @@ class Rest:
         }
 
     def _columns_of(
-        self, obj: SObject, items: tuple[Any, ...], alias: str | None, counter: list[int]
+        self, schema: OrgSchema, obj: SObject, items: tuple[Any, ...], alias: str | None, counter: list[int]
     ) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         for item in items:
             if isinstance(item, ChildSubquery):
-                rel = get_child_relationship(obj, item.query.object_name)
+                rel = schema.get_child_relationship(obj, item.query.object_name)
                 name = item.query.object_name
                 child_columns: list[dict[str, Any]] = []
                 if rel is not None:
                     child, f = rel
                     name = f.child_relationship or name
-                    child_columns = self._columns_of(child, item.query.items, item.query.object_alias, [0])
+                    child_columns = self._columns_of(schema, child, item.query.items, item.query.object_alias, [0])
                 out.append(_column(name, name, aggregate=True, join=child_columns))
             elif isinstance(item, TypeOf):
                 rel_field = obj.get_relationship(item.relationship)
@@ -378,7 +379,7 @@ class Rest:
                     catalog = org_catalog(self.hub)
                     for f in obj.fields:
                         if catalog.available(obj, f) and (kind == "ALL" or (kind == "CUSTOM") == f.custom):
-                            out.append(_field_column(obj, f.name))
+                            out.append(_field_column(schema, obj, f.name))
                     continue
                 if item.expr.name == "COUNT" and item.expr.arg is None:
                     continue  # COUNT() returns no column, only totalSize
@@ -389,7 +390,7 @@ class Rest:
                 parts = list(item.expr.parts)
                 if len(parts) > 1 and parts[0].lower() in {(alias or "").lower(), obj.name.lower()}:
                     parts = parts[1:]
-                column = _path_column(obj, parts)
+                column = _path_column(schema, obj, parts)
                 if item.alias:  # an aggregate query's alias names the column; the field is its display name
                     column = {**column, "columnName": item.alias, "displayName": ".".join(parts)}
                 out.append(column)
@@ -418,11 +419,7 @@ class Rest:
         return obj.name
 
     def _writable(self, name: str, action: str, org: OrgSession) -> None:
-        if org.kind != "service":  # Pro's orgs are read-only until OrgSession writes over their schema
-            raise ApiError(
-                400, "INVALID_OPERATION", f"entity type cannot be {action}: {name} (a {org.kind} org is read-only)"
-            )
-        if get_object(name) is None:  # a standard object every org has: listed, queryable, never stored here
+        if org.schema.get_object(name) is None:  # a standard object every org has: listed, queryable, never stored here
             raise ApiError(
                 400,
                 "INVALID_TYPE_FOR_OPERATION",
@@ -448,7 +445,7 @@ class Rest:
                     {"id": new_id, "success": True, "errors": []},
                     {"Location": f"/services/data/v{version}/sobjects/{name}/{new_id}"},
                 )
-            return Reply(200, object_info(version, name))
+            return Reply(200, object_info(version, name, org.schema))
         second = tail[1]
         if len(tail) == 2 and second == "describe":
             _methods(call, ("GET",))
@@ -479,7 +476,7 @@ class Rest:
     def _by_external_id(self, org: OrgSession, call: Call, name: str, field_name: str, value: str) -> Reply:
         """``sobjects/X/Field/value``: read, upsert (PATCH) or delete a record by an External ID field."""
         _methods(call, ("GET", "PATCH", "DELETE", "POST"))
-        obj = get_object(name, standard=True)
+        obj = org.schema.get_object(name, standard=True)
         assert obj is not None
         key = obj.get_field(field_name)
         if key is None or not (key.external_id or key.type is FieldType.ID):
@@ -620,7 +617,7 @@ class Rest:
         return Reply(200, run_jobs(org, jobs, all_or_none))
 
     def _upsert_collection(self, org: OrgSession, call: Call, name: str, field_name: str) -> Reply:
-        obj = get_object(name)
+        obj = org.schema.get_object(name)
         key = obj.get_field(field_name) if obj is not None else None
         if key is None or not (key.external_id or key.type is FieldType.ID):
             raise ApiError(
@@ -655,7 +652,7 @@ class Rest:
             if ref in seen:
                 raise ApiError(400, "INVALID_INPUT", f"Duplicate ReferenceId provided in the request: {_shown(ref)}")
             seen.add(ref)
-            obj = get_object(kind)
+            obj = org.schema.get_object(kind)
             if obj is None or obj.name != expected:
                 raise ApiError(400, "INVALID_TYPE", f"sObject type {_shown(kind)} is not {expected} here")
             values: dict[str, Any] = {}
@@ -663,7 +660,7 @@ class Rest:
             for key, value in record.items():
                 if key == "attributes":
                     continue
-                rel = get_child_relationship(obj, key) if isinstance(key, str) else None
+                rel = org.schema.get_child_relationship(obj, key) if isinstance(key, str) else None
                 if rel is not None and isinstance(value, dict):
                     nested = value.get("records")
                     if not isinstance(nested, list):
@@ -939,11 +936,11 @@ def _column(
     }
 
 
-def _field_column(obj: SObject, name: str) -> dict[str, Any]:
+def _field_column(schema: OrgSchema, obj: SObject, name: str) -> dict[str, Any]:
     f = obj.get_field(name)
     if f is None:
         return _column(name, name)
-    createable, updateable = write_access(obj, f) if get_object(obj.name) is not None else (False, False)
+    createable, updateable = write_access(obj, f) if schema.get_object(obj.name) is not None else (False, False)
     column = _column(f.name, f.name)
     column.update(
         {
@@ -959,17 +956,19 @@ def _field_column(obj: SObject, name: str) -> dict[str, Any]:
     return column
 
 
-def _path_column(obj: SObject, parts: list[str]) -> dict[str, Any]:
+def _path_column(schema: OrgSchema, obj: SObject, parts: list[str]) -> dict[str, Any]:
     if len(parts) == 1:
-        return _field_column(obj, parts[0])
+        return _field_column(schema, obj, parts[0])
     rel = obj.get_relationship(parts[0])
     if rel is None or rel.reference_to is None:
         return _column(parts[0], parts[0], join=[_column(".".join(parts[1:]), ".".join(parts[1:]))])
-    parent = get_object(rel.reference_to, standard=True)
+    parent = schema.get_object(rel.reference_to, standard=True)
     name = rel.relationship_name or parts[0]
     column = _column(name, name)
     column["foreignKeyName"] = rel.name
-    column["joinColumns"] = [_path_column(parent, parts[1:]) if parent is not None else _column(parts[1], parts[1])]
+    column["joinColumns"] = [
+        _path_column(schema, parent, parts[1:]) if parent is not None else _column(parts[1], parts[1])
+    ]
     return column
 
 
@@ -1007,16 +1006,14 @@ def run_jobs(org: OrgSession, jobs: list[tuple[str, Any, Any, Any]], all_or_none
         if kind == "delete":
             obj = None
             if isinstance(key, str) and is_valid_id(key):
-                from crmarena_gym.schema import object_for_id
-
-                obj = object_for_id(key)
+                obj = org.schema.object_for_id(key)
             if obj is None:
                 raise OrgError("MALFORMED_ID", f"Invalid id: {_shown(key)}")
             org.delete(obj.name, key)
             return {"id": key}
         if sobject is None or values is None:
             raise OrgError("INVALID_TYPE", 'Each record needs attributes with its type: {"attributes": {"type": ...}}')
-        if get_object(sobject) is None:
+        if not isinstance(sobject, str) or org.schema.get_object(sobject) is None:
             raise OrgError("INVALID_TYPE", f"sObject type {_shown(sobject)} is not supported.")
         if kind == "create":
             if isinstance(values, dict) and any(isinstance(k, str) and k.lower() == "id" for k in values):

@@ -159,6 +159,11 @@ _FORMATTED = {
 _ID_CHARS = re.compile(r"^[A-Za-z0-9]+$")
 _SUFFIX = "ABCDEFGHIJKLMNOPQRSTUVWXYZ012345"
 _FORMULA_COLUMN = re.compile(r'"((?:[^"]|"")*)"')
+# The audit fields the file computes from other tables (a record with no date of its own dates from the org's
+# first order or case): read from the file's own tables, never from a session's views of them, so that no
+# write of a session moves a file record's creation.
+_FILE_AUDIT_FIELDS = frozenset({"CreatedDate", "CreatedById", "LastModifiedDate", "LastModifiedById", "SystemModstamp"})
+_BRACKETED_TABLE = re.compile(r"\[([A-Za-z_]\w*)\]")
 
 
 def _stored_columns(obj: SObject) -> frozenset[str]:
@@ -448,7 +453,10 @@ class _Compiler:
             raise invalid_field(self.text, pos, f.name, obj.name)
         if f.column_name.lower() in self.catalog.columns[obj.name]:
             return f"{qa}.{quote_identifier(f.column_name)}"
-        return "(" + _FORMULA_COLUMN.sub(lambda m: f"{qa}.{m.group(0)}", f.formula) + ")"
+        formula = f.formula or "NULL"
+        if f.extra and f.name in _FILE_AUDIT_FIELDS:
+            formula = _BRACKETED_TABLE.sub(r"main.[\1]", formula)
+        return "(" + _FORMULA_COLUMN.sub(lambda m: f"{qa}.{m.group(0)}", formula) + ")"
 
     def resolve(self, scope: _Scope, fp: FieldPath) -> _Val:
         parts = list(fp.parts)
