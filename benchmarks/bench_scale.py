@@ -47,7 +47,7 @@ import crmarena_gym.org._local as local_module
 from crmarena_gym.datagen import GENERATOR_VERSION, generate_org, read_manifest
 from crmarena_gym.org import LocalOrg
 from crmarena_gym.schema import COMPOSITE_INDEXES
-from crmarena_gym.tasks import TASK_ABBREVS, generate_tasks, oracle_trace
+from crmarena_gym.tasks import TASK_ABBREVS, OracleError, generate_tasks, oracle_trace
 
 
 def reusable(path: Path, scale: float) -> bool:
@@ -81,14 +81,22 @@ def baseline_copy(path: Path) -> Path:
 
 def access_paths(org_path: Path, per_task: int) -> list[tuple[str, object, str, str]]:
     """(task, today, kind, text) of every org call the oracle's tools make on a few instances per task."""
-    instances = generate_tasks(org_path, seed=0, per_task=per_task, null_share=0.0)
+    # allow_fewer: a task the org has fewer answerable instances of (TCU at scale 100) is timed on those it has.
+    instances = generate_tasks(org_path, seed=0, per_task=per_task, null_share=0.0, allow_fewer=True)
     org = LocalOrg(org_path)
     calls: list[tuple[str, object, str, str]] = []
+    failed: list[str] = []
     for inst in instances:
         log: list[tuple[object, str, str]] = []
-        oracle_trace(inst, RecordingOrg(org.with_today(inst.params["today"]), log))
+        try:
+            oracle_trace(inst, RecordingOrg(org.with_today(inst.params["today"]), log))
+        except OracleError as err:  # not this benchmark's to fix: said, and the instance left out
+            failed.append(f"{inst.abbrev} {inst.idx}: {str(err)[:200]}")
+            continue
         calls.extend((inst.abbrev, today, kind, text) for today, kind, text in log)
     org.close()
+    for line in failed:
+        print(f"  the oracle failed on {line} (its calls are not timed)", flush=True)
     return calls
 
 
@@ -189,6 +197,9 @@ def main() -> None:
     print(f"{'task':5} {'baseline':>28} {'current':>28}  {'current/baseline at ' + format(large, 'g'):>22}")
     worst = {"baseline": 0.0, "current": 0.0}
     for task in TASK_ABBREVS:
+        if any(task not in figures[(scale, "current")] for scale in (small, large)):
+            print(f"{task:5} no calls timed at one of the scales")
+            continue
         cells = []
         for layout in ("baseline", "current"):
             t_small, r_small = figures[(small, layout)][task]
