@@ -208,9 +208,7 @@ def main() -> None:
                 f"{soql[:64]:<64} {here * 1e3:>9.2f} {here_cpu * 1e3:>6.2f} {there * 1e3:>10.2f} "
                 f"{there_cpu * 1e3:>6.2f} {there_cpu / here_cpu:>5.1f}x"
             )
-        print(
-            f"median CPU ratio served / in process: {statistics.median(ratios):.1f}x (CPU: server and client, one process)"
-        )
+        print(f"median CPU ratio served / in process: {statistics.median(ratios):.1f}x (server and client CPU)")
         for clients in (1, 16):
             cpu = time.process_time()
             rate = throughput(client, clients, args.requests)
