@@ -425,4 +425,8 @@ def _step_observation(
         error=step.error,
         done=step.done,
         reward=float(sum(s.reward for s in steps)),
+        # Every field given: a default would be looked up (pydantic inspects each default factory's signature).
+        system_prompt=None,
+        tools=None,
+        metadata={},
     )
