@@ -23,7 +23,7 @@ session beside the in-process session's. A session that is refused (capacity), a
 below reward 1 stops the run: every figure printed is of sessions that all succeeded. The machine's load
 average is printed before and after, since the machine may be shared.
 
-Run: ``python benchmarks/bench_openenv.py [--episodes 64] [--rounds 3] [--sessions N] [--org PATH]``.
+Run: ``python benchmarks/bench_openenv.py [--episodes 64] [--rounds 5] [--sessions N] [--org PATH]``.
 """
 
 from __future__ import annotations
@@ -237,7 +237,7 @@ def best(rounds: list[Spent]) -> Spent:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=64, help="distinct oracle episodes (default 64)")
-    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds of the step figures (default 3)")
+    parser.add_argument("--rounds", type=int, default=5, help="alternating rounds of the step figures (default 5)")
     parser.add_argument(
         "--sessions", type=int, help="sessions per concurrency level (default: twice the concurrency, at least 64)"
     )

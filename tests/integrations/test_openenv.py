@@ -156,6 +156,28 @@ def test_websocket_steps_on_the_event_loop_or_in_worker_threads_answer_alike(
     soql.close()
 
 
+def test_messages_sent_before_any_answer_is_read_are_all_answered_in_order(server: ServerThread) -> None:
+    """The server reads on while a message or two wait for the application (it stops reading past that): a
+    client that pipelines its messages loses none and gets the answers in order."""
+    sent = 40
+
+    async def pipelined() -> list[dict[str, Any]]:
+        async with websockets.connect(server.url.replace("http", "ws", 1) + "/ws") as ws:
+            for n in range(sent):
+                message = {"type": "reset", "data": {"split": "test", "seed": n}} if n % 2 == 0 else {"type": "state"}
+                await ws.send(json.dumps(message))
+            return [json.loads(await ws.recv()) for _ in range(sent)]
+
+    answers = asyncio.run(pipelined())
+    expected = server.hub.make_environment()
+    for n in range(0, sent, 2):
+        start, state = answers[n], answers[n + 1]
+        assert start["type"] == "observation" and state["type"] == "state"
+        assert start["data"]["observation"]["task_id"] == expected.reset(split="test", seed=n).task_id
+        assert state["data"]["episode_id"] == start["data"]["observation"]["episode_id"]
+    expected.close()
+
+
 def test_bad_input_gets_clear_errors_and_the_server_survives(server: ServerThread, hub: CRMArenaHub) -> None:
     http = httpx.Client(base_url=server.url, timeout=30)
     # malformed actions: refused by validation with what was wrong

@@ -19,7 +19,7 @@ from openenv.core.env_server.http_server import create_app
 
 from crmarena_gym.integrations.openenv._app import CRMArenaApp, ServerLimits
 from crmarena_gym.integrations.openenv._env import CRMArenaHub, HubConfig
-from crmarena_gym.integrations.openenv._limits import guarded_protocol
+from crmarena_gym.integrations.openenv._limits import guarded_protocol, websocket_protocol
 from crmarena_gym.integrations.openenv._models import CRMArenaAction, CRMArenaObservation, CRMArenaState
 
 __all__ = [
@@ -83,6 +83,9 @@ def uvicorn_config(app: CRMArenaApp, **options: Any) -> Any:
         "timeout_keep_alive": 5,
         "timeout_graceful_shutdown": 5,
     }
+    ws_protocol = websocket_protocol()
+    if ws_protocol is not None:
+        settings["ws"] = ws_protocol
     settings.update(options)
     return uvicorn.Config(app, **settings)
 
