@@ -422,9 +422,11 @@ def _step_observation(
 ) -> CRMArenaObservation:
     step = steps[-1]
     instance = session.env.unwrapped.instance  # type: ignore[attr-defined]
-    return CRMArenaObservation(
+    # Built without validation: every value is the chat session's own, of the field's type (validating would
+    # copy each message and the whole record once more, on every step).
+    return CRMArenaObservation.model_construct(
         text=step.observation,
-        message=step.message or {},
+        message=dict(step.message or {}),
         messages=added,
         end_reason=session.end_reason,
         record=session.record,
@@ -436,5 +438,9 @@ def _step_observation(
         truncated=step.truncated,
         error=step.error,
         done=step.done,
-        reward=sum(s.reward for s in steps),
+        reward=float(sum(s.reward for s in steps)),
+        # Every field given: a default would be looked up (pydantic inspects each default factory's signature).
+        system_prompt=None,
+        tools=None,
+        metadata={},
     )
