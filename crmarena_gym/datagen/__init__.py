@@ -58,6 +58,7 @@ from crmarena_gym.datagen._manifest import (
     read_latent,
     read_manifest,
 )
+from crmarena_gym.datagen._perturb import PERTURBATION_KINDS, Perturbation, perturb_org, perturbation_hash
 from crmarena_gym.datagen._pro import ProKnobs
 from crmarena_gym.datagen._text import COMPANY, ISSUES, case_text
 
@@ -72,12 +73,16 @@ __all__ = [
     "MAX_SCALE",
     "MIN_SCALE",
     "ORIGINAL_ROW_COUNTS",
+    "PERTURBATION_KINDS",
     "Manifest",
+    "Perturbation",
     "ProKnobs",
     "case_text",
     "content_hash",
     "generate_org",
     "manifest_kind",
+    "perturb_org",
+    "perturbation_hash",
     "read_hidden",
     "read_latent",
     "read_manifest",

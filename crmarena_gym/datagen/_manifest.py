@@ -49,6 +49,10 @@ class Manifest(BaseModel):
         kind: The org kind (``service``, ``b2b``, ``b2c``); left out of a service org's stored manifest, which
             stays as it was before there were kinds.
         hidden_row_counts: Rows per hidden table (none in a service org).
+        base_content_hash: In a perturbed org (``crmarena_gym.datagen.perturb_org``), the content hash of
+            the generated org it was made from; None in a generated org.
+        perturbations: In a perturbed org, each transform applied, in order: its kind, strength, seed and
+            what it changed; empty in a generated org.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -64,10 +68,14 @@ class Manifest(BaseModel):
     last_case: str
     kind: str = DEFAULT_KIND
     hidden_row_counts: dict[str, int] = {}
+    base_content_hash: str | None = None
+    perturbations: list[dict[str, Any]] = []
 
     def stored_json(self) -> str:
-        """The manifest as the org file stores it: a service org's without the fields it never had."""
-        return self.model_dump_json(exclude_defaults=self.kind == DEFAULT_KIND)
+        """The manifest as the org file stores it: a service org's without the fields it never had, and an
+        unperturbed org's without the perturbation fields (so generated files stay as they were)."""
+        unperturbed = {"base_content_hash", "perturbations"} if not self.perturbations else set()
+        return self.model_dump_json(exclude_defaults=self.kind == DEFAULT_KIND, exclude=unperturbed or None)
 
 
 def content_hash(conn: sqlite3.Connection, kind: str = DEFAULT_KIND, hidden: tuple[str, ...] = ()) -> str:

@@ -69,6 +69,7 @@ from crmarena_gym.tasks._periods import (
     quarter_window,
     season_window,
 )
+from crmarena_gym.tasks._perturbed import RecomputedTasks, recompute_tasks
 from crmarena_gym.tasks._scoring import (
     NONE_ANSWER,
     Score,
@@ -111,6 +112,7 @@ __all__ = [
     "OracleError",
     "OracleTrace",
     "OriginalDataError",
+    "RecomputedTasks",
     "Score",
     "SetupRecord",
     "SolverCalls",
@@ -140,6 +142,7 @@ __all__ = [
     "oracle_trace",
     "past_window",
     "quarter_window",
+    "recompute_tasks",
     "run_solver",
     "save_tasks",
     "schema_from_rows",

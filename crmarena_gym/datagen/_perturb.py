@@ -1,0 +1,264 @@
+"""Seeded perturbations of a generated org: transforms from one org file to a new one, recorded in its manifest.
+
+A perturbation is a transform over a generated org, never a generator of its own: :func:`perturb_org` copies
+a base org file, applies each :class:`Perturbation` in order (each from its own seed and strength), and
+writes a new manifest that records the base org's content hash and every transform applied, with the new
+content hash. The same base org and the same perturbations always give the same rows.
+
+Kinds (what each does at strength ``s`` in ``(0, 1]``):
+
+- ``distractors``: near-duplicate records that no gold reads. For a share ``s`` of the (person) accounts
+  (drawn by the seed) a new account with the same first and last name in the same city and state, another
+  email address and no orders or cases, and its contact (same name, the new email, the same owner); for a
+  share ``s`` of the products a look-alike product (the same name with a model-year or edition suffix,
+  another external id, inactive) on no order. Ids continue each object's numbering.
+- ``dirty_values``: values written as a careless org holds them, each at rate ``s``: leading or trailing
+  whitespace on account and contact last names, upper- or lower-cased emails and shipping states (the states
+  are read by the best-region gold: an instance whose gold this moves is dropped by the task layer),
+  ``#``-prefixed external product ids, and missing phone numbers (an optional value no gold reads).
+
+Example:
+    >>> import tempfile, pathlib
+    >>> from crmarena_gym.datagen import generate_org
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = generate_org(d / "base.sqlite", seed=0, scale=0.05)
+    >>> m = perturb_org(d / "base.sqlite", d / "noisy.sqlite", [Perturbation(kind="distractors", strength=0.2)])
+    >>> m.perturbations[0]["kind"], m.row_counts["Account"] > read_manifest(d / "base.sqlite").row_counts["Account"]
+    ('distractors', True)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from crmarena_gym.datagen._manifest import MANIFEST_TABLE, Manifest, content_hash, read_manifest
+from crmarena_gym.schema import OrgSchema, org_schema, quote_identifier
+
+#: The org perturbations, in the order their kinds are documented.
+PERTURBATION_KINDS = ("distractors", "dirty_values")
+PerturbationKind = Literal["distractors", "dirty_values"]
+
+
+class Perturbation(BaseModel):
+    """One seeded transform of an org.
+
+    Attributes:
+        kind: One of :data:`PERTURBATION_KINDS`.
+        strength: In ``(0, 1]``: the share of records perturbed (see the module docs for each kind).
+        seed: The transform's own seed (the base org's seed is not reused).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: PerturbationKind
+    strength: float = Field(gt=0.0, le=1.0)
+    seed: int = Field(default=0, ge=0)
+
+    def key(self) -> str:
+        """A short text naming the transform (``distractors@0.25#s0``), for file names and reports."""
+        return f"{self.kind}@{self.strength:g}#s{self.seed}"
+
+
+def perturbation_hash(perturbations: Sequence[Perturbation]) -> str:
+    """SHA-256 of the perturbations as canonical JSON, in order (the cache names perturbed orgs by it)."""
+    text = json.dumps([p.model_dump() for p in perturbations], sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _rng(p: Perturbation, part: str) -> np.random.Generator:
+    # One stream per (transform, part): adding a part to a transform leaves the others' draws as they were.
+    digest = hashlib.sha256(f"{p.kind}|{part}".encode()).digest()
+    return np.random.default_rng([p.seed, int.from_bytes(digest[:4], "little")])
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
+    return [row[1] for row in conn.execute(f"PRAGMA table_info({quote_identifier(table)})")]
+
+
+def _next_ids(conn: sqlite3.Connection, schema: OrgSchema, table: str, count: int) -> list[str]:
+    """``count`` fresh ids of ``table``'s object, numbered after every id the table holds."""
+    obj = schema.get_object(table)
+    assert obj is not None
+    taken = {i for (i,) in conn.execute(f"SELECT Id FROM {quote_identifier(table)}")}
+    out: list[str] = []
+    number = 30_000_000  # above every generated object's numbering (datagen._ids.id_base is under 27 million)
+    while len(out) < count:
+        candidate = schema.make_id(obj.key_prefix, number)
+        number += 1
+        if candidate not in taken:
+            out.append(candidate)
+    return out
+
+
+def _sample(rng: np.random.Generator, items: Sequence[object], share: float) -> list[int]:
+    n = round(share * len(items))
+    return sorted(rng.choice(len(items), size=n, replace=False).tolist()) if n else []
+
+
+def _copy_rows(conn: sqlite3.Connection, table: str, rows: list[dict[str, object]]) -> None:
+    if not rows:
+        return
+    columns = list(rows[0])
+    names = ", ".join(quote_identifier(c) for c in columns)
+    marks = ", ".join("?" for _ in columns)
+    conn.executemany(
+        f"INSERT INTO {quote_identifier(table)} ({names}) VALUES ({marks})",
+        [tuple(r[c] for c in columns) for r in rows],
+    )
+
+
+def _select(conn: sqlite3.Connection, sql: str, params: Sequence[object] = ()) -> list[dict[str, object]]:
+    cur = conn.execute(sql, tuple(params))
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+
+
+def _variant_email(email: object, rng: np.random.Generator) -> str | None:
+    if not isinstance(email, str) or "@" not in email:
+        return None
+    local, domain = email.split("@", 1)
+    return f"{local}{int(rng.integers(2, 99))}@{domain}"
+
+
+def _distractors(conn: sqlite3.Connection, schema: OrgSchema, p: Perturbation) -> dict[str, int]:
+    added: dict[str, int] = {}
+    accounts = _select(conn, 'SELECT * FROM "Account" ORDER BY "Id"')
+    rng = _rng(p, "accounts")
+    chosen = [accounts[i] for i in _sample(rng, accounts, p.strength)]
+    new_accounts, new_contacts = [], []
+    account_ids = _next_ids(conn, schema, "Account", len(chosen))
+    for account, new_id in zip(chosen, account_ids, strict=True):
+        email = _variant_email(account.get("PersonEmail"), rng)
+        new_accounts.append({**account, "Id": new_id, "PersonEmail": email})
+        for contact in _select(conn, 'SELECT * FROM "Contact" WHERE "AccountId" = ? ORDER BY "Id"', (account["Id"],)):
+            new_contacts.append({**contact, "AccountId": new_id, "Email": email})
+    for contact, new_id in zip(new_contacts, _next_ids(conn, schema, "Contact", len(new_contacts)), strict=True):
+        contact["Id"] = new_id
+    _copy_rows(conn, "Account", new_accounts)
+    _copy_rows(conn, "Contact", new_contacts)
+    added["Account"], added["Contact"] = len(new_accounts), len(new_contacts)
+
+    products = _select(conn, 'SELECT * FROM "Product2" ORDER BY "Id"')
+    rng = _rng(p, "products")
+    chosen = [products[i] for i in _sample(rng, products, p.strength)]
+    suffixes = (" (2019 model)", " - Limited Edition", " II", " (Outlet)")
+    new_products = []
+    for product, new_id in zip(chosen, _next_ids(conn, schema, "Product2", len(chosen)), strict=True):
+        suffix = suffixes[int(rng.integers(len(suffixes)))]
+        external = product.get("External_ID__c")
+        new_products.append(
+            {
+                **product,
+                "Id": new_id,
+                "Name": f"{product['Name']}{suffix}",
+                "External_ID__c": f"{external}-X{int(rng.integers(10, 99))}" if external else external,
+                "IsActive": 0,
+            }
+        )
+    _copy_rows(conn, "Product2", new_products)
+    added["Product2"] = len(new_products)
+    return added
+
+
+def _dirty(conn: sqlite3.Connection, schema: OrgSchema, p: Perturbation) -> dict[str, int]:
+    changed: dict[str, int] = {}
+
+    def rewrite(table: str, column: str, part: str, change: Callable[[str, np.random.Generator], str | None]) -> None:
+        rows = conn.execute(
+            f'SELECT "Id", {quote_identifier(column)} FROM {quote_identifier(table)} '
+            f'WHERE {quote_identifier(column)} IS NOT NULL ORDER BY "Id"'
+        ).fetchall()
+        rng = _rng(p, part)
+        picked = [rows[i] for i in _sample(rng, rows, p.strength)]
+        updates = [(change(value, rng), record_id) for record_id, value in picked]
+        conn.executemany(f'UPDATE {quote_identifier(table)} SET {quote_identifier(column)} = ? WHERE "Id" = ?', updates)
+        changed[f"{table}.{column}"] = len(updates)
+
+    def spaces(value: str, rng: np.random.Generator) -> str:
+        pad = " " * int(rng.integers(1, 3))
+        return (pad + value) if rng.random() < 0.5 else (value + pad)
+
+    def recase(value: str, rng: np.random.Generator) -> str:
+        return value.lower() if value.isupper() or rng.random() < 0.5 else value.upper()
+
+    rewrite("Account", "LastName", "account-last", spaces)
+    rewrite("Contact", "LastName", "contact-last", spaces)
+    rewrite("Contact", "Email", "contact-email", recase)
+    rewrite("Account", "ShippingState", "state", recase)
+    rewrite("Product2", "External_ID__c", "external-id", lambda value, rng: "#" + value)
+    rewrite("Account", "Phone", "phone", lambda value, rng: None)
+    return changed
+
+
+_TRANSFORMS: dict[str, Callable[[sqlite3.Connection, OrgSchema, Perturbation], dict[str, int]]] = {
+    "distractors": _distractors,
+    "dirty_values": _dirty,
+}
+
+
+def perturb_org(
+    base: str | Path, out: str | Path, perturbations: Sequence[Perturbation | dict[str, object]]
+) -> Manifest:
+    """Write ``out``: the org at ``base`` with ``perturbations`` applied in order, and return its manifest.
+
+    The new manifest keeps the base's (seed, scale, kind ...) and records ``base_content_hash`` and, per
+    transform, its kind, strength, seed and what it changed (rows added or values rewritten per table).
+
+    Args:
+        base: A generated org file (any kind; the transforms read the service org's objects).
+        out: The file to write (replaced if present).
+        perturbations: The transforms, as :class:`Perturbation` or their dicts.
+
+    Raises:
+        ValueError: A perturbation is invalid, none is given, or ``base`` is not a generated service org.
+        FileNotFoundError: No file at ``base``.
+    """
+    specs = [q if isinstance(q, Perturbation) else Perturbation.model_validate(q) for q in perturbations]
+    if not specs:
+        raise ValueError("perturb_org needs at least one perturbation")
+    manifest = read_manifest(base)
+    if manifest.kind != "service":
+        raise ValueError(
+            f"the org perturbations read the service org's objects; {str(base)!r} is a {manifest.kind!r} org"
+        )
+    out = Path(out)
+    out.unlink(missing_ok=True)
+    src = sqlite3.connect(f"file:{Path(base)}?mode=ro", uri=True)
+    dst = sqlite3.connect(out)
+    try:
+        src.backup(dst)
+        schema = org_schema(manifest.kind)
+        records = []
+        for spec in specs:
+            effect = _TRANSFORMS[spec.kind](dst, schema, spec)
+            records.append({**spec.model_dump(), "changed": effect})
+        counts = {
+            obj.name: dst.execute(f"SELECT COUNT(*) FROM {quote_identifier(obj.name)}").fetchone()[0]
+            for obj in schema.objects
+        }
+        new = manifest.model_copy(
+            update={
+                "row_counts": counts,
+                "content_hash": content_hash(dst, manifest.kind, tuple(manifest.hidden_row_counts)),
+                "base_content_hash": manifest.base_content_hash or manifest.content_hash,
+                "perturbations": [*manifest.perturbations, *records],
+            }
+        )
+        dst.execute(f"DELETE FROM {MANIFEST_TABLE}")
+        dst.execute(f"INSERT INTO {MANIFEST_TABLE} VALUES (?)", (new.stored_json(),))
+        dst.commit()
+        dst.execute("ANALYZE")
+        dst.commit()
+        dst.execute("VACUUM")
+    finally:
+        src.close()
+        dst.close()
+    return new
