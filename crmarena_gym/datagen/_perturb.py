@@ -7,6 +7,13 @@ content hash. The same base org and the same perturbations always give the same 
 
 Kinds (what each does at strength ``s`` in ``(0, 1]``):
 
+- ``schema_drift``: a share ``s`` of the renameable fields (stored, neither an Id, a reference nor an audit
+  field) get new API names (``ShippingState`` becomes ``Shipping_State__c``), and a share ``s`` of the objects
+  get a new custom field with values; the rows stay in their columns, so gold is unchanged, but the org's
+  schema (``LocalOrg.schema``, describe, the schema text) knows only the new names and refuses the old ones
+  as a real org does (``INVALID_FIELD``). The manifest records the renames and additions
+  (``manifest_schema`` rebuilds the drifted schema from them).
+
 - ``distractors``: near-duplicate records that no gold reads. For a share ``s`` of the (person) accounts
   (drawn by the seed) a new account with the same first and last name in the same city and state, another
   email address and no orders or cases, and its contact (same name, the new email, the same owner); for a
@@ -31,20 +38,22 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sqlite3
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
+from pydantic import Field as Attribute
 
-from crmarena_gym.datagen._manifest import MANIFEST_TABLE, Manifest, content_hash, read_manifest
-from crmarena_gym.schema import OrgSchema, org_schema, quote_identifier
+from crmarena_gym.datagen._manifest import MANIFEST_TABLE, Manifest, content_hash, manifest_schema, read_manifest
+from crmarena_gym.schema import Field, FieldType, OrgSchema, SchemaDrift, quote_identifier
 
 #: The org perturbations, in the order their kinds are documented.
-PERTURBATION_KINDS = ("distractors", "dirty_values")
-PerturbationKind = Literal["distractors", "dirty_values"]
+PERTURBATION_KINDS = ("schema_drift", "distractors", "dirty_values")
+PerturbationKind = Literal["schema_drift", "distractors", "dirty_values"]
 
 
 class Perturbation(BaseModel):
@@ -59,8 +68,8 @@ class Perturbation(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: PerturbationKind
-    strength: float = Field(gt=0.0, le=1.0)
-    seed: int = Field(default=0, ge=0)
+    strength: float = Attribute(gt=0.0, le=1.0)
+    seed: int = Attribute(default=0, ge=0)
 
     def key(self) -> str:
         """A short text naming the transform (``distractors@0.25#s0``), for file names and reports."""
@@ -128,8 +137,8 @@ def _variant_email(email: object, rng: np.random.Generator) -> str | None:
     return f"{local}{int(rng.integers(2, 99))}@{domain}"
 
 
-def _distractors(conn: sqlite3.Connection, schema: OrgSchema, p: Perturbation) -> dict[str, int]:
-    added: dict[str, int] = {}
+def _distractors(conn: sqlite3.Connection, schema: OrgSchema, p: Perturbation) -> dict[str, object]:
+    added: dict[str, object] = {}
     accounts = _select(conn, 'SELECT * FROM "Account" ORDER BY "Id"')
     rng = _rng(p, "accounts")
     chosen = [accounts[i] for i in _sample(rng, accounts, p.strength)]
@@ -168,8 +177,8 @@ def _distractors(conn: sqlite3.Connection, schema: OrgSchema, p: Perturbation) -
     return added
 
 
-def _dirty(conn: sqlite3.Connection, schema: OrgSchema, p: Perturbation) -> dict[str, int]:
-    changed: dict[str, int] = {}
+def _dirty(conn: sqlite3.Connection, schema: OrgSchema, p: Perturbation) -> dict[str, object]:
+    changed: dict[str, object] = {}
 
     def rewrite(table: str, column: str, part: str, change: Callable[[str, np.random.Generator], str | None]) -> None:
         rows = conn.execute(
@@ -198,7 +207,84 @@ def _dirty(conn: sqlite3.Connection, schema: OrgSchema, p: Perturbation) -> dict
     return changed
 
 
-_TRANSFORMS: dict[str, Callable[[sqlite3.Connection, OrgSchema, Perturbation], dict[str, int]]] = {
+_AUDIT = frozenset(
+    {"CreatedDate", "CreatedById", "LastModifiedDate", "LastModifiedById", "SystemModstamp", "IsDeleted"}
+)
+# Custom fields an admin might add, with their type and how their values are drawn.
+_ADDED = (
+    ("Legacy_Code__c", "string", "A code carried over from the previous CRM (not used by current processes)"),
+    ("Migration_Batch__c", "double", "The data-migration batch that last touched the record"),
+    ("Is_Archived__c", "boolean", "Whether the record was flagged during the archive review"),
+)
+
+
+def _drifted_name(name: str) -> str:
+    base = name[:-3] if name.endswith("__c") else name
+    words = re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+", base) or [base]
+    new = "_".join(w[:1].upper() + w[1:] for w in words) + "__c"
+    return new if new.lower() != name.lower() else "_".join(words) + "_Value__c"
+
+
+def _schema_drift(conn: sqlite3.Connection, schema: OrgSchema, p: Perturbation) -> dict[str, object]:
+    if schema.drift is not None:
+        raise ValueError("the org's schema has drifted already: one schema_drift per org")
+    candidates: list[tuple[str, str]] = []
+    for obj in schema.objects:
+        present = {c.lower() for c in _columns(conn, obj.name)}
+        for f in obj.fields:
+            if (
+                f.name != "Id"
+                and f.type is not FieldType.REFERENCE
+                and f.stored
+                and not f.extra
+                and f.name not in _AUDIT
+                and f.column_name.lower() in present
+            ):
+                candidates.append((obj.name, f.name))
+    rng = _rng(p, "renames")
+    renamed: dict[str, dict[str, str]] = {}
+    for i in _sample(rng, candidates, p.strength):
+        obj_name, field_name = candidates[i]
+        renamed.setdefault(obj_name, {})[field_name] = _drifted_name(field_name)
+    rng = _rng(p, "added")
+    added: dict[str, list[dict[str, str]]] = {}
+    objects = [o.name for o in schema.objects]
+    for i in _sample(rng, objects, p.strength) or [int(rng.integers(len(objects)))]:
+        table = objects[i]
+        name, kind, description = _ADDED[int(rng.integers(len(_ADDED)))]
+        ids = [r for (r,) in conn.execute(f'SELECT "Id" FROM {quote_identifier(table)} ORDER BY "Id"')]
+        sql_type = {"string": "TEXT", "double": "REAL", "boolean": "INTEGER"}[kind]
+        conn.execute(f"ALTER TABLE {quote_identifier(table)} ADD COLUMN {quote_identifier(name)} {sql_type}")
+        if kind == "string":
+            values: list[object] = [f"LC-{int(v):05d}" for v in rng.integers(0, 100_000, len(ids))]
+        elif kind == "double":
+            values = [float(v) for v in rng.integers(1, 40, len(ids))]
+        else:
+            values = [int(v) for v in rng.random(len(ids)) < 0.1]
+        conn.executemany(
+            f'UPDATE {quote_identifier(table)} SET {quote_identifier(name)} = ? WHERE "Id" = ?',
+            zip(values, ids, strict=True),
+        )
+        added.setdefault(table, []).append({"name": name, "type": kind, "description": description})
+    drift = {"renamed": renamed, "added": added}
+    # The drifted schema must be valid (no name clash) before the file is written.
+    schema.drifted(
+        SchemaDrift(
+            renamed=renamed,
+            added={
+                o: tuple(Field(f["name"], FieldType(f["type"]), f["description"]) for f in fs)
+                for o, fs in added.items()
+            },
+        )
+    )
+    return {
+        "changed": {"renamed": sum(len(v) for v in renamed.values()), "added": sum(len(v) for v in added.values())},
+        "drift": drift,
+    }
+
+
+_TRANSFORMS: dict[str, Callable[[sqlite3.Connection, OrgSchema, Perturbation], dict[str, object]]] = {
+    "schema_drift": _schema_drift,
     "distractors": _distractors,
     "dirty_values": _dirty,
 }
@@ -235,11 +321,12 @@ def perturb_org(
     dst = sqlite3.connect(out)
     try:
         src.backup(dst)
-        schema = org_schema(manifest.kind)
+        schema = manifest_schema(dst)
         records = []
         for spec in specs:
             effect = _TRANSFORMS[spec.kind](dst, schema, spec)
-            records.append({**spec.model_dump(), "changed": effect})
+            record = {**spec.model_dump(), **(effect if "changed" in effect else {"changed": effect})}
+            records.append(record)
         counts = {
             obj.name: dst.execute(f"SELECT COUNT(*) FROM {quote_identifier(obj.name)}").fetchone()[0]
             for obj in schema.objects

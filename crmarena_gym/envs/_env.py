@@ -20,7 +20,7 @@ from crmarena_gym.envs._render import QUERY_OUTPUT_PREFIX, ObservationFormat, re
 from crmarena_gym.envs._result import StepResult
 from crmarena_gym.envs._spaces import ActionText, UnicodeText
 from crmarena_gym.org import LocalOrg, Org
-from crmarena_gym.schema import schema_text
+from crmarena_gym.schema import OrgSchema, schema_text
 from crmarena_gym.tasks import TaskInstance, get_task_spec, load_tasks, score_answer
 from crmarena_gym.tools import Toolset, TruncatedRows, query_result_budget
 from crmarena_gym.tools import toolset as make_toolset  # the constructor's ``toolset`` argument shadows the name
@@ -176,7 +176,9 @@ class CRMArenaEnv(gym.Env[str, str]):
         self.render_mode = render_mode
         self.observation_space = UnicodeText(max_observation_chars + 200)
         self.action_space = ActionText(max_action_chars, examples=self._examples())
-        self._schema_text = schema_text()
+        # The org's own schema where it has one (a drifted org's names), else the service kind's.
+        own = getattr(self.org, "schema", None)
+        self._schema_text = own.text() if isinstance(own, OrgSchema) else schema_text()
         self.instance: TaskInstance | None = None
         self._view: Org = self.org
         self._turn = 0

@@ -42,20 +42,25 @@ class RecomputedTasks:
     dropped_idx: dict[str, list[int]] = field(default_factory=dict)
 
 
-def _rows(conn: sqlite3.Connection, sql: str, params: Sequence[object]) -> list[tuple[object, ...]]:
-    return sorted(conn.execute(sql, tuple(params)).fetchall(), key=repr)
+def _label_inputs(conn: sqlite3.Connection, inst: TaskInstance, base: sqlite3.Connection) -> object:
+    """The records a planted-label family's gold rests on, as the base org has them: the base org's columns
+    of the case, its transcripts and emails, and of the base org's articles (a column or record a
+    perturbation added is no input of the label)."""
 
+    def rows(table: str, where: str, params: Sequence[object]) -> list[tuple[object, ...]]:
+        columns = [r[1] for r in base.execute(f'PRAGMA table_info("{table}")')]
+        listed = ", ".join(f'"{c}"' for c in columns)
+        return sorted(conn.execute(f'SELECT {listed} FROM "{table}" WHERE {where}', tuple(params)).fetchall(), key=repr)
 
-def _label_inputs(conn: sqlite3.Connection, inst: TaskInstance) -> object:
-    """The records a planted-label family's gold rests on (compared between the base and perturbed orgs)."""
-    params = inst.params
-    articles = _rows(conn, 'SELECT * FROM "Knowledge__kav"', ())
+    article_ids = [i for (i,) in base.execute('SELECT "Id" FROM "Knowledge__kav" ORDER BY "Id"')]
+    marks = ", ".join("?" for _ in article_ids) or "NULL"
+    articles = rows("Knowledge__kav", f'"Id" IN ({marks})', article_ids)
     if inst.task == "policy_violation_identification":
-        case_id = params["case_id"]
+        case_id = inst.params["case_id"]
         return (
-            _rows(conn, 'SELECT * FROM "Case" WHERE "Id" = ?', (case_id,)),
-            _rows(conn, 'SELECT * FROM "LiveChatTranscript" WHERE "CaseId" = ?', (case_id,)),
-            _rows(conn, 'SELECT * FROM "EmailMessage" WHERE "ParentId" = ?', (case_id,)),
+            rows("Case", '"Id" = ?', (case_id,)),
+            rows("LiveChatTranscript", '"CaseId" = ?', (case_id,)),
+            rows("EmailMessage", '"ParentId" = ?', (case_id,)),
             articles,
         )
     return articles
@@ -91,7 +96,7 @@ def recompute_tasks(
             measured = measure_competition(facts, inst.task, inst.params)
             reason = None
             if measured is None:  # a planted label: kept while what it rests on is unchanged
-                if _label_inputs(base, inst) != _label_inputs(pert, inst):
+                if _label_inputs(base, inst, base) != _label_inputs(pert, inst, base):
                     reason = "inputs changed"
                 gold = inst.answer
             else:

@@ -72,7 +72,7 @@ def _perturbed(env_org: Path, tmp_path: Path, *specs: Perturbation) -> Path:
     return out
 
 
-@pytest.mark.parametrize("kind", ["distractors", "dirty_values"])
+@pytest.mark.parametrize("kind", ["schema_drift", "distractors", "dirty_values"])
 def test_transform_is_deterministic_by_seed_and_recorded(env_org: Path, tmp_path: Path, kind: str) -> None:
     spec = Perturbation(kind=kind, strength=0.3, seed=5)
     a, b, c = tmp_path / "a.sqlite", tmp_path / "b.sqlite", tmp_path / "c.sqlite"
@@ -144,3 +144,51 @@ def test_bad_perturbation_refused(env_org: Path, tmp_path: Path) -> None:
         Perturbation.model_validate({"kind": "chaos", "strength": 0.5})
     with pytest.raises(ValueError, match="at least one"):
         perturb_org(env_org, tmp_path / "x.sqlite", [])
+
+
+def test_schema_drift_renames_refuse_old_names_and_keep_gold(env_org: Path, tmp_path: Path, base_tasks: list) -> None:
+    from crmarena_gym.envs import CRMArenaEnv
+    from crmarena_gym.org import LocalOrg, OrgError
+
+    path = _perturbed(env_org, tmp_path, Perturbation(kind="schema_drift", strength=0.4, seed=3))
+    (record,) = read_manifest(path).perturbations
+    renamed, added = record["drift"]["renamed"], record["drift"]["added"]
+    assert renamed and added
+    org, base = LocalOrg(path), LocalOrg(env_org)
+    text = org.schema.text()
+    blocks = {block.split(":", 1)[0]: block for block in text.split("\n\n")}
+    for obj, names in renamed.items():
+        described = {f["name"] for f in org.describe(obj)["fields"]}
+        for old, new in names.items():
+            assert new in described and old not in described
+            assert f"  - {new} [" in blocks[obj] and f"  - {old} [" not in blocks[obj]
+            with pytest.raises(OrgError, match="INVALID_FIELD"):
+                org.query(f"SELECT Id, {old} FROM {obj} ORDER BY Id LIMIT 3")
+            # The new name reads what the old one read on the base org.
+            got = org.query(f"SELECT Id, {new} FROM {obj} ORDER BY Id LIMIT 3")["records"]
+            want = base.query(f"SELECT Id, {old} FROM {obj} ORDER BY Id LIMIT 3")["records"]
+            assert [(r["Id"], r[new]) for r in got] == [(r["Id"], r[old]) for r in want]
+    for obj, fields in added.items():
+        for f in fields:
+            rows = org.query(f"SELECT {f['name']} FROM {obj} LIMIT 5")["records"]
+            assert len(rows) == min(5, base.query(f"SELECT COUNT() FROM {obj}")["totalSize"])
+    # The env's schema text is the org's own.
+    env = CRMArenaEnv("TII", org=path, tasks=[t for t in base_tasks if t.abbrev == "TII"])
+    assert env.reset(seed=0)[1]["schema"] == text
+    # Pickled (as a worker receives it), the org keeps its drifted schema.
+    import pickle
+
+    assert pickle.loads(pickle.dumps(org.schema)).text() == text
+    result = recompute_tasks(base_tasks, env_org, path)
+    assert result.dropped == {} and len(result.kept) == len(base_tasks)
+    conn = sqlite3.connect(path)
+    for inst in result.kept:
+        expected = _sql_gold(conn, inst)
+        if expected is not NotImplemented:
+            assert inst.answer == expected, inst.idx
+
+
+def test_schema_drift_is_one_per_org(env_org: Path, tmp_path: Path) -> None:
+    once = _perturbed(env_org, tmp_path, Perturbation(kind="schema_drift", strength=0.2))
+    with pytest.raises(ValueError, match="one schema_drift"):
+        perturb_org(once, tmp_path / "twice.sqlite", [Perturbation(kind="schema_drift", strength=0.2, seed=1)])
