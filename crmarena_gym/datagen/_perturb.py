@@ -23,6 +23,11 @@ Kinds (what each does at strength ``s`` in ``(0, 1]``):
   whitespace on account and contact last names, upper- or lower-cased emails and shipping states (the states
   are read by the best-region gold: an instance whose gold this moves is dropped by the task layer),
   ``#``-prefixed external product ids, and missing phone numbers (an optional value no gold reads).
+- ``knowledge_drift``: a share ``s`` of the knowledge articles get a superseded version beside them: the
+  same title, URL name and summary, ``PublishStatus = 'Archived'``, and a body whose figures differ (every
+  number in it changed: the old return window, the old threshold). The current (``Online``) version is
+  untouched and alone answers; the knowledge search function, as Salesforce's, finds only online articles,
+  so the stale versions meet an agent that queries the object itself.
 
 Example:
     >>> import tempfile, pathlib
@@ -52,8 +57,8 @@ from crmarena_gym.datagen._manifest import MANIFEST_TABLE, Manifest, content_has
 from crmarena_gym.schema import Field, FieldType, OrgSchema, SchemaDrift, quote_identifier
 
 #: The org perturbations, in the order their kinds are documented.
-PERTURBATION_KINDS = ("schema_drift", "distractors", "dirty_values")
-PerturbationKind = Literal["schema_drift", "distractors", "dirty_values"]
+PERTURBATION_KINDS = ("schema_drift", "distractors", "dirty_values", "knowledge_drift")
+PerturbationKind = Literal["schema_drift", "distractors", "dirty_values", "knowledge_drift"]
 
 
 class Perturbation(BaseModel):
@@ -283,10 +288,31 @@ def _schema_drift(conn: sqlite3.Connection, schema: OrgSchema, p: Perturbation) 
     }
 
 
+def _knowledge(conn: sqlite3.Connection, schema: OrgSchema, p: Perturbation) -> dict[str, object]:
+    articles = _select(conn, 'SELECT * FROM "Knowledge__kav" WHERE "PublishStatus" = \'Online\' ORDER BY "Id"')
+    rng = _rng(p, "articles")
+    chosen = [articles[i] for i in _sample(rng, articles, p.strength)]
+    versions = []
+
+    def stale(match: re.Match[str]) -> str:
+        value = int(match.group())
+        return str(value + int(rng.integers(1, 5)) if value < 10 else value + 5 * int(rng.integers(1, 4)))
+
+    changed = 0
+    for article, new_id in zip(chosen, _next_ids(conn, schema, "Knowledge__kav", len(chosen)), strict=True):
+        body = article.get("FAQ_Answer__c") or ""
+        old_body = re.sub(r"(?<![\w.])\d+(?![\w.])", stale, body)
+        changed += old_body != body
+        versions.append({**article, "Id": new_id, "FAQ_Answer__c": old_body, "PublishStatus": "Archived"})
+    _copy_rows(conn, "Knowledge__kav", versions)
+    return {"Knowledge__kav": len(versions), "figures changed": changed}
+
+
 _TRANSFORMS: dict[str, Callable[[sqlite3.Connection, OrgSchema, Perturbation], dict[str, object]]] = {
     "schema_drift": _schema_drift,
     "distractors": _distractors,
     "dirty_values": _dirty,
+    "knowledge_drift": _knowledge,
 }
 
 

@@ -19,6 +19,7 @@ axis                   what a value does
 ``schema_drift``       the org perturbed by ``schema_drift`` at this strength (0: the org as given)
 ``distractors``        the org perturbed by ``distractors`` at this strength
 ``dirty_values``       the org perturbed by ``dirty_values`` at this strength
+``knowledge_drift``    the org perturbed by ``knowledge_drift`` at this strength
 ``perturbation_seed``  the seed of the org perturbations (default 0)
 ``request_limit``      ``ApiFaults(request_limit=value)``: requests allowed per episode
 ``unavailable_p``      ``ApiFaults(unavailable_p=value)``: transient 503s at this rate
@@ -92,6 +93,7 @@ AXES = (
     "schema_drift",
     "distractors",
     "dirty_values",
+    "knowledge_drift",
     "perturbation_seed",
     "request_limit",
     "unavailable_p",
@@ -99,7 +101,7 @@ AXES = (
     "latency_ms",
 )
 #: The axes that perturb the org, by the perturbation kind they set the strength of.
-ORG_PERTURBATION_AXES = ("schema_drift", "distractors", "dirty_values")
+ORG_PERTURBATION_AXES = ("schema_drift", "distractors", "dirty_values", "knowledge_drift")
 _API_AXES = ("request_limit", "unavailable_p", "session_expires_after", "latency_ms")
 _SHORT = {
     "dropout_p": "p",
@@ -158,6 +160,7 @@ class Sweep(BaseModel):
     schema_drift: list[Annotated[float, Field(ge=0, le=1)]] | None = None
     distractors: list[Annotated[float, Field(ge=0, le=1)]] | None = None
     dirty_values: list[Annotated[float, Field(ge=0, le=1)]] | None = None
+    knowledge_drift: list[Annotated[float, Field(ge=0, le=1)]] | None = None
     perturbation_seed: list[Annotated[int, Field(ge=0)]] | None = None
     request_limit: list[Annotated[int, Field(ge=0)]] | None = None
     unavailable_p: list[Annotated[float, Field(ge=0, le=1)]] | None = None

@@ -109,4 +109,5 @@ def test_the_example_robustness_spec_loads() -> None:
     spec = load_experiment(Path(__file__).resolve().parents[2] / "examples" / "robustness.toml")
     assert [p.name for p in spec.policies] == ["oracle", "reactive-oracle", "random"]
     swept = {axis for s in spec.sweeps for axis, v in s.model_dump().items() if v is not None and axis != "name"}
-    assert {"schema_drift", "distractors", "dirty_values", "unavailable_p", "session_expires_after"} <= swept
+    axes = {"schema_drift", "distractors", "dirty_values", "knowledge_drift", "unavailable_p", "session_expires_after"}
+    assert axes <= swept

@@ -72,7 +72,7 @@ def _perturbed(env_org: Path, tmp_path: Path, *specs: Perturbation) -> Path:
     return out
 
 
-@pytest.mark.parametrize("kind", ["schema_drift", "distractors", "dirty_values"])
+@pytest.mark.parametrize("kind", ["schema_drift", "distractors", "dirty_values", "knowledge_drift"])
 def test_transform_is_deterministic_by_seed_and_recorded(env_org: Path, tmp_path: Path, kind: str) -> None:
     spec = Perturbation(kind=kind, strength=0.3, seed=5)
     a, b, c = tmp_path / "a.sqlite", tmp_path / "b.sqlite", tmp_path / "c.sqlite"
@@ -192,3 +192,32 @@ def test_schema_drift_is_one_per_org(env_org: Path, tmp_path: Path) -> None:
     once = _perturbed(env_org, tmp_path, Perturbation(kind="schema_drift", strength=0.2))
     with pytest.raises(ValueError, match="one schema_drift"):
         perturb_org(once, tmp_path / "twice.sqlite", [Perturbation(kind="schema_drift", strength=0.2, seed=1)])
+
+
+def test_knowledge_drift_keeps_the_current_article_the_only_answer(
+    env_org: Path, tmp_path: Path, base_tasks: list
+) -> None:
+    path = _perturbed(env_org, tmp_path, Perturbation(kind="knowledge_drift", strength=1.0, seed=4))
+    base, pert = sqlite3.connect(env_org), sqlite3.connect(path)
+    online = base.execute("SELECT * FROM Knowledge__kav ORDER BY Id").fetchall()
+    assert pert.execute("SELECT * FROM Knowledge__kav WHERE PublishStatus = 'Online' ORDER BY Id").fetchall() == online
+    stale = pert.execute(
+        "SELECT a.Title, a.FAQ_Answer__c, o.FAQ_Answer__c FROM Knowledge__kav a JOIN Knowledge__kav o "
+        "ON o.Title = a.Title AND o.PublishStatus = 'Online' WHERE a.PublishStatus = 'Archived'"
+    ).fetchall()
+    assert len(stale) == len(online)  # strength 1: every article has a superseded version, same title
+    assert sum(old != new for _, old, new in stale) >= len(online) // 2
+    result = recompute_tasks(base_tasks, env_org, path)
+    assert result.dropped == {}
+    assert [(i.idx, i.answer) for i in result.kept] == [(i.idx, i.answer) for i in base_tasks]
+    checked = 0
+    for inst in result.kept:
+        if inst.task != "knowledge_qa" or not any(ch.isdigit() for ch in inst.answer or ""):
+            continue
+        (current,) = pert.execute(
+            "SELECT FAQ_Answer__c FROM Knowledge__kav WHERE Id = ? AND PublishStatus = 'Online'",
+            (inst.params["article_id"],),
+        ).fetchone()
+        assert inst.answer.lower() in current.lower()  # the current version answers
+        checked += 1
+    assert checked >= 1
