@@ -213,7 +213,9 @@ def _drifted(kind: str, drift_json: str) -> OrgSchema:
         obj: tuple(Field(f["name"], FieldType(f["type"]), f["description"]) for f in fields)
         for obj, fields in drift.get("added", {}).items()
     }
-    return org_schema(kind).drifted(SchemaDrift(renamed=drift.get("renamed", {}), added=added))
+    return org_schema(kind).drifted(
+        SchemaDrift(renamed=drift.get("renamed", {}), added=added, objects=drift.get("objects", {}))
+    )
 
 
 def read_hidden(path: str | Path, table: str) -> list[dict[str, Any]]:

@@ -9,10 +9,11 @@ Kinds (what each does at strength ``s`` in ``(0, 1]``):
 
 - ``schema_drift``: a share ``s`` of the renameable fields (stored, neither an Id, a reference nor an audit
   field) get new API names (``ShippingState`` becomes ``Shipping_State__c``), and a share ``s`` of the objects
-  get a new custom field with values; the rows stay in their columns, so gold is unchanged, but the org's
-  schema (``LocalOrg.schema``, describe, the schema text) knows only the new names and refuses the old ones
-  as a real org does (``INVALID_FIELD``). The manifest records the renames and additions
-  (``manifest_schema`` rebuilds the drifted schema from them).
+  get a new custom field with values, and each custom object is renamed with probability ``s``
+  (``Issue__c`` becomes ``Support_Issue__c``); the rows stay in their tables and columns, so gold is
+  unchanged, but the org's schema (``LocalOrg.schema``, describe, SOQL, SOSL, the schema text) knows only the
+  new names and refuses the old ones as a real org does (``INVALID_FIELD``, ``INVALID_TYPE``). The manifest
+  records the renames and additions (``manifest_schema`` rebuilds the drifted schema from them).
 
 - ``distractors``: near-duplicate records that no gold reads. For a share ``s`` of the (person) accounts
   (drawn by the seed) a new account with the same first and last name in the same city and state, another
@@ -223,6 +224,9 @@ _ADDED = (
 )
 
 
+_OBJECT_NAMES = {"Issue__c": "Support_Issue__c", "CaseHistory__c": "Case_History_Log__c"}
+
+
 def _drifted_name(name: str) -> str:
     base = name[:-3] if name.endswith("__c") else name
     words = re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+", base) or [base]
@@ -271,7 +275,15 @@ def _schema_drift(conn: sqlite3.Connection, schema: OrgSchema, p: Perturbation) 
             zip(values, ids, strict=True),
         )
         added.setdefault(table, []).append({"name": name, "type": kind, "description": description})
-    drift = {"renamed": renamed, "added": added}
+    # Custom objects are renamed too (Salesforce lets an admin rename a custom object's API name, not a
+    # standard one's), each with probability ``s``; the object keeps its table and key prefix.
+    rng = _rng(p, "objects")
+    objects_renamed = {
+        o.name: _OBJECT_NAMES.get(o.name, o.name[:-3] + "_Record__c")
+        for o in schema.objects
+        if o.name.endswith("__c") and rng.random() < p.strength
+    }
+    drift = {"renamed": renamed, "added": added, "objects": objects_renamed}
     # The drifted schema must be valid (no name clash) before the file is written.
     schema.drifted(
         SchemaDrift(
@@ -283,7 +295,11 @@ def _schema_drift(conn: sqlite3.Connection, schema: OrgSchema, p: Perturbation) 
         )
     )
     return {
-        "changed": {"renamed": sum(len(v) for v in renamed.values()), "added": sum(len(v) for v in added.values())},
+        "changed": {
+            "renamed": sum(len(v) for v in renamed.values()),
+            "added": sum(len(v) for v in added.values()),
+            "objects renamed": len(objects_renamed),
+        },
         "drift": drift,
     }
 
@@ -354,7 +370,7 @@ def perturb_org(
             record = {**spec.model_dump(), **(effect if "changed" in effect else {"changed": effect})}
             records.append(record)
         counts = {
-            obj.name: dst.execute(f"SELECT COUNT(*) FROM {quote_identifier(obj.name)}").fetchone()[0]
+            obj.table_name: dst.execute(f"SELECT COUNT(*) FROM {quote_identifier(obj.table_name)}").fetchone()[0]
             for obj in schema.objects
         }
         new = manifest.model_copy(

@@ -245,7 +245,7 @@ class _Backend:
         columns: dict[str, frozenset[str]] = {}
         empty: set[str] = set()
         for obj in schema.objects + schema.standard_objects:
-            actual = names.get(obj.name.lower())
+            actual = names.get(obj.table_name.lower())
             if actual is None:
                 if obj in schema.standard_objects:  # every org has it: answered as an empty table
                     empty.add(obj.name)

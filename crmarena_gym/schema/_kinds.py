@@ -35,12 +35,26 @@ class SchemaDrift:
     """How an org's schema drifted from its kind's (``OrgSchema.drifted``).
 
     Attributes:
-        renamed: Per object, old field name -> new field name.
-        added: Per object, the custom fields added (each stored in a column of its own name).
+        renamed: Per object (by its declared name), old field name -> new field name.
+        added: Per object (by its declared name), the custom fields added (each stored in a column of its own).
+        objects: Old object name -> new object name (the object keeps its table and key prefix; references
+            to it follow).
     """
 
     renamed: Mapping[str, Mapping[str, str]] = dc_field(default_factory=dict)
     added: Mapping[str, tuple[Field, ...]] = dc_field(default_factory=dict)
+    objects: Mapping[str, str] = dc_field(default_factory=dict)
+
+
+def _retarget(f: Field, objects: Mapping[str, str]) -> Field:
+    """``f`` with its reference targets renamed as ``objects`` renames objects."""
+    if f.reference_to is None or not objects:
+        return f
+    return replace(
+        f,
+        reference_to=objects.get(f.reference_to, f.reference_to),
+        polymorphic=tuple(objects.get(t, t) for t in f.polymorphic),
+    )
 
 
 def _rebuild_drifted(kind: str, drift: SchemaDrift) -> OrgSchema:
@@ -139,7 +153,7 @@ class OrgSchema:
         """
         objects = []
         known = {o.name for o in self.objects}
-        for name in (*drift.renamed, *drift.added):
+        for name in (*drift.renamed, *drift.added, *drift.objects):
             if name not in known:
                 raise ValueError(f"schema drift names object {name!r}, which the {self.kind} org does not store")
         for obj in self.objects:
@@ -157,7 +171,10 @@ class OrgSchema:
             if missing:
                 raise ValueError(f"schema drift renames {obj.name}.{sorted(missing)[0]}, which is no field of it")
             fields.extend(drift.added.get(obj.name, ()))
-            objects.append(replace(obj, fields=tuple(fields)))  # SObject checks the names stay distinct
+            fields = [_retarget(f, drift.objects) for f in fields]
+            new_name = drift.objects.get(obj.name)
+            renamed_obj = {"name": new_name, "table": obj.table_name} if new_name else {}
+            objects.append(replace(obj, fields=tuple(fields), **renamed_obj))  # SObject checks the names stay distinct
         out = OrgSchema(self.kind, tuple(objects), self.standard_objects, self.instance, self.description)
         out.drift = drift
         return out

@@ -153,24 +153,25 @@ def test_schema_drift_renames_refuse_old_names_and_keep_gold(env_org: Path, tmp_
     path = _perturbed(env_org, tmp_path, Perturbation(kind="schema_drift", strength=0.4, seed=3))
     (record,) = read_manifest(path).perturbations
     renamed, added = record["drift"]["renamed"], record["drift"]["added"]
+    now = record["drift"].get("objects", {})  # objects renamed too: the perturbed org's names
     assert renamed and added
     org, base = LocalOrg(path), LocalOrg(env_org)
     text = org.schema.text()
     blocks = {block.split(":", 1)[0]: block for block in text.split("\n\n")}
     for obj, names in renamed.items():
-        described = {f["name"] for f in org.describe(obj)["fields"]}
+        described = {f["name"] for f in org.describe(now.get(obj, obj))["fields"]}
         for old, new in names.items():
             assert new in described and old not in described
-            assert f"  - {new} [" in blocks[obj] and f"  - {old} [" not in blocks[obj]
+            assert f"  - {new} [" in blocks[now.get(obj, obj)] and f"  - {old} [" not in blocks[now.get(obj, obj)]
             with pytest.raises(OrgError, match="INVALID_FIELD"):
-                org.query(f"SELECT Id, {old} FROM {obj} ORDER BY Id LIMIT 3")
+                org.query(f"SELECT Id, {old} FROM {now.get(obj, obj)} ORDER BY Id LIMIT 3")
             # The new name reads what the old one read on the base org.
-            got = org.query(f"SELECT Id, {new} FROM {obj} ORDER BY Id LIMIT 3")["records"]
+            got = org.query(f"SELECT Id, {new} FROM {now.get(obj, obj)} ORDER BY Id LIMIT 3")["records"]
             want = base.query(f"SELECT Id, {old} FROM {obj} ORDER BY Id LIMIT 3")["records"]
             assert [(r["Id"], r[new]) for r in got] == [(r["Id"], r[old]) for r in want]
     for obj, fields in added.items():
         for f in fields:
-            rows = org.query(f"SELECT {f['name']} FROM {obj} LIMIT 5")["records"]
+            rows = org.query(f"SELECT {f['name']} FROM {now.get(obj, obj)} LIMIT 5")["records"]
             assert len(rows) == min(5, base.query(f"SELECT COUNT() FROM {obj}")["totalSize"])
     # The env's schema text is the org's own.
     env = CRMArenaEnv("TII", org=path, tasks=[t for t in base_tasks if t.abbrev == "TII"])
@@ -221,3 +222,31 @@ def test_knowledge_drift_keeps_the_current_article_the_only_answer(
         assert inst.answer.lower() in current.lower()  # the current version answers
         checked += 1
     assert checked >= 1
+
+
+def test_schema_drift_renames_custom_objects(env_org: Path, tmp_path: Path, base_tasks: list) -> None:
+    from crmarena_gym.org import LocalOrg, OrgError
+
+    path = _perturbed(env_org, tmp_path, Perturbation(kind="schema_drift", strength=1.0, seed=0))
+    objects = read_manifest(path).perturbations[0]["drift"]["objects"]
+    assert set(objects) == {"Issue__c", "CaseHistory__c"}  # strength 1: every custom object
+    org, base = LocalOrg(path), LocalOrg(env_org)
+    for old, new in objects.items():
+        assert (
+            org.query(f"SELECT COUNT() FROM {new}")["totalSize"]
+            == base.query(f"SELECT COUNT() FROM {old}")["totalSize"]
+        )
+        with pytest.raises(OrgError, match="INVALID_TYPE"):
+            org.query(f"SELECT Id FROM {old} LIMIT 1")
+        with pytest.raises(OrgError, match="INVALID_TYPE"):
+            org.search(f"FIND {{Shipping}} RETURNING {old}(Id)")
+        assert org.describe(new)["name"] == new
+    # A reference to a renamed object names it; its parent is reached as before.
+    case_issue = next(f for f in org.schema.get_object("Case").fields if f.column_name == "IssueId__c")
+    assert case_issue.reference_to == objects["Issue__c"]
+    issue = objects["Issue__c"]
+    name_field = next(f.name for f in org.schema.get_object(issue).fields if f.column_name == "Name")
+    hits = org.search(f"FIND {{Shipping}} IN ALL FIELDS RETURNING {issue}(Id, {name_field})")["searchRecords"]
+    assert hits and all(h["attributes"]["type"] == issue for h in hits)
+    result = recompute_tasks(base_tasks, env_org, path)
+    assert result.dropped == {} and [i.answer for i in result.kept] == [i.answer for i in base_tasks]
