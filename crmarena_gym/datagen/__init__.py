@@ -59,7 +59,13 @@ from crmarena_gym.datagen._manifest import (
     read_latent,
     read_manifest,
 )
-from crmarena_gym.datagen._perturb import PERTURBATION_KINDS, Perturbation, perturb_org, perturbation_hash
+from crmarena_gym.datagen._perturb import (
+    PERTURBATION_KINDS,
+    PERTURBATION_VERSION,
+    Perturbation,
+    perturb_org,
+    perturbation_hash,
+)
 from crmarena_gym.datagen._pro import ProKnobs
 from crmarena_gym.datagen._text import COMPANY, ISSUES, case_text
 
@@ -75,6 +81,7 @@ __all__ = [
     "MIN_SCALE",
     "ORIGINAL_ROW_COUNTS",
     "PERTURBATION_KINDS",
+    "PERTURBATION_VERSION",
     "Manifest",
     "Perturbation",
     "ProKnobs",

@@ -57,6 +57,10 @@ from pydantic import Field as Attribute
 from crmarena_gym.datagen._manifest import MANIFEST_TABLE, Manifest, content_hash, manifest_schema, read_manifest
 from crmarena_gym.schema import Field, FieldType, OrgSchema, SchemaDrift, quote_identifier
 
+#: Bump whenever a transform's output for some base org, strength and seed changes: cached perturbed orgs are
+#: named after it, so a changed transform never reuses a stale file.
+#: 2: schema drift renames custom objects too.
+PERTURBATION_VERSION = 2
 #: The org perturbations, in the order their kinds are documented.
 PERTURBATION_KINDS = ("schema_drift", "distractors", "dirty_values", "knowledge_drift")
 PerturbationKind = Literal["schema_drift", "distractors", "dirty_values", "knowledge_drift"]
@@ -367,7 +371,11 @@ def perturb_org(
         records = []
         for spec in specs:
             effect = _TRANSFORMS[spec.kind](dst, schema, spec)
-            record = {**spec.model_dump(), **(effect if "changed" in effect else {"changed": effect})}
+            record = {
+                **spec.model_dump(),
+                "version": PERTURBATION_VERSION,
+                **(effect if "changed" in effect else {"changed": effect}),
+            }
             records.append(record)
         counts = {
             obj.table_name: dst.execute(f"SELECT COUNT(*) FROM {quote_identifier(obj.table_name)}").fetchone()[0]

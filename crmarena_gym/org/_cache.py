@@ -27,6 +27,7 @@ from crmarena_gym._console import interactive, progress_bar
 from crmarena_gym._files import exclusive_lock, file_sha256, read_digest, write_digest
 from crmarena_gym.datagen import (
     GENERATOR_VERSIONS,
+    PERTURBATION_VERSION,
     Perturbation,
     generate_org,
     perturb_org,
@@ -207,9 +208,9 @@ def default_org_path(*, seed: int = 0, scale: float = 1.0, kind: str = DEFAULT_K
 def perturbed_org_path(base: str | os.PathLike[str], perturbations: list[Any]) -> Path:
     """The perturbed org of ``base`` under ``perturbations`` in the cache directory, made on first use.
 
-    The file is named after the base org's content hash and the perturbations' hash (so a changed base or
-    spec never reuses a stale file), made under an exclusive lock, and trusted by its recorded digest as the
-    embedded org is.
+    The file is named after the transforms' version, the base org's content hash and the perturbations' hash
+    (so a changed transform, base or spec never reuses a stale file), made under an exclusive lock, and
+    trusted by its recorded digest as the embedded org is.
 
     Args:
         base: A generated org file.
@@ -223,7 +224,7 @@ def perturbed_org_path(base: str | os.PathLike[str], perturbations: list[Any]) -
     specs = [p if isinstance(p, Perturbation) else Perturbation.model_validate(p) for p in perturbations]
     base_hash = read_manifest(base).content_hash
     directory = cache_dir()
-    path = directory / f"perturbed-{base_hash[:16]}-{perturbation_hash(specs)[:16]}.sqlite"
+    path = directory / f"perturbed-v{PERTURBATION_VERSION}-{base_hash[:16]}-{perturbation_hash(specs)[:16]}.sqlite"
 
     def sound() -> bool:
         return path.is_file() and _file_sound(path) and read_manifest(path).base_content_hash is not None

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from crmarena_gym.datagen import Perturbation, perturb_org, read_manifest
+from crmarena_gym.datagen import PERTURBATION_VERSION, Perturbation, perturb_org, read_manifest
 from crmarena_gym.tasks import TaskInstance, generate_tasks, recompute_tasks
 
 
@@ -87,6 +87,7 @@ def test_transform_is_deterministic_by_seed_and_recorded(env_org: Path, tmp_path
     assert stored.base_content_hash == base.content_hash
     (record,) = stored.perturbations
     assert (record["kind"], record["strength"], record["seed"]) == (kind, 0.3, 5)
+    assert record["version"] == PERTURBATION_VERSION
     assert sum(record["changed"].values()) > 0
     (stored_base,) = sqlite3.connect(env_org).execute("SELECT manifest FROM crmarena_manifest").fetchone()
     assert "perturbations" not in stored_base  # a generated org's manifest is as it was
