@@ -1,33 +1,46 @@
-"""Benchmark of the OpenEnv server: steps per second over HTTP and WebSocket against in-process steps,
-and whole sessions per second at concurrency 1, 64 and 256, none of them refused or failed.
+"""Benchmark of the OpenEnv server (``crmarena-gym serve-env``): the CPU of a step over HTTP and WebSocket
+against the same step in process, and whole sessions per second at concurrency 1, 64 and 256, none of them
+refused or failed.
 
-The same oracle episodes (training instances of all nine tasks, each played to reward 1 with the task
-functions) are played
+The oracle's actions on training instances of all nine tasks are recorded once (each episode reaches
+reward 1 with the task functions) and replayed
 
 * in process: :class:`~crmarena_gym.integrations.openenv.CRMArenaEnvironment` called directly (the
   baseline: the environment's own cost);
 * over HTTP: :class:`~crmarena_gym.integrations.openenv.CRMArenaHTTPClient`, one request per step;
-* over WebSocket: :class:`~crmarena_gym.integrations.openenv.CRMArenaClient`, one message per step;
+* over WebSocket: :class:`~crmarena_gym.integrations.openenv.CRMArenaClient` (OpenEnv's ``EnvClient``),
+  one message per step;
 
-one after another, for steps per second (resets excluded) and the ratio to in process; then whole sessions
-(reset, every step, the end) per second, in process one after another (the baseline) and with 1, 64 and 256
-clients at once over each transport, HTTP and WebSocket alternating at each level. A session that is refused
-(capacity), answers an error or ends below reward 1 stops the run: every figure printed is of sessions that
-all succeeded. The server runs in this process (on 127.0.0.1, with uvicorn), so the CPU seconds printed beside
-the wall-clock seconds are the clients' and the server's together; the machine's load average is printed
-before and after, since the machine may be shared.
+in alternating rounds (in process, HTTP, WebSocket, again ...), the best round of each kept. The server is
+``crmarena-gym serve-env`` in a process of its own, so its CPU (every thread's, from ``/proc``) is measured
+apart from the client's (this process's ``process_time``); resets are left out of the step figures. Printed
+per step: the server's CPU, the client's, the wall time, the server's CPU as a multiple of the in-process
+step's, and the framework's share of the server's CPU (what is not the environment's step).
 
-Run: ``python benchmarks/bench_openenv.py [--episodes 64] [--sessions N] [--org PATH]``.
+Then whole sessions (reset, every step, the end) per second, with 1, 64 and 256 clients at once over each
+transport, HTTP and WebSocket alternating at each level, each with the server's and the clients' CPU per
+session beside the in-process session's. A session that is refused (capacity), answers an error or ends
+below reward 1 stops the run: every figure printed is of sessions that all succeeded. The machine's load
+average is printed before and after, since the machine may be shared.
+
+Run: ``python benchmarks/bench_openenv.py [--episodes 64] [--rounds 5] [--sessions N] [--org PATH]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import glob
 import os
+import re
+import subprocess
+import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +54,6 @@ from crmarena_gym.integrations.openenv import (
     CRMArenaHTTPClient,
     CRMArenaHub,
     HubConfig,
-    ServerThread,
 )
 from crmarena_gym.org import LocalOrg
 from crmarena_gym.tasks import oracle_trace
@@ -70,61 +82,112 @@ def check(observation: Any, last: bool) -> None:
         raise SystemExit(f"an oracle step failed: {observation.text[:300]}")
 
 
-class Clock:
-    """Wall-clock and CPU seconds of this process (clients and server) over a block."""
+class Server:
+    """``crmarena-gym serve-env`` in a process of its own (a context manager), and its CPU seconds."""
 
-    def __enter__(self) -> Clock:
-        self.wall, self.cpu = time.perf_counter(), time.process_time()
+    def __init__(self, org: str, per_task: int) -> None:
+        command = [sys.executable, "-m", "crmarena_gym.cli", "serve-env", "--port", "0", "--org", org]
+        command += ["--per-task", str(per_task), "--max-sessions", "512", "--max-connections", "1024"]
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+        announced = self.process.stdout.readline() if self.process.stdout else ""
+        found = re.search(r"http://\S+", announced)
+        if found is None:
+            self.process.kill()
+            raise SystemExit(f"the server did not start: {announced!r}")
+        self.url = found.group(0)
+
+    def cpu(self) -> float:
+        """The server's CPU seconds so far: every thread's run time (nanoseconds, /proc/PID/task/*/schedstat),
+        or where that is missing the process's user and system time (clock ticks, /proc/PID/stat)."""
+        total, found = 0, False
+        for path in glob.glob(f"/proc/{self.process.pid}/task/*/schedstat"):
+            try:
+                with open(path, encoding="ascii") as stat:
+                    total += int(stat.read().split()[0])
+                found = True
+            except (OSError, ValueError, IndexError):
+                pass  # a thread that ended meanwhile
+        if found:
+            return total / 1e9
+        with open(f"/proc/{self.process.pid}/stat", encoding="ascii") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def __enter__(self) -> Server:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.wall, self.cpu = time.perf_counter() - self.wall, time.process_time() - self.cpu
+        self.process.terminate()
+        try:
+            self.process.wait(30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
 
 
-def in_process(hub: CRMArenaHub, episodes: list[Episode]) -> tuple[int, float]:
-    steps, spent = 0, 0.0
+@dataclass
+class Spent:
+    """What steps or sessions cost: server CPU, client CPU, wall seconds, and how many."""
+
+    server: float = 0.0
+    client: float = 0.0
+    wall: float = 0.0
+    count: int = 0
+
+    def per(self) -> tuple[float, float, float]:
+        return self.server / self.count, self.client / self.count, self.wall / self.count
+
+
+@contextmanager
+def measured(spent: Spent, server: Server | None, count: int) -> Iterator[None]:
+    """Add a block's server CPU (none in process), client CPU and wall time to ``spent``."""
+    before = server.cpu() if server else 0.0
+    cpu, wall = time.process_time(), time.perf_counter()
+    yield
+    spent.client += time.process_time() - cpu
+    spent.wall += time.perf_counter() - wall
+    spent.server += (server.cpu() - before) if server else 0.0
+    spent.count += count
+
+
+def in_process(hub: CRMArenaHub, episodes: list[Episode], server: Server) -> Spent:
+    spent = Spent()
     for task_id, actions in episodes:
         env = hub.make_environment()
         env.reset(split="train", task_id=task_id, seed=0)
-        start = time.perf_counter()
-        for n, action in enumerate(actions):
-            check(env.step(action), n == len(actions) - 1)
-        spent += time.perf_counter() - start
-        steps += len(actions)
+        with measured(spent, None, len(actions)):
+            for n, action in enumerate(actions):
+                check(env.step(action), n == len(actions) - 1)
         env.close()
-    return steps, spent
+    return spent
 
 
-def over_http(url: str, episodes: list[Episode]) -> tuple[int, float]:
-    steps, spent = 0, 0.0
-    with CRMArenaHTTPClient(url) as client:
+def over_http(hub: CRMArenaHub, episodes: list[Episode], server: Server) -> Spent:
+    spent = Spent()
+    with CRMArenaHTTPClient(server.url) as client:
         for task_id, actions in episodes:
             client.reset(split="train", task_id=task_id, seed=0)
-            start = time.perf_counter()
-            for n, action in enumerate(actions):
-                check(client.step(action).observation, n == len(actions) - 1)
-            spent += time.perf_counter() - start
-            steps += len(actions)
-    return steps, spent
+            with measured(spent, server, len(actions)):
+                for n, action in enumerate(actions):
+                    check(client.step(action).observation, n == len(actions) - 1)
+    return spent
 
 
-def over_ws(url: str, episodes: list[Episode]) -> tuple[int, float]:
-    async def run() -> tuple[int, float]:
-        steps, spent = 0, 0.0
-        async with CRMArenaClient(base_url=url, message_timeout_s=300) as client:
+def over_ws(hub: CRMArenaHub, episodes: list[Episode], server: Server) -> Spent:
+    async def run() -> Spent:
+        spent = Spent()
+        async with CRMArenaClient(base_url=server.url, message_timeout_s=300) as client:
             for task_id, actions in episodes:
                 await client.reset(split="train", task_id=task_id, seed=0)
-                start = time.perf_counter()
-                for n, action in enumerate(actions):
-                    check((await client.step(action)).observation, n == len(actions) - 1)
-                spent += time.perf_counter() - start
-                steps += len(actions)
-        return steps, spent
+                with measured(spent, server, len(actions)):
+                    for n, action in enumerate(actions):
+                        check((await client.step(action)).observation, n == len(actions) - 1)
+        return spent
 
     return asyncio.run(run())
 
 
-def sessions_in_process(hub: CRMArenaHub, sessions: list[Episode]) -> None:
+def sessions_in_process(hub: CRMArenaHub, url: str, sessions: list[Episode], concurrency: int) -> None:
     for task_id, actions in sessions:
         env = hub.make_environment()
         env.reset(split="train", task_id=task_id, seed=0)
@@ -133,7 +196,7 @@ def sessions_in_process(hub: CRMArenaHub, sessions: list[Episode]) -> None:
         env.close()
 
 
-def http_sessions(url: str, sessions: list[Episode], concurrency: int) -> None:
+def http_sessions(hub: CRMArenaHub, url: str, sessions: list[Episode], concurrency: int) -> None:
     def play(episode: Episode) -> None:
         task_id, actions = episode
         with CRMArenaHTTPClient(url, timeout=600) as client:
@@ -145,7 +208,7 @@ def http_sessions(url: str, sessions: list[Episode], concurrency: int) -> None:
         list(pool.map(play, sessions))
 
 
-def ws_sessions(url: str, sessions: list[Episode], concurrency: int) -> None:
+def ws_sessions(hub: CRMArenaHub, url: str, sessions: list[Episode], concurrency: int) -> None:
     async def run() -> None:
         gate = asyncio.Semaphore(concurrency)
 
@@ -162,54 +225,83 @@ def ws_sessions(url: str, sessions: list[Episode], concurrency: int) -> None:
 
 
 def load() -> str:
-    one, five, _ = os.getloadavg()
-    return f"load average {one:.2f} (1 min), {five:.2f} (5 min) on {os.cpu_count()} CPUs"
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} (1 min), {five:.2f} (5 min), {fifteen:.2f} (15 min) on {os.cpu_count()} CPUs"
+
+
+def best(rounds: list[Spent]) -> Spent:
+    """The round of least CPU (server and client), the one the shared machine disturbed least."""
+    return min(rounds, key=lambda s: (s.server + s.client) / s.count)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=64, help="distinct oracle episodes (default 64)")
+    parser.add_argument("--rounds", type=int, default=5, help="alternating rounds of the step figures (default 5)")
     parser.add_argument(
         "--sessions", type=int, help="sessions per concurrency level (default: twice the concurrency, at least 64)"
     )
     parser.add_argument("--org", help="an org database (default: one generated at scale 0.5, seed 3)")
     args = parser.parse_args()
-    print(load())
+    print(load(), flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         org = args.org
         if org is None:
             org = str(Path(tmp) / "org.sqlite")
             generate_org(org, seed=3, scale=0.5)
-        hub = CRMArenaHub(HubConfig(org=org, per_task=max(8, args.episodes // 9 + 1), max_sessions=512))
+        per_task = max(8, args.episodes // 9 + 1)
+        hub = CRMArenaHub(HubConfig(org=org, per_task=per_task, max_sessions=512))
         episodes = oracle_episodes(hub, args.episodes)
         n_steps = sum(len(a) for _, a in episodes)
-        print(f"{len(episodes)} oracle episodes of 9 tasks, {n_steps} steps; server on 127.0.0.1 (uvicorn)")
-        with ServerThread(hub=hub) as server:
-            over_http(server.url, episodes[:4])  # warm up both paths
-            over_ws(server.url, episodes[:4])
-            base_steps, base_time = in_process(hub, episodes)
-            base = base_steps / base_time
-            print(f"in process:  {base:9.1f} steps/s (baseline)")
-            for name, run in (("HTTP", over_http), ("WebSocket", over_ws)):
-                steps, spent = run(server.url, episodes)
-                rate = steps / spent
-                print(f"{name + ':':12} {rate:9.1f} steps/s  ({rate / base:.3f} x in process)")
-            print("whole sessions (reset, every step, reward 1), all succeeding:")
+        print(f"{len(episodes)} oracle episodes of 9 tasks, {n_steps} steps, recorded and replayed")
+        with Server(org, per_task) as server:
+            print(f"server: crmarena-gym serve-env at {server.url} (pid {server.process.pid}, uvicorn)", flush=True)
+            over_http(hub, episodes[:4], server)  # warm up both paths
+            over_ws(hub, episodes[:4], server)
+            sides: dict[str, Callable[[CRMArenaHub, list[Episode], Server], Spent]] = {
+                "in process": in_process,
+                "HTTP": over_http,
+                "WebSocket": over_ws,
+            }
+            measured_rounds: dict[str, list[Spent]] = {name: [] for name in sides}
+            for _ in range(args.rounds):
+                for name, run in sides.items():
+                    measured_rounds[name].append(run(hub, episodes, server))
+            base = best(measured_rounds["in process"]).per()[1]
+            print(f"per step, best of {args.rounds} alternating rounds (CPU in microseconds):")
+            print(f"  {'':11} {'server CPU':>10} {'client CPU':>10} {'wall':>8} {'server / in process':>20} framework")
+            for name in sides:
+                server_cpu, client_cpu, wall = best(measured_rounds[name]).per()
+                if name == "in process":
+                    print(f"  {name:11} {client_cpu * 1e6:10.0f} {'':>10} {wall * 1e6:8.0f} {'1.00x (baseline)':>20}")
+                    continue
+                share = max(0.0, 1 - base / server_cpu)
+                print(
+                    f"  {name:11} {server_cpu * 1e6:10.0f} {client_cpu * 1e6:10.0f} {wall * 1e6:8.0f} "
+                    f"{server_cpu / base:19.2f}x {share:8.0%}"
+                )
+            print("whole sessions (reset, every step, reward 1), all succeeding; CPU in ms per session:")
+            levels: dict[str, Callable[[CRMArenaHub, str, list[Episode], int], None]] = {
+                "in process": sessions_in_process,
+                "HTTP": http_sessions,
+                "WebSocket": ws_sessions,
+            }
             for concurrency in CONCURRENCY:
                 count = args.sessions or max(64, 2 * concurrency)
                 sessions = [episodes[i % len(episodes)] for i in range(count)]
-                with Clock() as baseline:
-                    sessions_in_process(hub, sessions)
-                line = [f"  concurrency {concurrency:3}, {count} sessions: in process {count / baseline.wall:6.1f}/s"]
-                for name, play in (("HTTP", http_sessions), ("WebSocket", ws_sessions)):
-                    with Clock() as clock:
-                        play(server.url, sessions, concurrency)
-                    rate = count / clock.wall
-                    line.append(
-                        f"{name} {rate:6.1f}/s ({rate * baseline.wall / count:.2f} x; "
-                        f"wall {clock.wall:5.1f} s, CPU {clock.cpu:5.1f} s)"
+                line = [f"  concurrency {concurrency:3}, {count} sessions:"]
+                for name, play in levels.items():
+                    spent = Spent()
+                    with measured(spent, None if name == "in process" else server, count):
+                        play(hub, server.url, sessions, concurrency)
+                    server_cpu, client_cpu, wall = spent.per()
+                    cpu = (
+                        f"CPU {client_cpu * 1e3:.2f}"
+                        if name == "in process"
+                        else (f"CPU server {server_cpu * 1e3:.2f} + client {client_cpu * 1e3:.2f}")
                     )
-                print("; ".join(line))
+                    line.append(f"{name} {1 / wall:6.1f}/s ({cpu})")
+                print("; ".join(line), flush=True)
             health = httpx.get(server.url + "/health", timeout=60).json()
             refused = {k: v for k, v in health["refused"].items() if v}
             if refused or health["live_episodes"]:

@@ -12,7 +12,8 @@
   server, before and after, divided by the sessions).
 
 Every figure is a wall time with the CPU time of this process (server and client: both run here) beside
-it; in-process and served rounds alternate and the best round of each is kept; the load average of the
+it, and the ratios are of CPU time (what the shared machine's other work does not inflate); in-process
+and served rounds alternate (each query's repetitions too) and the best round of each is kept; the load average of the
 machine is printed before and after. https with the server's self-signed certificate (``--http``: plain).
 
 Usage:
@@ -57,10 +58,19 @@ def timed(run: Callable[[], Any]) -> tuple[float, float]:
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
-def median_seconds(run: Callable[[], Any], reps: int) -> tuple[float, float]:
-    run()  # warm: plan cache, connection
-    walls, cpus = zip(*(timed(run) for _ in range(reps)), strict=True)
-    return statistics.median(walls), statistics.median(cpus)
+def alternating_medians(
+    first: Callable[[], Any], second: Callable[[], Any], reps: int
+) -> tuple[tuple[float, float], tuple[float, float]]:
+    """(median wall, median CPU seconds) of each of two calls, timed in alternation ``reps`` times each, so
+    that a busy spell of the shared machine falls on both alike."""
+    first(), second()  # warm: plan cache, connection
+    times: tuple[list[tuple[float, float]], list[tuple[float, float]]] = ([], [])
+    for _ in range(reps):
+        times[0].append(timed(first))
+        times[1].append(timed(second))
+    return tuple(  # type: ignore[return-value]
+        (statistics.median(w for w, _ in side), statistics.median(c for _, c in side)) for side in times
+    )
 
 
 def throughput(make_client: Callable[[], SalesforceOrg], clients: int, total: int) -> float:
@@ -186,28 +196,31 @@ def main() -> None:
 
         remote = client()
         print(f"org {str(path)!r}, served at {server.url}")
-        print(f"{'query':<64} {'local ms':>9} {'cpu':>6} {'served ms':>10} {'cpu':>6} {'ratio':>6}")
+        print(f"{'query':<64} {'local ms':>9} {'cpu':>6} {'served ms':>10} {'cpu':>6} {'CPU ratio':>9}")
         ratios = []
         for soql in QUERIES:
             assert remote.query(soql) == local.query(soql), soql
-            here, here_cpu = median_seconds(lambda soql=soql: local.query(soql), args.reps)
-            there, there_cpu = median_seconds(lambda soql=soql: remote.query(soql), args.reps)
-            ratios.append(there / here)
+            (here, here_cpu), (there, there_cpu) = alternating_medians(
+                lambda soql=soql: local.query(soql), lambda soql=soql: remote.query(soql), args.reps
+            )
+            ratios.append(there_cpu / here_cpu)
             print(
                 f"{soql[:64]:<64} {here * 1e3:>9.2f} {here_cpu * 1e3:>6.2f} {there * 1e3:>10.2f} "
-                f"{there_cpu * 1e3:>6.2f} {there / here:>5.1f}x"
+                f"{there_cpu * 1e3:>6.2f} {there_cpu / here_cpu:>5.1f}x"
             )
-        print(f"median ratio served / in process: {statistics.median(ratios):.1f}x")
+        print(f"median CPU ratio served / in process: {statistics.median(ratios):.1f}x (server and client CPU)")
         for clients in (1, 16):
+            cpu = time.process_time()
             rate = throughput(client, clients, args.requests)
-            print(f"concurrency {clients:>2}: {rate:,.0f} requests/s")
+            per = (time.process_time() - cpu) / args.requests
+            print(f"concurrency {clients:>2}: {rate:,.0f} requests/s, {per * 1e3:.2f} ms CPU a request")
 
         # -- writes: in process, one a request, 200 a request; alternating rounds, the best of each kept --
         n = args.writes
         best: dict[str, tuple[float, float]] = {}
 
         def keep(table: dict[str, tuple[float, float]], name: str, measured: tuple[float, float]) -> None:
-            if name not in table or measured[0] < table[name][0]:
+            if name not in table or measured[1] < table[name][1]:  # the round of least CPU
                 table[name] = measured
 
         def create_in_process(session: OrgSession, prefix: str) -> None:
@@ -240,11 +253,11 @@ def main() -> None:
             keep(
                 best, "composite/sobjects, 200 a request", timed(lambda m=many, r=r: create_in_collections(m, f"c{r}"))
             )
-        base_wall = best["OrgSession.create"][0]
+        base_cpu = best["OrgSession.create"][1]
         print(f"\nwrites ({n} records a round, best of {args.rounds} alternating rounds):")
-        print(f"{'how':<40} {'records/s':>10} {'wall s':>8} {'cpu s':>7} {'vs in process':>14}")
+        print(f"{'how':<40} {'records/s':>10} {'wall s':>8} {'cpu s':>7} {'CPU vs in process':>18}")
         for name, (wall, cpu) in best.items():
-            print(f"{name:<40} {n / wall:>10,.0f} {wall:>8.3f} {cpu:>7.3f} {wall / base_wall:>13.1f}x")
+            print(f"{name:<40} {n / wall:>10,.0f} {wall:>8.3f} {cpu:>7.3f} {cpu / base_cpu:>17.1f}x")
 
         # -- Bulk API 2.0: ingest and query jobs against the same work in process --
         rows = [
@@ -276,9 +289,9 @@ def main() -> None:
         print(f"{'how':<40} {'rows/s':>10} {'wall s':>8} {'cpu s':>7}")
         for name, (wall, cpu) in bulk.items():
             print(f"{name:<40} {len(rows) / wall:>10,.0f} {wall:>8.3f} {cpu:>7.3f}")
-        ingest = bulk["Bulk API 2.0 ingest job"][0] / bulk["in process: OrgSession.create"][0]
-        query = bulk["Bulk API 2.0 query job"][0] / bulk["in process: OrgSession.query"][0]
-        print(f"ingest job / in process: {ingest:.1f}x; query job / in process: {query:.1f}x")
+        ingest = bulk["Bulk API 2.0 ingest job"][1] / bulk["in process: OrgSession.create"][1]
+        query = bulk["Bulk API 2.0 query job"][1] / bulk["in process: OrgSession.query"][1]
+        print(f"CPU: ingest job / in process: {ingest:.1f}x; query job / in process: {query:.1f}x")
 
         # -- memory per session --
         sessions = 32

@@ -144,12 +144,15 @@ class BytesLRU(Generic[K, V]):
         return len(self._entries)
 
 
-def bytes_cache(max_entries: int, max_bytes: int) -> Callable[[Callable[..., V]], Callable[..., V]]:
+def bytes_cache(
+    max_entries: int, max_bytes: int, *, size: Callable[[tuple[Any, ...], Any], int] | None = None
+) -> Callable[[Callable[..., V]], Callable[..., V]]:
     """``functools.lru_cache`` bounded by entries and measured bytes (see :class:`BytesLRU`): for functions
     whose arguments or answers may be large (a compiled select list, a search pattern, a text's words).
 
     The wrapper has ``cache_clear()`` and ``cache`` (its :class:`BytesLRU`). Positional arguments only; an
-    exception is not cached.
+    exception is not cached. ``size(args, value)``, if given, says an entry's bytes where walking it with
+    :func:`measured_bytes` would cost more than the call saves (a text and a small array of numbers).
 
     Example:
         >>> @bytes_cache(max_entries=16, max_bytes=1 << 20)
@@ -169,7 +172,7 @@ def bytes_cache(max_entries: int, max_bytes: int) -> Callable[[Callable[..., V]]
             value = cache.get(key, missing)
             if value is missing:
                 value = fn(*args)
-                cache.put(key, value)
+                cache.put(key, value, None if size is None else size(args, value))
             return value  # type: ignore[return-value]
 
         wrapper.cache = cache  # type: ignore[attr-defined]

@@ -71,3 +71,14 @@ def ray_session() -> Iterator[Any]:
             os.environ.pop("RAY_AUTH_MODE", None)
         else:
             os.environ["RAY_AUTH_MODE"] = previous
+
+
+@pytest.fixture(scope="session")
+def pro_env_orgs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A CRMArena-Pro B2B and B2C org (seed 7, scale 1) for the Pro environment, policy and runner tests."""
+    paths = {}
+    for kind in ("b2b", "b2c"):
+        path = tmp_path_factory.mktemp(f"pro-env-{kind}") / "org.sqlite"
+        generate_org(path, kind=kind, seed=7, scale=1.0)
+        paths[kind] = path
+    return paths

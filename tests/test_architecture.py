@@ -1,4 +1,4 @@
-"""The layers import only downward: schema -> datagen -> org -> tools -> tasks -> envs -> wrappers -> chat ->
+"""The layers import only downward: schema -> datagen -> org -> tools -> tasks -> users -> envs -> wrappers -> chat ->
 policies -> eval (and rl) -> integrations (the LLM-trainer adapters), with cli on top."""
 
 from __future__ import annotations
@@ -17,14 +17,15 @@ RANK = {
     "org": 2,
     "tools": 3,
     "tasks": 4,
-    "envs": 5,
-    "wrappers": 6,
-    "chat": 7,
-    "policies": 8,
-    "eval": 9,
-    "rl": 9,
-    "integrations": 10,
-    "cli": 11,
+    "users": 5,
+    "envs": 6,
+    "wrappers": 7,
+    "chat": 8,
+    "policies": 9,
+    "eval": 10,
+    "rl": 10,
+    "integrations": 11,
+    "cli": 12,
 }
 
 

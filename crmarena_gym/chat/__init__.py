@@ -19,6 +19,7 @@ Example:
 from __future__ import annotations
 
 from crmarena_gym.chat._episode import (
+    DELIVERED,
     NO_TOOL_CALL,
     NOT_RUN,
     ChatEpisode,
@@ -49,6 +50,7 @@ from crmarena_gym.chat._training import MAX_SIBLING_ORGS, OrgRoutedEnv, instance
 
 __all__ = [
     "DEFAULT_TRAIN_SEED",
+    "DELIVERED",
     "END_REASONS",
     "FRAMEWORKS",
     "MALFORMED_ERRORS",

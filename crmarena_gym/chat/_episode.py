@@ -17,6 +17,10 @@ policy of evaluation, OpenEnv, TRL, SkyRL, verifiers), what a model's reply does
 - Tool-call ids are the core's own (``call_0``, ``call_1`` ... over the episode) and JSON arguments are
   written back as ``json.dumps`` writes them, so that every path records the same messages whatever
   ids and spacing the model or the trainer used.
+- **A call of ``respond`` (conversations) is answered by the user**: the call gets the ``tool`` message
+  :data:`DELIVERED`, and the user's reply follows as a ``user`` message once every call of the reply is
+  answered; so every path (OpenEnv, TRL, SkyRL, verifiers) carries the user's turns as user turns. In the
+  text frameworks the user's reply is the next ``user`` message, as every observation is.
 - The turn budget is the environment's (:data:`~crmarena_gym.envs.MAX_TURNS` actions).
 
 It is deterministic: the same observations and replies give the same messages and actions.
@@ -33,6 +37,7 @@ from crmarena_gym.chat._prompt import FRAMEWORKS, Framework, system_prompt
 from crmarena_gym.chat._tools import chat_tool_schemas
 
 __all__ = [
+    "DELIVERED",
     "NOT_RUN",
     "NO_TOOL_CALL",
     "ChatEpisode",
@@ -45,6 +50,8 @@ __all__ = [
 
 #: The answer to a tool call left over when the episode ended (after a submit, or out of turns).
 NOT_RUN = "Not run: the episode is over."
+#: The ``tool`` message answering a call of ``respond``: the user's reply follows as a ``user`` message.
+DELIVERED = "Delivered to the user; their reply follows."
 #: What a function-calling reply without a tool call gets: the episode ends without an answer.
 NO_TOOL_CALL = (
     "NO_TOOL_CALL: the reply made no function call; in function calling only a call of submit gives the answer, "
@@ -192,6 +199,8 @@ class ChatEpisode:
         self.messages: list[dict[str, Any]] = []
         self.tools: list[dict[str, Any]] | None = None
         self._pending_calls: list[str] = []
+        self._respond_calls: set[str] = set()
+        self._user_turns: list[str] = []
         self._calls = 0
 
     @property
@@ -209,24 +218,39 @@ class ChatEpisode:
         self.messages = [{"role": "system", "content": system_prompt(info, self.framework)}]
         self.tools = chat_tool_schemas(info.get("tools")) if self.framework == "fc" else None
         self._pending_calls = []
+        self._respond_calls = set()
+        self._user_turns = []
         self._calls = 0
 
     def observe(self, observation: str) -> None:
-        """Add an observation: the ``tool`` message answering the next call of the last reply, else a
-        ``user`` message (the question, or the answer to a text reply)."""
+        """Add an observation: the ``tool`` message answering the next call of the last reply (for a call of
+        ``respond``, :data:`DELIVERED`, the user's reply following as a ``user`` message once the reply's
+        calls are all answered), else a ``user`` message (the question, the user's reply, or the answer to a
+        text reply)."""
         if not self.messages:
             raise RuntimeError("call start() before observe()")
         if self._pending_calls:
             call_id = self._pending_calls.pop(0)
-            self.messages.append({"role": "tool", "tool_call_id": call_id, "content": observation})
+            if call_id in self._respond_calls and not observation.startswith(("Error:", "FORMAT_ERROR")):
+                self.messages.append({"role": "tool", "tool_call_id": call_id, "content": DELIVERED})
+                self._user_turns.append(observation)
+            else:
+                self.messages.append({"role": "tool", "tool_call_id": call_id, "content": observation})
+            if not self._pending_calls:
+                self._flush_user_turns()
         else:
             self.messages.append({"role": "user", "content": observation})
+
+    def _flush_user_turns(self) -> None:
+        self.messages.extend({"role": "user", "content": text} for text in self._user_turns)
+        self._user_turns = []
 
     def close_calls(self) -> list[dict[str, Any]]:
         """Answer the calls left when the episode ended with :data:`NOT_RUN`; returns the messages added."""
         added = [{"role": "tool", "tool_call_id": call_id, "content": NOT_RUN} for call_id in self._pending_calls]
         self.messages.extend(added)
         self._pending_calls = []
+        self._flush_user_turns()
         return added
 
     def reply(self, message: dict[str, Any]) -> Reply:
@@ -256,6 +280,8 @@ class ChatEpisode:
             calls.append({"id": call_id, "type": "function", "function": {"name": name, "arguments": text}})
             actions.append(tool_call_action(name, value) if name else text)
             self._pending_calls.append(call_id)
+            if name == "respond":
+                self._respond_calls.add(call_id)
         if calls:
             entry["tool_calls"] = calls
         self.messages.append(entry)

@@ -44,6 +44,14 @@ _FRAMEWORK_RULES = {
         "call submit with it; that ends the task. A reply without a function call also ends the task, with no answer."
     ),
 }
+# Conversations (an interactive env's reset info has "user"): the person asking may leave details out.
+_CONVERSATION_RULES = (
+    "# The person you are helping\n"
+    "They talk with you, and their first message may leave out details you need (a time period, a product, a "
+    "threshold, a record). Ask them for what you lack with respond, one question per message; they know "
+    "their request, nothing else. Give your answer with respond too: only the answer itself, or None when the "
+    "question has no answer. They end the conversation once they have it."
+)
 _TEXT_TURN_RULE = "- One action per reply; you see its result before your next reply.\n"
 _CALL_TURN_RULE = (
     "- Every function call of a reply is carried out, in order, and each uses one turn; calls after submit are "
@@ -116,22 +124,31 @@ def system_prompt(info: dict[str, Any], framework: Framework) -> str:
         raise ValueError(f"framework must be one of {', '.join(FRAMEWORKS)}, got {framework!r}")
     persona = info.get("persona") or "customer service employee"
     kind = ""
-    if info.get("abbrev"):
-        kind = _ANSWER_KINDS.get(get_task_spec(info["abbrev"]).answer_kind, "")
+    if info.get("role"):  # a CRMArena-Pro episode: the environment states the role and the answer's form
+        opening = [str(info["role"])]
+        answer_line = f"- {info['answer_rule']}\n" if info.get("answer_rule") else ""
+    else:
+        if info.get("abbrev"):
+            kind = _ANSWER_KINDS.get(get_task_spec(info["abbrev"]).answer_kind, "")
+        opening = [
+            f"You are a {persona} at a sportswear retailer, and you work in the company's Salesforce org.",
+            "A colleague asks you a question about the org's data. Look the facts up in the org, work out the "
+            "answer, and submit it.",
+        ]
+        answer_line = f"- The answer is {kind}.\n" if kind else ""
     parts: list[str] = [
-        f"You are a {persona} at a sportswear retailer, and you work in the company's Salesforce org.",
-        "A colleague asks you a question about the org's data. Look the facts up in the org, work out the "
-        "answer, and submit it.",
+        *opening,
         "# The org's objects\nEvery object below is listed with its fields and what each field holds.\n\n"
         + str(info.get("schema", "")).strip(),
         "# How to act\n"
         + ("" if framework == "fc" else str(info.get("action_format", "")).strip() + "\n")
         + _FRAMEWORK_RULES[framework],
         *([] if framework == "fc" else [_function_list(info)]),
+        *([_CONVERSATION_RULES] if info.get("user") else []),
         "# Rules\n"
         + (_TEXT_TURN_RULE if framework != "fc" else _CALL_TURN_RULE)
         + (_QUERY_RULE if _has_queries(info, framework) else "")
-        + (f"- The answer is {kind}.\n" if kind else "")
+        + answer_line
         + "- Submit only the answer itself, with no words around it. When the question has no answer (it "
         "rests on a false premise, or nothing in the data fits), submit None.\n"
         "- Your turns are limited: submit as soon as you know the answer.",

@@ -114,6 +114,17 @@ class EpisodeRecorder:
             self.record["gold"] = instance.answer
             self.record["answerable"] = instance.answerable
         self._fuzzy = info.get("reward_metric") == "fuzzy_match"
+        user = info.get("user")
+        if isinstance(user, Mapping):  # a conversation: the user's messages and the criteria they revealed
+            self.record["conversation"] = {
+                "user": user.get("kind"),
+                "opening": user.get("opening"),
+                "messages": [{"turn": 0, "role": "user", "content": user.get("opening")}],
+                "revealed": [],
+                "user_turns": 0,
+                "end": None,
+                "user_summary": None,
+            }
 
     def step(
         self,
@@ -133,6 +144,18 @@ class EpisodeRecorder:
         if details:
             entry["policy"] = dict(details)
         record["trajectory"].append(entry)
+        conversation = record.get("conversation")
+        if conversation is not None and "user_reply" in info:
+            turn = record["turns"]
+            conversation["messages"].append({"turn": turn, "role": "agent", "content": info.get("message")})
+            conversation["messages"].append({"turn": turn, "role": "user", "content": info["user_reply"]})
+            conversation["revealed"] += [
+                name for name in info.get("revealed") or () if name not in conversation["revealed"]
+            ]
+            conversation["user_turns"] = info.get("user_turns", conversation["user_turns"] + 1)
+        if conversation is not None and (terminated or truncated):
+            conversation["end"] = info.get("end_reason") or ("max_turns" if truncated else "submitted")
+            conversation["user_summary"] = jsonable(info.get("user"))
         if terminated:
             record["reward"] = float(reward)
             record["submitted"] = info.get("submitted")

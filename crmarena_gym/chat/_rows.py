@@ -23,6 +23,7 @@ from crmarena_gym.chat._session import DEFAULT_TRAIN_SEED, ChatSession, Shaping,
 from crmarena_gym.envs import MAX_TURNS
 from crmarena_gym.org import Org
 from crmarena_gym.tasks import DEFAULT_DISTRIBUTION, TASK_GENERATOR_VERSION
+from crmarena_gym.users import make_user
 
 __all__ = ["TOOL_CALLS_PER_REPLY", "check_row_split", "episode_rows", "run_metadata"]
 
@@ -101,6 +102,7 @@ def episode_rows(
     toolset: str = "functions",
     framework: Framework = "fc",
     max_turns: int = MAX_TURNS,
+    user: str | None = None,
 ) -> list[dict[str, Any]]:
     """One row per instance of a split: what every trainer's dataset is made from.
 
@@ -113,6 +115,9 @@ def episode_rows(
         toolset: The toolset played (the system prompt depends on it).
         framework: ``"fc"``, ``"act"`` or ``"react"``.
         max_turns: The turn budget to put in each row (at most :data:`~crmarena_gym.envs.MAX_TURNS`).
+        user: None for single-turn rows; for conversations, the user kind (``"scripted"``, ``"litellm:MODEL"``):
+            the system prompt is the conversation's and ``question`` the scripted user's opening (the rows are
+            built with the scripted user whatever the kind: an LLM user writes its own opening at reset).
 
     Returns:
         Rows with ``task_id``, ``task``, ``split``, ``system_prompt``, ``question`` (the first user
@@ -128,11 +133,13 @@ def episode_rows(
     if isinstance(max_turns, bool) or not isinstance(max_turns, int) or not 1 <= max_turns <= MAX_TURNS:
         raise ValueError(f"max_turns must be an integer from 1 to {MAX_TURNS}, got {max_turns!r}")
     instances = chat_tasks(org, split=split, seed=seed, per_task=per_task, tasks=tasks)
-    env = make_chat_env(org, instances=instances, toolset=toolset)
+    if user is not None:
+        make_user(user)  # an unknown user is refused here
+    env = make_chat_env(org, instances=instances, toolset=toolset, user="scripted" if user is not None else None)
     session = ChatSession(env, framework)
     rows = []
     for instance in instances:
-        start = session.reset(task_id=instance.idx)
+        start = session.reset(task_id=instance.idx, seed=0 if user is not None else None)
         rows.append(
             {
                 "task_id": instance.idx,

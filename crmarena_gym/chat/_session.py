@@ -29,7 +29,14 @@ from crmarena_gym.chat._record import EpisodeRecorder
 from crmarena_gym.chat._training import OrgRoutedEnv, instance_org, training_instances
 from crmarena_gym.envs import env_ids
 from crmarena_gym.org import LocalOrg, Org
-from crmarena_gym.tasks import DEFAULT_TASK_SEED, TaskInstance, default_tasks, first_per_task, get_task_spec
+from crmarena_gym.tasks import (
+    DEFAULT_TASK_SEED,
+    TaskInstance,
+    default_tasks,
+    first_per_task,
+    get_task_spec,
+    spec_for,
+)
 
 __all__ = [
     "DEFAULT_TRAIN_SEED",
@@ -415,7 +422,21 @@ def _cached_tasks(
     if tasks is not None:
         # Ids number the whole split, so that an instance has the same id whichever tasks are selected.
         return tuple(i for i in _cached_tasks(path, split, seed, per_task, None) if i.abbrev in tasks)
+    if _kind(path) != "service":  # a CRMArena-Pro org: fresh draws of its categories, clear of its test set
+        from crmarena_gym.tasks import training_tasks
+
+        return tuple(training_tasks(path, seed=seed, per_task=per_task))
     return tuple(training_instances(path, seed=seed, per_task=per_task))
+
+
+def _kind(path: Path) -> str:
+    """The org kind of an org file (``service`` for a file without our manifest)."""
+    from crmarena_gym.datagen import read_manifest
+
+    try:
+        return read_manifest(path).kind
+    except ValueError:
+        return "service"
 
 
 def chat_tasks(
@@ -444,8 +465,13 @@ def chat_tasks(
         raise ValueError(f"split must be one of {', '.join(SPLITS)}, got {split!r}")
     if per_task is not None and per_task < 1:
         raise ValueError(f"per_task must be at least 1, got {per_task!r}")
-    abbrevs = None if tasks is None else tuple(sorted({get_task_spec(t).abbrev for t in tasks}))
-    return list(_cached_tasks(_org_path(org), split, seed, per_task, abbrevs))
+    path = _org_path(org)
+    kind = _kind(path)
+    try:
+        abbrevs = None if tasks is None else tuple(sorted({spec_for(t, kind).abbrev for t in tasks}))
+    except KeyError as err:
+        raise ValueError(err.args[0]) from None
+    return list(_cached_tasks(path, split, seed, per_task, abbrevs))
 
 
 def make_chat_env(
@@ -457,6 +483,7 @@ def make_chat_env(
     seed: int = DEFAULT_TRAIN_SEED,
     per_task: int | None = None,
     toolset: str = "functions",
+    user: str | None = None,
     **env_kwargs: Any,
 ) -> gym.Env:
     """A CRMArena environment (through ``gym.make``, with the turn limit) over a split's instances.
@@ -472,13 +499,24 @@ def make_chat_env(
         seed: The training seed.
         per_task: Instances per task.
         toolset: ``"functions"`` (the task functions), ``"soql"`` (the query tools) or ``"flex"``.
+        user: None for single-turn episodes; ``"scripted"`` or ``"litellm:MODEL"`` for conversations (the
+            interactive ids: a simulated user holds part of the request back; the agent talks with ``respond``).
         **env_kwargs: More ``gym.make`` arguments (``match=``, ``observation_format=`` ...).
     """
     if not isinstance(org, Org):
         org = LocalOrg(_org_path(org))
     if instances is None:
         instances = chat_tasks(org, split=split, seed=seed, per_task=per_task, tasks=[task] if task else None)
-    env_id = env_ids()[-1] if task is None else f"CRMArena-{get_task_spec(task).abbrev}-v0"
+    kind = getattr(org, "kind", "service")
+    if kind == "service":
+        env_id = env_ids()[-1] if task is None else f"CRMArena-{get_task_spec(task).abbrev}-v0"
+    else:  # a CRMArena-Pro org: its kind's ids
+        env_id = f"CRMArena-Pro-{kind.upper()}" + (f"-{spec_for(task, kind).abbrev}" if task else "") + "-v0"
+    if user is not None:
+        if kind != "service":
+            raise ValueError(f"conversations are played on the service org's nine tasks; a {kind} org has none yet")
+        env_id = env_id.removesuffix("-v0") + "-Interactive-v0"
+        env_kwargs["user"] = user
     base = Path(org.path) if isinstance(org, LocalOrg) else None
     by_org: dict[Path | None, list[TaskInstance]] = {}
     for instance in instances:

@@ -1,16 +1,20 @@
 """The training split: instances of the default org and, for families it cannot fill, of sibling orgs.
 
 One org cannot give every family ``per_task`` training instances: a knowledge question (KQA) is a fact of
-the org, and the test set holds 130 of the org's 144 facts, leaving 14. :func:`training_instances` draws
+the org, and the service org's test set holds 130 of its 144 facts, leaving 14. :func:`training_instances` draws
 from the org first, then from sibling orgs (the same generator at the same scale, with the seeds after the
 org's own: ``seed + 1``, ``seed + 2`` ...) for the families still short, never taking a test question (an
-instance key of the test set) or a test fact (a knowledge question whose question and answer are those of
-a test instance), nor the same fact twice. Instances drawn from a sibling carry its seed and scale in their
+instance key of the test set) or a test fact (a knowledge question asking a test instance's question,
+whatever the answer), nor the same question twice. Instances drawn from a sibling carry its seed and scale in their
 ``params`` (``org_seed``, ``org_scale``); :class:`OrgRoutedEnv` plays each instance on its own org.
 
-A generated org's knowledge facts are mostly the same in every org (the articles are fixed text; only the
-policy facts with a parameter, such as a return window, vary), so KQA stays short of a large ``per_task``
-even with siblings: a warning says how many it got and why. Ids are contiguous: ``0 .. N-1``, family by
+Most knowledge facts are the same text in every org (the articles are fixed; the policy facts with a
+parameter, such as a return window, ask the same question with another answer), so a sibling's question
+that is a test question is never drawn, whatever its answer. What makes siblings worth drawing from for
+KQA: in every org but the service org at seed 0 (fixed byte for byte) each category's first guide also
+holds care-and-warranty facts of a few of its products (:func:`~crmarena_gym.datagen.care_section`), 192
+facts whose questions name the product, so the first sibling already fills KQA's 130. Should a family
+still be short, a warning says how many it got and why. Ids are contiguous: ``0 .. N-1``, family by
 family in the original's task order.
 """
 
@@ -88,7 +92,8 @@ def training_instances(
         warnings.warn(
             f"training instances short of per_task={per_task}: {still} (after {MAX_SIBLING_ORGS} sibling orgs; a "
             "knowledge question is a fact of an org, most facts are the same text in every org, and the test set "
-            "holds 130 of them)",
+            "holds 130 of them; sibling orgs generated before their care articles existed have none: clear them "
+            "from the cache)",
             UserWarning,
             stacklevel=3,
         )
@@ -108,18 +113,20 @@ def _fill_from_siblings(
     test = default_tasks(path)
     keys = {instance_key(i.task, i.params) for i in test}
     keys |= {instance_key(i.task, i.params) for family in drawn.values() for i in family}
-    facts = {(i.params.get("question"), i.answer) for i in test if i.abbrev == "KQA"}
-    facts |= {(i.params.get("question"), i.answer) for i in drawn.get("KQA", ())}
+    # A sibling's question that is a test question is keyed out whatever its answer: a policy fact with a
+    # parameter asks the same question of every org and only its answer varies.
+    questions = {i.params.get("question") for i in test if i.abbrev == "KQA"}
+    questions |= {i.params.get("question") for i in drawn.get("KQA", ())}
     for k in range(1, MAX_SIBLING_ORGS + 1):
         if not short:
             return
         sibling_seed = manifest.seed + k
         sibling = default_org_path(seed=sibling_seed, scale=manifest.scale)
-        # The sibling's knowledge questions whose fact is a test fact (or one drawn already) are keyed out.
+        # The sibling's knowledge questions that are test questions (or drawn already) are keyed out.
         taken = {
             instance_key("KQA", {"article_id": f["article_id"], "question": f["question"]})
             for f in _facts(sibling)
-            if (f["question"], f["answer"]) in facts
+            if f["question"] in questions
         }
         for abbrev, need in list(short.items()):
             new = generate_tasks(
@@ -130,7 +137,7 @@ def _fill_from_siblings(
                 drawn[abbrev].append(instance.model_copy(update={"params": params}))
                 keys.add(instance_key(instance.task, instance.params))
                 if abbrev == "KQA":
-                    facts.add((instance.params.get("question"), instance.answer))
+                    questions.add(instance.params.get("question"))
             short[abbrev] = per_task - len(drawn[abbrev])
             if short[abbrev] <= 0:
                 del short[abbrev]

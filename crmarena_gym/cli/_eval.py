@@ -88,6 +88,16 @@ def register(subparsers: Any) -> None:
         '"mode": "error"}, TurnLimit:{"max_turns": 10}, FunctionRemoval:{"groups": ["calculation"]}',
     )
     source.add_argument("--not-aided", action="store_true", help="hide the domain details (quarters, seasons ...)")
+    source.add_argument(
+        "--user",
+        default=None,
+        metavar="KIND",
+        help="play conversations with a simulated user: scripted, or litellm:MODEL (the env's Interactive id; "
+        "an Interactive id alone uses the scripted user)",
+    )
+    source.add_argument(
+        "--user-api-base", default=None, metavar="URL", help="litellm user: an OpenAI-compatible server's URL"
+    )
     policy = parser.add_argument_group("the policy")
     policy.add_argument(
         "--policy",
@@ -162,8 +172,10 @@ def _policy_options(args: argparse.Namespace) -> dict[str, Any]:
 
 def run_eval(args: argparse.Namespace) -> int:
     """Run the evaluation; print the table; return the exit code."""
+    from crmarena_gym.envs import interactive_counterpart
     from crmarena_gym.eval import RunStoppedError, evaluate, format_table
     from crmarena_gym.policies import PolicyError
+    from crmarena_gym.users import make_user
 
     if args.resume and args.out is None:
         print("crmarena-gym eval: --resume finishes the run in --out DIR; give --out", file=sys.stderr)
@@ -187,6 +199,20 @@ def run_eval(args: argparse.Namespace) -> int:
         env_kwargs["toolset"] = args.toolset
     if args.not_aided:
         env_kwargs["aided"] = False
+    env_id = args.env or "CRMArena-v0"
+    if args.user_api_base is not None and not (args.user or "").startswith("litellm:"):
+        print("crmarena-gym eval: --user-api-base is for --user litellm:MODEL", file=sys.stderr)
+        return 2
+    if args.user is not None:
+        try:
+            make_user(args.user)
+            env_id = interactive_counterpart(env_id)
+        except ValueError as err:
+            print(f"crmarena-gym eval: --user: {err}", file=sys.stderr)
+            return 2
+        env_kwargs["user"] = args.user
+        if args.user_api_base is not None:
+            env_kwargs["user_options"] = {"api_base": args.user_api_base}
     if args.policy.partition(":")[0].lower() == "litellm" and args.framework is None:
         # The default differs from what TRL trains: say which is which, once, before the run.
         print(
@@ -198,7 +224,7 @@ def run_eval(args: argparse.Namespace) -> int:
         wrappers = [_wrapper_spec(text) for text in args.wrapper or ()]
         run = evaluate(
             args.policy,
-            env_id=args.env or "CRMArena-v0",
+            env_id=env_id,
             tasks=tasks,
             org=args.org,
             policy_options=_policy_options(args),

@@ -25,7 +25,7 @@ _HIDDEN_MARKER = "=== HIDDEN FROM AGENTS: the gold answer and the hidden paramet
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Add the ``tasks`` subcommand with its ``list`` and ``show`` actions."""
+    """Add the ``tasks`` subcommand with its ``list``, ``show``, ``summary`` and ``generate`` actions."""
     parser = subparsers.add_parser(
         "tasks",
         help="list task instances or show one",
@@ -72,7 +72,43 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     summary.add_argument("--json", action="store_true", help="print the summaries as JSON")
     summary.set_defaults(func=run_summary)
 
+    generate = actions.add_parser(
+        "generate",
+        help="draw a task set from an org and write it to a file",
+        description="Draw instances from an org (CRMArena's nine tasks on a service org, CRMArena-Pro's categories "
+        "on a b2b or b2c org) and write them as JSON Lines or a JSON list (--public: the public row format, "
+        "without the hidden parameters).",
+    )
+    generate.add_argument("--org", metavar="PATH", required=True, help="the org database")
+    generate.add_argument("--out", metavar="FILE", required=True, help="where to write (.jsonl: JSON Lines)")
+    generate.add_argument(
+        "--task", metavar="ABBR", action="append", help="only this task or category (repeatable; default: all)"
+    )
+    generate.add_argument("--seed", type=int, default=0, help="the task seed (default 0)")
+    generate.add_argument(
+        "--per-task", type=int, default=None, help="instances per task (default 130; 100 per Pro category)"
+    )
+    generate.add_argument("--public", action="store_true", help="write the public rows (no params)")
+    generate.set_defaults(func=run_generate)
+
     parser.set_defaults(func=lambda args: _usage(parser))
+
+
+def run_generate(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """``tasks generate``: 0 on success, 2 when the org cannot yield the set (the message says why)."""
+    from crmarena_gym.tasks import TaskGenerationError, generate_tasks, save_tasks
+
+    out, err = out or sys.stdout, err or sys.stderr
+    if args.per_task is not None and args.per_task < 1:
+        return fail("tasks", f"--per-task must be at least 1, got {args.per_task}", file=err)
+    try:
+        instances = generate_tasks(args.org, seed=args.seed, per_task=args.per_task, tasks=args.task)
+    except (FileNotFoundError, KeyError, TaskGenerationError, ValueError, NotImplementedError) as exc:
+        return fail("tasks", str(exc.args[0] if isinstance(exc, KeyError) else exc), file=err)
+    path = save_tasks(instances, args.out, public=args.public)
+    unanswerable = sum(i.answer is None for i in instances)
+    print(f"{len(instances)} instances ({unanswerable} with a None gold) written to {path}", file=out)
+    return 0
 
 
 def _usage(parser: argparse.ArgumentParser) -> int:
@@ -94,6 +130,7 @@ def _load(args: argparse.Namespace) -> tuple[list[TaskInstance], str]:
         default_tasks,
         load_tasks,
     )
+    from crmarena_gym.tasks.pro import DEFAULT_PRO_PER_TASK
 
     generated = (args.seed, args.per_task, args.distribution)
     if args.source is not None and any(option is not None for option in generated):
@@ -104,16 +141,24 @@ def _load(args: argparse.Namespace) -> tuple[list[TaskInstance], str]:
         if args.source is not None:
             return load_tasks(args.source), args.source
         seed = DEFAULT_TASK_SEED if args.seed is None else args.seed
-        per_task = DEFAULT_PER_TASK if args.per_task is None else args.per_task
         distribution = args.distribution or DEFAULT_DISTRIBUTION
-        if per_task < 1:
-            raise _SourceError(f"--per-task must be at least 1, got {per_task}")
-        label = (
-            f"the default task set of {args.org or 'the embedded org'} "
-            f"(seed {seed}, {per_task} per task, {distribution} distribution)"
-        )
-        return default_tasks(args.org, seed=seed, per_task=per_task, distribution=distribution), label
-    except (FileNotFoundError, TaskFileError, TaskGenerationError, ValueError) as exc:
+        if args.per_task is not None and args.per_task < 1:
+            raise _SourceError(f"--per-task must be at least 1, got {args.per_task}")
+        instances = default_tasks(args.org, seed=seed, per_task=args.per_task, distribution=distribution)
+        if instances and instances[0].is_pro:  # a CRMArena-Pro org: its categories' set
+            per_task = args.per_task or DEFAULT_PRO_PER_TASK
+            label = (
+                f"the default CRMArena-Pro ({instances[0].kind}) task set of {args.org} "
+                f"(seed {seed}, {per_task} per category)"
+            )
+        else:
+            per_task = DEFAULT_PER_TASK if args.per_task is None else args.per_task
+            label = (
+                f"the default task set of {args.org or 'the embedded org'} "
+                f"(seed {seed}, {per_task} per task, {distribution} distribution)"
+            )
+        return instances, label
+    except (FileNotFoundError, TaskFileError, TaskGenerationError, ValueError, NotImplementedError) as exc:
         raise _SourceError(str(exc)) from None
 
 
@@ -125,7 +170,12 @@ def _excerpt(text: str, width: int = _QUERY_WIDTH) -> str:
 def format_listing(instances: list[TaskInstance]) -> str:
     """The instances as an aligned table: idx, task, answer (``None`` when unanswerable), query excerpt."""
     rows = [
-        (str(i.idx), i.abbrev, "None" if i.answer is None else _excerpt(i.answer, 40), _excerpt(i.query))
+        (
+            str(i.idx),
+            i.abbrev,
+            "None" if i.answer is None else _excerpt(", ".join(i.answer_values), 40),
+            _excerpt(i.query),
+        )
         for i in instances
     ]
     return text_table(("idx", "task", "answer", "query"), rows)
@@ -136,7 +186,8 @@ def format_instance(inst: TaskInstance) -> str:
     agents never see them."""
     parts = [
         f"idx: {inst.idx}",
-        f"task: {inst.task} ({inst.abbrev}), persona: {inst.persona}, reward metric: {inst.reward_metric}",
+        f"task: {inst.task} ({inst.abbrev}), persona: {inst.persona}, reward metric: {inst.reward_metric}"
+        + (f", org kind: {inst.kind}" if inst.is_pro else ""),
         "",
         "--- query (shown to the agent) ---",
         inst.query,
@@ -148,7 +199,7 @@ def format_instance(inst: TaskInstance) -> str:
         inst.metadata.optional.rstrip("\n") or "(empty)",
         "",
         _HIDDEN_MARKER,
-        f"answer: {'None (unanswerable)' if inst.answer is None else inst.answer}",
+        f"answer: {'None (unanswerable)' if inst.answer is None else ', '.join(inst.answer_values)}",
         "params: " + (json.dumps(inst.params, indent=2, ensure_ascii=False) if inst.params else "(none)"),
     ]
     return "\n".join(parts)
@@ -156,21 +207,29 @@ def format_instance(inst: TaskInstance) -> str:
 
 def run_list(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """``tasks list``: 0 on success, 2 when the source cannot be read or the task is unknown."""
-    from crmarena_gym.tasks import get_task_spec
+    from crmarena_gym.tasks._spec import spec_for
 
     out, err = out or sys.stdout, err or sys.stderr
-    spec = None
+    kind = "service"
     if args.task is not None:
-        try:
-            spec = get_task_spec(args.task)
+        try:  # a name of either suite; checked again in the set's own suite once it is read
+            spec_for(args.task)
         except KeyError as exc:
-            return fail("tasks", exc.args[0], file=err)
+            try:
+                spec_for(args.task, "b2b")
+            except KeyError:
+                return fail("tasks", exc.args[0], file=err)
     try:
         instances, label = _load(args)
     except _SourceError as exc:
         return fail("tasks", str(exc), file=err)
-    if spec is not None:
-        instances = [i for i in instances if i.task == spec.name]
+    if args.task is not None:
+        kind = instances[0].kind if instances else "service"
+        try:
+            name = spec_for(args.task, kind).name
+        except KeyError as exc:
+            return fail("tasks", exc.args[0], file=err)
+        instances = [i for i in instances if i.task == name]
     print(format_listing(instances), file=out)
     unanswerable = sum(i.answer is None for i in instances)
     print(f"{len(instances)} instances ({unanswerable} unanswerable) from {label}", file=out)

@@ -38,6 +38,7 @@ Example:
 
 from __future__ import annotations
 
+from crmarena_gym.datagen._articles import care_section
 from crmarena_gym.datagen._generator import (
     MAX_SCALE,
     MIN_SCALE,
@@ -85,6 +86,7 @@ __all__ = [
     "Manifest",
     "Perturbation",
     "ProKnobs",
+    "care_section",
     "case_text",
     "content_hash",
     "generate_org",

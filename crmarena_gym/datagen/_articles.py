@@ -7,6 +7,8 @@ knowledge-QA task can ask the question and score the short answer against the ar
 
 from __future__ import annotations
 
+from typing import Any
+
 Fact = tuple[str, str, str]
 
 #: Store-wide FAQ articles: (title, summary, intro, facts).
@@ -832,3 +834,62 @@ CATEGORY_GUIDES: tuple[tuple[tuple[str, str, tuple[Fact, ...]], ...], ...] = (
         ),
     ),
 )
+
+
+#: How many products of a category get care-and-warranty facts in an org other than the service org at seed 0.
+CARE_PRODUCTS = 4
+_CLEANING = (
+    "wipe it with a damp cloth and let it dry flat",
+    "hand wash it in cold water with a mild soap",
+    "rinse it with fresh water and let it air dry",
+    "brush off dried dirt with a soft brush",
+    "spot clean it with a sponge and warm water",
+    "machine wash it on a gentle cycle at 30 degrees",
+)
+_STORAGE = (
+    "in a cool, dry place out of direct sunlight",
+    "loosely rolled in its carry bag",
+    "hanging up, away from radiators",
+    "flat on a shelf with nothing stacked on top",
+)
+
+
+def care_section(products: list[tuple[str, str]], rng: Any) -> tuple[str, list[tuple[str, str]]]:
+    """A care-and-warranty section for a few of a category's products: its text and its facts.
+
+    Orgs other than the service org at seed 0 (fixed byte for byte) add one to the first guide of each
+    category, so that sibling orgs give knowledge questions no test set holds: every question names its
+    product, and the answers are drawn here (a warranty of 1 to 5 years, a way to clean it and to store
+    it) besides the product's material. The org keeps the original's 45 articles.
+
+    Args:
+        products: ``(name, material)`` of the category's products (names are unique in a catalog).
+        rng: A numpy random generator (its own stream, so the rest of the org is unchanged).
+
+    Example:
+        >>> import numpy as np
+        >>> text, facts = care_section([("Trail Pack", "ripstop nylon")], np.random.default_rng(0))
+        >>> facts[3], all(answer in text for _question, answer in facts)
+        (('What is the Trail Pack made of?', 'ripstop nylon'), True)
+    """
+    chosen = sorted(rng.choice(len(products), size=min(CARE_PRODUCTS, len(products)), replace=False).tolist())
+    lines, facts = ["Care and warranty:"], []
+    for index in chosen:
+        name, material = products[index]
+        years = int(rng.integers(1, 6))
+        warranty = "1 year" if years == 1 else f"{years} years"
+        cleaning = _CLEANING[int(rng.integers(len(_CLEANING)))]
+        storage = _STORAGE[int(rng.integers(len(_STORAGE)))]
+        facts += [
+            (f"How long is the warranty on the {name}?", warranty),
+            (f"How should the {name} be cleaned?", cleaning),
+            (f"How should the {name} be stored?", storage),
+            (f"What is the {name} made of?", material),
+        ]
+        lines += [
+            f"The {name} is covered by a warranty of {warranty} from the date of purchase.",
+            f"The {name} should be cleaned as follows: {cleaning}.",
+            f"The {name} should be stored {storage}.",
+            f"The {name} is made of {material}.",
+        ]
+    return "\n".join(lines), facts

@@ -556,6 +556,7 @@ SPEC = kind_spec(
         "Case": 153,
         "LiveChatTranscript": 58,
         "Event": 54,
+        "PurchaseCluster": 20,  # look-alike purchases planted for named_entity_disambiguation (not an object)
     },
     households=False,
     contacts_per_account=3.0,

@@ -401,6 +401,7 @@ SPEC = kind_spec(
         "Case": 520,
         "LiveChatTranscript": 260,
         "Event": 180,
+        "PurchaseCluster": 120,  # look-alike purchases planted for named_entity_disambiguation (not an object)
     },
     households=True,
     contacts_per_account=0.0,

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from crmarena_gym.datagen._articles import CATEGORY_GUIDES, GENERAL_ARTICLES
+from crmarena_gym.datagen._articles import CATEGORY_GUIDES, GENERAL_ARTICLES, care_section
 from crmarena_gym.datagen._catalog import CATEGORIES, Product, build_catalog
 from crmarena_gym.datagen._ids import bulk_ids, ids_for
 from crmarena_gym.datagen._latent import HABITS, N_ISSUES, Latents, draw_latents
@@ -382,12 +382,22 @@ class _Org:
             body = intro.format(**sub) + "\n\n" + " ".join(s.format(**sub) for _q, _a, s in facts)
             body += f"\n\nQuestions? Our support team at {COMPANY} is happy to help."
             articles.append((title.format(**sub), summary, body, [(q, a.format(**sub)) for q, a, _s in facts]))
+        # Orgs other than the service org (fixed byte for byte at seed 0) add care-and-warranty facts of a few
+        # products to each category's first guide, drawn from their own stream, so that a sibling org gives
+        # knowledge questions no test set holds.
+        care = stream(self.seed, "care") if self.seed != 0 else None
         for ci, guides in enumerate(CATEGORY_GUIDES):
-            for title, summary, facts in guides:
+            for gi, (title, summary, facts) in enumerate(guides):
                 intro = f"{COMPANY} tested its {CATEGORIES[ci].name.lower()} range with athletes. {summary}"
                 body = intro + "\n\n" + "\n".join(s for _q, _a, s in facts)
+                pairs = [(q, a) for q, a, _s in facts]
+                if care is not None and gi == 0:
+                    members = [(prod.name, prod.material) for prod in self.products if prod.category == ci]
+                    text, care_facts = care_section(members, care)
+                    body += "\n\n" + text
+                    pairs += care_facts
                 body += f"\n\nBrowse the {CATEGORIES[ci].name} category for the full range."
-                articles.append((title, summary, body, [(q, a) for q, a, _s in facts]))
+                articles.append((title, summary, body, pairs))
         # Interleave policies with the other articles, as an editor would have published them.
         order = rng.permutation(len(articles))
         self.article_ids = bulk_ids("ka0", 0, len(articles))

@@ -35,7 +35,8 @@ GENERATOR_VERSION = 4
 #: The generator version of each org kind (the service org's is :data:`GENERATOR_VERSION`). Bump a kind's
 #: whenever its output for some seed and scale changes.
 #: b2b, b2c 1: the first Pro orgs (issue 26).
-GENERATOR_VERSIONS: dict[str, int] = {"service": GENERATOR_VERSION, "b2b": 1, "b2c": 1}
+#: b2b, b2c 2: the article bank with its facts, remedies offered on cases, look-alike purchases, private facts.
+GENERATOR_VERSIONS: dict[str, int] = {"service": GENERATOR_VERSION, "b2b": 3, "b2c": 3}
 
 MANIFEST_TABLE = "crmarena_manifest"
 LATENT_TABLE = "crmarena_latent"

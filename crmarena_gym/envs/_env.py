@@ -1,8 +1,17 @@
-"""``CRMArenaEnv``: one CRMArena task instance per episode, as a text POMDP.
+"""``CRMArenaEnv``: one CRMArena (or CRMArena-Pro) task instance per episode, as a text POMDP.
 
 The agent sees the question and its context, acts by text (``execute <query>``, a function call, or
 ``submit <answer>``), sees query and function results, and gets a terminal reward when it submits:
 1 or 0 by exact match, the token F1 for knowledge questions.
+
+On a CRMArena-Pro org (``kind="b2b"`` or ``"b2c"``, the ``CRMArena-Pro-*`` ids) the instances are Pro's
+categories, the schema is the Pro kind's, ``info["role"]`` says whether the agent serves an employee or a customer
+(the category's audience), and a submission is graded by Pro's LLM-free rules
+(:func:`~crmarena_gym.tasks.pro.score_pro_answer`): extraction per answer kind, token or label F1, refusal and
+planted-leak checks. Pro's agents work by SOQL and SOSL; the ``flex`` and ``functions`` toolsets add only the task
+functions a Pro category needs (:data:`~crmarena_gym.tasks.pro.PRO_TASK_FUNCTIONS`: the knowledge search),
+``functions`` offering the query tools as functions too. CRMArena's other task functions (``get_cases``,
+``find_id_with_max_value`` ...) are built around the service org's questions and are not offered on a Pro org.
 """
 
 from __future__ import annotations
@@ -21,7 +30,8 @@ from crmarena_gym.envs._result import StepResult
 from crmarena_gym.envs._spaces import ActionText, UnicodeText
 from crmarena_gym.org import LocalOrg, Org
 from crmarena_gym.schema import OrgSchema, schema_text
-from crmarena_gym.tasks import TaskInstance, get_task_spec, load_tasks, score_answer
+from crmarena_gym.tasks import TaskInstance, load_tasks, score_answer
+from crmarena_gym.tasks._spec import PRO_ORG_KINDS, spec_for
 from crmarena_gym.tools import Toolset, TruncatedRows, query_result_budget
 from crmarena_gym.tools import toolset as make_toolset  # the constructor's ``toolset`` argument shadows the name
 
@@ -108,7 +118,8 @@ class CRMArenaEnv(gym.Env[str, str]):
         toolset: ``"soql"`` (SOQL and SOSL, as in Act/ReAct), ``"functions"`` (the task-specific
             functions, as in function calling) or ``"flex"`` (both).
         match: ``"strict"`` (the paper's exact string equality) or ``"lenient"`` (a deterministic
-            extraction of the answer from a verbose reply first).
+            extraction of the answer from a verbose reply first). Pro instances are always graded by Pro's
+            rules (the upstream fast path, then extraction), whatever ``match`` says.
         observation_format: ``"python"`` (the paper's ``str()`` of the rows) or ``"json"``.
         aided: Show the domain details (quarters, seasons, periods) with the question, as the paper's
             published runs do.
@@ -119,6 +130,11 @@ class CRMArenaEnv(gym.Env[str, str]):
             observation (function calling passes data by value); raise it for an oracle on orgs past
             about 5x the original's size, whose calls carry longer lists.
         render_mode: None or ``"ansi"`` (the last turn as text: action, reward, observation).
+        kind: The org kind the environment is for: None or ``"service"`` for CRMArena's nine tasks, ``"b2b"`` or
+            ``"b2c"`` for CRMArena-Pro's categories (the ``CRMArena-Pro-B2B-*`` and ``-B2C-*`` ids set it). The org
+            must be of that kind (a live org is taken as it is); the default org is the embedded org of the kind.
+        privacy_aware: On a Pro org, add the confidentiality rules to the customer-facing role (Pro's
+            privacy-aware prompt; off by default, as upstream runs).
 
     Example:
         >>> import gymnasium as gym
@@ -147,7 +163,12 @@ class CRMArenaEnv(gym.Env[str, str]):
         max_observation_chars: int = 100_000,
         max_action_chars: int = 200_000,
         render_mode: str | None = None,
+        kind: str | None = None,
+        privacy_aware: bool = False,
     ) -> None:
+        kind = kind or "service"
+        if kind not in ("service", *PRO_ORG_KINDS):
+            raise ValueError(f"kind must be 'service', 'b2b' or 'b2c', got {kind!r}")
         if toolset not in ("soql", "functions", "flex"):
             raise ValueError(f"toolset must be 'soql', 'functions' or 'flex', got {toolset!r}")
         if match not in ("strict", "lenient"):
@@ -160,12 +181,15 @@ class CRMArenaEnv(gym.Env[str, str]):
             raise ValueError(f"max_action_chars must be an integer of at least 1000, got {max_action_chars!r}")
         if max_observation_chars < 1000:
             raise ValueError(f"max_observation_chars must be at least 1000, got {max_observation_chars!r}")
-        self.task_spec = get_task_spec(task) if task is not None else None
-        self.org = _open_org(org)
-        self.instances = _load_instances(tasks, self.org, self.task_spec.name if self.task_spec else None)
+        self.kind = kind
+        self.privacy_aware = privacy_aware
+        self.task_spec = spec_for(task, kind) if task is not None else None
+        self.org = _open_org(org, kind)
+        _check_org_kind(self.org, kind)
+        self.instances = _load_instances(tasks, self.org, self.task_spec.name if self.task_spec else None, kind)
         self._by_idx = {inst.idx: inst for inst in self.instances}
         self.toolset_name = toolset
-        self.tools = make_toolset(toolset)
+        self.tools = _make_tools(toolset, kind)
         self._tool_schemas = self.tools.schemas()
         self._action_rules = _action_format(self.tools)
         self.match = match
@@ -176,9 +200,9 @@ class CRMArenaEnv(gym.Env[str, str]):
         self.render_mode = render_mode
         self.observation_space = UnicodeText(max_observation_chars + 200)
         self.action_space = ActionText(max_action_chars, examples=self._examples())
-        # The org's own schema where it has one (a drifted org's names), else the service kind's.
+        # The org's own schema where it has one (a drifted org's names), else its kind's.
         own = getattr(self.org, "schema", None)
-        self._schema_text = own.text() if isinstance(own, OrgSchema) else schema_text()
+        self._schema_text = own.text() if isinstance(own, OrgSchema) else schema_text(kind=kind)
         self.instance: TaskInstance | None = None
         self._view: Org = self.org
         self._turn = 0
@@ -327,6 +351,13 @@ class CRMArenaEnv(gym.Env[str, str]):
         refused = self._refused(info, query=False)
         if refused is not None:
             return refused
+        if self.kind != "service" and name not in self.tools and name in _SERVICE_FUNCTIONS:
+            message = (
+                f"Error: {name}() is one of CRMArena's task functions for the service org, not offered on a "
+                f"CRMArena-Pro ({self.kind}) org; query the org with SOQL or SOSL (the available functions are: "
+                f"{', '.join(self.tools.names)})"
+            )
+            return self._observe(message, info, error="FUNCTION_ERROR")
         result = self.tools.call(name, arguments, self._view)
         if isinstance(result, str) and result.startswith("Error:"):
             return self._observe(result, info, error="FUNCTION_ERROR")
@@ -409,10 +440,19 @@ class CRMArenaEnv(gym.Env[str, str]):
 
     def _submit(self, answer: str, info: dict[str, Any]) -> tuple[str, float, bool, bool, dict[str, Any]]:
         assert self.instance is not None
-        spec = self.instance.spec
-        score = score_answer(
-            answer, self.instance.answer, metric=spec.reward_metric, kind=spec.answer_kind, mode=self.match
-        )
+        if self.instance.is_pro:
+            from crmarena_gym.tasks.pro import score_instance
+
+            score = score_instance(answer, self.instance)
+        else:
+            spec = self.instance.spec
+            score = score_answer(
+                answer,
+                self.instance.answer,  # type: ignore[arg-type]  # a CRMArena gold is one value or None
+                metric=spec.reward_metric,  # type: ignore[arg-type]
+                kind=spec.answer_kind,  # type: ignore[arg-type]
+                mode=self.match,
+            )
         self._done = True
         info["submitted"] = answer
         info["reward_breakdown"] = score.as_dict()
@@ -454,25 +494,79 @@ class CRMArenaEnv(gym.Env[str, str]):
             "reward_metric": instance.reward_metric,
             "today": today.isoformat(),
         }
+        if instance.is_pro:
+            from crmarena_gym.tasks.pro import pro_answer_rule, pro_role
+
+            info["kind"] = instance.kind
+            info["audience"] = instance.spec.audience  # type: ignore[union-attr]
+            info["role"] = pro_role(instance.kind, instance.task, privacy_aware=self.privacy_aware)
+            info["answer_rule"] = pro_answer_rule(instance.task)
         if self.privileged:
-            info["gold"] = instance.answer
+            info["gold"] = instance.answer if isinstance(instance.answer, str | None) else list(instance.answer)
             info["params"] = dict(instance.params)
         return info
 
 
-def _open_org(org: Org | str | os.PathLike[str] | None) -> Org:
+def _open_org(org: Org | str | os.PathLike[str] | None, kind: str = "service") -> Org:
     if isinstance(org, Org):
         return org
     if org is None:
         from crmarena_gym.org import default_org_path
 
-        return LocalOrg(default_org_path())
+        return LocalOrg(default_org_path(kind=kind))
     if isinstance(org, str | os.PathLike):
         return LocalOrg(org)
     raise TypeError(f"org must be an Org, a database path or None, got {type(org).__name__}")
 
 
-def _load_instances(source: Any, org: Org, task_name: str | None) -> list[TaskInstance]:
+def _check_org_kind(org: Org, kind: str) -> None:
+    """Refuse an org of another kind than the environment's (a live org, whose kind is not recorded, passes)."""
+    if getattr(org, "path", None) is None:
+        return
+    org_kind = getattr(org, "kind", "service")
+    if org_kind == kind:
+        return
+    if kind == "service":
+        hint = f"use the CRMArena-Pro-{org_kind.upper()}-* ids (kind={org_kind!r}) for its categories"
+    else:
+        hint = "generate one with generate_org(path, kind=...), or pass org=None for the embedded one"
+    raise ValueError(
+        f"this environment is for a {kind} org, but the org at {str(org.path)!r} is a {org_kind} org; {hint}"
+    )  # type: ignore[attr-defined]
+
+
+def _service_functions() -> frozenset[str]:
+    """CRMArena's task functions that a Pro org does not offer (every flex tool but the query tools, submit and
+    :data:`~crmarena_gym.tasks.pro.PRO_TASK_FUNCTIONS`)."""
+    from crmarena_gym.tasks.pro import PRO_TASK_FUNCTIONS
+
+    return frozenset(make_toolset("flex").names) - {
+        "issue_soql_query",
+        "issue_sosl_query",
+        "submit",
+        *PRO_TASK_FUNCTIONS,
+    }
+
+
+_SERVICE_FUNCTIONS = _service_functions()
+
+
+def _make_tools(name: str, kind: str) -> Toolset:
+    """The toolset ``name`` of an org kind: CRMArena's as they are; on a Pro org, SOQL/SOSL plus (``flex``,
+    ``functions``) the task functions Pro's categories need."""
+    tools = make_toolset(name)
+    if kind == "service":
+        return tools
+    from crmarena_gym.tasks.pro import PRO_TASK_FUNCTIONS
+
+    if name == "soql":
+        return tools
+    keep = {"issue_soql_query", "issue_sosl_query", "submit", *PRO_TASK_FUNCTIONS}
+    return make_toolset("flex").without(names=[n for n in make_toolset("flex").names if n not in keep])
+
+
+def _load_instances(source: Any, org: Org, task_name: str | None, kind: str = "service") -> list[TaskInstance]:
+    pro = kind != "service"
     if source is None:
         from crmarena_gym.tasks import default_tasks
 
@@ -480,9 +574,14 @@ def _load_instances(source: Any, org: Org, task_name: str | None) -> list[TaskIn
         if path is None:
             raise ValueError(
                 "the default task set is generated from the embedded org; with a live org, pass tasks= "
-                "(a task file such as the original's tasks_original.json)"
+                "(a task file such as the original's tasks_original.json, or Pro's b2b_tasks.json)"
             )
-        instances = default_tasks(path)
+        if pro and task_name is not None:  # only the category asked for (its module's error if it has none)
+            from crmarena_gym.tasks.pro import default_pro_tasks
+
+            instances = default_pro_tasks(path, category=[task_name])
+        else:
+            instances = default_tasks(path)
         where = "the default task set"
     elif isinstance(source, Mapping):
         from crmarena_gym.tasks import default_tasks, training_tasks
@@ -497,21 +596,50 @@ def _load_instances(source: Any, org: Org, task_name: str | None) -> list[TaskIn
             path = getattr(org, "path", None)
             if path is None:
                 raise ValueError("the test set is generated from the embedded org; a live org needs a task file")
-            instances = default_tasks(path, **options)
+            if pro and task_name is not None:
+                from crmarena_gym.tasks.pro import default_pro_tasks
+
+                instances = default_pro_tasks(path, category=[task_name], **options)
+            else:
+                instances = default_tasks(path, **options)
             where = f"the test set {options}"
         else:
             raise ValueError(f"a task mapping's split must be 'train' or 'test', got {split!r}")
     elif isinstance(source, str | os.PathLike):
-        instances = load_tasks(source)
+        instances = load_tasks(source, kind=kind if pro else None)
         where = str(source)
     else:
-        instances = [i if isinstance(i, TaskInstance) else TaskInstance.model_validate(i) for i in source]
+        instances = [
+            i if isinstance(i, TaskInstance) else TaskInstance.model_validate(_with_kind(i, kind)) for i in source
+        ]
         where = "the given instances"
+    foreign = next((i for i in instances if i.kind != kind), None)
+    if foreign is not None:
+        suite = "a CRMArena (service org) instance" if foreign.kind == "service" else f"made for a {foreign.kind} org"
+        raise ValueError(
+            f"{where}: instance {foreign.idx} ({foreign.task}) is {suite}, but this environment is for a {kind} org"
+            + ("" if pro else "; use the CRMArena-Pro-* ids for Pro's task files")
+        )
     if task_name is not None:
         instances = [i for i in instances if i.task == task_name]
     if not instances:
         raise ValueError(f"{where} holds no instance" + (f" of task {task_name!r}" if task_name else ""))
     return instances
+
+
+def _with_kind(record: Mapping[str, Any], kind: str) -> Mapping[str, Any]:
+    """A record given to a Pro environment without a kind: in Pro's format, it is for the environment's kind."""
+    if kind == "service" or "kind" in record:
+        return record
+    return {**record, "kind": kind} if _pro_only(record) else record
+
+
+def _pro_only(record: Mapping[str, Any]) -> bool:
+    try:
+        spec_for(str(record.get("task")), "b2b")
+    except KeyError:
+        return False
+    return True
 
 
 def _view_for(org: Org, today: dt.date) -> Org:

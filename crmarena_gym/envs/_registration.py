@@ -5,22 +5,44 @@ from __future__ import annotations
 import gymnasium as gym
 
 from crmarena_gym.tasks import ACT_TASKS, TASK_ABBREVS, get_task_spec
+from crmarena_gym.tasks.pro import PRO_CATEGORY_ABBREVS, PRO_KINDS
 
-#: The paper's turn budget.
+#: The paper's turn budget (Pro's too: 20 agent actions at most, PRO.md section 5).
 MAX_TURNS = 20
 # The module path's third part is the heading ``gym.pprint_registry()`` lists the ids under.
 ENTRY_POINT = "crmarena_gym.envs.crmarena_gym:CRMArenaEnv"
 ACT_ENTRY_POINT = "crmarena_gym.envs.crmarena_gym:CRMArenaActEnv"
+INTERACTIVE_ENTRY_POINT = "crmarena_gym.envs.crmarena_gym:CRMArenaInteractiveEnv"
 
 
 def env_ids() -> list[str]:
-    """Every registered id: one per task, then ``CRMArena-v0`` for all nine.
+    """CRMArena's ids: one per task, then ``CRMArena-v0`` for all nine.
 
     Example:
         >>> env_ids()[:2], env_ids()[-1]
         (['CRMArena-KQA-v0', 'CRMArena-MTA-v0'], 'CRMArena-v0')
     """
     return [f"CRMArena-{abbrev}-v0" for abbrev in TASK_ABBREVS] + ["CRMArena-v0"]
+
+
+def pro_env_ids(kind: str | None = None) -> list[str]:
+    """CRMArena-Pro's ids: per org kind, one per category (in Pro's file order), then the kind's mixed id.
+
+    Args:
+        kind: ``b2b`` or ``b2c``; None for both (B2B's first).
+
+    Example:
+        >>> pro_env_ids("b2b")[0], pro_env_ids("b2b")[-1], len(pro_env_ids())
+        ('CRMArena-Pro-B2B-LQU-v0', 'CRMArena-Pro-B2B-v0', 46)
+    """
+    kinds = PRO_KINDS if kind is None else (kind,)
+    ids: list[str] = []
+    for k in kinds:
+        if k not in PRO_KINDS:
+            raise ValueError(f"kind must be one of {', '.join(PRO_KINDS)}, got {k!r}")
+        ids += [f"CRMArena-Pro-{k.upper()}-{abbrev}-v0" for abbrev in PRO_CATEGORY_ABBREVS]
+        ids.append(f"CRMArena-Pro-{k.upper()}-v0")
+    return ids
 
 
 def act_env_ids() -> list[str]:
@@ -52,12 +74,59 @@ def act_counterpart(env_id: str) -> str:
     return candidate
 
 
+def interactive_env_ids() -> list[str]:
+    """The conversation ids: one per task (a simulated user holds part of the request back), then all nine.
+
+    Example:
+        >>> interactive_env_ids()[0], interactive_env_ids()[-1]
+        ('CRMArena-KQA-Interactive-v0', 'CRMArena-Interactive-v0')
+    """
+    return [f"CRMArena-{abbrev}-Interactive-v0" for abbrev in TASK_ABBREVS] + ["CRMArena-Interactive-v0"]
+
+
+def interactive_counterpart(env_id: str) -> str:
+    """The conversation id of a single-turn id (``CRMArena-HTU-v0`` -> ``CRMArena-HTU-Interactive-v0``); a
+    conversation id is its own.
+
+    Raises:
+        ValueError: The id has no conversation form; the message lists the ids that have one.
+
+    Example:
+        >>> interactive_counterpart("CRMArena-v0"), interactive_counterpart("CRMArena-HTU-Interactive-v0")
+        ('CRMArena-Interactive-v0', 'CRMArena-HTU-Interactive-v0')
+    """
+    ids = interactive_env_ids()
+    if env_id in ids:
+        return env_id
+    candidate = env_id.removesuffix("-v0") + "-Interactive-v0"
+    if candidate not in ids:
+        raise ValueError(
+            f"{env_id!r} has no conversation form; the single-turn ids that have one: {', '.join(env_ids())}"
+        )
+    return candidate
+
+
 def register_envs() -> None:
     """Register every id (idempotent)."""
     for env_id, abbrev in zip(env_ids(), [*TASK_ABBREVS, None], strict=True):
         if env_id in gym.registry:
             continue
         gym.register(id=env_id, entry_point=ENTRY_POINT, kwargs={"task": abbrev}, max_episode_steps=MAX_TURNS)
+    for kind in PRO_KINDS:
+        for env_id, abbrev in zip(pro_env_ids(kind), [*PRO_CATEGORY_ABBREVS, None], strict=True):
+            if env_id in gym.registry:
+                continue
+            gym.register(
+                id=env_id,
+                entry_point=ENTRY_POINT,
+                kwargs={"task": abbrev, "kind": kind},
+                max_episode_steps=MAX_TURNS,
+            )
     for env_id, name in zip(act_env_ids(), ACT_TASKS, strict=True):
         if env_id not in gym.registry:
             gym.register(id=env_id, entry_point=ACT_ENTRY_POINT, kwargs={"task": name}, max_episode_steps=MAX_TURNS)
+    for env_id, abbrev in zip(interactive_env_ids(), [*TASK_ABBREVS, None], strict=True):
+        if env_id not in gym.registry:
+            gym.register(
+                id=env_id, entry_point=INTERACTIVE_ENTRY_POINT, kwargs={"task": abbrev}, max_episode_steps=MAX_TURNS
+            )

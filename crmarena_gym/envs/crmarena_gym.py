@@ -14,5 +14,6 @@ from __future__ import annotations
 
 from crmarena_gym.envs._act import CRMArenaActEnv
 from crmarena_gym.envs._env import CRMArenaEnv
+from crmarena_gym.envs._interactive import CRMArenaInteractiveEnv
 
-__all__ = ["CRMArenaActEnv", "CRMArenaEnv"]
+__all__ = ["CRMArenaActEnv", "CRMArenaEnv", "CRMArenaInteractiveEnv"]

@@ -16,6 +16,8 @@ axis                   what a value does
 ``match``              answer matching: ``strict`` or ``lenient``
 ``answer_mode``        ``name`` (the env as given) or ``act`` (its act-mode id: the agent makes the change,
                        graded by the org's final state; see ``crmarena_gym.envs.act_counterpart``)
+``user``               ``none`` (single-turn, the env as given), ``scripted`` or ``litellm:MODEL``: the env's
+                       conversation id with that simulated user (``crmarena_gym.envs.interactive_counterpart``)
 ``schema_drift``       the org perturbed by ``schema_drift`` at this strength (0: the org as given)
 ``distractors``        the org perturbed by ``distractors`` at this strength
 ``dirty_values``       the org perturbed by ``dirty_values`` at this strength
@@ -56,7 +58,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from crmarena_gym._files import atomic_write_text
 from crmarena_gym._json import json_text
 from crmarena_gym._secrets import redact_json
-from crmarena_gym.envs import act_counterpart
+from crmarena_gym.envs import act_counterpart, interactive_counterpart
 from crmarena_gym.eval._results import RESULTS_FILE
 from crmarena_gym.eval._runner import RunStoppedError, evaluate
 from crmarena_gym.policies import parse_policy_spec
@@ -90,6 +92,7 @@ AXES = (
     "aided",
     "match",
     "answer_mode",
+    "user",
     "schema_drift",
     "distractors",
     "dirty_values",
@@ -166,6 +169,15 @@ class Sweep(BaseModel):
     unavailable_p: list[Annotated[float, Field(ge=0, le=1)]] | None = None
     session_expires_after: list[Annotated[int, Field(ge=0)]] | None = None
     latency_ms: list[Annotated[float, Field(ge=0)]] | None = None
+    user: list[str] | None = None
+
+    @field_validator("user")
+    @classmethod
+    def _known_users(cls, values: list[str] | None) -> list[str] | None:
+        for value in values or []:
+            if value not in ("none", "scripted") and not (value.startswith("litellm:") and value[8:].strip()):
+                raise ValueError(f"unknown user {value!r}; the users are 'none', 'scripted' and 'litellm:MODEL'")
+        return values
 
     @field_validator(*AXES)
     @classmethod
@@ -235,6 +247,13 @@ class ExperimentSpec(BaseModel):
         # A sweep over answer modes needs an env with an act mode: refused with the file, not cell by cell.
         if any("act" in (s.answer_mode or ()) for s in self.sweeps):
             act_counterpart(self.env)
+        if any(set(s.user or ()) - {"none"} for s in self.sweeps):
+            interactive_counterpart(self.env)
+        for sweep in self.sweeps:
+            if "act" in (sweep.answer_mode or ()) and set(sweep.user or ()) - {"none"}:
+                raise ValueError(
+                    f"sweep {sweep.name!r}: act mode has no conversation form (answer_mode act with a user)"
+                )
         return self
 
 
@@ -297,6 +316,8 @@ def setting_recipe(setting: dict[str, Any]) -> tuple[dict[str, Any], list[dict[s
 {'name': 'TurnLimit', 'kwargs': {'max_turns': 5}}])
     """
     env_kwargs = {k: setting[k] for k in ("toolset", "aided", "match") if k in setting}
+    if setting.get("user", "none") != "none":
+        env_kwargs["user"] = setting["user"]
     wrappers: list[dict[str, Any]] = []
     groups, functions = setting.get("removed_groups") or [], setting.get("removed_functions") or []
     if groups or functions:
@@ -418,6 +439,8 @@ def _iter_cells(
         else:
             env_kwargs, wrappers = setting_recipe(cell.setting)
             env_id = act_counterpart(spec.env) if cell.setting.get("answer_mode") == "act" else spec.env
+            if cell.setting.get("user", "none") != "none":
+                env_id = interactive_counterpart(spec.env)
             try:
                 perturbed = _perturbed_inputs(spec, out, cell.setting)
                 if perturbed is not None:

@@ -53,7 +53,7 @@ from crmarena_gym.tasks import (
     TASK_GENERATOR_VERSION,
     TaskInstance,
     first_per_task,
-    get_task_spec,
+    spec_for,
 )
 from crmarena_gym.wrappers import env_stack as wrapped_env_stack
 
@@ -363,13 +363,13 @@ class EvalRun:
     new_episodes: int
 
 
-def _open_org(org: Org | str | os.PathLike[str] | None) -> Org:
+def _open_org(org: Org | str | os.PathLike[str] | None, kind: str = "service") -> Org:
     if isinstance(org, Org):
         return org
-    if org is None:
+    if org is None:  # the embedded org of the env's kind (a CRMArena-Pro id's B2B or B2C org)
         from crmarena_gym.org import default_org_path
 
-        return LocalOrg(default_org_path())
+        return LocalOrg(default_org_path(kind=kind))
     path = Path(org)
     if not path.is_file():
         raise FileNotFoundError(f"no org database at {str(path)!r}")
@@ -454,8 +454,9 @@ def select_instances(
             raise ValueError(f"{name} must be at least 1, got {count!r}")
     chosen = list(instances)
     if tasks:
+        kind = chosen[0].kind if chosen else "service"  # Pro's and CRMArena's task names overlap: the set's suite
         try:
-            names = {get_task_spec(t).name for t in tasks}
+            names = {spec_for(t, kind).name for t in tasks}
         except KeyError as err:
             raise ValueError(err.args[0]) from None
         chosen = [inst for inst in chosen if inst.task in names]
@@ -494,7 +495,8 @@ def _check_task_set_belongs(instances: Sequence[TaskInstance], org: Org, source:
     where = getattr(org, "path", None)
     org_text = f"the org {str(where)!r}" if where else "the org"
     raise ValueError(
-        f"{named} was made for another org: {len(missing)} of its gold answers name records {org_text} does not "
+        f"{named} was made for another org: {len(missing)} of its gold answers (for Pro, also its context's ids) "
+        f"name records {org_text} does not "
         f"have ({examples}{', ...' if len(missing) > 3 else ''}). Pass the org it was made for (--org; the "
         "original's tasks_original.json needs the original's crmarena_data.db), or allow_foreign_tasks=True "
         "(--allow-foreign-tasks) to run it anyway"
@@ -613,7 +615,10 @@ def evaluate(
     if env_id not in gym.registry or not env_id.startswith("CRMArena"):
         from crmarena_gym.envs import env_ids
 
-        raise ValueError(f"unknown environment {env_id!r}; expected one of {', '.join(env_ids())}")
+        raise ValueError(
+            f"unknown environment {env_id!r}; expected one of {', '.join(env_ids())}, or a CRMArena-Pro id "
+            "(CRMArena-Pro-B2B-v0, CRMArena-Pro-B2C-v0, CRMArena-Pro-B2B-<ABBREV>-v0 such as CRMArena-Pro-B2B-LQU-v0)"
+        )
     if resume and out is None:
         raise ValueError("resume needs the run directory (out)")
     if retry_errors and not resume:
@@ -632,7 +637,8 @@ def evaluate(
             raise ValueError(f"pass {reserved!r} as an argument of evaluate, not in env_kwargs")
     wrappers = check_wrappers(wrappers)
 
-    org_obj = _open_org(org)
+    env_spec = gym.spec(env_id)
+    org_obj = _open_org(org, (env_spec.kwargs or {}).get("kind") or env_kwargs.get("kind") or "service")
     probe_policy = factory()  # fail here, once, on a bad spec or bad options, rather than in every worker
     try:
         probe_policy.check_ready()  # a missing key refuses the run before any episode is recorded

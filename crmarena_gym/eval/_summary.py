@@ -9,6 +9,11 @@ Definitions:
   trials any instance has.
 - turns, tokens, cost: means per episode (one attempt at one instance). The cost is None ("unpriced")
   when any model call of the group had no known price.
+- CRMArena-Pro runs (episodes graded by Pro's rules, whose breakdown carries ``details``): accuracy is the mean
+  reward of the category's metric (exact match; token F1 for knowledge_qa and label-set F1 for
+  sales_insight_mining, with ``em`` beside; for the confidentiality categories the privacy score, 1 for a refusal
+  that states no planted fact, with the shares of episodes that ``refused`` and that ``leaked`` a planted fact).
+  Rows follow Pro's category order.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from typing import Any
 from crmarena_gym._console import text_table
 from crmarena_gym.eval._metrics import pass_k_curve
 from crmarena_gym.tasks import TASK_ABBREVS, get_task_spec
+from crmarena_gym.tasks.pro import PRO_CATEGORY_ABBREVS, get_pro_spec
 
 __all__ = ["ERROR_END_REASONS", "format_table", "summarize"]
 
@@ -45,6 +51,10 @@ def task_key(record: dict[str, Any]) -> str:
     try:
         return get_task_spec(task).abbrev
     except KeyError:
+        pass
+    try:  # a CRMArena-Pro category's name
+        return get_pro_spec(task).abbrev
+    except KeyError:
         return task
 
 
@@ -60,6 +70,7 @@ def _group(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     usages = [r.get("usage") or {} for r in records]
     unpriced = any(u.get("unpriced_calls") or (u.get("calls") and u.get("cost") is None) for u in usages)
     return {
+        **_pro_scores(records),
         "instances": len(by_instance),
         "episodes": n,
         "accuracy": sum(float(r.get("reward") or 0.0) for r in records) / n,
@@ -68,6 +79,25 @@ def _group(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "tokens": sum(int(u.get("total_tokens") or 0) for u in usages) / n,
         "cost": None if unpriced else sum(float(u.get("cost") or 0.0) for u in usages) / n,
         "errors": sum(r.get("end_reason") in ERROR_END_REASONS for r in records),
+    }
+
+
+def _details(record: dict[str, Any]) -> dict[str, Any] | None:
+    breakdown = record.get("reward_breakdown")
+    details = breakdown.get("details") if isinstance(breakdown, dict) else None
+    return details if isinstance(details, dict) else None
+
+
+def _pro_scores(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """For episodes graded by Pro's rules: ``em`` beside a fuzzy reward, ``refused``/``leaked`` shares for the
+    privacy categories (None where no episode of the group has them)."""
+    details = [d for d in map(_details, records) if d is not None]
+    ems = [float(d["em"]) for d in details if "em" in d]
+    privacy = [d for d in details if "refused" in d]
+    return {
+        "em": sum(ems) / len(ems) if ems else None,
+        "refused": sum(bool(d["refused"]) for d in privacy) / len(privacy) if privacy else None,
+        "leaked": sum(bool(d.get("leaked")) for d in privacy) / len(privacy) if privacy else None,
     }
 
 
@@ -90,7 +120,8 @@ def summarize(results: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in records:
         by_task[task_key(r)].append(r)
-    order = [t for t in TASK_ABBREVS if t in by_task] + sorted(set(by_task) - set(TASK_ABBREVS))
+    known = PRO_CATEGORY_ABBREVS if any(_details(r) is not None for r in records) else TASK_ABBREVS
+    order = [t for t in known if t in by_task] + sorted(set(by_task) - set(known))
     rows = {task: _group(by_task[task]) for task in order}
     rows["all"] = _group(records)
     return rows
@@ -129,11 +160,14 @@ def format_table(rows: dict[str, dict[str, Any]], *, markdown: bool = False) -> 
     if not rows:
         return "(no episodes)"
     ks = sorted({int(k) for row in rows.values() for k in row["pass_k"]})
-    header = ["task", "instances", "episodes", "accuracy", *[f"pass^{k}" for k in ks]]
+    # Pro's extra scores, as columns only when some row has them (CRMArena's tables keep their columns).
+    extra = [k for k in ("em", "refused", "leaked") if any(row.get(k) is not None for row in rows.values())]
+    header = ["task", "instances", "episodes", "accuracy", *extra, *[f"pass^{k}" for k in ks]]
     header += ["turns", "tokens", "cost/episode", "errors"]
     table = []
     for task, row in rows.items():
         cells = [task, _fmt(row["instances"], "int"), _fmt(row["episodes"], "int"), _fmt(row["accuracy"], "float")]
+        cells += [_fmt(row.get(k), "float") for k in extra]
         cells += [_fmt(row["pass_k"].get(str(k)), "float") for k in ks]
         cells += [_fmt(row["turns"], "mean"), _fmt(row["tokens"], "tokens"), _fmt(row["cost"], "cost")]
         cells.append(_fmt(row["errors"], "int"))

@@ -1178,11 +1178,18 @@ def _explain_reward(record: dict[str, Any]) -> str:
         gold = "the gold None (the instance is unanswerable: the right answer is None)"
     else:
         gold = f"the gold {breakdown.get('gold', record.get('gold'))!r}"
+    details = breakdown.get("details") if isinstance(breakdown.get("details"), dict) else None
+    how = f" ({details['reason']})" if details and details.get("reason") else ""  # CRMArena-Pro's grading says how
+    score = float(breakdown.get("reward") or 0)
+    if breakdown.get("metric") == "privacy_rejection":
+        return (
+            f"privacy score {score:g}: {details.get('reason') if details else 'a refusal that leaks nothing scores 1'}"
+        )
     if breakdown.get("metric") == "fuzzy_match":
-        score = float(breakdown.get("reward") or 0)
-        return f"token F1 between the submission{read} and {gold} after normalisation: {score:.3f}"
-    verdict = "equal: reward 1" if float(breakdown.get("reward") or 0) >= 1 else "different: reward 0"
-    return f"exact match of the submission{read} against {gold}: {verdict}"
+        kind = "label-set F1" if how == " (set F1 over labels)" else "token F1"
+        return f"{kind} between the submission{read} and {gold} after normalisation: {score:.3f}"
+    verdict = "equal: reward 1" if score >= 1 else "different: reward 0"
+    return f"exact match of the submission{read} against {gold}: {verdict}{how}"
 
 
 def _episode_detail(run_id: str, record: dict[str, Any], metadata: dict[str, Any]) -> dict[str, Any]:
@@ -1210,6 +1217,14 @@ def _episode_detail(run_id: str, record: dict[str, Any], metadata: dict[str, Any
                 "note": policy.get("note"),
                 "tool_calls": policy.get("tool_calls"),
                 "usage": policy.get("usage"),
+                # A conversation's turn: the agent's message and the user's reply, shown apart.
+                "user": {
+                    "message": step.get("message"),
+                    "reply": step.get("user_reply"),
+                    "revealed": step.get("revealed") or [],
+                }
+                if "user_reply" in step
+                else None,
             }
         )
     digest = record.get("system_prompt_sha256")
@@ -1246,6 +1261,8 @@ def _episode_detail(run_id: str, record: dict[str, Any], metadata: dict[str, Any
         "state_diff": last.get("state_diff"),
         "expected_changes": last.get("expected_changes"),
         "diff_check": last.get("diff_check"),
+        # Conversations: the simulated user, the criteria it revealed, how the conversation ended.
+        "conversation": record.get("conversation"),
     }
 
 

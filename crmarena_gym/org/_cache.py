@@ -170,8 +170,9 @@ def default_org_path(*, seed: int = 0, scale: float = 1.0, kind: str = DEFAULT_K
         >>> path = default_org_path(seed=3, scale=0.05)
         >>> path.name == f"org-v{GENERATOR_VERSIONS['service']}-seed3-scale0.05.sqlite", path.parent == cache_dir()
         (True, True)
-        >>> default_org_path(seed=3, scale=0.05, kind="b2b").name
-        'org-b2b-v1-seed3-scale0.05.sqlite'
+        >>> b2b = default_org_path(seed=3, scale=0.05, kind="b2b")
+        >>> b2b.name == f"org-b2b-v{GENERATOR_VERSIONS['b2b']}-seed3-scale0.05.sqlite"
+        True
     """
     seed, scale = validate_seed_scale(seed, scale)
     kind = check_kind(kind)

@@ -9,6 +9,11 @@ whose result came back as a transient error, or empty (a lost result looks empty
 long as the turn budget allows, and always keeps its last turn to submit. A request refused because the
 session expired (``INVALID_SESSION_ID``) is re-issued (the client signs in again; not counted as a retry);
 one refused by the request limit (``REQUEST_LIMIT_EXCEEDED``) is not repeated: it submits what it has.
+
+In a conversation (an interactive environment, whose privileged ``info["withheld"]`` names the criteria
+the user holds back) it first asks for each missing criterion, one question per turn (the question of
+:data:`~crmarena_gym.tasks.ASKING`), reads the user's reply, and only then solves; it gives its answer with
+``respond`` (the user ends the conversation on it) instead of ``submit``.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from crmarena_gym.envs import QUERY_OUTPUT_PREFIX
 from crmarena_gym.policies._base import PolicyError
 from crmarena_gym.policies._simple import OraclePolicy, episode_instance
 from crmarena_gym.tasks import NONE_ANSWER, OracleError, TaskInstance, ToolCall, run_solver
@@ -132,6 +138,8 @@ class ReactiveOraclePolicy(OraclePolicy):
         self._asked_again = False
         self._turn = 0
         self._note = ""
+        self._to_ask: list[dict[str, Any]] = []
+        self._conversation = False
 
     def attach(self, env: Any) -> None:
         """Check the toolset, and read the turn budget and the observation format off the environment."""
@@ -143,6 +151,10 @@ class ReactiveOraclePolicy(OraclePolicy):
         """Start an episode: nothing is solved ahead; the first call comes from :meth:`act`."""
         super(OraclePolicy, self).reset(observation, info, seed=seed)
         self._instance = episode_instance(observation, info)
+        self._conversation = "withheld" in info
+        self._to_ask = [dict(c) for c in info.get("withheld") or ()]
+        if self._conversation and isinstance(info.get("full_query"), str):
+            self._instance = self._instance.model_copy(update={"query": info["full_query"]})
         if isinstance(info.get("turns_left"), int):
             self._budget = info["turns_left"] if self._budget is None else min(self._budget, info["turns_left"])
         self._results, self._pending, self._attempts, self._asked_again, self._turn = [], None, 0, False, 0
@@ -157,6 +169,10 @@ class ReactiveOraclePolicy(OraclePolicy):
             raise PolicyError("the reactive oracle has no episode: call reset() first")
         self._turn += 1
         self._note = ""
+        if self._to_ask and not (self._budget is not None and self._turn >= self._budget):
+            criterion = self._to_ask.pop(0)
+            self._note = f"asking the user for the {criterion['name']}"
+            return ToolCall("respond", {"message": criterion["ask"]}).to_action()
         if self._pending is not None:
             retry = self._read(observation)
             if retry is not None:
@@ -206,6 +222,8 @@ class ReactiveOraclePolicy(OraclePolicy):
             self._note = f"gave up: {call.name}() failed ({text[:200]})"
             self._pending = None
             return None
+        if call.name in ("issue_soql_query", "issue_sosl_query"):  # a query's rows follow the output prefix
+            text = text.removeprefix(QUERY_OUTPUT_PREFIX)
         try:
             value = json.loads(text) if self._format == "json" else ast.literal_eval(text)
         except (ValueError, SyntaxError, MemoryError, RecursionError):
@@ -227,4 +245,6 @@ class ReactiveOraclePolicy(OraclePolicy):
 
     def _submit(self, answer: str) -> str:
         self._pending = None
+        if self._conversation:  # the answer goes to the user, who ends the conversation on it
+            return ToolCall("respond", {"message": answer}).to_action()
         return ToolCall("submit", {"content": answer}).to_action()

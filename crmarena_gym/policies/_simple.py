@@ -33,16 +33,17 @@ def episode_instance(observation: str, info: dict[str, Any]) -> TaskInstance:
     """
     if "params" not in info:
         raise PolicyError("the oracle needs the hidden parameters: make the environment with privileged=True")
-    return TaskInstance.model_validate(
-        {
-            "idx": info["idx"],
-            "task": info["task"],
-            "query": observation,
-            "answer": info.get("gold"),
-            "metadata": dict(info.get("context") or {}),
-            "params": info["params"],
-        }
-    )
+    record: dict[str, Any] = {
+        "idx": info["idx"],
+        "task": info["task"],
+        "query": observation,
+        "answer": info.get("gold"),
+        "metadata": dict(info.get("context") or {}),
+        "params": info["params"],
+    }
+    if info.get("kind", "service") != "service":  # a CRMArena-Pro episode: the question is the observation's start
+        record.update(kind=info["kind"], persona=info.get("persona"), query=observation.split("\n\n# Context")[0])
+    return TaskInstance.model_validate(record)
 
 
 class OraclePolicy(Policy):
@@ -112,7 +113,8 @@ class OraclePolicy(Policy):
         """
         base = env.unwrapped
         names = getattr(getattr(base, "tools", None), "names", None)
-        if names is not None and not set(names) - _GENERAL_TOOLS:
+        pro = getattr(base, "kind", "service") != "service"  # Pro's solvers work by SOQL/SOSL
+        if names is not None and not pro and not set(names) - _GENERAL_TOOLS:
             toolset = getattr(base, "toolset_name", None)
             raise ValueError(
                 f"the oracle calls the task functions, which the toolset {toolset!r} lacks (it has only "
@@ -132,10 +134,12 @@ class OraclePolicy(Policy):
             and "params" in info
             and base.idx == info.get("idx")
             and base.task == info.get("task")
-            and base.answer == info.get("gold")
+            and (base.answer if isinstance(base.answer, str | None) else list(base.answer)) == info.get("gold")
             and base.params == info["params"]
             and info.get("context") == {"required": base.metadata.required, "optional": base.metadata.optional}
         ):
+            if base.is_pro:  # Pro's solvers read the question itself, not the observation around it
+                return base.model_copy(update={"params": info["params"]})
             persona = get_task_spec(base.task).persona  # episode_instance's: info carries no persona to it
             return base.model_copy(update={"query": observation, "persona": persona, "params": info["params"]})
         return episode_instance(observation, info)

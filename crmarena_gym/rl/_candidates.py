@@ -136,9 +136,20 @@ def found_nothing(result: Any) -> bool:
 
 
 def _is_values_by_id(value: Any) -> bool:
-    return isinstance(value, dict) and all(
-        isinstance(v, int | float) and not isinstance(v, bool) for v in value.values()
-    )
+    if not isinstance(value, dict):
+        return False
+    cached = _VALUES_BY_ID.get(id(value))  # a step's result is asked again by every call that may take it
+    if cached is not None and cached[0] is value:
+        return cached[1]
+    found = all(isinstance(v, int | float) and not isinstance(v, bool) for v in value.values())
+    if len(_VALUES_BY_ID) >= 256:
+        _VALUES_BY_ID.clear()
+    _VALUES_BY_ID[id(value)] = (value, found)
+    return found
+
+
+# By identity, as ``_PASTED`` (an entry holds its mapping, so that its id is not reused while it is kept).
+_VALUES_BY_ID: dict[int, tuple[Any, bool]] = {}
 
 
 @runtime_checkable
@@ -292,11 +303,102 @@ def call_text(function: str, arguments: dict[str, Any]) -> str:
         >>> call_text("get_issues", {})
         'execute get_issues()'
     """
-    body = json.dumps(arguments, ensure_ascii=False, separators=(", ", ": ")) if arguments else ""
-    return f"execute {function}({body})"
+    if not arguments:
+        return f"execute {function}()"
+    if not all(type(key) is str for key in arguments):
+        return f"execute {function}({_dumps(arguments)})"
+    # The JSON of the mapping, written item by item so that a result pasted into several calls is written once.
+    body = ", ".join(f"{_dumps(key)}: {pasted_json(value)}" for key, value in arguments.items())
+    text = f"execute {function}({{{body}}})"
+    if len(_ARGUMENTS) >= 256:
+        _ARGUMENTS.clear()
+    _ARGUMENTS[text] = dict(arguments)
+    return text
+
+
+# The arguments of the calls written lately, by their text: what a featurizer reads back from a call (see
+# ``arguments_of``) without parsing the JSON of a pasted result again.
+_ARGUMENTS: dict[str, dict[str, Any]] = {}
+
+
+def arguments_of(text: str) -> dict[str, Any] | None:
+    """The arguments :func:`call_text` wrote ``text`` from, if it wrote it lately (else None: parse the text)."""
+    return _ARGUMENTS.get(text)
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+
+
+# Results pasted by value, as JSON, by identity: one step's result goes into several calls at the next step (and
+# into the "takes the last result" feature), each written once. An entry holds its value, so that its id is not
+# reused while it is kept; results are never changed after the step that returned them.
+_PASTED: dict[int, tuple[Any, str]] = {}
+
+
+def pasted_json(value: Any) -> str:
+    """``value`` as a call's text carries it (JSON, as :func:`call_text` writes arguments); a list or mapping
+    is written once while it is kept (see ``_PASTED``), so it must not be changed afterwards.
+
+    Example:
+        >>> pasted_json(["005A", "005B"]), pasted_json({"a1M1": 3})
+        ('["005A", "005B"]', '{"a1M1": 3}')
+    """
+    if not isinstance(value, list | dict):
+        return _dumps(value)
+    cached = _PASTED.get(id(value))
+    if cached is not None and cached[0] is value:
+        return cached[1]
+    text = _dumps(value)
+    if len(_PASTED) >= 256:
+        _PASTED.clear()
+    _PASTED[id(value)] = (value, text)
+    return text
 
 
 _WINDOW: tuple[tuple[str, Binding], ...] = (("start_date", Fact("start")), ("end_date", Fact("end")))
+
+_UNFIXED: Any = object()
+
+
+def _facts_only(template: CallTemplate) -> bool:
+    """Whether ``template``'s call depends on the question's facts alone (the built-in template and bindings)."""
+    return type(template) is CallTemplate and all(type(bind) in (Fact, FactItem) for _, bind in template.arguments)
+
+
+def _fed_by(template: CallTemplate) -> tuple[frozenset[str], bool] | None:
+    """For a built-in template that takes earlier results: the functions whose result it takes, and whether it
+    takes a values-by-id result; None for any other (its own ``fed_by`` is asked)."""
+    if type(template) is not CallTemplate or not all(
+        type(bind) in (Fact, FactItem, ResultOf, ValuesById) for _, bind in template.arguments
+    ):
+        return None
+    functions = frozenset(bind.function for _, bind in template.arguments if isinstance(bind, ResultOf))
+    values = any(isinstance(bind, ValuesById) for _, bind in template.arguments)
+    return (functions, values) if functions or values else None
+
+
+class _Feeds:
+    """Which templates the last step feeds (what ``ResultOf.fed_by`` and ``ValuesById.fed_by`` say), the
+    values-by-id check made once per step, not once per template."""
+
+    def __init__(self, last: StepRecord | None) -> None:
+        self.last = last if last is not None and last.ok else None
+        self._values: bool | None = None
+
+    def feed(self, fed_by: tuple[frozenset[str], bool]) -> bool:
+        last = self.last
+        if last is None:
+            return False
+        functions, values = fed_by
+        if last.function in functions:
+            return True
+        if values:
+            if self._values is None:
+                self._values = _is_values_by_id(last.result)
+            return self._values
+        return False
+
 
 #: The default call slots: every step of the tool pipelines of HTU, TCU, TII, MTA, BRI and NED, plus the
 #: lookups of a case's conversation (PVI) and of the issues (NCR). Slot order is the action numbering.
@@ -610,13 +712,23 @@ class ToolPipelineCandidates:
         self.num_slots = len(self.slot_names)
         self.submit_none_slot = len(names)
         self.first_value_slot = self.submit_none_slot + 1
+        # The calls of the question facts seen (by the facts' id; an entry holds its facts, so the id stays theirs).
+        self._facts_seen: dict[int, tuple[QuestionFacts, tuple[Any, ...]]] = {}
+        self._facts_only = tuple(_facts_only(template) for template in self.templates)
+        self._fed_by = tuple(_fed_by(template) for template in self.templates)
 
     def slots(self, state: CandidateState) -> list[str | None]:
         """The actions of every slot (None where empty)."""
         taken = state.actions_taken
         out: list[str | None] = []
-        for template in self.templates:
-            text = template.render(state, chain=self.chain)
+        fixed = self._fact_calls(state.facts)
+        last = state.history[-1] if state.history else None
+        feeds = _Feeds(last)
+        for template, text, fed_by in zip(self.templates, fixed, self._fed_by, strict=True):
+            if text is _UNFIXED:
+                # A built-in chained call that the last step does not feed is not offered (render says None).
+                offered = not self.chain or fed_by is None or feeds.feed(fed_by)
+                text = template.render(state, chain=self.chain) if offered else None
             out.append(None if text is None or text in taken else text)
         for choice in self.choices:
             out += [None if text is None or text in taken else text for text in choice.render_all(state)]
@@ -627,12 +739,28 @@ class ToolPipelineCandidates:
         for group in self.extras:
             out += [None if text is None or text in taken else text for text in group.render(state)]
         # None's own slot holds "submit None" here: more than one action means another is offered.
-        if not self._none_offered(state) and sum(text is not None for text in out) > 1:  # never an empty choice
+        if not self._none_offered(state) and len(out) - out.count(None) > 1:  # never an empty choice
             out[self.submit_none_slot] = None
         return out
 
     def _none_offered(self, state: CandidateState) -> bool:
         return none_offered(state, self.none_after)
+
+    def _fact_calls(self, facts: QuestionFacts) -> tuple[Any, ...]:
+        """Per template, its call when only the question's facts fill it (the same at every step of an episode:
+        rendered once per question), else ``_UNFIXED`` (rendered at each step)."""
+        kept = self._facts_seen.get(id(facts))
+        if kept is not None and kept[0] is facts:
+            return kept[1]
+        probe = CandidateState(facts)
+        calls = tuple(
+            template.render(probe, chain=self.chain) if only else _UNFIXED
+            for template, only in zip(self.templates, self._facts_only, strict=True)
+        )
+        if len(self._facts_seen) >= 4096:  # one entry per question of the training set is all that is reused
+            self._facts_seen.clear()
+        self._facts_seen[id(facts)] = (facts, calls)
+        return calls
 
     def slot_sources(self, state: CandidateState) -> list[str | None]:
         """For each slot, the function it calls (call slots) or whose result its value came from."""

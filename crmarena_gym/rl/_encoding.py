@@ -7,12 +7,14 @@ Any object with ``size`` and ``encode(state, slots, sources)`` is an encoder (se
 from __future__ import annotations
 
 import re
+import sys
 import zlib
-from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from crmarena_gym._memory import bytes_cache
 from crmarena_gym.rl._candidates import CandidateState
 from crmarena_gym.rl._checks import require_positive_ints
 from crmarena_gym.tasks import TASK_ABBREVS
@@ -33,6 +35,43 @@ def stable_hash(text: str) -> int:
         (True, True)
     """
     return zlib.crc32(text.encode("utf-8"))
+
+
+def _texts_bytes(args: tuple[Any, ...]) -> int:
+    """The bytes a cache entry's arguments hold (its texts, and a little per argument), without walking them."""
+    return sum(sys.getsizeof(a) if isinstance(a, str) else 64 for a in args) + 200
+
+
+# Token to hash: the tokens of questions and results recur at every step (forgotten at once past a bound).
+_HASHES: dict[str, int] = {}
+
+
+def stable_hashes(tokens: Iterable[str]) -> np.ndarray:
+    """:func:`stable_hash` of each token, as an int64 array (each token's hash worked out once per process).
+
+    Example:
+        >>> stable_hashes(["get_cases", "a"]).tolist() == [stable_hash("get_cases"), stable_hash("a")]
+        True
+    """
+    hashes = _HASHES
+    if len(hashes) > 200_000:
+        hashes.clear()
+    out = []
+    for token in tokens:
+        value = hashes.get(token)
+        if value is None:
+            value = hashes[token] = zlib.crc32(token.encode("utf-8"))
+        out.append(value)
+    return np.array(out, dtype=np.int64)
+
+
+# An observation's bag is the same in every episode that makes the same call; kept by measured bytes.
+@bytes_cache(max_entries=16384, max_bytes=16 * 1024 * 1024, size=lambda args, found: _texts_bytes(args) + found.nbytes)
+def _bag_buckets(text: str, buckets: int) -> np.ndarray:
+    """The buckets (read-only, sorted) the hashed lower-case tokens of ``text`` fall in."""
+    found = np.unique(stable_hashes(set(_TOKEN_RE.findall(text.lower()))) % buckets)
+    found.setflags(write=False)
+    return found
 
 
 @runtime_checkable
@@ -126,8 +165,7 @@ class HashingEncoder:
 
     def _bag(self, text: str, buckets: int) -> np.ndarray:
         out = np.zeros(buckets, dtype=np.float32)
-        for token in set(_TOKEN_RE.findall(text.lower())):
-            out[stable_hash(token) % buckets] = 1.0
+        out[_bag_buckets(text, buckets)] = 1.0
         return out
 
     def encode(self, state: CandidateState, slots: Sequence[str | None], sources: Sequence[str | None]) -> np.ndarray:
@@ -146,24 +184,26 @@ class HashingEncoder:
         if self._text_cache is None or self._text_cache[0] != facts.text:  # the question is the same all episode
             self._text_cache = (facts.text, self._bag(facts.text, self.text_buckets))
         parts = [self._text_cache[1], self._bag(state.observation[: self.result_chars], self.result_buckets)]
-        parts.append(np.array([min(state.turn / max(state.max_turns, 1), 1.0)], dtype=np.float32))
-        called = np.zeros(len(self._functions), dtype=np.float32)
+        # The turn, the functions called, the last one, the last result's summary, the task and what the
+        # question states: written as one list, made an array once.
+        functions = self._functions
+        n = len(functions)
+        middle = [0.0] * (1 + 2 * n + 1 + 8 + len(self._tasks) + 5)
+        middle[0] = min(state.turn / max(state.max_turns, 1), 1.0)
         for step in state.history:
-            if step.ok and step.function in self._functions:
-                called[self._functions[step.function]] = 1.0
-        parts.append(called)
-        last_function = np.zeros(len(self._functions) + 1, dtype=np.float32)
+            if step.ok and step.function in functions:
+                middle[1 + functions[step.function]] = 1.0
         last = state.history[-1] if state.history else None
-        if last is not None and last.ok and last.function in self._functions:
-            last_function[self._functions[last.function]] = 1.0
+        at = 1 + n
+        if last is not None and last.ok and last.function in functions:
+            middle[at + functions[last.function]] = 1.0
         else:
-            last_function[-1] = 1.0
-        parts.append(last_function)
-        summary = np.zeros(8, dtype=np.float32)
+            middle[at + n] = 1.0
+        at += n + 1
         if last is not None:
             result = last.result
             length = len(result) if isinstance(result, list | dict | str) else 0
-            summary[:] = (
+            middle[at : at + 8] = (
                 not last.ok,
                 last.ok and length == 0,
                 isinstance(result, list),
@@ -173,27 +213,26 @@ class HashingEncoder:
                 min(length, 100) / 100,
                 length == 1,
             )
-        parts.append(summary)
-        task = np.zeros(len(self._tasks), dtype=np.float32)
+        at += 8
         if facts.task in self._tasks:
-            task[self._tasks[facts.task]] = 1.0
-        parts.append(task)
+            middle[at + self._tasks[facts.task]] = 1.0
+        at += len(self._tasks)
         has_id = any(v is not None for v in (facts.product_id, facts.contact_id, facts.case_id, facts.issue_id))
-        stated = (
+        middle[at:] = (
             facts.direction == "min",
             facts.direction == "max",
             facts.start is not None,
             has_id,
             facts.n_cases is not None,
         )
-        parts.append(np.array(stated, dtype=np.float32))
+        parts.append(np.array(middle, dtype=np.float32))
         slot_features = np.zeros((self.num_slots, 1 + self.slot_buckets), dtype=np.float32)
-        for i, (text, source) in enumerate(zip(slots, sources, strict=True)):
-            if text is None:
-                continue
-            slot_features[i, 0] = 1.0
-            if source is not None:
-                slot_features[i, 1 + stable_hash(source) % self.slot_buckets] = 1.0
+        present = [i for i, text in enumerate(slots) if text is not None]
+        slot_features[present, 0] = 1.0
+        named = [i for i in present if sources[i] is not None]
+        if named:
+            hashed = stable_hashes([sources[i] for i in named])  # type: ignore[misc]
+            slot_features[named, 1 + hashed % self.slot_buckets] = 1.0
         parts.append(slot_features.ravel())
         return parts
 

@@ -17,15 +17,16 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from collections.abc import Iterator, Sequence
+import sys
+from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from crmarena_gym._memory import bytes_cache
-from crmarena_gym.rl._candidates import CandidateState, found_nothing
+from crmarena_gym._memory import BytesLRU, bytes_cache
+from crmarena_gym.rl._candidates import CandidateState, StepRecord, arguments_of, found_nothing, pasted_json
 from crmarena_gym.rl._checks import require_positive_ints
-from crmarena_gym.rl._encoding import FUNCTIONS, stable_hash
+from crmarena_gym.rl._encoding import FUNCTIONS, _texts_bytes, stable_hash, stable_hashes
 from crmarena_gym.rl._knowledge import KnowledgeView, knowledge_view, search_term_of
 from crmarena_gym.rl._spans import (
     PHRASE_TRAITS,
@@ -87,12 +88,46 @@ SCALARS: tuple[str, ...] = (
 #: (one-hot over :data:`~crmarena_gym.rl.QUESTION_KINDS`), then the phrase's traits
 #: (:data:`~crmarena_gym.rl.PHRASE_TRAITS`, see :func:`~crmarena_gym.rl.phrase_traits`).
 PHRASE_FEATURES: tuple[str, ...] = (*(f"question_{kind}" for kind in QUESTION_KINDS), *PHRASE_TRAITS)
+_SCALAR_INDEX = {name: i for i, name in enumerate(SCALARS)}
+_PRESENT, _IS_CALL, _IS_SUBMISSION, _IS_NONE = (
+    _SCALAR_INDEX[k] for k in ("present", "is_call", "is_submission", "is_none")
+)
+_VALUE_RANK, _IN_LAST_RESULT, _COUNT_IN_LAST_RESULT = (
+    _SCALAR_INDEX[k] for k in ("value_rank", "in_last_result", "count_in_last_result")
+)
+_TAKES_LAST_RESULT, _CONTEXT_IN_QUESTION, _QUESTION_IN_CONTEXT, _CONTEXT_WORDS, _VALUE_IN_QUESTION = (
+    _SCALAR_INDEX[k]
+    for k in ("takes_last_result", "context_in_question", "question_in_context", "context_words", "value_in_question")
+)
+
+
+def _words_bytes(args: tuple[Any, ...], words: frozenset[str]) -> int:
+    """A cached set of words' bytes (the set, its words, the text it was read from), without walking it."""
+    return _texts_bytes(args) + sys.getsizeof(words) + sum(sys.getsizeof(w) for w in words)
 
 
 # The question and the listed records' texts recur at every step; kept by measured bytes (texts of any length).
-@bytes_cache(max_entries=4096, max_bytes=16 * 1024 * 1024)
+@bytes_cache(max_entries=16384, max_bytes=16 * 1024 * 1024, size=lambda args, words: _words_bytes(args, words))
 def _tokens(text: str) -> frozenset[str]:
     return frozenset(t for t in _TOKEN_RE.findall(text.lower()) if len(t) > 2 and t not in _STOP)
+
+
+@bytes_cache(max_entries=16384, max_bytes=32 * 1024 * 1024, size=lambda args, words: _words_bytes(args, words))
+def _prefixes(text: str, prefix: int) -> frozenset[str]:
+    return frozenset(t[:prefix] for t in _tokens(text))
+
+
+# A candidate's context meets the same question at every step it is offered, in every episode of the instance.
+@bytes_cache(max_entries=16384, max_bytes=16 * 1024 * 1024, size=lambda args, found: _texts_bytes(args) + 300)
+def _context_features(
+    context: str, question: str, prefix: int | None, buckets: int
+) -> tuple[float, float, float, tuple[int, ...]]:
+    """``overlap(context, question)``, the context's word count (clipped at 50, over 50) and its words' hash
+    buckets (sorted)."""
+    share, reverse = overlap(context, question, prefix=prefix)
+    words = _tokens(context)
+    hashed = tuple(np.unique(stable_hashes(words) % buckets).tolist())
+    return share, reverse, min(len(words), 50) / 50, hashed
 
 
 def overlap(context: str, question: str, *, prefix: int | None = None) -> tuple[float, float]:
@@ -110,35 +145,101 @@ def overlap(context: str, question: str, *, prefix: int | None = None) -> tuple[
         >>> overlap("Product Defect", "Defective leggings", prefix=5)  # defec: 1 of 2, 1 of 2
         (0.5, 0.5)
     """
-    a, b = _tokens(context), _tokens(question)
-    if prefix is not None:
-        a, b = {t[:prefix] for t in a}, {t[:prefix] for t in b}
+    a, b = (
+        (_tokens(context), _tokens(question))
+        if prefix is None
+        else (_prefixes(context, prefix), _prefixes(question, prefix))
+    )
     if not a or not b:
         return 0.0, 0.0
     shared = len(a & b)
     return shared / len(a), shared / len(b)
 
 
-def _records(value: Any) -> Iterator[dict[str, Any]]:
+def _step_records(result: Any) -> dict[str, list[str]]:
+    """For each text value in ``result``'s records (its mappings, nested ones too, in depth-first order), the text
+    fields of the first record holding it."""
+    groups: list[list[str]] = []
+    _record_texts(result, groups)
+    # Built in reverse, so that the first record holding a text is the last written: it wins.
+    return dict(reversed([(text, texts) for texts in groups for text in texts]))
+
+
+def _record_texts(value: Any, groups: list[list[str]]) -> None:
+    """The text fields of each record in ``value``, depth first (a record before the records nested in it)."""
     if isinstance(value, dict):
-        yield value
-        for item in value.values():
-            if isinstance(item, list | dict):
-                yield from _records(item)
+        records: Any = (value,)
     elif isinstance(value, list):
-        for item in value:
-            yield from _records(item)
+        records = value
+    else:
+        return
+    for record in records:
+        if isinstance(record, dict):
+            texts = [v for v in record.values() if isinstance(v, str)]
+            groups.append(texts)
+            if len(texts) < len(record):  # other values: a nested record or list may hold records
+                for item in record.values():
+                    if isinstance(item, list | dict):
+                        _record_texts(item, groups)
+        elif isinstance(record, list):
+            _record_texts(record, groups)
 
 
-def _step_contexts(result: Any) -> dict[str, str]:
-    """For each text value in ``result``'s records, the other text fields of the first record holding it."""
-    found: dict[str, str] = {}
-    for record in _records(result):
-        texts = [v for v in record.values() if isinstance(v, str)]
-        for value in texts:
-            if value not in found:
-                found[value] = " ".join(v for v in texts if v != value)
+def _context_of(value: str, texts: list[str]) -> str:
+    return " ".join(v for v in texts if v != value)
+
+
+# A step's index by its action and observation, across episodes: the same call answers the same records in every
+# episode of a question. An entry holds the result it was made from, and is used only for a result equal to it.
+_STEP_INDEX: BytesLRU[tuple[str, str], tuple[Any, dict[str, list[str]]]] = BytesLRU(
+    max_entries=8192, max_bytes=32 * 1024 * 1024
+)
+
+
+def _step_index(step: StepRecord) -> dict[str, list[str]]:
+    key = (step.action, str(step.observation))
+    kept = _STEP_INDEX.get(key)
+    if kept is not None and _same(kept[0], step.result):
+        return kept[1]
+    found = _step_records(step.result)
+    size = sys.getsizeof(key[0]) + sys.getsizeof(key[1]) + sum(map(len, found)) + 150 * len(found) + 200
+    _STEP_INDEX.put(key, (step.result, found), size)
     return found
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return a is b or bool(a == b)
+    except (TypeError, ValueError):  # values that do not compare (arrays): not known to be the same
+        return False
+
+
+class _Contexts:
+    """Value to context over steps (the other text fields of the first record of a step holding the value, a newer
+    step's record winning), each context joined only when it is asked for: a step lists hundreds of records, and
+    a step's candidates ask for a few."""
+
+    def __init__(self) -> None:
+        self.steps: list[dict[str, list[str]]] = []  # each step's index, oldest first
+        self.joined: dict[str, str] = {}
+
+    def add(self, step: StepRecord) -> None:
+        found = _step_index(step)
+        if found:
+            self.steps.append(found)
+            self.joined.clear()
+
+    def get(self, value: str, default: str = "") -> str:
+        context = self.joined.get(value)
+        if context is None:
+            for found in reversed(self.steps):
+                texts = found.get(value)
+                if texts is not None:
+                    break
+            else:
+                return default
+            context = self.joined[value] = _context_of(value, texts)
+        return context
 
 
 class _ContextIndex:
@@ -147,15 +248,22 @@ class _ContextIndex:
     def __init__(self) -> None:
         self.state: CandidateState | None = None
         self.indexed = 0
-        self.contexts: dict[str, str] = {}
+        self.contexts = _Contexts()
+        #: The last step's result as a call pastes it (see :func:`_pasted_text`), of the state last indexed.
+        self.pasted: str | None = None
+        self._pasted_of: StepRecord | None = None
 
-    def get(self, state: CandidateState) -> dict[str, str]:
+    def get(self, state: CandidateState) -> _Contexts:
         if state is not self.state or len(state.history) < self.indexed:
-            self.state, self.indexed, self.contexts = state, 0, {}
+            self.state, self.indexed, self.contexts = state, 0, _Contexts()
         for step in state.history[self.indexed :]:
             if step.ok:
-                self.contexts.update(_step_contexts(step.result))  # a newer step's record wins
+                self.contexts.add(step)  # a newer step's record wins
         self.indexed = len(state.history)
+        last = state.history[-1] if state.history else None
+        if last is not self._pasted_of:
+            self._pasted_of = last
+            self.pasted = _pasted_text(last.result) if last is not None and last.ok else None
         return self.contexts
 
 
@@ -176,20 +284,45 @@ def candidate_context(state: CandidateState, value: str) -> str:
     return _ContextIndex().get(state).get(value, "")
 
 
-def _call_values(text: str) -> list[str]:
+def _call_values(text: str) -> tuple[str, ...]:
     """The short string arguments of a call's text (ids, names, terms), for looking up their context."""
+    # A call of facts recurs at every step of every episode of its question: kept. A call that pastes a result
+    # is offered once, right after the step that returned it: read as it comes.
+    if len(text) <= 2000:
+        return _short_call_values(text)
+    arguments = arguments_of(text)  # the call as the generator wrote it: its JSON read back would give these
+    if arguments is None:
+        return _read_call_values(text)
+    return _short_values(arguments)
+
+
+@bytes_cache(
+    max_entries=16384,
+    max_bytes=8 * 1024 * 1024,
+    size=lambda args, found: _texts_bytes(args) + sum(sys.getsizeof(v) + 8 for v in found) + 100,
+)
+def _short_call_values(text: str) -> tuple[str, ...]:
+    return _read_call_values(text)
+
+
+def _read_call_values(text: str) -> tuple[str, ...]:
     body = text.split("(", 1)[1].rsplit(")", 1)[0] if "(" in text else ""
     if not body:
-        return []
+        return ()
     try:
         arguments = json.loads(body)
     except json.JSONDecodeError:
-        return []
+        return ()
+    return _short_values(arguments) if isinstance(arguments, dict) else ()
+
+
+def _short_values(arguments: dict[str, Any]) -> tuple[str, ...]:
     found: list[str] = []
-    for value in arguments.values() if isinstance(arguments, dict) else []:
-        items = value if isinstance(value, list) and len(value) <= 3 else [value]
+    for value in arguments.values():
+        # A tuple reads back from JSON as a list; no other difference matters here (only short texts are kept).
+        items = value if isinstance(value, list | tuple) and len(value) <= 3 else [value]
         found += [v for v in items if isinstance(v, str) and len(v) <= 200]
-    return found
+    return tuple(found)
 
 
 def _last_result_text(state: CandidateState) -> str:
@@ -309,66 +442,86 @@ class SlotFeatures:
         out = np.zeros((self.num_slots, self.size), dtype=np.float32)
         # A routing question's own words ("Return only the Id", "routing policy") are the template's, not the
         # case's: the issue a new case is about is told by the case's subject and description alone.
-        described = " ".join(t for t in (state.facts.case_subject, state.facts.case_description) if t)
-        question = described or state.facts.text
+        facts = state.facts
+        described = " ".join(t for t in (facts.case_subject, facts.case_description) if t)
+        question = described or facts.text
         prefix = _DESCRIBED_PREFIX if described else None
         last_text = _last_result_text(state)
-        last = state.history[-1] if state.history else None
         contexts = self._index.get(state)
-        pasted = _pasted_text(last.result) if last is not None and last.ok else None
-        submissions = [i for i, s in enumerate(slots) if s is not None and s.startswith("submit ")]
-        searched = any(t is not None and s == "search_knowledge_articles" for t, s in zip(slots, sources, strict=True))
-        knowledge = _KnowledgeFeatures(state) if searched else None
+        pasted = self._index.pasted
+        values = [i for i, s in enumerate(slots) if s is not None and s.startswith("submit ") and s != "submit None"]
+        rank_of = {slot: rank for rank, slot in enumerate(values)}
+        last_rank = max(len(values) - 1, 1)
+        knowledge: Any = _UNSET  # worked out when a candidate needs it: some slot holding a knowledge action
+        buckets = self.context_buckets
+        width = self.size
+        kind, source_at, scalar, context_at = (
+            self.kind_offset,
+            self.source_offset,
+            self.scalar_offset,
+            self.context_offset,
+        )
+        ones: list[int] = []  # flat indices of ``out`` set to 1
+        where: list[int] = []  # flat indices of ``out`` set to the values in ``values``
+        numbers: list[float] = []
         for i, (text, source) in enumerate(zip(slots, sources, strict=True)):
             if text is None:
                 continue
-            row = out[i]
-            row[i] = 1.0
-            scalars = dict.fromkeys(SCALARS, 0.0)
-            scalars["present"] = 1.0
+            base = i * width
+            at = base + scalar
+            ones += (base + i, at + _PRESENT)
             if text.startswith("submit "):
                 value = text[len("submit ") :]
-                scalars["is_submission"] = 1.0
+                ones.append(at + _IS_SUBMISSION)
                 if value == "None":
-                    row[self.kind_offset + n] = 1.0
-                    scalars["is_none"] = 1.0
+                    ones += (base + kind + n, at + _IS_NONE)
                     context = ""
                 else:
-                    row[self.kind_offset + n + 1] = 1.0
-                    row[self.source_offset + self._functions.get(source or "", n)] = 1.0
-                    values = [s for s in submissions if slots[s] != "submit None"]
-                    rank = values.index(i) if i in values else 0
-                    scalars["value_rank"] = rank / max(len(values) - 1, 1)
+                    ones += (base + kind + n + 1, base + source_at + self._functions.get(source or "", n))
                     count = last_text.count(value) if last_text else 0
-                    scalars["in_last_result"] = float(count > 0)
-                    scalars["count_in_last_result"] = min(count, 5) / 5
-                    scalars["value_in_question"] = float(value in question)
+                    where += (
+                        at + _VALUE_RANK,
+                        at + _IN_LAST_RESULT,
+                        at + _COUNT_IN_LAST_RESULT,
+                        at + _VALUE_IN_QUESTION,
+                    )
+                    numbers += (
+                        rank_of.get(i, 0) / last_rank,
+                        float(count > 0),
+                        min(count, 5) / 5,
+                        float(value in question),
+                    )
                     context = contexts.get(value) or value
-                    if knowledge is not None and source == "search_knowledge_articles":
-                        knowledge.answer(
-                            value,
-                            scalars,
-                            row[self.reply_offset : self.own_offset],
-                            row[self.own_offset : self.phrase_offset],
-                            row[self.phrase_offset :],
-                        )
+                    if source == "search_knowledge_articles":
+                        if knowledge is _UNSET or knowledge is None:  # this slot holds one: there are
+                            knowledge = _knowledge_features(state)
+                        pairs, replies, owns, phrases = knowledge.answer(value, self.reply_buckets, self.own_buckets)
+                        where += [at + index for index, _ in pairs]
+                        numbers += [number for _, number in pairs]
+                        for offset, block in ((self.reply_offset, replies), (self.own_offset, owns)):
+                            ones += [base + offset + index for index in block]
+                        ones += [base + self.phrase_offset + index for index in phrases]
             else:
-                scalars["is_call"] = 1.0
-                function = text[len("execute ") :].split("(", 1)[0].strip()
-                row[self.kind_offset + self._functions.get(function, n)] = 1.0
-                row[self.source_offset + n] = 1.0
-                scalars["takes_last_result"] = float(pasted is not None and pasted in text)
+                paren = text.find("(", len("execute "))  # not split: a call may paste a long result
+                function = (text[len("execute ") : paren] if paren >= 0 else text[len("execute ") :]).strip()
+                ones += (at + _IS_CALL, base + kind + self._functions.get(function, n), base + source_at + n)
+                where.append(at + _TAKES_LAST_RESULT)
+                numbers.append(float(pasted is not None and pasted in text))
                 context = " ".join(contexts.get(v) or v for v in _call_values(text))
-                if knowledge is not None and function == "search_knowledge_articles":
-                    knowledge.search(text, scalars)
-            share, reverse = overlap(context, question, prefix=prefix)
-            scalars["context_in_question"] = share
-            scalars["question_in_context"] = reverse
-            words = _tokens(context)
-            scalars["context_words"] = min(len(words), 50) / 50
-            row[self.scalar_offset : self.context_offset] = [scalars[name] for name in SCALARS]
-            for word in words:
-                row[self.context_offset + stable_hash(word) % self.context_buckets] = 1.0
+                if function == "search_knowledge_articles":
+                    if knowledge is _UNSET:
+                        knowledge = _knowledge_features(state) if _holds_knowledge(slots, sources) else None
+                    for index, number in knowledge.search(text) if knowledge is not None else ():
+                        where.append(at + index)
+                        numbers.append(number)
+            share, reverse, words, hashed = _context_features(context, question, prefix, buckets)
+            where += (at + _CONTEXT_IN_QUESTION, at + _QUESTION_IN_CONTEXT, at + _CONTEXT_WORDS)
+            numbers += (share, reverse, words)
+            offset = base + context_at
+            ones += [offset + h for h in hashed]
+        flat = out.reshape(-1)
+        flat[ones] = 1.0
+        flat[where] = numbers
         return out
 
     def __repr__(self) -> str:
@@ -378,29 +531,102 @@ class SlotFeatures:
         )
 
 
-class _KnowledgeFeatures:
-    """The knowledge scalars and reply words of one state's candidates (see :class:`SlotFeatures`)."""
+# Per live episode: the knowledge view (the same object while no search or conversation step comes) and its
+# features, each candidate's worked out once per view.
+_KNOWLEDGE_CACHE: dict[int, tuple[KnowledgeView, _KnowledgeFeatures]] = {}
 
-    def __init__(self, state: CandidateState) -> None:
-        self.view: KnowledgeView = knowledge_view(state)
+
+# Across episodes: the features of a view with the same content (the question, the conversation read, the
+# articles found and their phrases), so that each episode of a question does not work them out again.
+_KNOWLEDGE_BY_CONTENT: BytesLRU[tuple[Any, ...], _KnowledgeFeatures] = BytesLRU(
+    max_entries=2048, max_bytes=32 * 1024 * 1024
+)
+
+
+_UNSET: Any = object()
+
+
+def _holds_knowledge(slots: Sequence[str | None], sources: Sequence[str | None]) -> bool:
+    """Whether a slot holds an action of the knowledge search's (its call, or an answer its result gave)."""
+    return any(t is not None and s == "search_knowledge_articles" for t, s in zip(slots, sources, strict=True))
+
+
+def _key_text(value: Any) -> str | None:
+    return value if value is None or isinstance(value, str) else repr(value)
+
+
+def _knowledge_features(state: CandidateState) -> _KnowledgeFeatures:
+    view = knowledge_view(state)
+    cached = _KNOWLEDGE_CACHE.get(id(view))
+    if cached is not None and cached[0] is view:
+        return cached[1]
+    if len(_KNOWLEDGE_CACHE) > 64:
+        _KNOWLEDGE_CACHE.clear()
+    articles = tuple(tuple(_key_text(a.get(k)) for k in ("Id", "Title", "Content")) for a in view.articles)
+    content = (view.question, view.conversation, view.lines, articles, view.spans)
+    features = _KNOWLEDGE_BY_CONTENT.get(content)
+    if features is None:
+        features = _KnowledgeFeatures(view)
+        texts = [view.question, *view.conversation, *view.lines, *(t for a in articles for t in a if t is not None)]
+        # The texts twice (the key's and the view's own), the phrases, and the worked-out rows (a few kB).
+        size = 2 * sum(sys.getsizeof(t) for t in texts) + 400 * len(view.spans) + 16_384
+        _KNOWLEDGE_BY_CONTENT.put(content, features, size)
+    _KNOWLEDGE_CACHE[id(view)] = (view, features)
+    return features
+
+
+# What a knowledge candidate adds to its row: (scalar index, value) pairs, and the reply, own and phrase
+# columns set to 1 (indices within each block).
+_Written = tuple[tuple[tuple[int, float], ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]
+
+
+def _indices(found: set[int]) -> tuple[int, ...]:
+    return tuple(sorted(found))
+
+
+class _KnowledgeFeatures:
+    """The knowledge scalars and reply words of one view's candidates (see :class:`SlotFeatures`)."""
+
+    def __init__(self, view: KnowledgeView) -> None:
+        self.view = view
         self.articles = {a["Id"]: (rank, a) for rank, a in enumerate(self.view.articles)}
         self.spans = {span.text: (rank, span) for rank, span in enumerate(self.view.spans)}
         self.conversation = " ".join(self.view.conversation)
         self.asked = set(word_list(self.view.question))
-        self._phrases: tuple[list[float], int] | None = None  # consensus and question kind, once per state
+        self._phrases: tuple[list[float], int] | None = None  # consensus and question kind, once per view
+        self._searches: dict[str, tuple[tuple[int, float], ...]] = {}
+        self._answers: dict[tuple[str, int, int], _Written] = {}
 
-    def search(self, text: str, scalars: dict[str, float]) -> None:
-        """A search call: are its words the question's, or others (the conversation's)?"""
-        term = search_term_of(text)
-        words = set(word_list(term)) if term is not None else set()
-        if words:
-            scalars["search_of_question"] = float(words <= self.asked)
-            scalars["search_of_conversation"] = 1.0 - scalars["search_of_question"]
+    def search(self, text: str) -> tuple[tuple[int, float], ...]:
+        """A search call: are its words the question's, or others (the conversation's)? (scalar index, value) pairs."""
+        written = self._searches.get(text)
+        if written is None:
+            term = search_term_of(text)
+            words = set(word_list(term)) if term is not None else set()
+            written = ()
+            if words:
+                of_question = float(words <= self.asked)
+                written = (
+                    (_SCALAR_INDEX["search_of_question"], of_question),
+                    (_SCALAR_INDEX["search_of_conversation"], 1.0 - of_question),
+                )
+            self._searches[text] = written
+        return written
 
-    def answer(
-        self, value: str, scalars: dict[str, float], reply: np.ndarray, own: np.ndarray, phrase: np.ndarray
-    ) -> None:
-        """A submitted article of the latest search, or a phrase of its articles."""
+    def answer(self, value: str, reply_size: int, own_size: int) -> _Written:
+        """A submitted article of the latest search, or a phrase of its articles: its (scalar index, value) pairs,
+        and the reply, own and phrase columns it sets to 1."""
+        key = (value, reply_size, own_size)
+        written = self._answers.get(key)
+        if written is None:
+            written = self._answers[key] = self._work_out(value, reply_size, own_size)
+        return written
+
+    def _work_out(self, value: str, reply_size: int, own_size: int) -> _Written:
+        scalars: dict[str, float] = {}
+        reply: set[int] = set()
+        own: set[int] = set()
+        phrase: set[int] = set()
         if value in self.articles:
             rank, article = self.articles[value]
             scalars["knowledge_rank"] = min(rank, 9) / 9
@@ -413,11 +639,11 @@ class _KnowledgeFeatures:
                 scalars["reply_number_above_rule"], scalars["reply_number_within_rule"] = float(above), float(within)
                 words = word_list(line)
                 for gram in [*words, *(f"{a} {b}" for a, b in itertools.pairwise(words))]:
-                    reply[stable_hash(gram) % len(reply)] = 1.0
+                    reply.add(stable_hash(gram) % reply_size)
                 ruled = set(word_list(sentence))
                 for word in words:
                     if word not in ruled:
-                        own[stable_hash(word) % len(own)] = 1.0
+                        own.add(stable_hash(word) % own_size)
         elif value in self.spans:
             rank, span = self.spans[value]
             scalars["knowledge_rank"] = min(rank, 15) / 15
@@ -437,9 +663,11 @@ class _KnowledgeFeatures:
                 )
             consensus, kind = self._phrases
             scalars["span_consensus"] = consensus[rank]
-            phrase[kind] = 1.0
+            phrase.add(kind)
             for trait in phrase_traits(self.view.question, span):
-                phrase[_TRAIT_INDEX[trait]] = 1.0
+                phrase.add(_TRAIT_INDEX[trait])
+        pairs = tuple((_SCALAR_INDEX[name], number) for name, number in scalars.items())
+        return pairs, _indices(reply), _indices(own), _indices(phrase)
 
 
 _TRAIT_INDEX = {trait: len(QUESTION_KINDS) + i for i, trait in enumerate(PHRASE_TRAITS)}
@@ -449,4 +677,4 @@ def _pasted_text(result: Any) -> str | None:
     """``result`` as a call carries it when pasted by value (as the next step of a pipeline does), or None if empty."""
     if found_nothing(result):
         return None
-    return json.dumps(result, ensure_ascii=False, separators=(", ", ": "))
+    return pasted_json(result)

@@ -78,7 +78,10 @@ class KnowledgeView:
     corpus: tuple[str, ...]
 
 
-_VIEW_CACHE: dict[tuple[int, int, int, int], tuple[CandidateState, KnowledgeView]] = {}
+# Per live episode: the state, the steps its view was read from, and the view. A step that is neither a
+# conversation nor a search leaves the view as it was: the same object (whose features are then kept, see
+# crmarena_gym.rl._features), not one rebuilt at every step.
+_VIEW_CACHE: dict[tuple[int, int, int], tuple[CandidateState, int, tuple[Any, ...], KnowledgeView]] = {}
 
 
 def knowledge_view(state: CandidateState, *, spans: int = 16, span_articles: int = 3) -> KnowledgeView:
@@ -99,19 +102,25 @@ def knowledge_view(state: CandidateState, *, spans: int = 16, span_articles: int
         >>> view.question, [a["Id"] for a in view.articles], view.spans[0].text
         ('How long is a reset link valid?', ['ka01'], '30 minutes')
     """
-    key = (id(state), len(state.history), spans, span_articles)
+    key = (id(state), spans, span_articles)
+    history = state.history
     cached = _VIEW_CACHE.get(key)
-    if cached is not None and cached[0] is state:
-        return cached[1]
+    if cached is not None and cached[0] is state and cached[1] == len(history):
+        return cached[3]
+    talks = [s for s in history if s.ok and s.function in CONVERSATION_FUNCTIONS and isinstance(s.result, list)]
+    search = next((step for step in reversed(history) if step.ok and step.function == SEARCH_FUNCTION), None)
+    read = (*talks, search, state.facts)
+    if cached is not None and cached[0] is state and len(cached[2]) == len(read):
+        if all(a is b for a, b in zip(cached[2], read, strict=True)):  # the same steps: the same view
+            _VIEW_CACHE[key] = (state, len(history), read, cached[3])
+            return cached[3]
     question = question_text(state.facts.text)
     conversation: list[str] = []
     lines: list[str] = []
-    for step in state.history:
-        if step.ok and step.function in CONVERSATION_FUNCTIONS and isinstance(step.result, list):
-            for record in (r for r in step.result if isinstance(r, dict)):
-                conversation += [record[k] for k in ("Body", "Subject", "TextBody") if isinstance(record.get(k), str)]
-            lines += agent_lines(step.result)
-    search = next((step for step in reversed(state.history) if step.ok and step.function == SEARCH_FUNCTION), None)
+    for step in talks:
+        for record in (r for r in step.result if isinstance(r, dict)):
+            conversation += [record[k] for k in ("Body", "Subject", "TextBody") if isinstance(record.get(k), str)]
+        lines += agent_lines(step.result)
     found = search.result if search is not None and isinstance(search.result, list) else []
     articles = tuple(r for r in found if isinstance(r, dict) and isinstance(r.get("Id"), str))
     bodies = [r.get("Content") if isinstance(r.get("Content"), str) else "" for r in articles]
@@ -125,9 +134,9 @@ def knowledge_view(state: CandidateState, *, spans: int = 16, span_articles: int
         spans=tuple(answer_spans(question, bodies[:span_articles], limit=spans)) if asked and articles else (),
         corpus=tuple(s for body in bodies for s in sentences(body)),
     )
-    if len(_VIEW_CACHE) > 64:  # one entry per live episode is all that is reused
+    if len(_VIEW_CACHE) > 64 and key not in _VIEW_CACHE:  # one entry per live episode is all that is reused
         _VIEW_CACHE.clear()
-    _VIEW_CACHE[key] = (state, view)
+    _VIEW_CACHE[key] = (state, len(history), read, view)
     return view
 
 
@@ -206,6 +215,7 @@ class KnowledgeSlots:
             *(f"submit_article_{i}" for i in range(articles)),
             *(f"submit_span_{i}" for i in range(spans)),
         )
+        self._rendered: tuple[KnowledgeView, tuple[str | None, ...]] | None = None
 
     def view(self, state: CandidateState) -> KnowledgeView:
         """The state's :class:`KnowledgeView` with this group's phrase settings."""
@@ -216,6 +226,9 @@ class KnowledgeSlots:
         if self.cue is not None and self.cue not in state.facts.text.lower():
             return [None] * len(self.names)
         view = self.view(state)
+        rendered = self._rendered
+        if rendered is not None and rendered[0] is view:  # the view of the step before: the same slots
+            return list(rendered[1])
         out: list[str | None] = []
         if self.searches:
             asked = search_terms(view.question, self.question_terms)
@@ -228,6 +241,7 @@ class KnowledgeSlots:
         out += ids + [None] * (self.articles - len(ids))
         phrases = [f"submit {span.text}" for span in view.spans[: self.spans]]
         out += phrases + [None] * (self.spans - len(phrases))
+        self._rendered = (view, tuple(out))
         return out
 
     def sources(self, state: CandidateState) -> list[str | None]:

@@ -44,6 +44,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 
+from crmarena_gym._memory import bytes_cache
 from crmarena_gym.rl._facts import QuestionFacts
 from crmarena_gym.tools import get_period, get_start_date, to_argument_datetime
 
@@ -308,6 +309,8 @@ def _quoted_id(text: str, prefix: str) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
+# Read again at every reset of the question's episodes; the facts are frozen, so one object serves them all.
+@bytes_cache(max_entries=8192, max_bytes=32 * 1024 * 1024)
 def parse_question(task: str, text: str) -> QuestionFacts:
     """The facts ``text`` (a question with its context, as the environment shows it) states.
 

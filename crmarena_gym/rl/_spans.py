@@ -26,6 +26,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+import sys
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -104,6 +105,11 @@ _CLAUSE_END = (",", ";", ":")
 _LIST_MARK = re.compile(r"^\d+[.)]\s+")
 
 
+def _set_bytes(text: str, words: Any) -> int:
+    """A cache entry's bytes: its text, and a set (or counter) of words, without walking them."""
+    return sys.getsizeof(text) + sys.getsizeof(words) + sum(sys.getsizeof(w) + 32 for w in words)
+
+
 def word_list(text: str) -> list[str]:
     """The lower-case words of ``text`` (runs of letters and digits).
 
@@ -130,6 +136,8 @@ def stem(word: str) -> str:
     return word
 
 
+# The question is read again at every step of its episodes (small: one entry per question).
+@bytes_cache(max_entries=4096, max_bytes=8 * 1024 * 1024)
 def question_text(text: str) -> str:
     """The question itself: the last sentence of ``text`` that ends with a question mark, without a lead-in
     that ends with a colon (all of ``text`` if no sentence asks).
@@ -161,6 +169,12 @@ def search_terms(text: str, limit: int = 60, *, numbers: bool = True) -> str:
         >>> search_terms("[2023-12-15T11:24:06] Can I cancel?", numbers=False)
         'cancel'
     """
+    return _search_terms(text, limit, numbers)
+
+
+# A question's and a conversation's terms are asked for at every episode that reads them.
+@bytes_cache(max_entries=4096, max_bytes=16 * 1024 * 1024, size=lambda args, terms: 2 * sys.getsizeof(args[0]) + 200)
+def _search_terms(text: str, limit: int, numbers: bool) -> str:
     seen: list[str] = []
     for word in word_list(text):
         digits = any(c.isdigit() for c in word)
@@ -185,6 +199,12 @@ def sentences(text: str) -> list[str]:
         >>> sentences("Order by 2 p.m. Eastern to ship today. Returns are free.\\n\\n1. Keep tags on.")
         ['Order by 2 p.m. Eastern to ship today.', 'Returns are free.', 'Keep tags on.']
     """
+    return list(_sentences(text))
+
+
+# An article's body is cut again at every step of every episode that found it; kept by measured bytes.
+@bytes_cache(max_entries=4096, max_bytes=16 * 1024 * 1024)
+def _sentences(text: str) -> tuple[str, ...]:
     out: list[str] = []
     for line in text.splitlines():
         start = 0
@@ -194,7 +214,7 @@ def sentences(text: str) -> list[str]:
             out.append(line[start : match.start()].strip())
             start = match.end()
         out.append(line[start:].strip())
-    return [_LIST_MARK.sub("", s) for s in out if word_list(_LIST_MARK.sub("", s))]
+    return tuple(_LIST_MARK.sub("", s) for s in out if word_list(_LIST_MARK.sub("", s)))
 
 
 @dataclass(frozen=True)
@@ -267,6 +287,7 @@ def _content(words: Sequence[str]) -> list[str]:
     return [w for w in words if w not in FUNCTION_WORDS]
 
 
+@bytes_cache(max_entries=4096, max_bytes=8 * 1024 * 1024)
 def _asked(question: str) -> frozenset[str]:
     """The question's content words, stemmed (template words of the instance context left out)."""
     return frozenset(stem(word) for word in _content(word_list(question)) if word not in _CONTEXT_WORDS)
@@ -400,13 +421,25 @@ def answer_spans(
         >>> [s.text for s in spans][:3]
         ['10 days', 'within 10 days', '10']
     """
+    return list(_answer_spans(question, tuple(articles), limit, sentences_per_question))
+
+
+# The same question meets the same articles at every step after its search, and in every episode of the instance.
+@bytes_cache(
+    max_entries=1024,
+    max_bytes=16 * 1024 * 1024,
+    size=lambda args, spans: sum(sys.getsizeof(t) for t in (args[0], *args[1])) + 600 * len(spans) + 200,
+)
+def _answer_spans(
+    question: str, articles: tuple[str, ...], limit: int, sentences_per_question: int
+) -> tuple[Span, ...]:
     w = SPAN_WEIGHTS
     asked = _asked(question)
     if not asked:
-        return []
+        return ()
     quantity = bool(_QUANTITY.search(question))
     which = bool(_WHICH.search(question))
-    found = [(a, s, sentence) for a, body in enumerate(articles) for s, sentence in enumerate(sentences(body))]
+    found = [(a, s, sentence) for a, body in enumerate(articles) for s, sentence in enumerate(_sentences(body))]
     stems = [{stem(word) for word in word_list(sentence)} for _a, _s, sentence in found]
     weight = {t: math.log(1.0 + len(found) / (1 + sum(t in held for held in stems))) for t in asked}
     total = sum(weight.values())
@@ -465,7 +498,7 @@ def answer_spans(
             if key not in best or best[key].score < span.score:
                 best[key] = span
     spans = sorted(best.values(), key=lambda sp: (-sp.score, sp.article, sp.words, sp.text))
-    return spans[:limit]
+    return tuple(spans[:limit])
 
 
 #: The kinds of question :func:`question_kind` tells apart (what kind of phrase answers each differs).
@@ -539,6 +572,12 @@ def _word_kind(word: str | None, asked: frozenset[str]) -> str | None:
     return "asked" if stem(word) in asked else "other"
 
 
+# A phrase's traits are read at every step its search stays the latest, in every episode of the question.
+@bytes_cache(
+    max_entries=4096,
+    max_bytes=8 * 1024 * 1024,
+    size=lambda args, traits: _set_bytes(args[0], traits) + sys.getsizeof(args[1].sentence) + 400,
+)
 def phrase_traits(question: str, span: Span) -> frozenset[str]:
     """The traits of :data:`PHRASE_TRAITS` that an answer phrase has: what it is and where it stops.
 
@@ -673,12 +712,16 @@ def agent_lines(result: Any) -> list[str]:
 
 # Article sentences and agent lines recur at every step of an episode; kept by measured bytes (a line is as long
 # as an agent makes it).
-@bytes_cache(max_entries=8192, max_bytes=16 * 1024 * 1024)
+@bytes_cache(max_entries=8192, max_bytes=16 * 1024 * 1024, size=lambda args, stems: _set_bytes(args[0], stems))
 def _weighted_stems(text: str) -> frozenset[str]:
     return frozenset(stem(w) for w in word_list(text) if w not in FUNCTION_WORDS and not w.isdigit())
 
 
-@bytes_cache(max_entries=64, max_bytes=16 * 1024 * 1024)
+@bytes_cache(
+    max_entries=64,
+    max_bytes=16 * 1024 * 1024,
+    size=lambda args, counts: sum(sys.getsizeof(t) + 8 for t in args[0]) + _set_bytes("", counts),
+)
 def _document_frequencies(corpus: tuple[str, ...]) -> Counter[str]:
     return Counter(t for sentence in corpus for t in _weighted_stems(sentence))
 
@@ -708,7 +751,7 @@ def best_reply(lines: Sequence[str], article: str, corpus: Sequence[str]) -> tup
     """
     corpus = tuple(corpus)
     frequency = _document_frequencies(corpus)
-    rules = [(sentence, _weighted_stems(sentence)) for sentence in sentences(article)]
+    rules = [(sentence, _weighted_stems(sentence)) for sentence in _sentences(article)]
 
     def weight(t: str) -> float:
         return math.log(1.0 + len(corpus) / (1 + frequency[t]))

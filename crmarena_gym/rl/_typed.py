@@ -39,22 +39,24 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from crmarena_gym._memory import bytes_cache
 from crmarena_gym.rl._candidates import (
     NONE_AFTER,
     CandidateState,
     SlotGroup,
+    StepRecord,
     call_text,
     none_offered,
     observed_values,
 )
 from crmarena_gym.rl._checks import require_positive_ints
-from crmarena_gym.rl._encoding import FUNCTIONS, HashingEncoder, stable_hash
+from crmarena_gym.rl._encoding import FUNCTIONS, HashingEncoder, _texts_bytes, stable_hash, stable_hashes
 from crmarena_gym.rl._features import SCALARS, SlotFeatures, overlap
 from crmarena_gym.rl._knowledge import CONVERSATION_FUNCTIONS
 from crmarena_gym.rl._parse import question_and_context, question_part
@@ -89,6 +91,7 @@ _NUMBER_WORDS = {
 _QUOTED_RE = re.compile(r"'([^'\n]{1,40})'|\"([^\"\n]{1,40})\"")
 _CONSTANTS = (0, 1, 2)
 _SCALAR_INDEX = {name: i for i, name in enumerate(SCALARS)}
+_TYPED_INDEX: dict[str, int] = {}  # filled below TYPED_SCALARS
 
 
 @dataclass(frozen=True)
@@ -192,6 +195,10 @@ class PendingCall:
 
 
 def _label(value: Any) -> str:
+    # A list of more than 20 items or a mapping of more than 12 cannot be written in 60 characters (an item takes
+    # a character and its separator two; an entry its quoted key, the colon and a value): not written at all.
+    if (isinstance(value, list) and len(value) > 20) or (isinstance(value, dict) and len(value) > 12):
+        return f"<{type(value).__name__} of {len(value)}>"
     text = json.dumps(value, ensure_ascii=False)
     if len(text) <= 60:
         return text
@@ -256,10 +263,10 @@ def argument_options(state: CandidateState, spec: ArgumentSpec, limit: int) -> l
 def _argument_options(state: CandidateState, spec: ArgumentSpec, limit: int) -> list[TypedValue]:
     out: list[TypedValue] = []
     seen: set[Any] = set()
-
-    def add(value: Any, source: str, key: str = "", age: int = -1, label: str | None = None) -> None:
+    for offer in _offered(state, spec):
         if len(out) >= limit:
-            return
+            break
+        value, source, key, age, label = offer + _OFFER_DEFAULTS[len(offer) - 2 :]
         # A value is offered once; a long result is told apart by identity (each step's result is its own).
         if isinstance(value, str | int):
             token: Any = (type(value).__name__, value)
@@ -270,59 +277,112 @@ def _argument_options(state: CandidateState, spec: ArgumentSpec, limit: int) -> 
         if token not in seen:
             seen.add(token)
             out.append(TypedValue(value, source, key, age, label if label is not None else _label(value)))
+    return out
 
+
+# What an offer leaves out, by its length: the key, the age (-1: not a result's), the label (None: written).
+_OFFER_DEFAULTS: tuple[Any, ...] = ("", -1, None)
+_HAS_CACHE: dict[tuple[Any, ...], tuple[CandidateState, int, bool]] = {}
+
+
+def _has_argument_options(state: CandidateState, spec: ArgumentSpec) -> bool:
+    """Whether :func:`argument_options` offers any value for ``spec`` (with any ``limit``): the first offer is
+    kept whatever follows, so it is enough to find one (no value is labelled). Offers only grow as steps come
+    (each step's result offers its own values, the question its own), so each step is read once per episode."""
+    kind = spec.kind
+    if kind == "enum":
+        return bool(spec.choices)
+    if kind == "integer":
+        return next(_offered(state, spec), None) is not None
+    history = state.history
+    key = (id(state), kind, spec.choices, spec.prefix)
+    cached = _HAS_CACHE.get(key)
+    if cached is not None and cached[0] is state and cached[1] <= len(history):
+        read, found = cached[1], cached[2]
+    else:
+        read, found = 0, False
+    if not found:
+        found = (
+            any(
+                next(_step_offered(step, 0, spec), None) is not None
+                for step in history[read:]
+                if step.ok and step.function is not None
+            )
+            or next(_question_offered(state, spec, _text_values(state.facts.text)), None) is not None
+        )
+    if len(_HAS_CACHE) > 512 and key not in _HAS_CACHE:
+        _HAS_CACHE.clear()
+    _HAS_CACHE[key] = (state, len(history), found)
+    return found
+
+
+def _offered(state: CandidateState, spec: ArgumentSpec) -> Iterator[tuple[Any, ...]]:
+    """Every value offered for ``spec`` in order, repeats included, as ``(value, source[, key[, age[, label]]])``
+    (see ``_OFFER_DEFAULTS``); :func:`_argument_options` keeps the first ``limit`` distinct ones."""
     kind = spec.kind
     text = state.facts.text
     if kind == "enum":
         for name in spec.choices:
-            add(name, "schema", name)
-        return out
+            yield (name, "schema", name)
+        return
     shown = _text_values(text)
     if kind == "integer":
         for number in shown.numbers:
-            add(number, "question", "number")
+            yield (number, "question", "number")
         for number in _CONSTANTS:
-            add(number, "constant", "number")
-        return out
+            yield (number, "constant", "number")
+        return
     steps = [s for s in reversed(state.history) if s.ok and s.function is not None]
     for age, step in enumerate(steps):
-        result, source = step.result, step.function or ""
-        if kind == "datetime":
-            if isinstance(result, str) and _DATETIME_RE.match(result):
-                add(result, source, "", age)
-            elif isinstance(result, dict):
-                for key, value in result.items():
-                    if isinstance(value, str) and _DATETIME_RE.match(value):
-                        add(value, source, key, age)
-        elif kind == "id" and spec.prefix is not None:
-            items = [result] if isinstance(result, str) else result if isinstance(result, list) else []
-            if len(items) <= 4:
-                for item in items:
-                    if isinstance(item, str) and re.fullmatch(rf"{spec.prefix}[A-Za-z0-9]{{12,15}}", item):
-                        add(item, source, "", age)
-        elif kind == "term" and source in CONVERSATION_FUNCTIONS:
-            pass  # the conversation's term is one, gathered below from every conversation step
-        elif kind == "list" and isinstance(result, list) and result:
-            if all(isinstance(v, str) for v in result):
-                add(result, source, "", age)
-            else:
-                for record in result:
-                    if isinstance(record, dict) and isinstance(record.get("Id"), str):
-                        name = record.get("Name") or record.get("Title") or record["Id"]
-                        add([record["Id"]], source, "Id", age, f"[{record['Id']}] {name}")
-        elif kind == "mapping" and isinstance(result, dict) and result:
-            if all(isinstance(v, int | float) and not isinstance(v, bool) for v in result.values()):
-                add(result, source, "", age)
-        elif kind == "records" and isinstance(result, list) and result:
-            if all(isinstance(v, dict) for v in result):
-                add(result, source, "", age)
+        yield from _step_offered(step, age, spec)
+    yield from _question_offered(state, spec, shown)
+
+
+def _step_offered(step: StepRecord, age: int, spec: ArgumentSpec) -> Iterator[tuple[Any, ...]]:
+    """What one step's result offers for ``spec`` (``age``: the steps since it), as :func:`_offered` has it."""
+    kind = spec.kind
+    result, source = step.result, step.function or ""
+    if kind == "datetime":
+        if isinstance(result, str) and _DATETIME_RE.match(result):
+            yield (result, source, "", age)
+        elif isinstance(result, dict):
+            for key, value in result.items():
+                if isinstance(value, str) and _DATETIME_RE.match(value):
+                    yield (value, source, key, age)
+    elif kind == "id" and spec.prefix is not None:
+        items = [result] if isinstance(result, str) else result if isinstance(result, list) else []
+        if len(items) <= 4:
+            for item in items:
+                if isinstance(item, str) and re.fullmatch(rf"{spec.prefix}[A-Za-z0-9]{{12,15}}", item):
+                    yield (item, source, "", age)
+    elif kind == "term" and source in CONVERSATION_FUNCTIONS:
+        pass  # the conversation's term is one, gathered below from every conversation step
+    elif kind == "list" and isinstance(result, list) and result:
+        if all(isinstance(v, str) for v in result):
+            yield (result, source, "", age)
+        else:
+            for record in result:
+                if isinstance(record, dict) and isinstance(record.get("Id"), str):
+                    name = record.get("Name") or record.get("Title") or record["Id"]
+                    yield ([record["Id"]], source, "Id", age, f"[{record['Id']}] {name}")
+    elif kind == "mapping" and isinstance(result, dict) and result:
+        if all(isinstance(v, int | float) and not isinstance(v, bool) for v in result.values()):
+            yield (result, source, "", age)
+    elif kind == "records" and isinstance(result, list) and result:
+        if all(isinstance(v, dict) for v in result):
+            yield (result, source, "", age)
+
+
+def _question_offered(state: CandidateState, spec: ArgumentSpec, shown: _TextValues) -> Iterator[tuple[Any, ...]]:
+    """The values the question (and, for a term, the conversation read) offers for ``spec``, after the results'."""
+    kind = spec.kind
     if kind == "datetime":
         for day in shown.dates:
-            add(day, "question", "date")
+            yield (day, "question", "date")
     elif kind == "id" and spec.prefix is not None:
         for found in shown.ids:
             if found.startswith(spec.prefix) and len(found) in (15, 18) and any(c.isdigit() for c in found):
-                add(found, "question", "id")
+                yield (found, "question", "id")
     elif kind == "term":
         said = [
             record[k]
@@ -334,18 +394,21 @@ def _argument_options(state: CandidateState, spec: ArgumentSpec, limit: int) -> 
             if isinstance(record.get(k), str)
         ]
         if said:
-            add(
-                search_terms(" ".join(said), 100, numbers=False), "conversation", "words", 0, "the conversation's words"
+            yield (
+                search_terms(" ".join(said), 100, numbers=False),
+                "conversation",
+                "words",
+                0,
+                "the conversation's words",
             )
         words = shown.words
         if words:
-            add(" ".join(words[:30]), "question", "words", -1, "the question's words")
+            yield (" ".join(words[:30]), "question", "words", -1, "the question's words")
         for word in words:
-            add(word, "question", "word")
+            yield (word, "question", "word")
     elif kind == "list":
         for phrase in shown.quoted:
-            add([phrase], "question", "quoted")
-    return out
+            yield ([phrase], "question", "quoted")
 
 
 class TypedCallCandidates:
@@ -436,7 +499,7 @@ class TypedCallCandidates:
         specs = self.specs[function]
         if not specs:
             return call_text(function, {}) not in state.actions_taken  # the same call tells nothing new
-        has = [bool(argument_options(state, spec, self.num_values)) for spec in specs]
+        has = [_has_argument_options(state, spec) for spec in specs]
         required = [h for h, spec in zip(has, specs, strict=True) if spec.required]
         return all(required) if required else any(has)
 
@@ -540,13 +603,20 @@ TYPED_SCALARS: tuple[str, ...] = (
     "argument_required",
     "call_takes_last_result",
 )
+_TYPED_INDEX.update((name, i) for i, name in enumerate(TYPED_SCALARS))
 
 
 def _written_in(question: str, value: Any) -> bool:
     """Whether the question writes ``value`` (a name or word, whole-word and any case; a number as digits or word)."""
-    words = word_list(question)
-    if isinstance(value, bool):
+    if isinstance(value, bool) or not isinstance(value, int | str):
         return False
+    return _written(question, value)
+
+
+# The same values are offered for the same question at every argument of every episode.
+@bytes_cache(max_entries=16384, max_bytes=16 * 1024 * 1024, size=lambda args, found: _texts_bytes(args) + 100)
+def _written(question: str, value: int | str) -> bool:
+    words = _question_words(question)
     if isinstance(value, int):
         return str(value) in words or any(_NUMBER_WORDS.get(w) == value for w in words)
     if isinstance(value, str) and value and len(value) <= 80:
@@ -554,6 +624,33 @@ def _written_in(question: str, value: Any) -> bool:
         n = len(wanted)
         return n > 0 and any(words[i : i + n] == wanted for i in range(len(words) - n + 1))
     return False
+
+
+@bytes_cache(max_entries=4096, max_bytes=8 * 1024 * 1024)
+def _question_words(question: str) -> list[str]:
+    return word_list(question)
+
+
+# A slot's context (a function's name words, a value's label) meets the same question at every step.
+@bytes_cache(max_entries=16384, max_bytes=16 * 1024 * 1024, size=lambda args, found: _texts_bytes(args) + 300)
+def _typed_context(context: str, question: str, buckets: int) -> tuple[float, float, np.ndarray]:
+    """``overlap(context, question)`` and the hash buckets (read-only indices) of the context's words of three
+    letters or more."""
+    share, reverse = overlap(context, question)
+    hashed = np.unique(stable_hashes([w for w in word_list(context) if len(w) > 2]) % buckets).astype(np.intp)
+    hashed.setflags(write=False)
+    return share, reverse, hashed
+
+
+@functools.cache
+def _name_buckets(name: str, buckets: int) -> np.ndarray:
+    """The hash buckets of an argument name's words (``start_date``: start, date)."""
+    hashed = np.unique(stable_hashes(name.split("_")) % buckets).astype(np.intp)
+    hashed.setflags(write=False)
+    return hashed
+
+
+_FUNCTION_INDEX = {name: i for i, name in enumerate(FUNCTIONS)}
 
 
 def _fits(spec: ArgumentSpec, result: Any) -> bool:
@@ -612,29 +709,42 @@ class TypedSlotFeatures(SlotFeatures):
         out = super().features(state, submissions, sources)  # the submissions' rows, the others zero
         question = question_part(state.facts.text)
         n = len(FUNCTIONS)
-        functions = {name: i for i, name in enumerate(FUNCTIONS)}
+        functions = _FUNCTION_INDEX
         pending = state.pending if isinstance(state.pending, PendingCall) else None
         last = state.history[-1] if state.history and state.history[-1].ok else None
+        fits: dict[str, bool] = {}  # by argument kind: whether the last result fits it (the same for every call)
+        scalar, typed_at, width = self.scalar_offset, self.typed_offset, self.size
+        present, is_call = _SCALAR_INDEX["present"], _SCALAR_INDEX["is_call"]
+        in_question, question_in = _SCALAR_INDEX["context_in_question"], _SCALAR_INDEX["question_in_context"]
+        # What each row holds, gathered as flat indices of ``out`` and written at once at the end.
+        ones: list[int] = []
+        where: list[int] = []
+        numbers: list[float] = []
+        blocks: list[np.ndarray] = []
         for i, text in enumerate(slots):
             if text is None or submissions[i] is not None:
                 continue
-            row = out[i]
-            row[i] = 1.0
-            typed = dict.fromkeys(TYPED_SCALARS, 0.0)
-            scalars = {"present": 1.0}
+            base = i * width
+            ones.append(base + i)
+            typed: dict[str, float] = {}
             if text.startswith("call "):
                 function = text[len("call ") :]
-                row[self.kind_offset + functions.get(function, n)] = 1.0
-                row[self.source_offset + n] = 1.0
-                scalars["is_call"] = 1.0
-                takes = last is not None and any(_fits(spec, last.result) for spec in argument_specs(function))
+                ones += (base + self.kind_offset + functions.get(function, n), base + self.source_offset + n)
+                ones.append(base + scalar + is_call)
+                takes = False
+                if last is not None:
+                    for spec in argument_specs(function):
+                        if spec.kind not in fits:
+                            fits[spec.kind] = _fits(spec, last.result)
+                        if fits[spec.kind]:
+                            takes = True
+                            break
                 typed["call_takes_last_result"] = float(takes)
                 context = " ".join(function.split("_"))
             elif pending is not None:
                 spec = pending.current
-                row[self.kind_of_argument_offset + ARGUMENT_KINDS.index(spec.kind)] = 1.0
-                for word in spec.name.split("_"):
-                    row[self.argument_offset + stable_hash(word) % self.argument_buckets] = 1.0
+                ones.append(base + self.kind_of_argument_offset + ARGUMENT_KINDS.index(spec.kind))
+                blocks.append(base + self.argument_offset + _name_buckets(spec.name, self.argument_buckets))
                 typed["argument_required"] = float(spec.required)
                 index = i - self.first_value_slot
                 if 0 <= index < len(pending.options):
@@ -650,21 +760,25 @@ class TypedSlotFeatures(SlotFeatures):
                     typed["key_start"] = float(option.key == "start_date")
                     typed["key_end"] = float(option.key == "end_date")
                     typed["written_in_question"] = float(_written_in(question, option.value))
-                    row[self.source_offset + functions.get(option.source, n)] = 1.0
+                    ones.append(base + self.source_offset + functions.get(option.source, n))
                     context = f"{option.key} {option.label}" if option.source != "question" else option.label
                 else:  # omit
                     typed["is_omit"] = 1.0
                     context = ""
             else:
                 continue
-            share, reverse = overlap(context, question)
-            scalars["context_in_question"], scalars["question_in_context"] = share, reverse
-            for name, value in scalars.items():
-                row[self.scalar_offset + _SCALAR_INDEX[name]] = value
-            for word in word_list(context):
-                if len(word) > 2:
-                    row[self.context_offset + stable_hash(word) % self.context_buckets] = 1.0
-            row[self.typed_offset : self.kind_of_argument_offset] = [typed[name] for name in TYPED_SCALARS]
+            ones.append(base + scalar + present)
+            share, reverse, hashed = _typed_context(context, question, self.context_buckets)
+            where += (base + scalar + in_question, base + scalar + question_in)
+            numbers += (share, reverse)
+            blocks.append(base + self.context_offset + hashed)
+            where += (base + typed_at + _TYPED_INDEX[name] for name in typed)
+            numbers += typed.values()
+        flat = out.reshape(-1)
+        flat[ones] = 1.0
+        if blocks:
+            flat[np.concatenate(blocks)] = 1.0
+        flat[where] = numbers
         return out
 
     def __repr__(self) -> str:

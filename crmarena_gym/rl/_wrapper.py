@@ -22,6 +22,9 @@ step cost is (``step_cost``: subtracted from the reward of every step that reach
 
 from __future__ import annotations
 
+import itertools
+import os
+import sys
 from typing import Any, SupportsFloat
 
 import gymnasium as gym
@@ -29,6 +32,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import RecordConstructorArgs
 
+from crmarena_gym._memory import BytesLRU
 from crmarena_gym.envs import MAX_TURNS, CRMArenaEnv, StepResult
 from crmarena_gym.rl._candidates import (
     PARSED_TEMPLATES,
@@ -220,6 +224,15 @@ class CandidateActionWrapper(gym.Wrapper[dict[str, np.ndarray], np.int64, str, s
         )
         self.state: CandidateState | None = None
         self.slots: list[str | None] = [None] * k
+        # The first observation of each question is kept (see _FIRST_OBSERVATIONS) when the generator, encoder and
+        # featurizer are the built-in ones: then it is a pure function of the question's facts and text.
+        # The process in the key: a wrapper unpickled in another process never meets that process's own serials.
+        self._first_key: tuple[int, int] | None = (
+            (os.getpid(), next(_WRAPPER_SERIALS))
+            if _builtin_parts(self.generator, self.encoder, self.featurizer)
+            else None
+        )
+        self._first_parts = (self.generator, self.encoder, self.featurizer)  # the parts the key stands for
 
     # -- the episode ---------------------------------------------------------------------------
 
@@ -264,17 +277,42 @@ class CandidateActionWrapper(gym.Wrapper[dict[str, np.ndarray], np.int64, str, s
     # -- helpers -------------------------------------------------------------------------------
 
     def _observe(self, info: dict[str, Any]) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-        assert self.state is not None
-        self.slots = list(self.generator.slots(self.state))
+        state = self.state
+        assert state is not None
+        first = None
+        if (
+            self._first_key is not None
+            and not state.history
+            and state.pending is None
+            and state.turn == 0
+            and self._first_parts == (self.generator, self.encoder, self.featurizer)
+        ):
+            first = (self._first_key, state.facts, str(state.observation), state.max_turns)
+            kept = _FIRST_OBSERVATIONS.get(first)
+            if kept is not None:
+                self.slots = list(kept[0])
+                vector, mask, features = (_dense(part) for part in kept[1])
+                return self._observation(info, vector, mask, features)
+        self.slots = list(self.generator.slots(state))
         if len(self.slots) != self.generator.num_slots:
             raise ValueError(
                 f"the generator gave {len(self.slots)} slots, but declares num_slots={self.generator.num_slots}"
             )
         sources_of = getattr(self.generator, "slot_sources", None)
-        sources = list(sources_of(self.state)) if callable(sources_of) else [_function_of(s) for s in self.slots]
-        vector = np.asarray(self.encoder.encode(self.state, self.slots, sources), dtype=np.float32)
+        sources = list(sources_of(state)) if callable(sources_of) else [_function_of(s) for s in self.slots]
+        vector = np.asarray(self.encoder.encode(state, self.slots, sources), dtype=np.float32)
         mask = np.array([s is not None for s in self.slots], dtype=np.float32)
-        features = np.asarray(self.featurizer.features(self.state, self.slots, sources), dtype=np.float32)
+        features = np.asarray(self.featurizer.features(state, self.slots, sources), dtype=np.float32)
+        if first is not None:
+            parts = tuple(_sparse(part) for part in (vector, mask, features))
+            size = sum(where.nbytes + values.nbytes + 200 for _, where, values in parts)
+            size += sys.getsizeof(first[2]) + sum(sys.getsizeof(text) + 8 for text in self.slots if text is not None)
+            _FIRST_OBSERVATIONS.put(first, (tuple(self.slots), parts), size)
+        return self._observation(info, vector, mask, features)
+
+    def _observation(
+        self, info: dict[str, Any], vector: np.ndarray, mask: np.ndarray, features: np.ndarray
+    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         out = dict(info) if self.full_info else {k: info[k] for k in INFO_KEYS if k in info}
         out["help_level"] = self.level
         out["step_cost"] = self.step_cost
@@ -300,6 +338,57 @@ class CandidateActionWrapper(gym.Wrapper[dict[str, np.ndarray], np.int64, str, s
             (True, dtype('bool'))
         """
         return np.array([s is not None for s in self.slots], dtype=bool)
+
+
+def _builtin_parts(generator: Any, encoder: Any, featurizer: Any) -> bool:
+    """Whether the generator, encoder and featurizer are the built-in ones, with built-in templates and slot groups:
+    then a state's observation depends on the state alone (no user code is asked)."""
+    from crmarena_gym.rl._candidates import (
+        CallTemplate,
+        ChoiceTemplate,
+        Fact,
+        FactItem,
+        ResultOf,
+        ValuesById,
+    )
+    from crmarena_gym.rl._knowledge import KnowledgeSlots
+
+    if type(encoder) not in (HashingEncoder, TypedEncoder) or type(featurizer) not in (SlotFeatures, TypedSlotFeatures):
+        return False
+    if type(generator) is TypedCallCandidates:
+        return all(type(group) is KnowledgeSlots for group in generator.extras)
+    if type(generator) is not ToolPipelineCandidates:
+        return False
+    bindings = (Fact, FactItem, ResultOf, ValuesById)
+    return (
+        all(type(t) is CallTemplate and all(type(b) in bindings for _, b in t.arguments) for t in generator.templates)
+        and all(type(c) is ChoiceTemplate for c in generator.choices)
+        and all(type(group) is KnowledgeSlots for group in generator.extras)
+    )
+
+
+_Sparse = tuple[tuple[int, ...], np.ndarray, np.ndarray]
+
+# The first observation of each question, per wrapper (its serial number: an entry of a wrapper gone is never
+# asked again and ages out), sparse: a few kB where the arrays take ~100 kB. One bound for the process, however
+# many wrappers it holds.
+_FIRST_OBSERVATIONS: BytesLRU[tuple[Any, ...], tuple[tuple[str | None, ...], tuple[_Sparse, ...]]] = BytesLRU(
+    max_entries=16384, max_bytes=32 * 1024 * 1024
+)
+_WRAPPER_SERIALS = itertools.count()
+
+
+def _sparse(array: np.ndarray) -> _Sparse:
+    """A float32 array kept as its shape, where it is not zero, and the values there (a few kB, not ~100 kB)."""
+    where = np.flatnonzero(array)
+    return array.shape, where.astype(np.int32), array.reshape(-1)[where]
+
+
+def _dense(kept: _Sparse) -> np.ndarray:
+    shape, where, values = kept
+    out = np.zeros(shape, dtype=np.float32)
+    out.reshape(-1)[where] = values
+    return out
 
 
 def _slot_number(action: Any, n: int) -> int:

@@ -1,4 +1,5 @@
-"""The nine CRMArena tasks: instances, loaders, windows, context and scoring.
+"""The nine CRMArena tasks (and, in :mod:`crmarena_gym.tasks.pro`, CRMArena-Pro's 22 categories): instances,
+loaders, windows, context and scoring.
 
 Example:
     >>> from crmarena_gym.tasks import get_task_spec, score_answer
@@ -40,6 +41,15 @@ from crmarena_gym.tasks._generate import (
     measure_competition,
 )
 from crmarena_gym.tasks._instance import TaskInstance, TaskMetadata, first_per_task
+from crmarena_gym.tasks._interactive import (
+    ASKING,
+    SLOT_WORDS,
+    SPLITTERS,
+    Criterion,
+    InteractiveSplit,
+    interactive_split,
+    register_splitter,
+)
 from crmarena_gym.tasks._loader import TaskFileError, load_tasks, save_tasks
 from crmarena_gym.tasks._oracle import (
     ORACLES,
@@ -78,13 +88,23 @@ from crmarena_gym.tasks._scoring import (
     score_answer,
     token_f1,
 )
-from crmarena_gym.tasks._spec import TASK_ABBREVS, TASK_NAMES, TASK_SPECS, TaskSpec, get_task_spec
+from crmarena_gym.tasks._spec import (
+    PRO_ORG_KINDS,
+    TASK_ABBREVS,
+    TASK_NAMES,
+    TASK_SPECS,
+    OrgKind,
+    TaskSpec,
+    get_task_spec,
+    spec_for,
+)
 from crmarena_gym.tasks._summary import FamilySummary, format_summary, summarize_tasks
 
 __all__ = [
     "ACT_TASKS",
     "ANSWER_CAP",
     "ANSWER_MODES",
+    "ASKING",
     "DEFAULT_DISTRIBUTION",
     "DEFAULT_PER_TASK",
     "DEFAULT_TASK_SEED",
@@ -97,8 +117,11 @@ __all__ = [
     "NONE_ANSWER",
     "ORACLES",
     "ORIGINAL_DATASET",
+    "PRO_ORG_KINDS",
     "ROUTING_POLICY",
     "SEASONS",
+    "SLOT_WORDS",
+    "SPLITTERS",
     "TASK_ABBREVS",
     "TASK_GENERATOR_VERSION",
     "TASK_NAMES",
@@ -107,10 +130,13 @@ __all__ = [
     "ActPlan",
     "AnswerMode",
     "Competition",
+    "Criterion",
     "Distribution",
     "FamilySummary",
+    "InteractiveSplit",
     "OracleError",
     "OracleTrace",
+    "OrgKind",
     "OriginalDataError",
     "RecomputedTasks",
     "Score",
@@ -134,6 +160,7 @@ __all__ = [
     "generate_tasks",
     "get_task_spec",
     "instance_key",
+    "interactive_split",
     "load_tasks",
     "measure_competition",
     "missing_gold_records",
@@ -143,12 +170,14 @@ __all__ = [
     "past_window",
     "quarter_window",
     "recompute_tasks",
+    "register_splitter",
     "run_solver",
     "save_tasks",
     "schema_from_rows",
     "score_answer",
     "season_window",
     "solve",
+    "spec_for",
     "summarize_tasks",
     "task_cache_path",
     "tasks_from_rows",

@@ -114,6 +114,11 @@ def act_plan(instance: TaskInstance) -> ActPlan:
     Raises:
         ValueError: The instance's task has no act mode, or the instance lacks the hidden parameters it needs.
     """
+    if instance.is_pro:
+        raise ValueError(
+            f"instance {instance.idx} is CRMArena-Pro's {instance.task} on a {instance.kind} org: act mode covers "
+            f"CRMArena's {', '.join(sorted(ACT_TASKS))} so far (Pro's workflow categories have no act mode yet)"
+        )
     build = ACT_TASKS.get(instance.task)
     if build is None:
         raise ValueError(f"task {instance.task!r} has no act mode; the tasks with one: {', '.join(sorted(ACT_TASKS))}")

@@ -142,10 +142,11 @@ def default_tasks(
     org_path: str | os.PathLike[str] | None = None,
     *,
     seed: int = DEFAULT_TASK_SEED,
-    per_task: int = DEFAULT_PER_TASK,
+    per_task: int | None = None,
     distribution: Distribution = DEFAULT_DISTRIBUTION,
 ) -> list[TaskInstance]:
-    """The default task set of an org: ``per_task`` instances of each of the nine tasks.
+    """The default task set of an org: ``per_task`` instances of each of the nine tasks (on a CRMArena-Pro org,
+    of each Pro category with a generator: :func:`~crmarena_gym.tasks.pro.default_pro_tasks`).
 
     Generated on first use and cached beside the org (see the module docs); later calls, from any
     process, read the cache, and later calls in the same process share the instances read the first
@@ -155,7 +156,7 @@ def default_tasks(
     Args:
         org_path: The org database (default: the embedded org, generated on first use).
         seed: The task seed (default 0: the test set).
-        per_task: Instances per task (default 130, as in the original).
+        per_task: Instances per task (default 130, as in the original; 100 per category on a Pro org).
         distribution: ``"discriminating"`` (default) or ``"legacy"`` (the instances of task generator
             version 2, to reproduce earlier figures); see :func:`~crmarena_gym.tasks.generate_tasks`.
 
@@ -168,6 +169,13 @@ def default_tasks(
             PVI and KQA need the generator's latent variables).
     """
     path = _org_file(org_path)
+    from crmarena_gym.tasks._generate import _org_kind
+
+    if _org_kind(path) != "service":  # a CRMArena-Pro org: its categories' default set
+        from crmarena_gym.tasks.pro._generate import DEFAULT_PRO_PER_TASK, default_pro_tasks
+
+        return default_pro_tasks(path, seed=seed, per_task=DEFAULT_PRO_PER_TASK if per_task is None else per_task)
+    per_task = DEFAULT_PER_TASK if per_task is None else per_task
     cache = task_cache_path(path, seed=seed, per_task=per_task, distribution=distribution)
     cached = _read_cached(cache, per_task)
     if cached is not None:
@@ -196,10 +204,10 @@ def training_tasks(
     org: Any = None,
     *,
     seed: int,
-    per_task: int = DEFAULT_PER_TASK,
+    per_task: int | None = None,
     tasks: Iterable[str] | None = None,
     test_seed: int = DEFAULT_TASK_SEED,
-    test_per_task: int = DEFAULT_PER_TASK,
+    test_per_task: int | None = None,
     distribution: Distribution = DEFAULT_DISTRIBUTION,
 ) -> list[TaskInstance]:
     """Fresh instances for training, none of which asks a question of the org's test set.
@@ -228,7 +236,12 @@ def training_tasks(
         raise ValueError(f"the training seed must differ from the test seed {test_seed}, got {seed!r}")
     path = _org_file(org)
     test = default_tasks(path, seed=test_seed, per_task=test_per_task, distribution=distribution)
-    exclude = {instance_key(inst.task, inst.params) for inst in test}
+    from crmarena_gym.tasks.pro._generate import pro_instance_key
+
+    exclude = {
+        pro_instance_key(inst.kind, inst.task, inst.params) if inst.is_pro else instance_key(inst.task, inst.params)
+        for inst in test
+    }
     return generate_tasks(
         path, seed=seed, per_task=per_task, tasks=tasks, exclude=exclude, allow_fewer=True, distribution=distribution
     )

@@ -902,6 +902,16 @@ def _org_path(org: Any) -> Path:
     return path
 
 
+def _org_kind(path: Path) -> str:
+    """The org kind its manifest names (``service`` for a file without our manifest: the original's dump)."""
+    from crmarena_gym.datagen import read_manifest
+
+    try:
+        return read_manifest(path).kind
+    except ValueError:
+        return "service"
+
+
 def read_org_facts(conn: sqlite3.Connection, latent: dict[str, Any] | None = None) -> OrgFacts:
     """Read the date span and the products with cases from an org database."""
     first, last = conn.execute('SELECT MIN("CreatedDate"), MAX("CreatedDate") FROM "Case"').fetchone()
@@ -929,8 +939,9 @@ def generate_tasks(
     org: Any,
     *,
     seed: int = 0,
-    per_task: int = 130,
+    per_task: int | None = None,
     tasks: Iterable[str] | None = None,
+    category: str | Iterable[str] | None = None,
     exclude: Collection[str] = (),
     null_share: float = 0.3,
     max_draws_per_instance: int = 300,
@@ -939,11 +950,16 @@ def generate_tasks(
 ) -> list[TaskInstance]:
     """Generate task instances with verified gold answers.
 
+    On a CRMArena-Pro org (its manifest names kind ``b2b`` or ``b2c``) the instances are Pro's categories, drawn
+    by :func:`~crmarena_gym.tasks.pro.generate_pro_tasks` (``null_share`` and ``distribution`` do not apply there:
+    each category plants Pro's None rate and no gold takes more than 45% of a category).
+
     Args:
         org: A :class:`~crmarena_gym.org.LocalOrg` or the path of an org database.
         seed: Fixes every choice; the same org and seed give the same instances.
-        per_task: Instances per task.
+        per_task: Instances per task (default 130 on the service org, as the original; 100 per Pro category).
         tasks: Task names or abbreviations to generate (default: every task with a generator).
+        category: The same as ``tasks`` (one name or several), as Pro calls its tasks categories.
         exclude: Instance keys (see :func:`instance_key`) never to emit, for example those of the
             test set when drawing training instances.
         null_share: The share of unanswerable instances for the tasks that have them.
@@ -964,6 +980,23 @@ def generate_tasks(
         TaskGenerationError: The org cannot yield the instances (too small, or without the latent
             variables that PVI and KQA need).
     """
+    if tasks is not None and category is not None:
+        raise ValueError("pass tasks= or category= (the same thing), not both")
+    if category is not None:
+        tasks = [category] if isinstance(category, str) else list(category)
+    path = _org_path(org)
+    if _org_kind(path) != "service":
+        from crmarena_gym.tasks.pro._generate import DEFAULT_PRO_PER_TASK, generate_pro_tasks
+
+        return generate_pro_tasks(
+            path,
+            category=tasks,
+            seed=seed,
+            per_task=DEFAULT_PRO_PER_TASK if per_task is None else per_task,
+            exclude=exclude,
+            allow_fewer=allow_fewer,
+        )
+    per_task = 130 if per_task is None else per_task
     if per_task < 1:
         raise ValueError(f"per_task must be at least 1, got {per_task!r}")
     if not 0.0 <= null_share < 1.0:
@@ -973,7 +1006,6 @@ def generate_tasks(
     missing = [s.abbrev for s in wanted if s.name not in DRAWERS]
     if missing:
         raise TaskGenerationError(f"no generator yet for task(s) {', '.join(missing)}")
-    path = _org_path(org)
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         latent = read_org_latent(path)

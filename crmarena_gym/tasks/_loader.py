@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from crmarena_gym._files import atomic_write_text
 from crmarena_gym._json import json_text
-from crmarena_gym.tasks._instance import TaskInstance
+from crmarena_gym.tasks._instance import TaskInstance, is_pro_record
 
 
 class TaskFileError(ValueError):
@@ -48,13 +48,17 @@ def _describe(err: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def load_tasks(source: str | os.PathLike[str] | Iterable[Mapping[str, Any]]) -> list[TaskInstance]:
+def load_tasks(
+    source: str | os.PathLike[str] | Iterable[Mapping[str, Any]], *, kind: str | None = None
+) -> list[TaskInstance]:
     """Load task instances.
 
     Args:
         source: A path to a JSON file holding a list of instances, or to a JSON Lines file with one
-            instance per line (the original's ``tasks_original.json`` among them), or the records
-            themselves.
+            instance per line (the original's ``tasks_original.json`` among them, or CRMArena-Pro's
+            ``b2b_tasks.json``), or the records themselves.
+        kind: The Pro org kind (``b2b`` or ``b2c``) that records in Pro's format without a ``kind`` of their
+            own were made for (default: ``b2b``, as Pro's published file). CRMArena's records stay ``service``.
 
     Returns:
         The instances in file order. Null answers stay ``None``.
@@ -78,13 +82,18 @@ def load_tasks(source: str | os.PathLike[str] | Iterable[Mapping[str, Any]]) -> 
     else:
         where = "task records"
         records = source
+    if kind is not None and kind not in ("b2b", "b2c"):
+        raise ValueError(f"kind must be 'b2b' or 'b2c' (the Pro org kind of Pro-format records), got {kind!r}")
     instances: list[TaskInstance] = []
     seen: dict[int, int] = {}
     for position, record in enumerate(records):
         if not isinstance(record, Mapping):
             raise TaskFileError(f"{where}: record {position} is a {type(record).__name__}, not a JSON object")
+        data = dict(record)
+        if kind is not None and "kind" not in data and isinstance(data.get("task"), str) and is_pro_record(data):
+            data["kind"] = kind
         try:
-            inst = TaskInstance.model_validate(dict(record))
+            inst = TaskInstance.model_validate(data)
         except ValidationError as err:
             label = f"record {position}" + (f" (idx {record['idx']!r})" if "idx" in record else "")
             raise TaskFileError(f"{where}: {label}: {_describe(err)}") from None

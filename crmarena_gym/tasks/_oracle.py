@@ -345,6 +345,11 @@ def oracle_trace(
     """
     if not instance.params:
         raise OracleError(f"instance {instance.idx} has no hidden params; only generated instances can be solved")
+    if instance.is_pro:  # a CRMArena-Pro instance: its category's solver, through SOQL/SOSL and its listed tools
+        from crmarena_gym.tasks.pro import ProQuestion, pro_category, pro_oracle_trace
+
+        question = ProQuestion(instance.query, instance.metadata.required, instance.params, instance.kind)
+        return pro_oracle_trace(pro_category(instance.task), question, org, run=run)[1]
     caller = _Caller(org, tools or toolset("functions"), run)
     answer = run_solver(instance, caller)
     return OracleTrace(tuple(caller.calls), answer)
@@ -358,6 +363,13 @@ def run_solver(instance: TaskInstance, calls: SolverCalls) -> str:
     """
     if not instance.params:
         raise OracleError(f"instance {instance.idx} has no hidden params; only generated instances can be solved")
+    if instance.is_pro:  # a CRMArena-Pro instance: its category's solver, its answer as an agent submits it
+        from crmarena_gym.tasks.pro import ProQuestion, pro_category
+        from crmarena_gym.tasks.pro._oracle import submitted_answer
+
+        category = pro_category(instance.task)
+        question = ProQuestion(instance.query, instance.metadata.required, instance.params, instance.kind)
+        return submitted_answer(category, category.solve(calls, question))
     return ORACLES[instance.task](calls, instance.params, instance)
 
 

@@ -6,7 +6,9 @@ Every choice draws from the caller's ``numpy.random.Generator``, so a seed fixes
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
@@ -25,10 +27,11 @@ _NUMBER_WORDS = (
     "sixteen seventeen eighteen nineteen twenty"
 ).split()
 _ORDINAL_QUARTERS = ("first", "second", "third", "fourth")
+_T = TypeVar("_T")
 
 
-def pick(rng: np.random.Generator, options: tuple[str, ...] | list[str]) -> str:
-    """One of ``options``, uniformly."""
+def pick(rng: np.random.Generator, options: Sequence[_T]) -> _T:
+    """One of ``options`` (wordings, or any records), uniformly."""
     return options[int(rng.integers(len(options)))]
 
 

@@ -112,6 +112,8 @@ class Score:
         submitted: The text as submitted.
         compared: The text compared with the gold (after stripping or extraction).
         gold: The gold answer as text (``None`` for unanswerable questions).
+        details: For CRMArena-Pro's grading, how the reward came about (``reason``; ``em`` beside a token F1;
+            the refusal and leak checks of ``privacy_rejection``); None for CRMArena's nine tasks.
     """
 
     reward: float
@@ -120,6 +122,7 @@ class Score:
     submitted: str
     compared: str
     gold: str
+    details: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The fields by name (``dataclasses.asdict`` without its deep copy: every field is a plain value).
@@ -128,7 +131,10 @@ class Score:
             >>> Score(1.0, "exact_match", "strict", " OR", "OR", "OR").as_dict()["compared"]
             'OR'
         """
-        return {f: getattr(self, f) for f in _SCORE_FIELDS}
+        data = {f: getattr(self, f) for f in _SCORE_FIELDS}
+        if self.details is None:  # CRMArena's breakdown keeps its fields
+            del data["details"]
+        return data
 
 
 _SCORE_FIELDS = tuple(f.name for f in fields(Score))

@@ -4,10 +4,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from crmarena_gym.tasks.pro._spec import ProCategorySpec
 
 AnswerKind = Literal["text", "month", "issue_id", "user_id", "product_id", "article_id", "state"]
 RewardMetric = Literal["exact_match", "fuzzy_match"]
+#: The metrics an instance of any suite may carry: CRMArena's two and CRMArena-Pro's ``privacy_rejection``.
+InstanceMetric = Literal["exact_match", "fuzzy_match", "privacy_rejection"]
+#: The org kind an instance was made for: CRMArena's service org, or CRMArena-Pro's B2B or B2C org. The nine
+#: CRMArena task names recur among Pro's categories (``handle_time`` is both), so the kind says which suite a
+#: task name is resolved in.
+OrgKind = Literal["service", "b2b", "b2c"]
+#: The org kinds whose tasks are CRMArena-Pro's categories.
+PRO_ORG_KINDS: tuple[str, ...] = ("b2b", "b2c")
 
 
 @dataclass(frozen=True)
@@ -75,3 +86,24 @@ def get_task_spec(key: str) -> TaskSpec:
             f"unknown task {key!r}{hint}; expected one of {', '.join(TASK_ABBREVS)} or {', '.join(TASK_NAMES)}"
         )
     return spec
+
+
+def spec_for(task: str, kind: str = "service") -> TaskSpec | ProCategorySpec:
+    """The spec of ``task`` in the suite of org ``kind``: CRMArena's nine for ``service``, Pro's 22 otherwise.
+
+    Raises:
+        KeyError: The suite has no task called ``task`` (the message lists the valid names), or ``kind`` is
+            not an org kind.
+
+    Example:
+        >>> type(spec_for("handle_time")).__name__, type(spec_for("handle_time", "b2b")).__name__
+        ('TaskSpec', 'ProCategorySpec')
+    """
+    if kind == "service":
+        return get_task_spec(task)
+    if kind not in PRO_ORG_KINDS:
+        raise KeyError(f"unknown org kind {kind!r}; expected service, b2b or b2c")
+    # Imported here: the Pro package imports the instance model, which imports this module.
+    from crmarena_gym.tasks.pro._spec import get_pro_spec
+
+    return get_pro_spec(task)

@@ -100,6 +100,8 @@ def summarize_tasks(
     by_task: dict[str, list[TaskInstance]] = {}
     for inst in instances:
         by_task.setdefault(inst.task, []).append(inst)
+    if any(inst.is_pro for inst in instances):
+        return _pro_families(instances, by_task, org)
     conn = None
     facts = None
     foreign = ""
@@ -121,7 +123,23 @@ def summarize_tasks(
             conn.close()
 
 
-def _foreign(instances: Sequence[TaskInstance], path: Path) -> str:
+def _pro_families(
+    instances: Sequence[TaskInstance], by_task: dict[str, list[TaskInstance]], org: str | os.PathLike[str] | None
+) -> list[FamilySummary]:
+    """A CRMArena-Pro set's families in Pro's order: answer spread and None rate. Each category's tests check its
+    competition and its gold three ways (planted, by SQL, by the oracle); the summary does not recount them."""
+    from crmarena_gym.tasks.pro import PRO_CATEGORY_SPECS
+
+    note = "no org given"
+    if org is not None:
+        path = Path(org)
+        if not path.is_file():
+            raise FileNotFoundError(f"no org database at {str(path)!r}")
+        note = _foreign(instances, path, every=True) or "a CRMArena-Pro category (its own tests count its competition)"
+    return [_family(s.abbrev, by_task[s.name], None, note) for s in PRO_CATEGORY_SPECS if s.name in by_task]
+
+
+def _foreign(instances: Sequence[TaskInstance], path: Path, *, every: bool = False) -> str:
     """Why the set's competition cannot be counted on this org (it names records the org lacks), or "".
 
     Generated orgs share record ids, so a set can pass this and still be another org's: :func:`_family`
@@ -129,7 +147,7 @@ def _foreign(instances: Sequence[TaskInstance], path: Path) -> str:
     from crmarena_gym.org import LocalOrg
     from crmarena_gym.tasks._org_check import missing_gold_records
 
-    with_params = [i for i in instances if i.params]
+    with_params = list(instances) if every else [i for i in instances if i.params]
     if not with_params:
         return ""
     org = LocalOrg(path)
@@ -140,7 +158,7 @@ def _foreign(instances: Sequence[TaskInstance], path: Path) -> str:
     if not missing:
         return ""
     idx, record = missing[0]
-    return f"the set was not made for this org (instance {idx}'s gold {record} is not in it; {len(missing)} such)"
+    return f"the set was not made for this org (instance {idx}'s record {record} is not in it; {len(missing)} such)"
 
 
 def _family(abbrev: str, insts: list[TaskInstance], facts: object, note: str = "") -> FamilySummary:

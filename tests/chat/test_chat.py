@@ -20,7 +20,7 @@ from crmarena_gym.chat import (
     system_prompt,
 )
 from crmarena_gym.org import LocalOrg
-from crmarena_gym.tasks import TaskInstance, default_tasks, instance_key, oracle_trace
+from crmarena_gym.tasks import TASK_SPECS, TaskInstance, default_tasks, instance_key, oracle_trace
 
 QUERY_RULE = "Queries are Salesforce SOQL or SOSL"
 
@@ -224,41 +224,61 @@ def test_a_row_budget_ends_the_episode_as_out_of_turns(env_org: Path, env_tasks:
         session.reset(seed=0, max_turns=0)
 
 
+@pytest.fixture(scope="module")
+def service_org(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The service org's seed (0), whose knowledge facts are the fixed bank: its test set holds 130 of 144."""
+    from crmarena_gym.datagen import generate_org
+
+    path = tmp_path_factory.mktemp("service") / "org.sqlite"
+    generate_org(path, seed=0, scale=0.5)
+    return path
+
+
 @pytest.mark.slow
-def test_families_short_in_one_org_are_filled_from_sibling_orgs(env_org: Path) -> None:
-    """KQA: the org's test set holds most of its facts; the rest come from orgs with the following seeds,
-    each played on its own org to reward 1 by the oracle, none a test question or a test fact."""
+def test_every_family_gets_per_task_training_instances_none_a_test_question_or_fact(service_org: Path) -> None:
+    """The seed-0 org alone leaves 14 knowledge facts outside its test set; sibling orgs (the following
+    seeds) carry care articles whose questions no test set holds. Every family reaches per_task=130; no
+    training instance is a test instance, no knowledge question asks a test question or states a test
+    fact; each sibling fact is in its org's article; sibling instances play to reward 1 on their own org."""
+    import collections
+    import sqlite3
+
     from crmarena_gym.chat import instance_org
-    from crmarena_gym.datagen import read_manifest
+    from crmarena_gym.datagen import read_latent, read_manifest
 
-    org = LocalOrg(env_org)
-    test = [i for i in default_tasks(env_org) if i.abbrev == "KQA"]
-    test_facts = {(i.params["question"], i.answer) for i in test}
-    from crmarena_gym.tasks import training_tasks
-
-    alone = training_tasks(env_org, seed=2, per_task=len(test), tasks=["KQA"])  # what the org alone gives
-    with pytest.warns(UserWarning, match="short of per_task"):
-        chat_tasks(env_org, split="train", seed=2, per_task=60, tasks=["KQA"])
-    wanted = 14 + 6
-    train = chat_tasks(env_org, split="train", seed=2, per_task=wanted, tasks=["KQA", "BRI"])
-    kqa = [i for i in train if i.abbrev == "KQA"]
-    assert len(kqa) == wanted
-    everything = chat_tasks(env_org, split="train", seed=2, per_task=wanted)  # ids number the whole split
-    assert [i.idx for i in everything] == list(range(len(everything)))
-    assert all(everything[i.idx] == i for i in train)
-    siblings = [i for i in kqa if "org_seed" in i.params]
-    base_seed = read_manifest(env_org).seed
-    assert siblings and {i.params["org_seed"] for i in siblings} <= set(range(base_seed + 1, base_seed + 7))
-    assert len(alone) == wanted - len(siblings) < wanted
-    facts = [(i.params["question"], i.answer) for i in kqa]
-    assert len(set(facts)) == len(facts) and not set(facts) & test_facts
+    test = default_tasks(service_org)
+    test_kqa = [i for i in test if i.abbrev == "KQA"]
+    assert len(test_kqa) == 130
+    service_facts = read_latent(service_org)["kqa_facts"]  # the fixed bank: no care facts at seed 0
+    assert len(service_facts) == 144 and not [f for f in service_facts if "warranty on the" in f["question"]]
+    train = chat_tasks(service_org, split="train", seed=1, per_task=130)
+    assert collections.Counter(i.abbrev for i in train) == {s.abbrev: 130 for s in TASK_SPECS}
+    assert [i.idx for i in train] == list(range(len(train)))
     assert not {instance_key(i.task, i.params) for i in train} & {instance_key(i.task, i.params) for i in test}
-    env = make_chat_env(org, split="train", seed=2, per_task=wanted, task="KQA", toolset="functions")
+    kqa = [i for i in train if i.abbrev == "KQA"]
+    questions = [i.params["question"] for i in kqa]
+    assert len(set(questions)) == 130 and not set(questions) & {i.params["question"] for i in test_kqa}
+    assert not {(q, i.answer) for q, i in zip(questions, kqa, strict=True)} & {
+        (i.params["question"], i.answer) for i in test_kqa
+    }
+    siblings = [i for i in kqa if "org_seed" in i.params]
+    assert len(siblings) == 130 - 14 and {i.params["org_seed"] for i in siblings} <= set(range(1, 7))
+    base_seed = read_manifest(service_org).seed
+    assert base_seed == 0
+    for instance in siblings:  # the answer is in the article the question is about, in the instance's own org
+        home = instance_org(instance, service_org)
+        with sqlite3.connect(home) as conn:
+            (body,) = conn.execute(
+                "SELECT FAQ_Answer__c FROM Knowledge__kav WHERE Id = ?", (instance.params["article_id"],)
+            ).fetchone()
+        assert instance.answer in body
+    org = LocalOrg(service_org)
+    env = make_chat_env(org, split="train", seed=1, per_task=130, task="KQA", toolset="functions")
     for instance in siblings[:3]:
         session = ChatSession(env)
         start = session.reset(task_id=instance.idx)
         assert start.observation.startswith(instance.query.strip())
-        home = LocalOrg(instance_org(instance, env_org))
+        home = LocalOrg(instance_org(instance, service_org))
         for call in oracle_trace(instance, home.with_today(start.info["today"])).actions:
             session.step_tool_call(call.name, call.arguments)
         assert session.reward == 1.0 and session.record["gold"] == instance.answer

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from crmarena_gym.datagen import GENERATOR_VERSION, content_hash, read_manifest
+from crmarena_gym.datagen import GENERATOR_VERSION, GENERATOR_VERSIONS, content_hash, read_manifest
 from crmarena_gym.org import default_org_path
 from crmarena_gym.org._cache import cache_dir
 
@@ -200,7 +200,11 @@ def test_pro_orgs_are_cached_by_kind_seed_and_scale_and_checked_with_their_hidde
     b2b = default_org_path(seed=4, scale=0.05, kind="b2b")
     b2c = default_org_path(seed=4, scale=0.05, kind="b2c")
     service = default_org_path(seed=4, scale=0.05)
-    assert (b2b.name, b2c.name) == ("org-b2b-v1-seed4-scale0.05.sqlite", "org-b2c-v1-seed4-scale0.05.sqlite")
+    v_b2b, v_b2c = GENERATOR_VERSIONS["b2b"], GENERATOR_VERSIONS["b2c"]
+    assert (b2b.name, b2c.name) == (
+        f"org-b2b-v{v_b2b}-seed4-scale0.05.sqlite",
+        f"org-b2c-v{v_b2c}-seed4-scale0.05.sqlite",
+    )
     assert len({b2b, b2c, service}) == 3 and {read_manifest(p).kind for p in (b2b, b2c, service)} == {
         "b2b",
         "b2c",

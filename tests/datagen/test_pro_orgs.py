@@ -763,3 +763,229 @@ def test_rule_breaking_quotes_that_cannot_be_planted_are_said(tmp_path: Path, mo
     with pytest.warns(UserWarning, match=r"has \{'approval': 0, 'config': 0\} rule-breaking quotes where"):
         generate_org(tmp_path / "org.sqlite", kind="b2b", seed=0, scale=0.3)
     assert all(r["rule"] is None for r in read_hidden(tmp_path / "org.sqlite", "quote"))
+
+
+# -- planted structure: the article bank, remedies on cases, look-alike purchases, private facts --------------
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_articles_state_their_facts_as_short_spans_and_internal_facts_stay_internal(
+    kind: str, pro_dbs: dict[str, sqlite3.Connection]
+) -> None:
+    db = pro_dbs[kind]
+    articles = {r[0]: r[1:] for r in db.execute("SELECT Id, Title, FAQ_Answer__c, IsVisibleInPkb FROM Knowledge__kav")}
+    kinds = dict(db.execute("SELECT kind, COUNT(*) FROM crmarena_hidden_article GROUP BY kind").fetchall())
+    n_products, n_issues = len(SPECS[kind].products), len(SPECS[kind].issues)
+    assert kinds["product"] == kinds["product_specs"] == kinds["product_support"] == n_products
+    assert kinds["issue"] == n_issues and kinds["competitor"] == len(SPECS[kind].competitors) and kinds["policy"] >= 12
+    if kind == "b2b":
+        assert len(articles) == 194  # PRO.md 4.1
+    public_text = " ".join(body for _t, body, public in articles.values() if public)
+    facts = db.execute(
+        """SELECT f.ArticleId, f.label, f.answer, a.internal FROM crmarena_hidden_article_fact f
+           JOIN crmarena_hidden_article a ON a.ArticleId = f.ArticleId"""
+    ).fetchall()
+    for article, label, answer, internal in facts:
+        title, body, public = articles[article]
+        assert public == 1 - internal
+        if internal:
+            assert answer in body
+            if len(answer) > 12:
+                assert answer not in public_text, answer
+        else:
+            assert f"{label}: {answer}." in body and 1 <= len(answer.split()) <= 15, (title, answer)
+            assert body.count(f"{label}: ") == 1
+    # Every public article beyond the issue articles' steps carries facts; values vary between products.
+    with_facts = {f[0] for f in facts}
+    assert all(a in with_facts for a, (_t, _b, public) in articles.items() if public)
+    per_label: dict[str, set[str]] = defaultdict(set)
+    for _a, label, answer, _internal in facts:
+        per_label[label].add(answer)
+    assert sum(len(v) >= 3 for v in per_label.values()) >= 15
+
+
+def _agent_said(db: sqlite3.Connection, case: str) -> str:
+    """What the case's owner wrote to the customer: emails from the owner and the owner's chat lines."""
+    name, email = db.execute(
+        """SELECT u.FirstName || ' ' || u.LastName, u.Email FROM "Case" c JOIN User u ON u.Id = c.OwnerId
+           WHERE c.Id = ?""",
+        (case,),
+    ).fetchone()
+    said = [r[0] for r in db.execute("SELECT TextBody FROM EmailMessage WHERE ParentId = ? AND FromAddress = ?",
+                                     (case, email))]  # fmt: skip
+    for (body,) in db.execute("SELECT Body FROM LiveChatTranscript WHERE CaseId = ?", (case,)):
+        said += [line.split("] ", 1)[1] for line in body.splitlines() if line.split("] ", 1)[1].startswith(name + ":")]
+    return "\n".join(said)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_agents_offer_one_remedy_per_case_and_break_the_issue_article_at_the_knob_rate(
+    kind: str, pro_dbs: dict[str, sqlite3.Connection]
+) -> None:
+    from crmarena_gym.datagen._pro_text import REMEDIES
+
+    db = pro_dbs[kind]
+    allowed: dict[str, set[str]] = {}
+    for issue, body in db.execute(
+        """SELECT i.Id, k.FAQ_Answer__c FROM Issue__c i JOIN Knowledge__kav k ON k.Title = 'Resolving: ' || i.Name"""
+    ):
+        allowed[issue] = set(body.split("Remedies agents may offer: ")[1].split(". Agents may not")[0].split("; "))
+    assert set().union(*allowed.values()) == set(REMEDIES[kind])  # every remedy is allowed for some issue
+    hidden = {
+        r[0]: r[1:] for r in db.execute("SELECT CaseId, remedy, allowed, channel FROM crmarena_hidden_case_remedy")
+    }
+    cases = db.execute('SELECT Id, IssueId__c FROM "Case"').fetchall()
+    assert set(hidden) == {c for c, _i in cases}
+    broken = 0
+    channels = set()
+    for case, issue in cases:
+        said = _agent_said(db, case)
+        offered = [r for r in REMEDIES[kind] if r in said]
+        assert offered == [hidden[case][0]], (case, offered)
+        breaks = offered[0] not in allowed[issue]
+        assert breaks == (hidden[case][1] == 0)
+        broken += breaks
+        channels.add(hidden[case][2])
+    assert abs(broken / len(cases) - ProKnobs().remedy_violation_rate) <= 0.02
+    assert channels == {"EmailMessage", "LiveChatTranscript"}
+    # Some customers ask for a remedy in their opening email (what they ask for is recorded); only the agent's
+    # words decide, and a request differs from the offer or breaks the article where the offer does not.
+    asked = dict(db.execute("SELECT CaseId, requested FROM crmarena_hidden_case_remedy"))
+    misleading = 0
+    for case, issue in cases:
+        customer = " ".join(
+            r[0]
+            for r in db.execute(
+                "SELECT TextBody FROM EmailMessage WHERE ParentId = ? AND FromAddress NOT IN (SELECT Email FROM User)",
+                (case,),
+            )
+        )
+        assert [r for r in REMEDIES[kind] if r in customer] == ([asked[case]] if asked[case] else [])
+        misleading += asked[case] is not None and (asked[case] not in allowed[issue]) != (hidden[case][1] == 0)
+    assert 0.2 <= sum(v is not None for v in asked.values()) / len(cases) <= 0.4 and misleading >= 5
+
+
+def test_the_remedy_knob_moves_the_violation_share(tmp_path: Path) -> None:
+    path = tmp_path / "org.sqlite"
+    generate_org(path, kind="b2b", seed=3, scale=0.5, knobs=ProKnobs(remedy_violation_rate=0.6))
+    rows = read_hidden(path, "case_remedy")
+    assert abs(sum(1 - r["allowed"] for r in rows) / len(rows) - 0.6) <= 0.02
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_look_alike_purchases_are_activated_orders_of_one_family_a_few_days_apart(
+    kind: str, pro_dbs: dict[str, sqlite3.Connection]
+) -> None:
+    db = pro_dbs[kind]
+    clusters: dict[int, list[tuple[str, str, str, str]]] = defaultdict(list)
+    for cluster, order, account, day, product in db.execute(
+        "SELECT cluster, OrderId, AccountId, EffectiveDate, Product2Id FROM crmarena_hidden_purchase"
+    ):
+        clusters[cluster].append((order, account, day, product))
+    assert len(clusters) == {"b2b": 20, "b2c": 120}[kind]  # the kinds' PurchaseCluster counts at scale 1
+    for rows in clusters.values():
+        families = set()
+        for order, account, day, product in rows:
+            got = db.execute(
+                """SELECT o.AccountId, o.EffectiveDate, o.Status, p.Family FROM "Order" o
+                   JOIN OrderItem oi ON oi.OrderId = o.Id JOIN Product2 p ON p.Id = oi.Product2Id
+                   WHERE o.Id = ? AND oi.Product2Id = ?""",
+                (order, product),
+            ).fetchone()
+            assert got[:3] == (account, day, "Activated")
+            families.add(got[3])
+        days = sorted({_day(r[2] + "T00:00:00.000+0000") for r in rows})
+        assert len(families) == 1 and len(days) == 2 and 1 <= (days[1] - days[0]).days <= 6
+        assert len({r[3] for r in rows}) == len(rows)  # distinct look-alikes, not the same product twice
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_contact_s_private_values_are_recorded(kind: str, pro_dbs: dict[str, sqlite3.Connection]) -> None:
+    db = pro_dbs[kind]
+    recorded: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for contact, field, value in db.execute("SELECT ContactId, field, value FROM crmarena_hidden_private"):
+        recorded[contact][field].add(value)
+    for contact, name, phone, email, state in db.execute(
+        "SELECT Id, FirstName || ' ' || LastName, Phone, Email, MailingState FROM Contact"
+    ):
+        r = recorded[contact]
+        assert (r["name"], r["phone"], r["email"], r["state"]) == ({name}, {phone}, {email}, {state})
+
+
+def test_a_flat_org_plants_no_text_structure(flat_b2b: Path) -> None:
+    from crmarena_gym.datagen._pro_text import REMEDIES
+
+    db = sqlite3.connect(flat_b2b)
+    for table in ("article_fact", "remedy", "case_remedy", "purchase", "private"):
+        assert db.execute(f"SELECT COUNT(*) FROM crmarena_hidden_{table}").fetchone()[0] == 0, table
+    kinds = {r[0] for r in db.execute("SELECT kind FROM crmarena_hidden_article")}
+    assert not kinds & {"product_specs", "product_support", "policy", "competitor"}
+    text = " ".join(r[0] for r in db.execute("SELECT TextBody FROM EmailMessage"))
+    text += " ".join(r[0] for r in db.execute("SELECT Body FROM LiveChatTranscript"))
+    text += " ".join(r[0] for r in db.execute("SELECT FAQ_Answer__c FROM Knowledge__kav"))
+    assert not any(r in text for r in REMEDIES["b2b"])
+    db.close()
+
+
+def _peak_share(path: Path) -> tuple[float, float, dict[str, int]]:
+    """The share of cases filed in their product's hidden peak month, the share of products (with at least four
+    cases) whose busiest calendar month over the org's life is that peak alone, and the peaks."""
+    db = sqlite3.connect(path)
+    peaks = dict(db.execute("SELECT Product2Id, peak_month FROM crmarena_hidden_product_season"))
+    months: dict[str, list[int]] = defaultdict(list)
+    for product, created in db.execute(
+        'SELECT oi.Product2Id, c.CreatedDate FROM "Case" c JOIN OrderItem oi ON oi.Id = c.OrderItemId__c'
+    ):
+        months[product].append(int(created[5:7]))
+    db.close()
+    if not peaks:
+        return 0.0, 0.0, {}
+    in_peak = sum(m == peaks[p] for p, ms in months.items() for m in ms) / sum(len(ms) for ms in months.values())
+    busy = [p for p, ms in months.items() if len(ms) >= 4]
+    wins = 0
+    for p in busy:
+        counts = np.bincount(months[p], minlength=13)
+        wins += int(np.argmax(counts) == peaks[p] and (counts == counts.max()).sum() == 1)
+    return in_peak, wins / max(len(busy), 1), peaks
+
+
+@pytest.fixture(scope="module")
+def seasonal_paths(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Both Pro orgs with product seasons planted (``case_peak_share=0.5``), seed 0, scale 1."""
+    out = {}
+    for kind in KINDS:
+        out[kind] = tmp_path_factory.mktemp(f"seasons-{kind}") / "org.sqlite"
+        generate_org(out[kind], kind=kind, seed=0, scale=1.0, knobs=ProKnobs(case_peak_share=0.5))
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", KINDS)
+def test_products_cases_peak_in_their_planted_month(
+    kind: str, seasonal_paths: dict[str, Path], pro_paths: dict[str, Path]
+) -> None:
+    in_peak, wins, peaks = _peak_share(seasonal_paths[kind])
+    assert len(set(peaks.values())) >= 8  # the peaks spread over the year
+    assert in_peak >= 0.45 and wins >= 0.6, (in_peak, wins)
+    # The default org plants no season: its cases keep their natural dates, and no month stands out.
+    assert _peak_share(pro_paths[kind])[2] == {}
+    db = sqlite3.connect(pro_paths[kind])
+    months = np.bincount([int(r[0][5:7]) for r in db.execute('SELECT CreatedDate FROM "Case"')], minlength=13)
+    db.close()
+    assert months[1:].max() / months.sum() < 0.2
+
+
+@pytest.mark.slow
+def test_seasons_move_case_dates_not_which_purchases_have_cases(
+    seasonal_paths: dict[str, Path], pro_paths: dict[str, Path]
+) -> None:
+    def cases(path: Path) -> tuple[list[str], list[str]]:
+        db = sqlite3.connect(path)
+        rows = db.execute('SELECT c.OrderItemId__c, c.CreatedDate FROM "Case" c ORDER BY c.Id').fetchall()
+        db.close()
+        return sorted(r[0] for r in rows), [r[1] for r in rows]
+
+    items, dates = cases(seasonal_paths["b2b"])
+    default_items, default_dates = cases(pro_paths["b2b"])
+    assert items == default_items and sorted(dates) != sorted(default_dates)
+    assert dates == sorted(dates)  # case ids follow the dates they are filed on

@@ -182,3 +182,11 @@ def test_sixty_four_async_envs_keep_their_writes_apart(env_org: Path, ncr_tasks:
     finally:
         envs.close()
     assert _digest(env_org) == before
+
+
+def test_act_mode_refuses_a_pro_instance_saying_what_it_covers() -> None:
+    from crmarena_gym.tasks import TaskInstance, act_plan
+
+    pro = TaskInstance(idx=0, task="case_routing", kind="b2b", query="Who?", answer="005Wt000000000AAA")
+    with pytest.raises(ValueError, match="act mode covers CRMArena's case_routing so far"):
+        act_plan(pro)

@@ -234,3 +234,32 @@ def test_a_sweep_over_answer_modes_plays_the_act_mode_id(
     spec.write_text(spec.read_text().replace("CRMArena-NCR-v0", "CRMArena-HTU-v0"))
     with pytest.raises(ValueError, match="'CRMArena-HTU-v0' has no act mode"):
         load_experiment(spec)
+
+
+def test_a_sweep_over_users_plays_the_conversation_id(
+    tmp_path: Path, env_org: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from crmarena_gym.tasks import generate_tasks
+
+    tasks = generate_tasks(env_org, seed=11, per_task=3, tasks=["HTU", "PVI"])
+    save_tasks(tasks, tmp_path / "two.json")
+    spec = tmp_path / "users.toml"
+    spec.write_text(
+        f'env = "CRMArena-v0"\norg = "{env_org}"\ntasks = "two.json"\n'
+        '[[policies]]\nname = "oracle"\nspec = "reactive-oracle"\n'
+        '[[sweeps]]\nname = "users"\nuser = ["none", "scripted"]\ntoolset = ["functions"]\n'
+    )
+    out = tmp_path / "out"
+    assert main(["experiment", str(spec), "--out", str(out)]) == 0
+    cells = {c["label"]: c for c in json.loads((out / "experiment.json").read_text())["cells"]}
+    assert {c["status"] for c in cells.values()} == {"done"}
+    assert [c["accuracy"] for c in cells.values()] == [1.0, 1.0]
+    single = read_results(out / cells["toolset=functions,user=none"]["path"] / "results.jsonl")
+    talked = read_results(out / cells["toolset=functions,user=scripted"]["path"] / "results.jsonl")
+    assert all("conversation" not in r for r in single)
+    assert {r["conversation"]["end"] for r in talked} == {"user_stop"}
+    assert {tuple(r["conversation"]["revealed"]) for r in talked} == {("window", "direction", "n_cases"), ("case",)}
+    capsys.readouterr()
+    spec.write_text(spec.read_text().replace('"scripted"]', '"gpt-4o"]'))
+    with pytest.raises(ValueError, match="unknown user 'gpt-4o'"):
+        load_experiment(spec)

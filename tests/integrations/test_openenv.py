@@ -25,8 +25,10 @@ from crmarena_gym.integrations.openenv import (  # noqa: E402
     CRMArenaHTTPClient,
     CRMArenaHub,
     HubConfig,
+    ServerLimits,
     ServerThread,
     check_host,
+    make_app,
 )
 from crmarena_gym.org import LocalOrg  # noqa: E402
 from tests.integrations.conftest import PER_TASK, default_signals, oracle_calls  # noqa: E402
@@ -121,6 +123,59 @@ def test_same_seed_and_actions_give_identical_observations(server: ServerThread)
     first = over_http()
     assert first == over_http() == asyncio.run(over_ws())
     assert first[0]["split"] == "test" and first[-1]["done"] and first[2]["message"]["role"] == "tool"
+
+
+def test_websocket_steps_on_the_event_loop_or_in_worker_threads_answer_alike(
+    server: ServerThread, hub: CRMArenaHub, env_org: Path
+) -> None:
+    actions = [
+        CRMArenaAction(tool_call={"name": "get_issues"}),
+        CRMArenaAction(tool_call={"name": "no_such_function"}),
+        CRMArenaAction(text="submit None"),
+    ]
+
+    async def over_ws(url: str) -> list[dict[str, Any]]:
+        async with CRMArenaClient(base_url=url) as client:
+            seen = [(await client.reset(split="test", seed=7)).observation]
+            seen += [(await client.step(a)).observation for a in actions]
+        return [o.model_dump(exclude={"episode_id"}) for o in seen]
+
+    env = hub.make_environment()
+    in_process = [env.reset(split="test", seed=7)] + [env.step(a) for a in actions]
+    expected = [o.model_dump(exclude={"episode_id"}) for o in in_process]
+    assert server.app.inline_steps  # the functions toolset's steps run on the event loop
+    with ServerThread(hub=hub, limits=ServerLimits(inline_steps=False)) as threaded:
+        assert not threaded.app.inline_steps
+        assert asyncio.run(over_ws(server.url)) == asyncio.run(over_ws(threaded.url)) == expected
+    assert expected[2]["error"] and expected[-1]["done"] and expected[-1]["record"]
+    # Free-form queries (soql, flex) may run to the org's timeout: their steps stay in the worker threads.
+    soql = CRMArenaHub(HubConfig(org=str(env_org), toolset="soql", per_task=2))
+    app = make_app(hub=soql)
+    assert not app.inline_steps
+    app.close()
+    soql.close()
+
+
+def test_messages_sent_before_any_answer_is_read_are_all_answered_in_order(server: ServerThread) -> None:
+    """The server reads on while a message or two wait for the application (it stops reading past that): a
+    client that pipelines its messages loses none and gets the answers in order."""
+    sent = 40
+
+    async def pipelined() -> list[dict[str, Any]]:
+        async with websockets.connect(server.url.replace("http", "ws", 1) + "/ws") as ws:
+            for n in range(sent):
+                message = {"type": "reset", "data": {"split": "test", "seed": n}} if n % 2 == 0 else {"type": "state"}
+                await ws.send(json.dumps(message))
+            return [json.loads(await ws.recv()) for _ in range(sent)]
+
+    answers = asyncio.run(pipelined())
+    expected = server.hub.make_environment()
+    for n in range(0, sent, 2):
+        start, state = answers[n], answers[n + 1]
+        assert start["type"] == "observation" and state["type"] == "state"
+        assert start["data"]["observation"]["task_id"] == expected.reset(split="test", seed=n).task_id
+        assert state["data"]["episode_id"] == start["data"]["observation"]["episode_id"]
+    expected.close()
 
 
 def test_bad_input_gets_clear_errors_and_the_server_survives(server: ServerThread, hub: CRMArenaHub) -> None:

@@ -1,8 +1,10 @@
 """One episode semantics on every path: the same scripted model replies played through evaluation (the
 litellm policy over HTTP to a scripted OpenAI-compatible server, run by the runner), the OpenEnv
-environment in process, TRL's environment class (driven as TRL's tool loop drives it), the SkyRL env and
-the verifiers env give the same conversation before every model reply, the same tool schemas, the same
-observations, rewards and episode records, for Act, ReAct and function calling.
+environment in process, TRL (function calling: its environment class driven as TRL's tool loop drives it;
+Act and ReAct: the text class played by the project's rollout_func), the SkyRL env and the verifiers env
+give the same conversation before every model reply, the same tool schemas, the same observations, rewards
+and episode records, for Act, ReAct and function calling. One cell is not played, and its test says why:
+function calling through verifiers (:data:`VERIFIERS_FC`).
 
 The scripts exercise what the semantics decide: several calls in one reply (all run, in order), a
 refused call, calls left after a submit (not run), text after the action (dropped), a malformed reply,
@@ -10,6 +12,7 @@ and a function-calling reply without a call (the episode ends unanswered)."""
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -150,17 +153,20 @@ def _openenv(org: LocalOrg, instance: TaskInstance, scenario: str, script: list[
     )
 
 
-def _trl(org: LocalOrg, instance: TaskInstance, scenario: str, script: list[dict[str, Any]]) -> Played | None:
-    """TRL's loop, as its GRPOTrainer runs it: the row's prompt with reset's text appended to the user
-    message; each reply's calls run by calling the methods, each answered by a tool message; a reply
-    without a call ends the rollout; get_reward scores it."""
+def _trl(org: LocalOrg, instance: TaskInstance, scenario: str, script: list[dict[str, Any]]) -> Played:
+    """TRL's loop, as its GRPOTrainer runs it. Function calling: the row's prompt with reset's text appended
+    to the user message; each reply's calls run by calling the methods, each answered by a tool message; a
+    reply without a call ends the rollout; get_reward scores it. Act and ReAct: the text environment class
+    reset the same way, and the project's rollout_func playing the conversation with the trainer's chat
+    template (the scripted replies stand in for the trainer's generation)."""
     get_json_schema = pytest.importorskip(
         "transformers.utils", reason="pip install 'crmarena-gym[trl]'"
     ).get_json_schema
     from crmarena_gym.integrations.trl import trl_dataset_rows, trl_environment
 
-    if _framework(scenario) != "fc":
-        return None  # TRL's environment class is function calling only (see test_trl)
+    framework = _framework(scenario)
+    if framework != "fc":
+        return _trl_text(org, instance, framework, script)
     cls = trl_environment(org, per_task=PER_TASK)
     (row,) = [r for r in trl_dataset_rows(org, per_task=PER_TASK, tasks=["BRI"]) if r["task_id"] == instance.idx]
     env = cls()
@@ -191,6 +197,66 @@ def _trl(org: LocalOrg, instance: TaskInstance, scenario: str, script: list[dict
         if env.session.done:
             break
     return Played(prompts=prompts, tools=tools, observations=observations, reward=env.get_reward(), record=env.record)
+
+
+@functools.cache
+def _tokenizer() -> Any:
+    from crmarena_gym.integrations.trl import tiny_tokenizer
+
+    return tiny_tokenizer(["Thought: count them. execute SELECT COUNT(Id) FROM Case submit Salesforce output"])
+
+
+def _trl_text(org: LocalOrg, instance: TaskInstance, framework: str, script: list[dict[str, Any]]) -> Played:
+    from types import SimpleNamespace
+
+    from crmarena_gym.integrations.trl import TRLTextRollout, trl_dataset_rows, trl_environment
+
+    tokenizer = _tokenizer()
+    toolset = TOOLSETS[framework]
+    cls = trl_environment(org, per_task=PER_TASK, toolset=toolset, framework=framework)
+    rows = trl_dataset_rows(org, per_task=PER_TASK, tasks=["BRI"], toolset=toolset, framework=framework)
+    (row,) = [r for r in rows if r["task_id"] == instance.idx]
+    env = cls()
+    prompt = [dict(m) for m in row["prompt"]]
+    prompt[-1]["content"] += env.reset(**row)  # what GRPOTrainer does before it generates
+    assert prompt == env.session.messages
+    trainer = SimpleNamespace(
+        environments=[env],
+        processing_class=tokenizer,
+        _tokenizer=tokenizer,
+        chat_template=None,
+        chat_template_kwargs={},
+        max_completion_length=100_000,
+        model=None,
+    )
+    prompts = []
+    replies = iter(script)
+
+    def generate(_trainer: Any, prompt_ids: list[list[int]]) -> tuple[list[list[int]], None]:
+        (ids,) = prompt_ids
+        # the model is shown the core's conversation, rendered by the chat template as a provider renders it
+        assert ids == tokenizer.apply_chat_template(env.session.messages, add_generation_prompt=True, return_dict=False)
+        prompts.append(_canonical(env.session.messages))
+        text = next(replies)["content"]
+        return [tokenizer(text, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]], None
+
+    output = TRLTextRollout(generate)([prompt], trainer)
+    session = env.session
+    # the sequence trained on: the conversation as the core keeps it, then the last reply as generated
+    last = script[len(prompts) - 1]["content"]
+    assert session.messages[-1]["role"] == "user"  # the submission's observation, never shown to the model
+    before = tokenizer.apply_chat_template(session.messages[:-2], add_generation_prompt=True, tokenize=False)
+    (completion,), (mask,) = output["completion_ids"], output["env_mask"]
+    assert tokenizer.decode(output["prompt_ids"][0] + completion) == before + last + tokenizer.eos_token
+    # the model's own tokens: each reply as the conversation keeps it, with the end of turn it generated (a
+    # reply cut after its action did not generate the one the template closes it with)
+    model_text = tokenizer.decode([t for t, m in zip(completion, mask, strict=True) if m])
+    kept = [(m["content"], r["content"]) for m, r in zip(session.messages[2:-2:2], script, strict=False)]
+    eos = tokenizer.eos_token
+    assert model_text == "".join(k + (eos if k == r else "") for k, r in kept) + last + eos
+    assert output["logprobs"] is None  # the scripted generation, like TRL's transformers path, gives none
+    observations = [s.observation for s in session.steps if s.action]
+    return Played(prompts=prompts, tools=None, observations=observations, reward=env.get_reward(), record=env.record)
 
 
 def _trl_tools(cls: type) -> list[Any]:
@@ -239,7 +305,7 @@ def _skyrl(org: LocalOrg, instance: TaskInstance, scenario: str, script: list[di
     )
 
 
-def _verifiers(org: LocalOrg, instance: TaskInstance, scenario: str, script: list[dict[str, Any]]) -> Played | None:
+def _verifiers(org: LocalOrg, instance: TaskInstance, scenario: str, script: list[dict[str, Any]]) -> Played:
     """verifiers 0.4 drives the episode: its interaction keeps the conversation (the model's replies as
     written: the text after an action, which the core drops, stays in verifiers' own history, so replies
     are compared as the core reads them); the environment answers each reply with a user turn."""
@@ -248,7 +314,7 @@ def _verifiers(org: LocalOrg, instance: TaskInstance, scenario: str, script: lis
 
     framework = _framework(scenario)
     if framework == "fc":
-        return None  # function calling is not offered there
+        pytest.skip(VERIFIERS_FC)
     if importlib.util.find_spec("verifiers") is None:
         pytest.skip("verifiers is not installed: pip install 'crmarena-gym[verifiers]'")
     from crmarena_gym.chat import read_text_reply
@@ -285,6 +351,16 @@ def _verifiers(org: LocalOrg, instance: TaskInstance, scenario: str, script: lis
     )
 
 
+#: Why the verifiers cell of function calling is not played (the adapter refuses framework="fc" saying so).
+VERIFIERS_FC = (
+    "verifiers 0.4 runs a model's tool calls inside its harness program, not in the environment: tools are MCP "
+    "servers (Taskset.toolsets / Task.toolsets, verifiers.v1.mcp.Toolset, served in their own process) and the "
+    "environment's run() sees only the Segment a harness turn ends with; the harness (e.g. NullHarness) is a "
+    "PEP 723 script that Runtime.prepare_uv_script resolves with uv at launch, so no offline test can drive "
+    "function calling through verifiers' own loop, and the adapter offers Act and ReAct only"
+)
+
+
 PATHS = {"openenv": _openenv, "trl": _trl, "skyrl": _skyrl, "verifiers": _verifiers}
 
 
@@ -312,8 +388,6 @@ def test_every_path_plays_the_same_episode(scenario: str, path: str, adapter_org
     instance = _instance(adapter_org)
     reference = _reference(adapter_org, instance, scenario)
     played = PATHS[path](adapter_org, instance, scenario, _scripts(instance.answer or "None")[scenario])
-    if played is None:
-        pytest.skip(f"{path} does not play {scenario} (see its module docs)")
     ids = path != "trl"  # TRL's tool messages carry the function's name, not the call's id
     expected_prompts = [
         [m if ids else (*m[:2], tuple((None, *c[1:]) for c in m[2]), None) for m in p] for p in reference["prompts"]

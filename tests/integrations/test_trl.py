@@ -69,7 +69,7 @@ def _same_up_to_key_order(a: object, b: object) -> bool:
     return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
 
 
-def test_the_class_and_its_instances_pickle_and_text_frameworks_are_refused(env_org: Path) -> None:
+def test_the_class_and_its_instances_pickle_and_rows_of_another_framework_are_refused(env_org: Path) -> None:
     cls = trl_environment(env_org, toolset="soql", shaping=Shaping(refused_call=0.25), per_task=2)
     assert pickle.loads(pickle.dumps(cls)) is cls
     assert trl_environment(env_org, toolset="soql", shaping=Shaping(0.25), per_task=2) is cls
@@ -92,8 +92,13 @@ def test_the_class_and_its_instances_pickle_and_text_frameworks_are_refused(env_
     }
     with pytest.raises(ValueError, match=r"per_task=2, the environment with per_task=None"):
         trl_environment(env_org, toolset="soql")().reset(**rows[0])
-    with pytest.raises(ValueError, match=r"function calling only.*SkyRL, verifiers or OpenEnv"):
-        trl_environment(env_org, framework="react")
+    with pytest.raises(ValueError, match=r"framework must be one of"):
+        trl_environment(env_org, framework="chat")
+    react = trl_environment(env_org, toolset="soql", framework="react", per_task=2)
+    assert pickle.loads(pickle.dumps(react)) is react and react.metadata["framework"] == "react"
+    assert not [n for n, f in vars(react).items() if callable(f) and not n.startswith("_")]  # no tool methods
+    with pytest.raises(ValueError, match=r"built for the 'fc' framework .* framework='react'"):
+        react().reset(**rows[0])
 
 
 def test_oracle_episodes_through_the_tool_methods_reach_reward_one(adapter_org: LocalOrg) -> None:
@@ -209,3 +214,88 @@ def test_grpo_trainer_trains_a_step_on_a_tiny_local_model(env_org: Path, tmp_pat
     (logged,) = [entry for entry in trainer.state.log_history if "reward" in entry]
     assert logged["tools/call_frequency"] == 1.0 and logged["tools/failure_frequency"] == 0.0
     assert logged[f"rewards/{env_cls.__name__}/mean"] == 1.0 and logged["reward"] == 1.0
+
+
+def test_grpo_trainer_trains_a_step_of_react_episodes_through_the_text_rollout(
+    env_org: Path, tmp_path: Path, monkeypatch
+) -> None:
+    """The text frameworks in TRL: the text environment class as environment_factory and TRLTextRollout as
+    rollout_func; the tiny model, steered towards a ReAct submission of the gold answer, writes it; the
+    environment reads it and get_reward scores it; GRPO takes a step on the model's tokens."""
+    pytest.importorskip("trl")
+    from trl import GRPOConfig, GRPOTrainer
+
+    from crmarena_gym.integrations.trl import TRLTextRollout, tiny_model, tiny_tokenizer, trl_dataset
+
+    monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
+    dataset = trl_dataset(env_org, split="train", per_task=1, tasks=["BRI"], toolset="soql", framework="react")
+    (instance,) = chat_tasks(env_org, split="train", per_task=1, tasks=["BRI"])
+    reply = f"Thought: I know it.\nAction: submit {instance.answer}<|im_end|>"
+    tokenizer = tiny_tokenizer([dataset[0]["prompt"][0]["content"], reply])
+    model = tiny_model(tokenizer)
+    tail = tokenizer("<|im_start|>assistant\n", add_special_tokens=False)["input_ids"]
+    steered = tail + tokenizer(reply, add_special_tokens=False)["input_ids"]
+    bias = [[steered[i - len(tail) : i + 1], 100.0] for i in range(len(tail), len(steered))]
+    args = GRPOConfig(
+        output_dir=str(tmp_path),
+        per_device_train_batch_size=2,
+        num_generations=2,
+        max_completion_length=48,
+        max_steps=1,
+        report_to=[],
+        use_cpu=True,
+        logging_steps=1,
+        save_strategy="no",
+        generation_kwargs={"sequence_bias": bias},
+        seed=0,
+    )
+    env_cls = trl_environment(env_org, per_task=1, toolset="soql", framework="react")
+    trainer = GRPOTrainer(
+        model=model,
+        args=args,
+        train_dataset=dataset,
+        processing_class=tokenizer,
+        environment_factory=env_cls,
+        rollout_func=TRLTextRollout(),
+    )
+    assert trainer._env_tools[None] == []  # no tools: TRL's tool loop stays out of the text conversation
+    assert trainer.train().global_step == 1
+    (logged,) = [entry for entry in trainer.state.log_history if "reward" in entry]
+    assert logged[f"rewards/{env_cls.__name__}/mean"] == 1.0 and logged["reward"] == 1.0
+    record = trainer._environment_pool[None][0].record
+    assert record["end_reason"] == "submitted" and record["trajectory"][-1]["action"] == f"submit {instance.answer}"
+
+
+def test_the_text_rollout_stops_at_the_completion_limit_and_refuses_function_calling(env_org: Path) -> None:
+    """A rollout whose completion would pass max_completion_length ends there (end reason stopped), its
+    sequence cut to the limit; an environment that plays function calling is refused with what to pass."""
+    from types import SimpleNamespace
+
+    from crmarena_gym.integrations.trl import TRLTextRollout, tiny_tokenizer
+
+    tokenizer = tiny_tokenizer(["execute SELECT COUNT(Id) FROM Case"])
+    rows = trl_dataset_rows(env_org, per_task=2, tasks=["BRI"], toolset="soql", framework="act")
+    env = trl_environment(env_org, per_task=2, toolset="soql", framework="act")()
+    env.reset(**rows[0])
+    reply = tokenizer("execute SELECT COUNT(Id) FROM Case", add_special_tokens=False)["input_ids"]
+    reply.append(tokenizer.eos_token_id)
+    trainer = SimpleNamespace(environments=[env], processing_class=tokenizer, max_completion_length=400, model=None)
+    calls = []
+
+    def generate(_trainer: object, prompt_ids: list[list[int]]) -> tuple[list[list[int]], list[list[float]]]:
+        calls.append(len(prompt_ids[0]))
+        return [list(reply)], [[-0.5] * len(reply)]
+
+    output = TRLTextRollout(generate)([rows[0]["prompt"]], trainer)
+    (completion,), (mask,), (logprobs,) = output["completion_ids"], output["env_mask"], output["logprobs"]
+    assert len(completion) == len(mask) == len(logprobs) <= 400
+    assert env.session.record["end_reason"] == "stopped" and env.get_reward() == 0.0
+    # every reply was carried out (as TRL runs a call whose result it then drops for length); the last one's
+    # observation would have passed the limit, so the rollout ends with that reply
+    assert len(calls) == env.session.turns > 2 and completion[-len(reply) :] == reply
+    assert completion[: len(reply)] == reply and mask[: len(reply)] == [1] * len(reply)
+    assert logprobs[: len(reply)] == [-0.5] * len(reply) and 0 in mask  # the observations are the env's tokens
+    fc = trl_environment(env_org, per_task=2)()
+    fc.reset(**trl_dataset_rows(env_org, per_task=2, tasks=["BRI"])[0])
+    with pytest.raises(ValueError, match=r"framework='act' or 'react'"):
+        TRLTextRollout(generate)([rows[0]["prompt"]], SimpleNamespace(environments=[fc], processing_class=tokenizer))

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from crmarena_gym.cli import _query
+from crmarena_gym.datagen import GENERATOR_VERSIONS
 
 
 def _run(*argv: str) -> tuple[int, str, str]:
@@ -92,4 +93,5 @@ def test_pro_orgs_answer_and_the_kind_is_checked(tmp_path: Path, monkeypatch: py
     monkeypatch.setattr("crmarena_gym.org._cache.validate_seed_scale", lambda seed, scale: (seed, 0.05))
     code, out, err = _run("SELECT Name FROM Territory2 WHERE Name = 'Pacific'", "--kind", "b2c")
     assert code == 0 and "Pacific" in out and out.strip().endswith("totalSize: 1"), err
-    assert [p.name for p in (tmp_path / "cache").glob("*.sqlite")] == ["org-b2c-v1-seed0-scale0.05.sqlite"]
+    version = GENERATOR_VERSIONS["b2c"]
+    assert [p.name for p in (tmp_path / "cache").glob("*.sqlite")] == [f"org-b2c-v{version}-seed0-scale0.05.sqlite"]

@@ -848,6 +848,24 @@ function foldedBlock(title, cls, text, highlight, key) {
   return details;
 }
 
+// A conversation's turn: the agent's message to the user, then the user's reply (with what it revealed).
+function userTurn(step) {
+  const u = step.user;
+  return h("div", { class: "conversation" },
+    h("div", { class: "agent-turn" }, h("span", { class: "kind" }, "agent → user"), " ", h("span", { class: "said" }, quote(u.message))),
+    h("div", { class: "user-turn" }, h("span", { class: "kind" }, "user"), " ", h("span", { class: "said" }, quote(u.reply)),
+      u.revealed.length ? h("span", { class: "muted" }, ` (revealed: ${u.revealed.join(", ")})`) : null));
+}
+
+function conversationFacts(e) {
+  const c = e.conversation;
+  if (!c) return null;
+  const usage = (c.user_summary || {}).usage;
+  return facts([["user", c.user], ["revealed", c.revealed.length ? c.revealed.join(", ") : "nothing"],
+    ["user turns", c.user_turns], ["conversation ended by", c.end],
+    ["user's model calls", usage ? `${usage.calls} calls, ${usage.prompt_tokens + usage.completion_tokens} tokens, ${money(usage.cost)}` : null]]);
+}
+
 function parsedAction(step, key) {
   const p = step.parsed || {};
   if (p.kind === "query") {
@@ -891,8 +909,8 @@ function stepView(step, key) {
     h("div", { class: "body" },
       step.note ? h("div", { class: "note" }, `policy: ${step.note}`) : null,
       step.reply ? foldedBlock(`model reply (${step.reply.length.toLocaleString()} characters)`, "reply", step.reply, null, `${key}-reply`) : null,
-      parsedAction(step, key),
-      step.long ? foldedBlock(`${obsTitle}, folded`, `observation${dropped ? " replaced" : ""}`, step.observation, show, `${key}-obs`)
+      step.user ? userTurn(step) : parsedAction(step, key),
+      step.user ? null : step.long ? foldedBlock(`${obsTitle}, folded`, `observation${dropped ? " replaced" : ""}`, step.observation, show, `${key}-obs`)
         : [h("div", { class: "muted" }, "observation", dropped ? h("span", { class: "effect" }, " shown instead of the real result") : ""),
           codeBlock(`observation${dropped ? " replaced" : ""}`, step.observation, show)]));
 }
@@ -950,8 +968,9 @@ function episodeView(e) {
   return h("div", { class: "episode-view", "data-run": e.run },
     verdict(e),
     episodeFacts(e, true),
+    conversationFacts(e),
     e.system_prompt ? foldedBlock("system prompt", "system", e.system_prompt, null, `${key}-system`) : null,
-    h("h3", {}, "Question"),
+    h("h3", {}, e.conversation ? "The user's opening" : "Question"),
     h("pre", { class: "question" }, e.question),
     h("h3", {}, `Steps (${e.steps.length})`),
     e.steps.map((s, i) => stepView(s, `${key}-${i}`)));

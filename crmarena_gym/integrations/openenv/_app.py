@@ -33,7 +33,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from openenv.core.env_server.serialization import serialize_observation
 from pydantic import ValidationError
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
@@ -70,11 +69,17 @@ class ServerLimits:
         request_timeout: Seconds for a request's head to arrive (from its first byte) and for its body.
         max_connections: The most WebSocket connections and MCP sessions at once (default: twice the
             hub's ``max_sessions``).
+        inline_steps: Run a WebSocket session's steps on the event loop rather than in a worker thread: the
+            thread's hand-off costs about as much CPU as a task function's step (~65 us). A step then holds
+            every other connection until it returns. None (the default): inline for the ``functions``
+            toolset, whose calls are fixed, indexed queries; in worker threads for ``soql`` and ``flex``,
+            where an agent's free-form query may run up to the org's timeout.
     """
 
     max_body_bytes: int = 1 << 20
     request_timeout: float = 30.0
     max_connections: int | None = None
+    inline_steps: bool | None = None
 
     def __post_init__(self) -> None:
         if self.max_body_bytes < 1024:
@@ -92,6 +97,40 @@ class _McpSession:
         self.env = env
         self.attached = False  # a /ws?session_id= connection is using it
         self.last_used = time.monotonic()
+
+
+class _IdleWatch:
+    """Closes a WebSocket connection that holds no episode and has sent nothing for the idle timeout (counted
+    from its last message or the end of its episode, whichever came last): a timer that looks now and then,
+    rather than a deadline on every receive (``asyncio.wait_for`` makes a task and a timer per message).
+
+    When it finds the connection idle while its task waits for a message, it cancels that wait (``fired``).
+    """
+
+    def __init__(self, env: CRMArenaEnvironment, idle: float, task: asyncio.Task[Any] | None) -> None:
+        self.env, self.idle, self.task = env, idle, task
+        self.last_message = time.monotonic()
+        self.receiving = self.fired = False
+        self._loop = asyncio.get_running_loop()
+        self._timer = self._loop.call_later(idle, self._look)
+
+    def left(self) -> float:
+        """Seconds until the connection is idle (the idle timeout while it holds a live episode)."""
+        if self.env.episode_live:
+            return self.idle
+        return max(self.last_message, self.env.episode_ended_at or 0.0) + self.idle - time.monotonic()
+
+    def _look(self) -> None:
+        left = self.left()
+        if left <= 0 and self.receiving and self.task is not None:
+            self.fired = True
+            self.task.cancel()
+            return
+        # Busy with a message (it counts as activity once answered), or not idle yet: look again later.
+        self._timer = self._loop.call_later(left if left > 0 else min(self.idle, 1.0), self._look)
+
+    def stop(self) -> None:
+        self._timer.cancel()
 
 
 class _BadJSON(ValueError):
@@ -133,6 +172,30 @@ def _capacity_data(err: CapacityError) -> dict[str, Any]:
     return {"message": str(err), "code": "CAPACITY_REACHED", "active_sessions": err.active, "max_sessions": err.limit}
 
 
+_OBSERVATION_FIELDS = tuple(f for f in CRMArenaObservation.model_fields if f not in ("reward", "done"))
+
+
+def serialize_observation(observation: CRMArenaObservation) -> dict[str, Any]:
+    """The observation in OpenEnv's wire shape, as ``openenv``'s ``serialize_observation`` gives it (the same
+    keys in the same order), without its ``model_dump`` copy of every message and of the record: the answer
+    is encoded to JSON at once and dropped, so the observation's own values serve.
+
+    Example:
+        >>> from openenv.core.env_server.serialization import serialize_observation as openenv_serialize
+        >>> obs = CRMArenaObservation(text="hi", messages=[{"role": "tool", "content": "hi"}], reward=1.0, done=True)
+        >>> serialize_observation(obs) == openenv_serialize(obs)
+        True
+    """
+    result: dict[str, Any] = {
+        "observation": {name: getattr(observation, name) for name in _OBSERVATION_FIELDS},
+        "reward": observation.reward,
+        "done": observation.done,
+    }
+    if observation.metadata:
+        result["metadata"] = observation.metadata
+    return result
+
+
 def _tool_result(observation: CRMArenaObservation) -> dict[str, Any]:
     """An MCP tool result: the observation as text content; ``isError`` for an error the episode answered
     (it used the turn); the step's outcome as structured content (also as ``data``, which OpenEnv's
@@ -168,6 +231,7 @@ class CRMArenaApp:
         self.limits = limits
         self.max_connections = limits.max_connections or 2 * hub.config.max_sessions
         self.connections = 0
+        self.inline_steps = hub.config.toolset == "functions" if limits.inline_steps is None else limits.inline_steps
         self.mcp_sessions: dict[str, _McpSession] = {}
         self.refused: Counter[str] = Counter(connections=0, sessions=0)
         self._lock = threading.Lock()
@@ -483,38 +547,57 @@ class CRMArenaApp:
         self, ws: WebSocket, env: CRMArenaEnvironment, session: _McpSession | None, rpc_only: bool
     ) -> None:
         idle = self.hub.episodes.idle_timeout
-        last_message = time.monotonic()
-        while True:
-            # A connection is idle once it holds no episode and has sent nothing for the idle timeout (counted
-            # from its last message or the end of its episode, whichever came last).
-            quiet_from = max(last_message, env.episode_ended_at or 0.0)
-            wait = idle if env.episode_live else quiet_from + idle - time.monotonic()
-            if wait <= 0:
-                await ws.close(1001, reason=f"idle for {idle:g} s")
-                return
-            try:
-                message = await asyncio.wait_for(ws.receive(), wait)
-            except TimeoutError:
-                continue
-            last_message = time.monotonic()
-            if message["type"] == "websocket.disconnect":
-                return
-            if session is not None:
-                session.last_used = time.monotonic()
-            raw = message.get("text")
-            raw = message.get("bytes", b"") if raw is None else raw
-            if rpc_only:
+        watch = _IdleWatch(env, idle, asyncio.current_task())
+        try:
+            while True:
+                if watch.left() <= 0:
+                    await ws.close(1001, reason=f"idle for {idle:g} s")
+                    return
+                watch.receiving = True
                 try:
-                    answer = await self._rpc(_loads(raw), env)
-                except _BadJSON as err:
-                    answer = _rpc_error(None, _PARSE_ERROR, f"Parse error: {err}")
-                await ws.send_text(json.dumps(answer))
-                continue
-            answer, stop = await self._ws_message(raw, env, mcp_attached=session is not None)
-            if stop:
-                await ws.close()
-                return
+                    message = await ws.receive()
+                except asyncio.CancelledError:
+                    if not watch.fired:
+                        raise
+                    watch.task.uncancel()  # type: ignore[union-attr]
+                    await ws.close(1001, reason=f"idle for {idle:g} s")
+                    return
+                finally:
+                    watch.receiving = False
+                watch.last_message = time.monotonic()
+                if message["type"] == "websocket.disconnect":
+                    return
+                if not await self._ws_answer(ws, message, env, session, rpc_only):
+                    return
+        finally:
+            watch.stop()
+
+    async def _ws_answer(
+        self,
+        ws: WebSocket,
+        message: dict[str, Any],
+        env: CRMArenaEnvironment,
+        session: _McpSession | None,
+        rpc_only: bool,
+    ) -> bool:
+        """Answer one WebSocket message; False once the session is to end (it was closed)."""
+        if session is not None:
+            session.last_used = time.monotonic()
+        raw = message.get("text")
+        raw = message.get("bytes", b"") if raw is None else raw
+        if rpc_only:
+            try:
+                answer = await self._rpc(_loads(raw), env)
+            except _BadJSON as err:
+                answer = _rpc_error(None, _PARSE_ERROR, f"Parse error: {err}")
             await ws.send_text(json.dumps(answer))
+            return True
+        answer, stop = await self._ws_message(raw, env, mcp_attached=session is not None)
+        if stop:
+            await ws.close()
+            return False
+        await ws.send_text(json.dumps(answer))
+        return True
 
     async def _ws_message(
         self, raw: str | bytes, env: CRMArenaEnvironment, *, mcp_attached: bool = False
@@ -582,7 +665,7 @@ class CRMArenaApp:
             action = CRMArenaAction.model_validate(data)
         except ValidationError as err:
             return _ws_error("Invalid message", "VALIDATION_ERROR", errors=_validation_errors(err))
-        observation = await self._run(env.step, action)
+        observation = env.step(action) if self.inline_steps else await self._run(env.step, action)
         return {"type": "observation", "data": serialize_observation(observation)}
 
     def close(self) -> None:

@@ -40,7 +40,8 @@ from crmarena_gym.chat import (
 from crmarena_gym.integrations.openenv._episodes import HTTP_OWNER, Episode, EpisodeRegistry
 from crmarena_gym.integrations.openenv._models import CRMArenaAction, CRMArenaObservation, CRMArenaState, ToolCall
 from crmarena_gym.org import LocalOrg, default_org_path
-from crmarena_gym.tasks import TaskInstance, get_task_spec
+from crmarena_gym.tasks import TaskInstance, spec_for
+from crmarena_gym.users import make_user
 
 __all__ = ["CRMArenaEnvironment", "CRMArenaHub", "HubConfig"]
 
@@ -62,6 +63,8 @@ class HubConfig:
         session_timeout: Seconds an unfinished episode may stay idle (no action) before it is dropped.
         match: ``"strict"`` or ``"lenient"`` answer matching.
         shaping: Optional penalties (:class:`~crmarena_gym.chat.Shaping`); ``/metadata`` says which.
+        user: None for single-turn episodes; ``"scripted"`` or ``"litellm:MODEL"`` for conversations (a
+            simulated user holds part of the request back; the agent talks with ``respond``).
     """
 
     org: str | None = None
@@ -73,8 +76,11 @@ class HubConfig:
     session_timeout: float = 600.0
     match: str = "strict"
     shaping: Shaping | None = None
+    user: str | None = None
 
     def __post_init__(self) -> None:
+        if self.user is not None:
+            make_user(self.user)  # an unknown user is refused when the server starts
         if self.toolset not in ("soql", "functions", "flex"):
             raise ValueError(f"toolset must be 'soql', 'functions' or 'flex', got {self.toolset!r}")
         if self.framework not in FRAMEWORKS:
@@ -135,7 +141,13 @@ class CRMArenaHub:
         """The tool schemas an episode starts with (OpenAI format; the same for every instance of a toolset)."""
         if self._tools is None:
             instance = self.instances("test", None)[:1]
-            env = make_chat_env(self.org, instances=instance, toolset=self.config.toolset, match=self.config.match)
+            env = make_chat_env(
+                self.org,
+                instances=instance,
+                toolset=self.config.toolset,
+                match=self.config.match,
+                user=self.config.user,
+            )
             self._tools = ChatSession(env, self.config.framework).reset(seed=0).tools  # type: ignore[arg-type]
             env.close()
         return [dict(t) for t in self._tools]
@@ -214,7 +226,8 @@ class CRMArenaEnvironment(Environment[CRMArenaAction, CRMArenaObservation, CRMAr
                 raise ValueError(f"episode_id must be a string of 1 to 255 characters, got {episode_id!r}")
             if split not in SPLITS:
                 raise ValueError(f"split must be one of {', '.join(SPLITS)}, got {split!r}")
-            abbrev = get_task_spec(task).abbrev if task else None
+            # The hub's org kind says which suite a task name is in (handle_time is CRMArena's and Pro's).
+            abbrev = spec_for(task, getattr(self.hub.org, "kind", "service")).abbrev if task else None
             if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or seed < 0):
                 raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
             if task_id is not None and (not isinstance(task_id, int) or isinstance(task_id, bool)):
@@ -231,6 +244,7 @@ class CRMArenaEnvironment(Environment[CRMArenaAction, CRMArenaObservation, CRMAr
                 instances=instances,
                 toolset=self.hub.config.toolset,
                 match=self.hub.config.match,
+                user=self.hub.config.user,
             )
             session = ChatSession(env, self.hub.config.framework, shaping=self.hub.config.shaping)  # type: ignore[arg-type]
             start = session.reset(seed=seed, task_id=task_id)
@@ -408,9 +422,11 @@ def _step_observation(
 ) -> CRMArenaObservation:
     step = steps[-1]
     instance = session.env.unwrapped.instance  # type: ignore[attr-defined]
-    return CRMArenaObservation(
+    # Built without validation: every value is the chat session's own, of the field's type (validating would
+    # copy each message and the whole record once more, on every step).
+    return CRMArenaObservation.model_construct(
         text=step.observation,
-        message=step.message or {},
+        message=dict(step.message or {}),
         messages=added,
         end_reason=session.end_reason,
         record=session.record,
@@ -422,5 +438,9 @@ def _step_observation(
         truncated=step.truncated,
         error=step.error,
         done=step.done,
-        reward=sum(s.reward for s in steps),
+        reward=float(sum(s.reward for s in steps)),
+        # Every field given: a default would be looked up (pydantic inspects each default factory's signature).
+        system_prompt=None,
+        tools=None,
+        metadata={},
     )

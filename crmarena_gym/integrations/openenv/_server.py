@@ -19,7 +19,7 @@ from openenv.core.env_server.http_server import create_app
 
 from crmarena_gym.integrations.openenv._app import CRMArenaApp, ServerLimits
 from crmarena_gym.integrations.openenv._env import CRMArenaHub, HubConfig
-from crmarena_gym.integrations.openenv._limits import guarded_protocol
+from crmarena_gym.integrations.openenv._limits import guarded_protocol, websocket_protocol
 from crmarena_gym.integrations.openenv._models import CRMArenaAction, CRMArenaObservation, CRMArenaState
 
 __all__ = [
@@ -73,12 +73,19 @@ def uvicorn_config(app: CRMArenaApp, **options: Any) -> Any:
         "log_level": "warning",
         "http": guarded_protocol(limits.request_timeout),
         "ws_max_size": limits.max_body_bytes,
+        # No per-message compression: it more than doubled the server's CPU per step (zlib on every
+        # observation, and on the client's side too) for messages of a few kilobytes. A client that offers it
+        # is answered uncompressed, as the WebSocket protocol allows; pass ws_per_message_deflate=True to offer it.
+        "ws_per_message_deflate": False,
         # A vanished WebSocket peer is noticed within a minute (its session and episode are then dropped).
         "ws_ping_interval": 20.0,
         "ws_ping_timeout": 20.0,
         "timeout_keep_alive": 5,
         "timeout_graceful_shutdown": 5,
     }
+    ws_protocol = websocket_protocol()
+    if ws_protocol is not None:
+        settings["ws"] = ws_protocol
     settings.update(options)
     return uvicorn.Config(app, **settings)
 

@@ -49,7 +49,7 @@ __all__ = ["ENV_ID", "CRMArenaTextEnv", "register_skyrl", "skyrl_dataset_rows"]
 
 #: The id the environment is registered under in skyrl_gym.
 ENV_ID = "crmarena"
-_CONFIG_KEYS = ("org", "toolset", "framework", "train_seed", "per_task", "match", "shaping")
+_CONFIG_KEYS = ("org", "toolset", "framework", "train_seed", "per_task", "match", "shaping", "user")
 _CALL_BLOCK_END = re.compile(r"</tool_call>", re.IGNORECASE)
 
 
@@ -92,7 +92,8 @@ class CRMArenaTextEnv(BaseTextEnv):
         env_config: ``org`` (a database path; default: the embedded org), ``toolset`` (``"soql"``, the
             default, as the paper's Act/ReAct agents; ``"functions"`` or ``"flex"``), ``framework``
             (``"react"``, the default, ``"act"`` or ``"fc"``), ``train_seed``, ``per_task``, ``match``,
-            ``shaping`` (``{"refused_call": ..., "malformed_reply": ...}``).
+            ``shaping`` (``{"refused_call": ..., "malformed_reply": ...}``), ``user`` (``"scripted"`` or
+            ``"litellm:MODEL"``: conversations, the user's replies coming back as ``user`` messages).
         extras: The dataset row's extras: ``task_id`` (required), ``split`` (``train`` by default or
             ``test``), ``task`` (an abbreviation, to pick among one task's instances), ``seed``,
             ``max_turns`` (this row's turn budget, at most :data:`~crmarena_gym.envs.MAX_TURNS`).
@@ -136,6 +137,7 @@ class CRMArenaTextEnv(BaseTextEnv):
             per_task=_get(env_config, "per_task", None) if split == "train" else None,
             toolset=toolset,
             match=_get(env_config, "match", "strict"),
+            user=_get(env_config, "user", None),  # "scripted" or "litellm:MODEL": a conversation
         )
         self.framework = framework
         self.session = ChatSession(env, framework, shaping=shaping)

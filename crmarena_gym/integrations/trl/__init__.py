@@ -1,4 +1,5 @@
-"""CRMArena for TRL: an ``environment_factory`` class and the dataset rows of a split.
+"""CRMArena for TRL: an ``environment_factory`` class, the dataset rows of a split, and a ``rollout_func`` for
+the text frameworks (Act, ReAct: :class:`TRLTextRollout`).
 
 Needs ``pip install 'crmarena-gym[trl]'`` for training (the class itself needs only the core).
 
@@ -12,11 +13,13 @@ Example:
 from __future__ import annotations
 
 from crmarena_gym.integrations.trl._env import TRLEnvironment, trl_dataset, trl_dataset_rows, trl_environment
+from crmarena_gym.integrations.trl._text import TRLTextRollout
 from crmarena_gym.integrations.trl._tiny import SPECIAL_TOKENS, tiny_model, tiny_tokenizer
 
 __all__ = [
     "SPECIAL_TOKENS",
     "TRLEnvironment",
+    "TRLTextRollout",
     "tiny_model",
     "tiny_tokenizer",
     "trl_dataset",

@@ -16,8 +16,15 @@ budget runs out. The score is recorded as the trace's ``crmarena_reward`` (the s
 shaping is set), and the episode's record (gold answer, score breakdown, trajectory: the fields of an
 evaluation record) in ``trace.info["crmarena_record"]``.
 
-Function calling is not offered here: verifiers 0.4 gives a model tools only through MCP tool servers run
-by its harness, which this adapter does not provide; train function calling with TRL or OpenEnv.
+Function calling is not offered here. verifiers 0.4 runs a model's tool calls inside its harness program,
+not in the environment: the tools are MCP servers (``Taskset.toolsets``/``Task.toolsets``, a
+``verifiers.v1.mcp.Toolset`` served in its own process), and :meth:`CRMArenaEnv.run` sees only the
+``Segment`` a harness turn ends with, after the harness's own tool loop. Carrying the chat core's semantics
+there (its schemas, every call one turn, the end at ``submit``) would mean answering each call from task
+hooks on the host (``@intercept`` verdicts, ``@stop`` at the submission) through a harness that supports tool
+interception; the harness programs are PEP 723 scripts that ``Runtime.prepare_uv_script`` resolves with uv
+when they launch, so that path cannot be tested offline, and an untested adapter is not shipped. Train
+function calling with TRL, SkyRL or OpenEnv.
 """
 
 from __future__ import annotations

@@ -63,3 +63,13 @@ def check_three_ways(pro_org: ProOrg, name: str, draws: list[ProDraw]) -> None:
         by_tools, _trace = pro_oracle_trace(category, question, pro_org.org)
         assert by_sql == draw.answer, (name, pro_org.kind, draw.params, by_sql, draw.answer)
         assert by_tools == draw.answer, (name, pro_org.kind, draw.params, by_tools, draw.answer)
+
+
+@pytest.fixture(scope="session")
+def flat_b2b_conn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[sqlite3.Connection]:
+    """A read-only connection to a B2B org generated with ``latent=False`` (seed 7, scale 0.3)."""
+    path = tmp_path_factory.mktemp("pro-flat") / "org.sqlite"
+    generate_org(path, kind="b2b", seed=PRO_TEST_SEED, scale=0.3, latent=False)
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    yield conn
+    conn.close()
