@@ -20,6 +20,7 @@ from crmarena_gym.cli._voice import EXIT_CODES
 # Each module defines ``register(subparsers)`` which adds its subcommand and sets ``func``.
 _COMMAND_MODULES = (
     "crmarena_gym.cli._generate",
+    "crmarena_gym.cli._perturb",
     "crmarena_gym.cli._query",
     "crmarena_gym.cli._tasks",
     "crmarena_gym.cli._eval",

@@ -55,9 +55,17 @@ from crmarena_gym.datagen._manifest import (
     Manifest,
     content_hash,
     manifest_kind,
+    manifest_schema,
     read_hidden,
     read_latent,
     read_manifest,
+)
+from crmarena_gym.datagen._perturb import (
+    PERTURBATION_KINDS,
+    PERTURBATION_VERSION,
+    Perturbation,
+    perturb_org,
+    perturbation_hash,
 )
 from crmarena_gym.datagen._pro import ProKnobs
 from crmarena_gym.datagen._text import COMPANY, ISSUES, case_text
@@ -73,13 +81,19 @@ __all__ = [
     "MAX_SCALE",
     "MIN_SCALE",
     "ORIGINAL_ROW_COUNTS",
+    "PERTURBATION_KINDS",
+    "PERTURBATION_VERSION",
     "Manifest",
+    "Perturbation",
     "ProKnobs",
     "care_section",
     "case_text",
     "content_hash",
     "generate_org",
     "manifest_kind",
+    "manifest_schema",
+    "perturb_org",
+    "perturbation_hash",
     "read_hidden",
     "read_latent",
     "read_manifest",

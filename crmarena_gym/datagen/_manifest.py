@@ -8,6 +8,7 @@ lets agents read the object tables.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import sqlite3
@@ -16,7 +17,16 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from crmarena_gym.schema import DEFAULT_KIND, ORG_KINDS, org_schema, quote_identifier
+from crmarena_gym.schema import (
+    DEFAULT_KIND,
+    ORG_KINDS,
+    Field,
+    FieldType,
+    OrgSchema,
+    SchemaDrift,
+    org_schema,
+    quote_identifier,
+)
 
 #: Bump whenever the generator's output for some seed and scale changes (its rows, or the file's indexes).
 #: 3: composite indexes for the tasks' access paths, and the planner's statistics (ANALYZE).
@@ -50,6 +60,10 @@ class Manifest(BaseModel):
         kind: The org kind (``service``, ``b2b``, ``b2c``); left out of a service org's stored manifest, which
             stays as it was before there were kinds.
         hidden_row_counts: Rows per hidden table (none in a service org).
+        base_content_hash: In a perturbed org (``crmarena_gym.datagen.perturb_org``), the content hash of
+            the generated org it was made from; None in a generated org.
+        perturbations: In a perturbed org, each transform applied, in order: its kind, strength, seed and
+            what it changed; empty in a generated org.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -65,10 +79,14 @@ class Manifest(BaseModel):
     last_case: str
     kind: str = DEFAULT_KIND
     hidden_row_counts: dict[str, int] = {}
+    base_content_hash: str | None = None
+    perturbations: list[dict[str, Any]] = []
 
     def stored_json(self) -> str:
-        """The manifest as the org file stores it: a service org's without the fields it never had."""
-        return self.model_dump_json(exclude_defaults=self.kind == DEFAULT_KIND)
+        """The manifest as the org file stores it: a service org's without the fields it never had, and an
+        unperturbed org's without the perturbation fields (so generated files stay as they were)."""
+        unperturbed = {"base_content_hash", "perturbations"} if not self.perturbations else set()
+        return self.model_dump_json(exclude_defaults=self.kind == DEFAULT_KIND, exclude=unperturbed or None)
 
 
 def content_hash(conn: sqlite3.Connection, kind: str = DEFAULT_KIND, hidden: tuple[str, ...] = ()) -> str:
@@ -168,6 +186,37 @@ def manifest_kind(conn: sqlite3.Connection) -> str:
             f"(it knows {', '.join(ORG_KINDS)})"
         )
     return kind
+
+
+def manifest_schema(conn: sqlite3.Connection) -> OrgSchema:
+    """The schema of the org in ``conn``: its kind's (:func:`manifest_kind`), after the schema drift its
+    manifest records (a perturbed org's ``schema_drift`` transform), if any.
+
+    Raises:
+        ValueError: The manifest names an unknown kind, or records a drift this version cannot apply.
+    """
+    kind = manifest_kind(conn)
+    try:
+        (text,) = conn.execute(f"SELECT manifest FROM {MANIFEST_TABLE}").fetchone()
+        records = json.loads(text).get("perturbations") or []
+    except (sqlite3.Error, ValueError, TypeError, AttributeError):  # no manifest of ours
+        return org_schema(kind)
+    drifts = [r["drift"] for r in records if isinstance(r, dict) and r.get("kind") == "schema_drift"]
+    if not drifts:
+        return org_schema(kind)
+    return _drifted(kind, json.dumps(drifts[-1], sort_keys=True))
+
+
+@functools.lru_cache(maxsize=32)
+def _drifted(kind: str, drift_json: str) -> OrgSchema:
+    drift = json.loads(drift_json)
+    added = {
+        obj: tuple(Field(f["name"], FieldType(f["type"]), f["description"]) for f in fields)
+        for obj, fields in drift.get("added", {}).items()
+    }
+    return org_schema(kind).drifted(
+        SchemaDrift(renamed=drift.get("renamed", {}), added=added, objects=drift.get("objects", {}))
+    )
 
 
 def read_hidden(path: str | Path, table: str) -> list[dict[str, Any]]:

@@ -29,7 +29,7 @@ from crmarena_gym.envs._render import QUERY_OUTPUT_PREFIX, ObservationFormat, re
 from crmarena_gym.envs._result import StepResult
 from crmarena_gym.envs._spaces import ActionText, UnicodeText
 from crmarena_gym.org import LocalOrg, Org
-from crmarena_gym.schema import schema_text
+from crmarena_gym.schema import OrgSchema, schema_text
 from crmarena_gym.tasks import TaskInstance, load_tasks, score_answer
 from crmarena_gym.tasks._spec import PRO_ORG_KINDS, spec_for
 from crmarena_gym.tools import Toolset, TruncatedRows, query_result_budget
@@ -200,7 +200,9 @@ class CRMArenaEnv(gym.Env[str, str]):
         self.render_mode = render_mode
         self.observation_space = UnicodeText(max_observation_chars + 200)
         self.action_space = ActionText(max_action_chars, examples=self._examples())
-        self._schema_text = schema_text(kind=kind)
+        # The org's own schema where it has one (a drifted org's names), else its kind's.
+        own = getattr(self.org, "schema", None)
+        self._schema_text = own.text() if isinstance(own, OrgSchema) else schema_text(kind=kind)
         self.instance: TaskInstance | None = None
         self._view: Org = self.org
         self._turn = 0
@@ -208,6 +210,7 @@ class CRMArenaEnv(gym.Env[str, str]):
         self._last_observation = ""
         self._last_action: str | None = None
         self._last_reward: float | None = None
+        self._fault: tuple[str, str] | None = None
 
     # -- the episode ---------------------------------------------------------------------------
 
@@ -270,6 +273,27 @@ class CRMArenaEnv(gym.Env[str, str]):
         except RecursionError:  # a structure nested too deeply for Python: still the agent's turn, answered
             message = "FORMAT_ERROR: the action is nested too deeply to be read"
             return self._observe(message, {"turn": self._turn, "action_kind": "invalid"}, error="FORMAT_ERROR")
+        finally:
+            self._fault = None  # a fault is for this step's request only
+
+    def inject_fault(self, code: str, message: str) -> None:
+        """Refuse the next step's API request (a query or a function call; never a submission or an
+        unreadable action) with ``code`` and ``message``, without carrying it out, as the org's API refuses a
+        request (``REQUEST_LIMIT_EXCEEDED``, ``SERVER_UNAVAILABLE``, ``INVALID_SESSION_ID``). The request
+        uses its turn; ``info["api_fault"]`` names the code. Cleared after that step whatever it was.
+
+        The API-fault wrappers (``crmarena_gym.wrappers.ApiFaults``) call it before passing a step on, so
+        every wrapper and turn limit underneath still counts the refused request.
+        """
+        self._fault = (code, message)
+
+    def _refused(self, info: dict[str, Any], *, query: bool) -> tuple[str, float, bool, bool, dict[str, Any]] | None:
+        if self._fault is None:
+            return None
+        code, message = self._fault
+        self._fault = None
+        info["api_fault"] = code
+        return self._observe(render_error(code, message) if query else f"{code}: {message}", info, error=code)
 
     def _act(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         parsed = parse_action(action, functions=True)
@@ -307,6 +331,9 @@ class CRMArenaEnv(gym.Env[str, str]):
                 )
                 return self._observe(message, info, error="UNAVAILABLE")
             info["query"] = parsed.text
+            refused = self._refused(info, query=True)
+            if refused is not None:
+                return refused
             # Rows past what the observation can show are neither shaped by the org nor rendered.
             with query_result_budget(self.max_observation_chars):
                 result = self.tools.call(tool, {"query": parsed.text}, self._view)
@@ -321,6 +348,9 @@ class CRMArenaEnv(gym.Env[str, str]):
         self, name: str, arguments: dict[str, Any], info: dict[str, Any]
     ) -> tuple[str, float, bool, bool, dict[str, Any]]:
         info["function"] = name
+        refused = self._refused(info, query=False)
+        if refused is not None:
+            return refused
         if self.kind != "service" and name not in self.tools and name in _SERVICE_FUNCTIONS:
             message = (
                 f"Error: {name}() is one of CRMArena's task functions for the service org, not offered on a "

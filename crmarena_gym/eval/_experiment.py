@@ -18,7 +18,21 @@ axis                   what a value does
                        graded by the org's final state; see ``crmarena_gym.envs.act_counterpart``)
 ``user``               ``none`` (single-turn, the env as given), ``scripted`` or ``litellm:MODEL``: the env's
                        conversation id with that simulated user (``crmarena_gym.envs.interactive_counterpart``)
+``schema_drift``       the org perturbed by ``schema_drift`` at this strength (0: the org as given)
+``distractors``        the org perturbed by ``distractors`` at this strength
+``dirty_values``       the org perturbed by ``dirty_values`` at this strength
+``knowledge_drift``    the org perturbed by ``knowledge_drift`` at this strength
+``perturbation_seed``  the seed of the org perturbations (default 0)
+``request_limit``      ``ApiFaults(request_limit=value)``: requests allowed per episode
+``unavailable_p``      ``ApiFaults(unavailable_p=value)``: transient 503s at this rate
+``session_expires_after``  ``ApiFaults(session_expires_after=value)``: the session expires once after N
+``latency_ms``         ``ApiFaults(latency_ms=value)``: simulated latency per request (counted, not slept)
 =====================  ================================================================
+
+An org perturbation (``crmarena_gym.datagen.perturb_org``) makes a cell play a perturbed org (cached by the
+base org's hash and the perturbations) and the task set carried to it (``crmarena_gym.tasks.recompute_tasks``):
+every instance's gold recomputed there, the instances whose gold the perturbation made ambiguous dropped;
+the cell records the perturbed org, its perturbations and the dropped instances per reason.
 
 Every (sweep, setting, policy) is a cell: a run directory ``OUT/cells/SWEEP/POLICY/SETTING`` written by
 :func:`~crmarena_gym.eval.evaluate` and resumed when the experiment runs again, so an experiment killed at
@@ -62,6 +76,7 @@ __all__ = [
     "read_state",
     "run_experiment",
     "setting_label",
+    "setting_perturbations",
     "setting_recipe",
 ]
 
@@ -78,7 +93,19 @@ AXES = (
     "match",
     "answer_mode",
     "user",
+    "schema_drift",
+    "distractors",
+    "dirty_values",
+    "knowledge_drift",
+    "perturbation_seed",
+    "request_limit",
+    "unavailable_p",
+    "session_expires_after",
+    "latency_ms",
 )
+#: The axes that perturb the org, by the perturbation kind they set the strength of.
+ORG_PERTURBATION_AXES = ("schema_drift", "distractors", "dirty_values", "knowledge_drift")
+_API_AXES = ("request_limit", "unavailable_p", "session_expires_after", "latency_ms")
 _SHORT = {
     "dropout_p": "p",
     "dropout_mode": "mode",
@@ -86,6 +113,12 @@ _SHORT = {
     "removed_functions": "without_fn",
     "max_turns": "turns",
     "answer_mode": "answer",
+    "schema_drift": "drift",
+    "perturbation_seed": "pseed",
+    "request_limit": "limit",
+    "unavailable_p": "p503",
+    "session_expires_after": "expiry",
+    "latency_ms": "latency",
 }
 
 
@@ -127,6 +160,15 @@ class Sweep(BaseModel):
     aided: list[bool] | None = None
     match: list[Literal["strict", "lenient"]] | None = None
     answer_mode: list[Literal["name", "act"]] | None = None
+    schema_drift: list[Annotated[float, Field(ge=0, le=1)]] | None = None
+    distractors: list[Annotated[float, Field(ge=0, le=1)]] | None = None
+    dirty_values: list[Annotated[float, Field(ge=0, le=1)]] | None = None
+    knowledge_drift: list[Annotated[float, Field(ge=0, le=1)]] | None = None
+    perturbation_seed: list[Annotated[int, Field(ge=0)]] | None = None
+    request_limit: list[Annotated[int, Field(ge=0)]] | None = None
+    unavailable_p: list[Annotated[float, Field(ge=0, le=1)]] | None = None
+    session_expires_after: list[Annotated[int, Field(ge=0)]] | None = None
+    latency_ms: list[Annotated[float, Field(ge=0)]] | None = None
     user: list[str] | None = None
 
     @field_validator("user")
@@ -283,9 +325,57 @@ def setting_recipe(setting: dict[str, Any]) -> tuple[dict[str, Any], list[dict[s
     if "dropout_p" in setting or "dropout_mode" in setting:
         mode = setting.get("dropout_mode", "drop")
         wrappers.append({"name": "ToolResultDropout", "kwargs": {"p": setting.get("dropout_p", 0.0), "mode": mode}})
+    api = {axis: setting[axis] for axis in _API_AXES if axis in setting}
+    if api:
+        wrappers.append({"name": "ApiFaults", "kwargs": api})
     if "max_turns" in setting:
         wrappers.append({"name": "TurnLimit", "kwargs": {"max_turns": setting["max_turns"]}})
     return env_kwargs, wrappers
+
+
+def setting_perturbations(setting: dict[str, Any]) -> list[dict[str, Any]]:
+    """The org perturbations of a setting, in the order they are applied (none for strengths of 0).
+
+    Example:
+        >>> setting_perturbations({"distractors": 0.2, "schema_drift": 0.0, "perturbation_seed": 3})
+        [{'kind': 'distractors', 'strength': 0.2, 'seed': 3}]
+    """
+    seed = setting.get("perturbation_seed", 0)
+    return [
+        {"kind": axis, "strength": setting[axis], "seed": seed}
+        for axis in ORG_PERTURBATION_AXES
+        if setting.get(axis, 0) > 0
+    ]
+
+
+def _perturbed_inputs(spec: ExperimentSpec, out: Path, setting: dict[str, Any]) -> dict[str, Any] | None:
+    """The perturbed org, the task file carried to it and what was dropped, for a setting that perturbs the
+    org (None for one that does not)."""
+    perturbations = setting_perturbations(setting)
+    if not perturbations:
+        return None
+    from crmarena_gym.datagen import read_manifest
+    from crmarena_gym.org import default_org_path, perturbed_org_path
+    from crmarena_gym.tasks import default_tasks, load_tasks, recompute_tasks, save_tasks
+
+    base = Path(spec.org) if spec.org else default_org_path()
+    if read_manifest(base).kind != "service":
+        raise ValueError("the org perturbations apply to the service org; this experiment's org is of another kind")
+    org = perturbed_org_path(base, perturbations)
+    instances = load_tasks(spec.tasks) if spec.tasks else default_tasks(base)
+    carried = recompute_tasks(instances, base, org)
+    # Named after the perturbed org (the base org's hash and the perturbations'); written each time (the same
+    # bytes), so a resumed cell plays the very instances it started with.
+    tasks_file = out / "perturbed" / (org.stem + ".jsonl")
+    tasks_file.parent.mkdir(parents=True, exist_ok=True)
+    save_tasks(carried.kept, tasks_file)
+    return {
+        "org": str(org),
+        "tasks": str(tasks_file),
+        "perturbations": perturbations,
+        "kept": len(carried.kept),
+        "dropped": carried.dropped,
+    }
 
 
 @dataclass(frozen=True)
@@ -352,11 +442,14 @@ def _iter_cells(
             if cell.setting.get("user", "none") != "none":
                 env_id = interactive_counterpart(spec.env)
             try:
+                perturbed = _perturbed_inputs(spec, out, cell.setting)
+                if perturbed is not None:
+                    entry["perturbed"] = perturbed
                 run = evaluate(
                     cell.policy.spec,
                     env_id=env_id,
-                    tasks=spec.tasks,
-                    org=spec.org,
+                    tasks=perturbed["tasks"] if perturbed else spec.tasks,
+                    org=perturbed["org"] if perturbed else spec.org,
                     policy_options=cell.policy.options,
                     env_kwargs=env_kwargs,
                     wrappers=wrappers,

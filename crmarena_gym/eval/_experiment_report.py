@@ -30,8 +30,30 @@ from crmarena_gym.eval._svg import COLOURS
 
 __all__ = ["write_experiment_report"]
 
-_NUMERIC_AXES = ("dropout_p", "max_turns")
-_AXIS_TITLES = {"dropout_p": "dropout probability p", "max_turns": "turn budget (max_turns)"}
+_NUMERIC_AXES = (
+    "dropout_p",
+    "max_turns",
+    "schema_drift",
+    "distractors",
+    "dirty_values",
+    "knowledge_drift",
+    "request_limit",
+    "unavailable_p",
+    "session_expires_after",
+    "latency_ms",
+)
+_AXIS_TITLES = {
+    "dropout_p": "dropout probability p",
+    "max_turns": "turn budget (max_turns)",
+    "schema_drift": "schema drift strength (share of fields renamed)",
+    "distractors": "distractor strength (share of records duplicated)",
+    "dirty_values": "dirty-value rate",
+    "knowledge_drift": "knowledge drift (share of articles with a superseded version)",
+    "request_limit": "API requests allowed per episode",
+    "unavailable_p": "transient 503 rate",
+    "session_expires_after": "requests before the session expires",
+    "latency_ms": "simulated latency per request (ms)",
+}
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 _PER_ROW = 3
 _LINESTYLES = ("-", "--", ":", "-.")
@@ -274,6 +296,14 @@ def write_experiment_report(out: str | os.PathLike[str]) -> Path:
                 continue  # said once, in the notes above
             f = figures.get(e["path"])
             environment = _wrapper_text(e["setting"])
+            perturbed = e.get("perturbed")
+            if perturbed:  # the org it played and the instances its perturbation dropped
+                applied = ", ".join(
+                    f"{p['kind']}={p['strength']:g} (seed {p['seed']})" for p in perturbed["perturbations"]
+                )
+                dropped = ", ".join(f"{n} {why}" for why, n in sorted(perturbed["dropped"].items())) or "none"
+                org_text = f"perturbed org: {applied}; task set kept {perturbed['kept']}, dropped {dropped}"
+                environment = org_text if environment == "none" else f"{org_text}; {environment}"
             if f is None:
                 status = f"{e['status']}: {e.get('reason', '')}".rstrip(": ")
                 rows.append([e["label"], e["policy"], status, *["-"] * 6, environment])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from crmarena_gym.org._base import ERROR_CODES, Org, OrgError, check_max_records
-from crmarena_gym.org._cache import CacheError, default_org_path
+from crmarena_gym.org._cache import CacheError, default_org_path, perturbed_org_path
 from crmarena_gym.org._diff import DiffCheck, ExpectedChange, RecordChange, StateDiff
 from crmarena_gym.org._local import LocalOrg
 from crmarena_gym.org._salesforce import SalesforceOrg
@@ -26,5 +26,6 @@ __all__ = [
     "StateDiff",
     "check_max_records",
     "default_org_path",
+    "perturbed_org_path",
     "sosl_escape_refused",
 ]

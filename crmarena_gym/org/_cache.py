@@ -21,10 +21,20 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from crmarena_gym._console import interactive, progress_bar
 from crmarena_gym._files import exclusive_lock, file_sha256, read_digest, write_digest
-from crmarena_gym.datagen import GENERATOR_VERSIONS, generate_org, read_manifest, validate_seed_scale
+from crmarena_gym.datagen import (
+    GENERATOR_VERSIONS,
+    PERTURBATION_VERSION,
+    Perturbation,
+    generate_org,
+    perturb_org,
+    perturbation_hash,
+    read_manifest,
+    validate_seed_scale,
+)
 from crmarena_gym.schema import DEFAULT_KIND, check_kind
 
 CACHE_ENV = "CRMARENA_GYM_CACHE"
@@ -192,5 +202,47 @@ def default_org_path(*, seed: int = 0, scale: float = 1.0, kind: str = DEFAULT_K
             f"cannot make the embedded org in the cache directory {str(directory)!r} "
             f"({exc.strerror or exc}); it needs about {max(1, round(7 * scale))} MB there: free some space, "
             f"or set {CACHE_ENV} to a writable directory with room"
+        ) from None
+    return path
+
+
+def perturbed_org_path(base: str | os.PathLike[str], perturbations: list[Any]) -> Path:
+    """The perturbed org of ``base`` under ``perturbations`` in the cache directory, made on first use.
+
+    The file is named after the transforms' version, the base org's content hash and the perturbations' hash
+    (so a changed transform, base or spec never reuses a stale file), made under an exclusive lock, and
+    trusted by its recorded digest as the embedded org is.
+
+    Args:
+        base: A generated org file.
+        perturbations: ``datagen.Perturbation`` objects or their dicts, applied in order.
+
+    Raises:
+        ValueError: A perturbation is invalid, or ``base`` is not a generated org.
+        FileNotFoundError: No file at ``base``.
+        CacheError: The cache directory cannot hold the file.
+    """
+    specs = [p if isinstance(p, Perturbation) else Perturbation.model_validate(p) for p in perturbations]
+    base_hash = read_manifest(base).content_hash
+    directory = cache_dir()
+    path = directory / f"perturbed-v{PERTURBATION_VERSION}-{base_hash[:16]}-{perturbation_hash(specs)[:16]}.sqlite"
+
+    def sound() -> bool:
+        return path.is_file() and _file_sound(path) and read_manifest(path).base_content_hash is not None
+
+    if sound():
+        return path
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with exclusive_lock(path.with_name(path.name + ".lock")):
+            if not sound():
+                partial = path.with_name(path.name + f".{os.getpid()}.partial")
+                perturb_org(base, partial, specs)
+                os.replace(partial, path)
+                _record(path)
+    except OSError as exc:
+        raise CacheError(
+            f"cannot make the perturbed org in the cache directory {str(directory)!r} ({exc.strerror or exc}); "
+            f"set {CACHE_ENV} to a writable directory with room"
         ) from None
     return path

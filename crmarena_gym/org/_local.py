@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
 from crmarena_gym._memory import BytesLRU, measured_bytes
-from crmarena_gym.datagen import manifest_kind
+from crmarena_gym.datagen import manifest_schema
 from crmarena_gym.org._base import Org, OrgError, check_max_records
 from crmarena_gym.org.soql import (
     MAX_STATEMENT_CHARS,
@@ -39,7 +39,7 @@ from crmarena_gym.org.soql import (
     parse,
     too_long,
 )
-from crmarena_gym.schema import OBJECTS, OrgSchema, org_schema, quote_identifier
+from crmarena_gym.schema import OBJECTS, OrgSchema, quote_identifier
 
 #: How many compiled plans a backend keeps at most (least recently used are dropped): plans by query
 #: text, refusals by a digest of it (:func:`refusal_key`) and plan templates by query shape (see
@@ -238,13 +238,14 @@ class _Backend:
             row[0].lower(): row[0]
             for row in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")
         }
-        # The org kind our generator recorded (a file without a manifest, the original's dump, is a service org).
-        schema = org_schema(manifest_kind(conn))
+        # The org kind our generator recorded (a file without a manifest, the original's dump, is a service org),
+        # after any schema drift a perturbation recorded.
+        schema = manifest_schema(conn)
         tables: dict[str, str] = {}
         columns: dict[str, frozenset[str]] = {}
         empty: set[str] = set()
         for obj in schema.objects + schema.standard_objects:
-            actual = names.get(obj.name.lower())
+            actual = names.get(obj.table_name.lower())
             if actual is None:
                 if obj in schema.standard_objects:  # every org has it: answered as an empty table
                     empty.add(obj.name)

@@ -897,7 +897,7 @@ class SearchIndex:
                 "UNKNOWN_EXCEPTION", f"cannot open {str(self.path)!r} to build the search index: {exc}"
             ) from None
         try:
-            table = quote_identifier(obj.name)
+            table = quote_identifier(obj.table_name)
             present = {row[1].lower() for row in conn.execute(f"PRAGMA table_info({table})").fetchall()}
             if not present:
                 raise OrgError("INVALID_TYPE", f"sObject type '{obj.name}' is not supported.")
@@ -1338,7 +1338,8 @@ def run_search(org: SearchableOrg, sosl: str) -> dict[str, Any]:
             unknown objects and fields, or any error the SOQL engine raises for a RETURNING clause.
     """
     schema = getattr(org, "schema", None)
-    if isinstance(sosl, str) and len(sosl) <= _SHORT_SEARCH:
+    # A drifted org's schema is its own (renamed objects and fields): parsed against it, not the kind's cache.
+    if isinstance(sosl, str) and len(sosl) <= _SHORT_SEARCH and getattr(schema, "drift", None) is None:
         spec = _parsed(sosl, schema.kind if schema is not None else DEFAULT_KIND)
     else:
         spec = parse_search(sosl, schema)

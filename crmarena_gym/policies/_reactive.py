@@ -6,7 +6,9 @@ The reactive oracle runs the same task solvers (:func:`~crmarena_gym.tasks.run_s
 is an action whose result it reads back from the observation it actually received: a dropped, truncated or
 corrupted result flows into its next calls and its answer, as it would for any agent. It retries a call
 whose result came back as a transient error, or empty (a lost result looks empty: it asks once more), as
-long as the turn budget allows, and always keeps its last turn to submit.
+long as the turn budget allows, and always keeps its last turn to submit. A request refused because the
+session expired (``INVALID_SESSION_ID``) is re-issued (the client signs in again; not counted as a retry);
+one refused by the request limit (``REQUEST_LIMIT_EXCEEDED``) is not repeated: it submits what it has.
 
 In a conversation (an interactive environment, whose privileged ``info["withheld"]`` names the criteria
 the user holds back) it first asks for each missing criterion, one question per turn (the question of
@@ -26,11 +28,13 @@ from crmarena_gym.envs import QUERY_OUTPUT_PREFIX
 from crmarena_gym.policies._base import PolicyError
 from crmarena_gym.policies._simple import OraclePolicy, episode_instance
 from crmarena_gym.tasks import NONE_ANSWER, OracleError, TaskInstance, ToolCall, run_solver
-from crmarena_gym.wrappers import TRANSIENT_ERROR, TurnLimit
+from crmarena_gym.wrappers import INVALID_SESSION_ID, REQUEST_LIMIT_EXCEEDED, TRANSIENT_ERROR, TurnLimit
 
 __all__ = ["ReactiveOraclePolicy"]
 
-_TRANSIENT_CODE = TRANSIENT_ERROR.split(":", 1)[0]
+_TRANSIENT_CODE = TRANSIENT_ERROR.split(":", 1)[0]  # SERVER_UNAVAILABLE, as ApiFaults' 503s
+_EXPIRED_CODE = INVALID_SESSION_ID[0]
+_LIMIT_CODE = REQUEST_LIMIT_EXCEEDED[0]
 # Shapes a corrupted or lost result can give the solvers: they then cannot work the answer out.
 _SOLVER_FAILURES = (TypeError, KeyError, AttributeError, ValueError, IndexError)
 
@@ -199,6 +203,13 @@ class ReactiveOraclePolicy(OraclePolicy):
         call = self._pending
         text = observation.strip()
         last_turn = self._budget is not None and self._turn >= self._budget
+        if text.startswith(_EXPIRED_CODE) and not last_turn:
+            self._note = f"{call.name}() was refused: the session expired; signed in again and re-issued"
+            return call.to_action()
+        if text.startswith(_LIMIT_CODE):
+            self._note = f"gave up: {call.name}() refused by the API request limit"
+            self._pending = None
+            return None
         if text.startswith(_TRANSIENT_CODE):
             if self._attempts < self.max_retries and not last_turn:
                 self._attempts += 1

@@ -13,7 +13,7 @@ Example:
 from __future__ import annotations
 
 from crmarena_gym.schema._ids import id_checksum, is_valid_id, make_id
-from crmarena_gym.schema._kinds import DEFAULT_KIND, ORG_KINDS, OrgSchema, check_kind, org_schema
+from crmarena_gym.schema._kinds import DEFAULT_KIND, ORG_KINDS, OrgSchema, SchemaDrift, check_kind, org_schema
 from crmarena_gym.schema._objects import (
     CASE_CHANNELS,
     CASE_PRIORITIES,
@@ -73,6 +73,7 @@ __all__ = [
     "FieldType",
     "OrgSchema",
     "SObject",
+    "SchemaDrift",
     "check_kind",
     "child_relationships",
     "create_indexes",

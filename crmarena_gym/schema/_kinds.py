@@ -20,12 +20,46 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from dataclasses import field as dc_field
 from types import MappingProxyType
 
 from crmarena_gym.schema._ids import ORG_INSTANCE, make_id
 from crmarena_gym.schema._objects import OBJECTS, STANDARD_OBJECTS, _children_of
 from crmarena_gym.schema._pro import pro_objects
 from crmarena_gym.schema._types import Field, FieldType, SObject
+
+
+@dataclass(frozen=True)
+class SchemaDrift:
+    """How an org's schema drifted from its kind's (``OrgSchema.drifted``).
+
+    Attributes:
+        renamed: Per object (by its declared name), old field name -> new field name.
+        added: Per object (by its declared name), the custom fields added (each stored in a column of its own).
+        objects: Old object name -> new object name (the object keeps its table and key prefix; references
+            to it follow).
+    """
+
+    renamed: Mapping[str, Mapping[str, str]] = dc_field(default_factory=dict)
+    added: Mapping[str, tuple[Field, ...]] = dc_field(default_factory=dict)
+    objects: Mapping[str, str] = dc_field(default_factory=dict)
+
+
+def _retarget(f: Field, objects: Mapping[str, str]) -> Field:
+    """``f`` with its reference targets renamed as ``objects`` renames objects."""
+    if f.reference_to is None or not objects:
+        return f
+    return replace(
+        f,
+        reference_to=objects.get(f.reference_to, f.reference_to),
+        polymorphic=tuple(objects.get(t, t) for t in f.polymorphic),
+    )
+
+
+def _rebuild_drifted(kind: str, drift: SchemaDrift) -> OrgSchema:
+    return org_schema(kind).drifted(drift)
+
 
 #: The org kinds, the default first.
 ORG_KINDS = ("service", "b2b", "b2c")
@@ -70,6 +104,8 @@ class OrgSchema:
         self.standard_objects = standard_objects
         self.instance = instance
         self.description = description
+        #: The drift this schema underwent (None: its kind's schema as declared).
+        self.drift: SchemaDrift | None = None
         every = objects + standard_objects
         by_lower = {o.name.lower(): o for o in every}
         if len(by_lower) != len(every):
@@ -91,7 +127,57 @@ class OrgSchema:
         return f"OrgSchema({self.kind!r}: {len(self.objects)} objects)"
 
     def __reduce__(self) -> tuple[object, ...]:
+        drift = getattr(self, "drift", None)
+        if drift is not None:
+            return (_rebuild_drifted, (self.kind, drift))
         return (org_schema, (self.kind,))
+
+    def drifted(self, drift: SchemaDrift) -> OrgSchema:
+        """This schema after schema drift: fields renamed (their storage kept: a renamed field reads its old
+        column, so the org's rows and any SQL over them stay as they were) and custom fields added (stored in
+        columns of their own). The old names are gone from every lookup, so queries, describe and the schema
+        text know only the new ones, as a real org after the change.
+
+        Args:
+            drift: The renames and additions (see :class:`SchemaDrift`).
+
+        Raises:
+            ValueError: A rename or addition names an object or field the schema lacks, renames a reference or
+                the Id, or makes two fields of an object share a name.
+
+        Example:
+            >>> drift = SchemaDrift(renamed={"Account": {"ShippingState": "Region__c"}})
+            >>> acct = org_schema().drifted(drift).get_object("Account")
+            >>> acct.get_field("ShippingState") is None, acct.get_field("Region__c").column_name
+            (True, 'ShippingState')
+        """
+        objects = []
+        known = {o.name for o in self.objects}
+        for name in (*drift.renamed, *drift.added, *drift.objects):
+            if name not in known:
+                raise ValueError(f"schema drift names object {name!r}, which the {self.kind} org does not store")
+        for obj in self.objects:
+            renames = drift.renamed.get(obj.name, {})
+            fields = []
+            for f in obj.fields:
+                new = renames.get(f.name)
+                if new is None:
+                    fields.append(f)
+                    continue
+                if f.name == "Id" or f.type is FieldType.REFERENCE or not f.stored:
+                    raise ValueError(f"schema drift cannot rename {obj.name}.{f.name} (an Id, reference or formula)")
+                fields.append(replace(f, name=new, column=f.column_name))
+            missing = set(renames) - {f.name for f in obj.fields}
+            if missing:
+                raise ValueError(f"schema drift renames {obj.name}.{sorted(missing)[0]}, which is no field of it")
+            fields.extend(drift.added.get(obj.name, ()))
+            fields = [_retarget(f, drift.objects) for f in fields]
+            new_name = drift.objects.get(obj.name)
+            renamed_obj = {"name": new_name, "table": obj.table_name} if new_name else {}
+            objects.append(replace(obj, fields=tuple(fields), **renamed_obj))  # SObject checks the names stay distinct
+        out = OrgSchema(self.kind, tuple(objects), self.standard_objects, self.instance, self.description)
+        out.drift = drift
+        return out
 
     def get_object(self, name: str, *, standard: bool = False) -> SObject | None:
         """The object whose API name is ``name`` (case-insensitive), or None.

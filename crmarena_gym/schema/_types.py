@@ -201,6 +201,8 @@ class SObject:
         label: A human label.
         description: A one-line description shown to agents.
         fields: The fields, ``Id`` first, in the dump's column order.
+        table: The SQLite table that stores the object, when it differs from ``name`` (an object renamed by
+            schema drift keeps its table).
     """
 
     name: str
@@ -208,6 +210,12 @@ class SObject:
     label: str
     description: str
     fields: tuple[Field, ...] = field(default_factory=tuple)
+    table: str | None = None
+
+    @property
+    def table_name(self) -> str:
+        """The SQLite table name (``name`` unless the object was renamed)."""
+        return self.table or self.name
 
     def __post_init__(self) -> None:
         if len(self.key_prefix) != 3:

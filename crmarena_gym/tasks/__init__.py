@@ -79,6 +79,7 @@ from crmarena_gym.tasks._periods import (
     quarter_window,
     season_window,
 )
+from crmarena_gym.tasks._perturbed import RecomputedTasks, recompute_tasks
 from crmarena_gym.tasks._scoring import (
     NONE_ANSWER,
     Score,
@@ -137,6 +138,7 @@ __all__ = [
     "OracleTrace",
     "OrgKind",
     "OriginalDataError",
+    "RecomputedTasks",
     "Score",
     "SetupRecord",
     "SolverCalls",
@@ -167,6 +169,7 @@ __all__ = [
     "oracle_trace",
     "past_window",
     "quarter_window",
+    "recompute_tasks",
     "register_splitter",
     "run_solver",
     "save_tasks",

@@ -1,0 +1,401 @@
+"""Seeded perturbations of a generated org: transforms from one org file to a new one, recorded in its manifest.
+
+A perturbation is a transform over a generated org, never a generator of its own: :func:`perturb_org` copies
+a base org file, applies each :class:`Perturbation` in order (each from its own seed and strength), and
+writes a new manifest that records the base org's content hash and every transform applied, with the new
+content hash. The same base org and the same perturbations always give the same rows.
+
+Kinds (what each does at strength ``s`` in ``(0, 1]``):
+
+- ``schema_drift``: a share ``s`` of the renameable fields (stored, neither an Id, a reference nor an audit
+  field) get new API names (``ShippingState`` becomes ``Shipping_State__c``), and a share ``s`` of the objects
+  get a new custom field with values, and each custom object is renamed with probability ``s``
+  (``Issue__c`` becomes ``Support_Issue__c``); the rows stay in their tables and columns, so gold is
+  unchanged, but the org's schema (``LocalOrg.schema``, describe, SOQL, SOSL, the schema text) knows only the
+  new names and refuses the old ones as a real org does (``INVALID_FIELD``, ``INVALID_TYPE``). The manifest
+  records the renames and additions (``manifest_schema`` rebuilds the drifted schema from them).
+
+- ``distractors``: near-duplicate records that no gold reads. For a share ``s`` of the (person) accounts
+  (drawn by the seed) a new account with the same first and last name in the same city and state, another
+  email address and no orders or cases, and its contact (same name, the new email, the same owner); for a
+  share ``s`` of the products a look-alike product (the same name with a model-year or edition suffix,
+  another external id, inactive) on no order. Ids continue each object's numbering.
+- ``dirty_values``: values written as a careless org holds them, each at rate ``s``: leading or trailing
+  whitespace on account and contact last names, upper- or lower-cased emails and shipping states (the states
+  are read by the best-region gold: an instance whose gold this moves is dropped by the task layer),
+  ``#``-prefixed external product ids, and missing phone numbers (an optional value no gold reads).
+- ``knowledge_drift``: a share ``s`` of the knowledge articles get a superseded version beside them: the
+  same title, URL name and summary, ``PublishStatus = 'Archived'``, and a body whose figures differ (every
+  number in it changed: the old return window, the old threshold). The current (``Online``) version is
+  untouched and alone answers; the knowledge search function, as Salesforce's, finds only online articles,
+  so the stale versions meet an agent that queries the object itself.
+
+Example:
+    >>> import tempfile, pathlib
+    >>> from crmarena_gym.datagen import generate_org
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = generate_org(d / "base.sqlite", seed=0, scale=0.05)
+    >>> m = perturb_org(d / "base.sqlite", d / "noisy.sqlite", [Perturbation(kind="distractors", strength=0.2)])
+    >>> m.perturbations[0]["kind"], m.row_counts["Account"] > read_manifest(d / "base.sqlite").row_counts["Account"]
+    ('distractors', True)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sqlite3
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+from pydantic import Field as Attribute
+
+from crmarena_gym.datagen._manifest import MANIFEST_TABLE, Manifest, content_hash, manifest_schema, read_manifest
+from crmarena_gym.schema import Field, FieldType, OrgSchema, SchemaDrift, quote_identifier
+
+#: Bump whenever a transform's output for some base org, strength and seed changes: cached perturbed orgs are
+#: named after it, so a changed transform never reuses a stale file.
+#: 2: schema drift renames custom objects too.
+PERTURBATION_VERSION = 2
+#: The org perturbations, in the order their kinds are documented.
+PERTURBATION_KINDS = ("schema_drift", "distractors", "dirty_values", "knowledge_drift")
+PerturbationKind = Literal["schema_drift", "distractors", "dirty_values", "knowledge_drift"]
+
+
+class Perturbation(BaseModel):
+    """One seeded transform of an org.
+
+    Attributes:
+        kind: One of :data:`PERTURBATION_KINDS`.
+        strength: In ``(0, 1]``: the share of records perturbed (see the module docs for each kind).
+        seed: The transform's own seed (the base org's seed is not reused).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: PerturbationKind
+    strength: float = Attribute(gt=0.0, le=1.0)
+    seed: int = Attribute(default=0, ge=0)
+
+    def key(self) -> str:
+        """A short text naming the transform (``distractors@0.25#s0``), for file names and reports."""
+        return f"{self.kind}@{self.strength:g}#s{self.seed}"
+
+
+def perturbation_hash(perturbations: Sequence[Perturbation]) -> str:
+    """SHA-256 of the perturbations as canonical JSON, in order (the cache names perturbed orgs by it)."""
+    text = json.dumps([p.model_dump() for p in perturbations], sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _rng(p: Perturbation, part: str) -> np.random.Generator:
+    # One stream per (transform, part): adding a part to a transform leaves the others' draws as they were.
+    digest = hashlib.sha256(f"{p.kind}|{part}".encode()).digest()
+    return np.random.default_rng([p.seed, int.from_bytes(digest[:4], "little")])
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
+    return [row[1] for row in conn.execute(f"PRAGMA table_info({quote_identifier(table)})")]
+
+
+def _next_ids(conn: sqlite3.Connection, schema: OrgSchema, table: str, count: int) -> list[str]:
+    """``count`` fresh ids of ``table``'s object, numbered after every id the table holds."""
+    obj = schema.get_object(table)
+    assert obj is not None
+    taken = {i for (i,) in conn.execute(f"SELECT Id FROM {quote_identifier(table)}")}
+    out: list[str] = []
+    number = 30_000_000  # above every generated object's numbering (datagen._ids.id_base is under 27 million)
+    while len(out) < count:
+        candidate = schema.make_id(obj.key_prefix, number)
+        number += 1
+        if candidate not in taken:
+            out.append(candidate)
+    return out
+
+
+def _sample(rng: np.random.Generator, items: Sequence[object], share: float) -> list[int]:
+    n = round(share * len(items))
+    return sorted(rng.choice(len(items), size=n, replace=False).tolist()) if n else []
+
+
+def _copy_rows(conn: sqlite3.Connection, table: str, rows: list[dict[str, object]]) -> None:
+    if not rows:
+        return
+    columns = list(rows[0])
+    names = ", ".join(quote_identifier(c) for c in columns)
+    marks = ", ".join("?" for _ in columns)
+    conn.executemany(
+        f"INSERT INTO {quote_identifier(table)} ({names}) VALUES ({marks})",
+        [tuple(r[c] for c in columns) for r in rows],
+    )
+
+
+def _select(conn: sqlite3.Connection, sql: str, params: Sequence[object] = ()) -> list[dict[str, object]]:
+    cur = conn.execute(sql, tuple(params))
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+
+
+def _variant_email(email: object, rng: np.random.Generator) -> str | None:
+    if not isinstance(email, str) or "@" not in email:
+        return None
+    local, domain = email.split("@", 1)
+    return f"{local}{int(rng.integers(2, 99))}@{domain}"
+
+
+def _distractors(conn: sqlite3.Connection, schema: OrgSchema, p: Perturbation) -> dict[str, object]:
+    added: dict[str, object] = {}
+    accounts = _select(conn, 'SELECT * FROM "Account" ORDER BY "Id"')
+    rng = _rng(p, "accounts")
+    chosen = [accounts[i] for i in _sample(rng, accounts, p.strength)]
+    new_accounts, new_contacts = [], []
+    account_ids = _next_ids(conn, schema, "Account", len(chosen))
+    for account, new_id in zip(chosen, account_ids, strict=True):
+        email = _variant_email(account.get("PersonEmail"), rng)
+        new_accounts.append({**account, "Id": new_id, "PersonEmail": email})
+        for contact in _select(conn, 'SELECT * FROM "Contact" WHERE "AccountId" = ? ORDER BY "Id"', (account["Id"],)):
+            new_contacts.append({**contact, "AccountId": new_id, "Email": email})
+    for contact, new_id in zip(new_contacts, _next_ids(conn, schema, "Contact", len(new_contacts)), strict=True):
+        contact["Id"] = new_id
+    _copy_rows(conn, "Account", new_accounts)
+    _copy_rows(conn, "Contact", new_contacts)
+    added["Account"], added["Contact"] = len(new_accounts), len(new_contacts)
+
+    products = _select(conn, 'SELECT * FROM "Product2" ORDER BY "Id"')
+    rng = _rng(p, "products")
+    chosen = [products[i] for i in _sample(rng, products, p.strength)]
+    suffixes = (" (2019 model)", " - Limited Edition", " II", " (Outlet)")
+    new_products = []
+    for product, new_id in zip(chosen, _next_ids(conn, schema, "Product2", len(chosen)), strict=True):
+        suffix = suffixes[int(rng.integers(len(suffixes)))]
+        external = product.get("External_ID__c")
+        new_products.append(
+            {
+                **product,
+                "Id": new_id,
+                "Name": f"{product['Name']}{suffix}",
+                "External_ID__c": f"{external}-X{int(rng.integers(10, 99))}" if external else external,
+                "IsActive": 0,
+            }
+        )
+    _copy_rows(conn, "Product2", new_products)
+    added["Product2"] = len(new_products)
+    return added
+
+
+def _dirty(conn: sqlite3.Connection, schema: OrgSchema, p: Perturbation) -> dict[str, object]:
+    changed: dict[str, object] = {}
+
+    def rewrite(table: str, column: str, part: str, change: Callable[[str, np.random.Generator], str | None]) -> None:
+        rows = conn.execute(
+            f'SELECT "Id", {quote_identifier(column)} FROM {quote_identifier(table)} '
+            f'WHERE {quote_identifier(column)} IS NOT NULL ORDER BY "Id"'
+        ).fetchall()
+        rng = _rng(p, part)
+        picked = [rows[i] for i in _sample(rng, rows, p.strength)]
+        updates = [(change(value, rng), record_id) for record_id, value in picked]
+        conn.executemany(f'UPDATE {quote_identifier(table)} SET {quote_identifier(column)} = ? WHERE "Id" = ?', updates)
+        changed[f"{table}.{column}"] = len(updates)
+
+    def spaces(value: str, rng: np.random.Generator) -> str:
+        pad = " " * int(rng.integers(1, 3))
+        return (pad + value) if rng.random() < 0.5 else (value + pad)
+
+    def recase(value: str, rng: np.random.Generator) -> str:
+        return value.lower() if value.isupper() or rng.random() < 0.5 else value.upper()
+
+    rewrite("Account", "LastName", "account-last", spaces)
+    rewrite("Contact", "LastName", "contact-last", spaces)
+    rewrite("Contact", "Email", "contact-email", recase)
+    rewrite("Account", "ShippingState", "state", recase)
+    rewrite("Product2", "External_ID__c", "external-id", lambda value, rng: "#" + value)
+    rewrite("Account", "Phone", "phone", lambda value, rng: None)
+    return changed
+
+
+_AUDIT = frozenset(
+    {"CreatedDate", "CreatedById", "LastModifiedDate", "LastModifiedById", "SystemModstamp", "IsDeleted"}
+)
+# Custom fields an admin might add, with their type and how their values are drawn.
+_ADDED = (
+    ("Legacy_Code__c", "string", "A code carried over from the previous CRM (not used by current processes)"),
+    ("Migration_Batch__c", "double", "The data-migration batch that last touched the record"),
+    ("Is_Archived__c", "boolean", "Whether the record was flagged during the archive review"),
+)
+
+
+_OBJECT_NAMES = {"Issue__c": "Support_Issue__c", "CaseHistory__c": "Case_History_Log__c"}
+
+
+def _drifted_name(name: str) -> str:
+    base = name[:-3] if name.endswith("__c") else name
+    words = re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+", base) or [base]
+    new = "_".join(w[:1].upper() + w[1:] for w in words) + "__c"
+    return new if new.lower() != name.lower() else "_".join(words) + "_Value__c"
+
+
+def _schema_drift(conn: sqlite3.Connection, schema: OrgSchema, p: Perturbation) -> dict[str, object]:
+    if schema.drift is not None:
+        raise ValueError("the org's schema has drifted already: one schema_drift per org")
+    candidates: list[tuple[str, str]] = []
+    for obj in schema.objects:
+        present = {c.lower() for c in _columns(conn, obj.name)}
+        for f in obj.fields:
+            if (
+                f.name != "Id"
+                and f.type is not FieldType.REFERENCE
+                and f.stored
+                and not f.extra
+                and f.name not in _AUDIT
+                and f.column_name.lower() in present
+            ):
+                candidates.append((obj.name, f.name))
+    rng = _rng(p, "renames")
+    renamed: dict[str, dict[str, str]] = {}
+    for i in _sample(rng, candidates, p.strength):
+        obj_name, field_name = candidates[i]
+        renamed.setdefault(obj_name, {})[field_name] = _drifted_name(field_name)
+    rng = _rng(p, "added")
+    added: dict[str, list[dict[str, str]]] = {}
+    objects = [o.name for o in schema.objects]
+    for i in _sample(rng, objects, p.strength) or [int(rng.integers(len(objects)))]:
+        table = objects[i]
+        name, kind, description = _ADDED[int(rng.integers(len(_ADDED)))]
+        ids = [r for (r,) in conn.execute(f'SELECT "Id" FROM {quote_identifier(table)} ORDER BY "Id"')]
+        sql_type = {"string": "TEXT", "double": "REAL", "boolean": "INTEGER"}[kind]
+        conn.execute(f"ALTER TABLE {quote_identifier(table)} ADD COLUMN {quote_identifier(name)} {sql_type}")
+        if kind == "string":
+            values: list[object] = [f"LC-{int(v):05d}" for v in rng.integers(0, 100_000, len(ids))]
+        elif kind == "double":
+            values = [float(v) for v in rng.integers(1, 40, len(ids))]
+        else:
+            values = [int(v) for v in rng.random(len(ids)) < 0.1]
+        conn.executemany(
+            f'UPDATE {quote_identifier(table)} SET {quote_identifier(name)} = ? WHERE "Id" = ?',
+            zip(values, ids, strict=True),
+        )
+        added.setdefault(table, []).append({"name": name, "type": kind, "description": description})
+    # Custom objects are renamed too (Salesforce lets an admin rename a custom object's API name, not a
+    # standard one's), each with probability ``s``; the object keeps its table and key prefix.
+    rng = _rng(p, "objects")
+    objects_renamed = {
+        o.name: _OBJECT_NAMES.get(o.name, o.name[:-3] + "_Record__c")
+        for o in schema.objects
+        if o.name.endswith("__c") and rng.random() < p.strength
+    }
+    drift = {"renamed": renamed, "added": added, "objects": objects_renamed}
+    # The drifted schema must be valid (no name clash) before the file is written.
+    schema.drifted(
+        SchemaDrift(
+            renamed=renamed,
+            added={
+                o: tuple(Field(f["name"], FieldType(f["type"]), f["description"]) for f in fs)
+                for o, fs in added.items()
+            },
+        )
+    )
+    return {
+        "changed": {
+            "renamed": sum(len(v) for v in renamed.values()),
+            "added": sum(len(v) for v in added.values()),
+            "objects renamed": len(objects_renamed),
+        },
+        "drift": drift,
+    }
+
+
+def _knowledge(conn: sqlite3.Connection, schema: OrgSchema, p: Perturbation) -> dict[str, object]:
+    articles = _select(conn, 'SELECT * FROM "Knowledge__kav" WHERE "PublishStatus" = \'Online\' ORDER BY "Id"')
+    rng = _rng(p, "articles")
+    chosen = [articles[i] for i in _sample(rng, articles, p.strength)]
+    versions = []
+
+    def stale(match: re.Match[str]) -> str:
+        value = int(match.group())
+        return str(value + int(rng.integers(1, 5)) if value < 10 else value + 5 * int(rng.integers(1, 4)))
+
+    changed = 0
+    for article, new_id in zip(chosen, _next_ids(conn, schema, "Knowledge__kav", len(chosen)), strict=True):
+        body = article.get("FAQ_Answer__c") or ""
+        old_body = re.sub(r"(?<![\w.])\d+(?![\w.])", stale, body)
+        changed += old_body != body
+        versions.append({**article, "Id": new_id, "FAQ_Answer__c": old_body, "PublishStatus": "Archived"})
+    _copy_rows(conn, "Knowledge__kav", versions)
+    return {"Knowledge__kav": len(versions), "figures changed": changed}
+
+
+_TRANSFORMS: dict[str, Callable[[sqlite3.Connection, OrgSchema, Perturbation], dict[str, object]]] = {
+    "schema_drift": _schema_drift,
+    "distractors": _distractors,
+    "dirty_values": _dirty,
+    "knowledge_drift": _knowledge,
+}
+
+
+def perturb_org(
+    base: str | Path, out: str | Path, perturbations: Sequence[Perturbation | dict[str, object]]
+) -> Manifest:
+    """Write ``out``: the org at ``base`` with ``perturbations`` applied in order, and return its manifest.
+
+    The new manifest keeps the base's (seed, scale, kind ...) and records ``base_content_hash`` and, per
+    transform, its kind, strength, seed and what it changed (rows added or values rewritten per table).
+
+    Args:
+        base: A generated org file (any kind; the transforms read the service org's objects).
+        out: The file to write (replaced if present).
+        perturbations: The transforms, as :class:`Perturbation` or their dicts.
+
+    Raises:
+        ValueError: A perturbation is invalid, none is given, or ``base`` is not a generated service org.
+        FileNotFoundError: No file at ``base``.
+    """
+    specs = [q if isinstance(q, Perturbation) else Perturbation.model_validate(q) for q in perturbations]
+    if not specs:
+        raise ValueError("perturb_org needs at least one perturbation")
+    manifest = read_manifest(base)
+    if manifest.kind != "service":
+        raise ValueError(
+            f"the org perturbations read the service org's objects; {str(base)!r} is a {manifest.kind!r} org"
+        )
+    out = Path(out)
+    out.unlink(missing_ok=True)
+    src = sqlite3.connect(f"file:{Path(base)}?mode=ro", uri=True)
+    dst = sqlite3.connect(out)
+    try:
+        src.backup(dst)
+        schema = manifest_schema(dst)
+        records = []
+        for spec in specs:
+            effect = _TRANSFORMS[spec.kind](dst, schema, spec)
+            record = {
+                **spec.model_dump(),
+                "version": PERTURBATION_VERSION,
+                **(effect if "changed" in effect else {"changed": effect}),
+            }
+            records.append(record)
+        counts = {
+            obj.table_name: dst.execute(f"SELECT COUNT(*) FROM {quote_identifier(obj.table_name)}").fetchone()[0]
+            for obj in schema.objects
+        }
+        new = manifest.model_copy(
+            update={
+                "row_counts": counts,
+                "content_hash": content_hash(dst, manifest.kind, tuple(manifest.hidden_row_counts)),
+                "base_content_hash": manifest.base_content_hash or manifest.content_hash,
+                "perturbations": [*manifest.perturbations, *records],
+            }
+        )
+        dst.execute(f"DELETE FROM {MANIFEST_TABLE}")
+        dst.execute(f"INSERT INTO {MANIFEST_TABLE} VALUES (?)", (new.stored_json(),))
+        dst.commit()
+        dst.execute("ANALYZE")
+        dst.commit()
+        dst.execute("VACUUM")
+    finally:
+        src.close()
+        dst.close()
+    return new

@@ -1,0 +1,253 @@
+"""Org perturbations: seeded and recorded, and the gold carried to the perturbed org checked by plain SQL."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import Counter, defaultdict
+from datetime import datetime
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from crmarena_gym.datagen import PERTURBATION_VERSION, Perturbation, perturb_org, read_manifest
+from crmarena_gym.tasks import TaskInstance, generate_tasks, recompute_tasks
+
+
+def _secs(ts: str) -> int:
+    return int((datetime.strptime(ts[:19], "%Y-%m-%dT%H:%M:%S") - datetime(1970, 1, 1)).total_seconds())
+
+
+def _best(values: dict[str, Fraction] | dict[str, int], pick: str) -> str | None:
+    """The single best key (None when empty); a tie fails (a kept instance is never tied)."""
+    if not values:
+        return None
+    target = max(values.values()) if pick == "max" else min(values.values())
+    winners = sorted(k for k, v in values.items() if v == target)
+    assert len(winners) == 1, f"a kept instance is tied: {winners}"
+    return winners[0]
+
+
+def _sql_gold(conn: sqlite3.Connection, inst: TaskInstance) -> object:
+    """The gold of a BRI, TII or MTA instance by plain SQL written here (not the package's gold code)."""
+    p = inst.params
+    if inst.task == "best_region_identification":
+        totals: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        for state, created, closed in conn.execute(
+            'SELECT a.ShippingState, c.CreatedDate, c.ClosedDate FROM "Case" c JOIN Account a ON a.Id = c.AccountId '
+            "WHERE c.CreatedDate >= ? AND c.CreatedDate < ? AND c.ClosedDate IS NOT NULL "
+            "AND a.ShippingState IS NOT NULL",
+            (p["start"], p["end"]),
+        ):
+            totals[state][0] += _secs(closed) - _secs(created)
+            totals[state][1] += 1
+        return _best({s: Fraction(t, n) for s, (t, n) in totals.items()}, "min")
+    if inst.task == "top_issue_identification":
+        rows = conn.execute(
+            'SELECT c.IssueId__c, COUNT(*) FROM "Case" c, OrderItem oi WHERE oi.Id = c.OrderItemId__c '
+            "AND oi.Product2Id = ? AND c.CreatedDate BETWEEN ? AND ? AND c.IssueId__c IS NOT NULL GROUP BY 1",
+            (p["product_id"], p["start"], p["end"]),
+        ).fetchall()
+        return _best(dict(rows), "max")
+    if inst.task == "monthly_trend_analysis":
+        months: Counter[str] = Counter()
+        for (created,) in conn.execute(
+            'SELECT c.CreatedDate FROM "Case" c, OrderItem oi WHERE oi.Id = c.OrderItemId__c AND oi.Product2Id = ? '
+            "AND c.CreatedDate >= ? AND c.CreatedDate < ?",
+            (p["product_id"], p["start"], p["end"]),
+        ):
+            months[datetime.strptime(created[:10], "%Y-%m-%d").strftime("%B")] += 1
+        return _best(dict(months), "max")
+    return NotImplemented
+
+
+@pytest.fixture(scope="module")
+def base_tasks(env_org: Path) -> list[TaskInstance]:
+    return generate_tasks(env_org, seed=1, per_task=10)
+
+
+def _perturbed(env_org: Path, tmp_path: Path, *specs: Perturbation) -> Path:
+    out = tmp_path / "perturbed.sqlite"
+    perturb_org(env_org, out, specs)
+    return out
+
+
+@pytest.mark.parametrize("kind", ["schema_drift", "distractors", "dirty_values", "knowledge_drift"])
+def test_transform_is_deterministic_by_seed_and_recorded(env_org: Path, tmp_path: Path, kind: str) -> None:
+    spec = Perturbation(kind=kind, strength=0.3, seed=5)
+    a, b, c = tmp_path / "a.sqlite", tmp_path / "b.sqlite", tmp_path / "c.sqlite"
+    ma = perturb_org(env_org, a, [spec])
+    mb = perturb_org(env_org, b, [spec])
+    mc = perturb_org(env_org, c, [spec.model_copy(update={"seed": 6})])
+    base = read_manifest(env_org)
+    assert ma.content_hash == mb.content_hash != base.content_hash
+    assert mc.content_hash not in (ma.content_hash, base.content_hash)
+    stored = read_manifest(a)
+    assert stored == ma
+    assert stored.base_content_hash == base.content_hash
+    (record,) = stored.perturbations
+    assert (record["kind"], record["strength"], record["seed"]) == (kind, 0.3, 5)
+    assert record["version"] == PERTURBATION_VERSION
+    assert sum(record["changed"].values()) > 0
+    (stored_base,) = sqlite3.connect(env_org).execute("SELECT manifest FROM crmarena_manifest").fetchone()
+    assert "perturbations" not in stored_base  # a generated org's manifest is as it was
+
+
+def test_distractors_add_look_alikes_and_change_no_gold(env_org: Path, tmp_path: Path, base_tasks: list) -> None:
+    path = _perturbed(env_org, tmp_path, Perturbation(kind="distractors", strength=0.5, seed=1))
+    base, pert = sqlite3.connect(env_org), sqlite3.connect(path)
+    # Look-alikes exist: accounts sharing a first and last name with an original one, under another id.
+    dup = pert.execute(
+        "SELECT COUNT(*) FROM Account a JOIN Account b ON a.FirstName = b.FirstName AND a.LastName = b.LastName "
+        "AND a.ShippingCity = b.ShippingCity AND a.Id < b.Id"
+    ).fetchone()[0]
+    n_base = base.execute("SELECT COUNT(*) FROM Account").fetchone()[0]
+    assert dup >= round(0.5 * n_base)
+    result = recompute_tasks(base_tasks, env_org, path)
+    assert result.dropped == {}
+    assert [(i.idx, i.answer) for i in result.kept] == [(i.idx, i.answer) for i in base_tasks]  # every instance
+    checked = 0
+    for inst in result.kept:
+        expected = _sql_gold(pert, inst)
+        if expected is not NotImplemented:
+            assert inst.answer == expected, inst.idx
+            checked += 1
+    assert checked >= 25
+
+
+def test_dirty_values_gold_recomputed_and_ambiguous_dropped(env_org: Path, tmp_path: Path, base_tasks: list) -> None:
+    path = _perturbed(env_org, tmp_path, Perturbation(kind="dirty_values", strength=0.4, seed=2))
+    pert = sqlite3.connect(path)
+    states = {s for (s,) in pert.execute("SELECT ShippingState FROM Account WHERE ShippingState IS NOT NULL")}
+    assert any(s != s.upper() for s in states)
+    assert pert.execute("SELECT COUNT(*) FROM Product2 WHERE External_ID__c LIKE '#%'").fetchone()[0] > 0
+    result = recompute_tasks(base_tasks, env_org, path)
+    assert len(result.kept) + sum(result.dropped.values()) == len(base_tasks)
+    assert result.dropped.get("changed", 0) > 0  # lower-cased states split BRI's groups
+    by_idx = {i.idx: i for i in base_tasks}
+    for reason, idxs in result.dropped_idx.items():
+        assert len(idxs) == result.dropped[reason]
+        for idx in idxs:
+            inst = by_idx[idx]
+            expected = _sql_gold(pert, inst) if reason == "changed" else NotImplemented
+            if expected is not NotImplemented:
+                assert expected != inst.answer  # really moved by the perturbation
+    for inst in result.kept:
+        expected = _sql_gold(pert, inst)
+        if expected is not NotImplemented:
+            assert inst.answer == expected, inst.idx
+
+
+def test_bad_perturbation_refused(env_org: Path, tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="strength"):
+        Perturbation(kind="distractors", strength=0)
+    with pytest.raises(ValueError, match="kind"):
+        Perturbation.model_validate({"kind": "chaos", "strength": 0.5})
+    with pytest.raises(ValueError, match="at least one"):
+        perturb_org(env_org, tmp_path / "x.sqlite", [])
+
+
+def test_schema_drift_renames_refuse_old_names_and_keep_gold(env_org: Path, tmp_path: Path, base_tasks: list) -> None:
+    from crmarena_gym.envs import CRMArenaEnv
+    from crmarena_gym.org import LocalOrg, OrgError
+
+    path = _perturbed(env_org, tmp_path, Perturbation(kind="schema_drift", strength=0.4, seed=3))
+    (record,) = read_manifest(path).perturbations
+    renamed, added = record["drift"]["renamed"], record["drift"]["added"]
+    now = record["drift"].get("objects", {})  # objects renamed too: the perturbed org's names
+    assert renamed and added
+    org, base = LocalOrg(path), LocalOrg(env_org)
+    text = org.schema.text()
+    blocks = {block.split(":", 1)[0]: block for block in text.split("\n\n")}
+    for obj, names in renamed.items():
+        described = {f["name"] for f in org.describe(now.get(obj, obj))["fields"]}
+        for old, new in names.items():
+            assert new in described and old not in described
+            assert f"  - {new} [" in blocks[now.get(obj, obj)] and f"  - {old} [" not in blocks[now.get(obj, obj)]
+            with pytest.raises(OrgError, match="INVALID_FIELD"):
+                org.query(f"SELECT Id, {old} FROM {now.get(obj, obj)} ORDER BY Id LIMIT 3")
+            # The new name reads what the old one read on the base org.
+            got = org.query(f"SELECT Id, {new} FROM {now.get(obj, obj)} ORDER BY Id LIMIT 3")["records"]
+            want = base.query(f"SELECT Id, {old} FROM {obj} ORDER BY Id LIMIT 3")["records"]
+            assert [(r["Id"], r[new]) for r in got] == [(r["Id"], r[old]) for r in want]
+    for obj, fields in added.items():
+        for f in fields:
+            rows = org.query(f"SELECT {f['name']} FROM {now.get(obj, obj)} LIMIT 5")["records"]
+            assert len(rows) == min(5, base.query(f"SELECT COUNT() FROM {obj}")["totalSize"])
+    # The env's schema text is the org's own.
+    env = CRMArenaEnv("TII", org=path, tasks=[t for t in base_tasks if t.abbrev == "TII"])
+    assert env.reset(seed=0)[1]["schema"] == text
+    # Pickled (as a worker receives it), the org keeps its drifted schema.
+    import pickle
+
+    assert pickle.loads(pickle.dumps(org.schema)).text() == text
+    result = recompute_tasks(base_tasks, env_org, path)
+    assert result.dropped == {} and len(result.kept) == len(base_tasks)
+    conn = sqlite3.connect(path)
+    for inst in result.kept:
+        expected = _sql_gold(conn, inst)
+        if expected is not NotImplemented:
+            assert inst.answer == expected, inst.idx
+
+
+def test_schema_drift_is_one_per_org(env_org: Path, tmp_path: Path) -> None:
+    once = _perturbed(env_org, tmp_path, Perturbation(kind="schema_drift", strength=0.2))
+    with pytest.raises(ValueError, match="one schema_drift"):
+        perturb_org(once, tmp_path / "twice.sqlite", [Perturbation(kind="schema_drift", strength=0.2, seed=1)])
+
+
+def test_knowledge_drift_keeps_the_current_article_the_only_answer(
+    env_org: Path, tmp_path: Path, base_tasks: list
+) -> None:
+    path = _perturbed(env_org, tmp_path, Perturbation(kind="knowledge_drift", strength=1.0, seed=4))
+    base, pert = sqlite3.connect(env_org), sqlite3.connect(path)
+    online = base.execute("SELECT * FROM Knowledge__kav ORDER BY Id").fetchall()
+    assert pert.execute("SELECT * FROM Knowledge__kav WHERE PublishStatus = 'Online' ORDER BY Id").fetchall() == online
+    stale = pert.execute(
+        "SELECT a.Title, a.FAQ_Answer__c, o.FAQ_Answer__c FROM Knowledge__kav a JOIN Knowledge__kav o "
+        "ON o.Title = a.Title AND o.PublishStatus = 'Online' WHERE a.PublishStatus = 'Archived'"
+    ).fetchall()
+    assert len(stale) == len(online)  # strength 1: every article has a superseded version, same title
+    assert sum(old != new for _, old, new in stale) >= len(online) // 2
+    result = recompute_tasks(base_tasks, env_org, path)
+    assert result.dropped == {}
+    assert [(i.idx, i.answer) for i in result.kept] == [(i.idx, i.answer) for i in base_tasks]
+    checked = 0
+    for inst in result.kept:
+        if inst.task != "knowledge_qa" or not any(ch.isdigit() for ch in inst.answer or ""):
+            continue
+        (current,) = pert.execute(
+            "SELECT FAQ_Answer__c FROM Knowledge__kav WHERE Id = ? AND PublishStatus = 'Online'",
+            (inst.params["article_id"],),
+        ).fetchone()
+        assert inst.answer.lower() in current.lower()  # the current version answers
+        checked += 1
+    assert checked >= 1
+
+
+def test_schema_drift_renames_custom_objects(env_org: Path, tmp_path: Path, base_tasks: list) -> None:
+    from crmarena_gym.org import LocalOrg, OrgError
+
+    path = _perturbed(env_org, tmp_path, Perturbation(kind="schema_drift", strength=1.0, seed=0))
+    objects = read_manifest(path).perturbations[0]["drift"]["objects"]
+    assert set(objects) == {"Issue__c", "CaseHistory__c"}  # strength 1: every custom object
+    org, base = LocalOrg(path), LocalOrg(env_org)
+    for old, new in objects.items():
+        assert (
+            org.query(f"SELECT COUNT() FROM {new}")["totalSize"]
+            == base.query(f"SELECT COUNT() FROM {old}")["totalSize"]
+        )
+        with pytest.raises(OrgError, match="INVALID_TYPE"):
+            org.query(f"SELECT Id FROM {old} LIMIT 1")
+        with pytest.raises(OrgError, match="INVALID_TYPE"):
+            org.search(f"FIND {{Shipping}} RETURNING {old}(Id)")
+        assert org.describe(new)["name"] == new
+    # A reference to a renamed object names it; its parent is reached as before.
+    case_issue = next(f for f in org.schema.get_object("Case").fields if f.column_name == "IssueId__c")
+    assert case_issue.reference_to == objects["Issue__c"]
+    issue = objects["Issue__c"]
+    name_field = next(f.name for f in org.schema.get_object(issue).fields if f.column_name == "Name")
+    hits = org.search(f"FIND {{Shipping}} IN ALL FIELDS RETURNING {issue}(Id, {name_field})")["searchRecords"]
+    assert hits and all(h["attributes"]["type"] == issue for h in hits)
+    result = recompute_tasks(base_tasks, env_org, path)
+    assert result.dropped == {} and [i.answer for i in result.kept] == [i.answer for i in base_tasks]
