@@ -165,6 +165,10 @@ class StateDiff:
                         fields[name] = (set_value, file_value if was.op == "update" else None)
                 if fields:
                     out.append(RecordChange(change.sobject, change.id, "update", fields))
+        now = {_id15(c.id) for c in self.changes}
+        for key, was in before.items():  # set up by the task, then deleted: gone from the session's diff
+            if key not in now and was.op != "delete":
+                out.append(RecordChange(was.sobject, was.id, "delete"))
         return StateDiff(tuple(out))
 
     def check(self, expected: Iterable[ExpectedChange]) -> DiffCheck:

@@ -190,3 +190,18 @@ def test_act_mode_refuses_a_pro_instance_saying_what_it_covers() -> None:
     pro = TaskInstance(idx=0, task="case_routing", kind="b2b", query="Who?", answer="005Wt000000000AAA")
     with pytest.raises(ValueError, match="act mode covers CRMArena's case_routing so far"):
         act_plan(pro)
+
+
+def test_deleting_the_set_up_case_is_a_stray_delete_and_the_change_is_missing(
+    env_org: Path, ncr_tasks: list[TaskInstance]
+) -> None:
+    env = _make(env_org, ncr_tasks, privileged=True)
+    _, info = env.reset(options={"idx": ncr_tasks[0].idx})
+    case_id = info["records"]["case"]
+    obs, *_ = env.step(_call("delete_record", sobject="Case", record_id=case_id))
+    assert "success" in obs
+    _, reward, _, _, info = env.step("submit done")
+    assert reward == 0.0
+    assert info["state_diff"] == [{"sobject": "Case", "id": case_id, "op": "delete", "fields": {}}]
+    assert info["diff_check"]["stray"] == [f"delete Case {case_id}"]
+    assert info["diff_check"]["missing"][0].endswith("the record was deleted")
