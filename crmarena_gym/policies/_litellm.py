@@ -32,6 +32,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from crmarena_gym._json import without_lone_surrogates
+from crmarena_gym._llm import backoff_delay, transient_error
+from crmarena_gym._llm import import_litellm as _import_litellm
 from crmarena_gym._secrets import redact_secrets, register_secret, truncate
 from crmarena_gym.chat import FRAMEWORKS, NO_TOOL_CALL, ChatEpisode, Framework, system_prompt
 from crmarena_gym.policies._base import CallUsage, EpisodeEnded, Policy, PolicyError
@@ -82,15 +84,7 @@ def import_litellm() -> Any:
     Raises:
         ImportError: litellm is not installed; the message says how to install it.
     """
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    try:
-        import litellm
-    except ImportError as err:
-        raise ImportError(
-            "LiteLLMPolicy needs litellm: pip install 'crmarena-gym[llm]' (or pip install 'litellm==1.100.5')"
-        ) from err
-    litellm.suppress_debug_info = True  # no "Give Feedback" banners on stdout for every failed request
-    return litellm
+    return _import_litellm("LiteLLMPolicy")
 
 
 class LiteLLMPolicy(Policy):
@@ -325,21 +319,11 @@ class LiteLLMPolicy(Policy):
         return f"{where} in the environment, or pass the key's variable with --api-key-env VAR (api_key=...)"
 
     def _retryable(self, err: Exception) -> bool:
-        lm = self._litellm
-        if self._configuration_error(err):
-            return False
-        if isinstance(err, lm.BadRequestError):
-            return False
-        if isinstance(err, lm.RateLimitError | lm.Timeout | lm.APIConnectionError):
-            return True
-        if isinstance(err, lm.InternalServerError | lm.ServiceUnavailableError):
-            return True
-        status = getattr(err, "status_code", None)
-        return isinstance(status, int) and (status == 429 or status >= 500)
+        return not self._configuration_error(err) and transient_error(self._litellm, err)
 
     def delay(self, retry: int) -> float:
         """Seconds to wait before retry number ``retry`` (1-based): exponential, capped, with jitter."""
-        return min(self.max_backoff, self.backoff * 2 ** (retry - 1)) * (0.5 + 0.5 * self._rng.random())
+        return backoff_delay(self._rng, retry, self.backoff, self.max_backoff)
 
     def _complete(self, tools: list[dict[str, Any]] | None) -> tuple[dict[str, Any], CallUsage]:
         kwargs = self._request(tools)

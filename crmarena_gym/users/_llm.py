@@ -14,12 +14,12 @@ imported only when the first call is made.
 
 from __future__ import annotations
 
-import os
 import random
 import time
 from collections.abc import Callable
 from typing import Any
 
+from crmarena_gym._llm import backoff_delay, import_litellm, transient_error
 from crmarena_gym._secrets import redact_secrets, register_secret, truncate
 from crmarena_gym.tasks import InteractiveSplit, TaskInstance
 from crmarena_gym.users._base import END_MARKER, UserReply, parse_end_marker
@@ -50,16 +50,6 @@ class LLMUserError(RuntimeError):
 def user_system_prompt(instance: TaskInstance, split: InteractiveSplit) -> str:
     """The LLM user's instructions for one instance (persona and the whole request; never the gold)."""
     return _RULES.format(persona=instance.persona or "customer", marker=END_MARKER, request=split.full_request)
-
-
-def _import_litellm() -> Any:
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    try:
-        import litellm
-    except ImportError as err:
-        raise ImportError("the LLM user needs litellm: pip install 'crmarena-gym[llm]'") from err
-    litellm.suppress_debug_info = True
-    return litellm
 
 
 class LLMUser:
@@ -144,20 +134,9 @@ class LLMUser:
         said, ended = parse_end_marker(text)
         return UserReply(said, ended=ended, usage=usage)
 
-    def _retryable(self, err: Exception) -> bool:
-        lm = self._litellm
-        if isinstance(err, lm.BadRequestError | lm.AuthenticationError | lm.PermissionDeniedError | lm.NotFoundError):
-            return False
-        if isinstance(err, lm.RateLimitError | lm.Timeout | lm.APIConnectionError):
-            return True
-        if isinstance(err, lm.InternalServerError | lm.ServiceUnavailableError):
-            return True
-        status = getattr(err, "status_code", None)
-        return isinstance(status, int) and (status == 429 or status >= 500)
-
     def _complete(self) -> tuple[str, dict[str, Any]]:
         if self._litellm is None:
-            self._litellm = _import_litellm()
+            self._litellm = import_litellm("The LLM user")
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": self.messages,
@@ -180,13 +159,13 @@ class LLMUser:
             except Exception as err:  # litellm maps every provider failure to an exception
                 # A provider may echo the key it refused: redacted whole, then cut.
                 what = truncate(redact_secrets(f"{type(err).__name__}: {err}", [self.api_key]), 300)
-                if not self._retryable(err):
+                if not transient_error(self._litellm, err):
                     raise LLMUserError(f"the user's model {self.model} refused the request ({what})") from err
                 if attempt > self.max_retries:
                     raise LLMUserError(
                         f"the user's model {self.model} failed {attempt} times; last error {what}"
                     ) from err
-                delay = min(self.max_backoff, self.backoff * 2 ** (attempt - 1)) * (0.5 + 0.5 * self._rng.random())
+                delay = backoff_delay(self._rng, attempt, self.backoff, self.max_backoff)
                 self.sleep(delay)
                 continue
             try:
