@@ -608,9 +608,11 @@ def _account(kind: str) -> SObject:
                 searchable=True,
                 name_field=True,
             ),
-            # Pro's dump stores when each account was created; the service dump does not.
+            # Pro's accounts come into being over the years (a converted lead makes one), so each stores its
+            # CreatedDate and its owner created it; the service org's all date from the org's start.
             *_stamped(),
         ),
+        # Worded for a firm or a household, where the service org speaks of a person.
         descriptions={
             "Id": "Unique 18-character record id of the account",
             "Phone": "Main phone number",
@@ -654,8 +656,9 @@ def _contact(kind: str) -> SObject:
         description="A person at a customer company: a buyer, a user or a decision maker"
         if b2b
         else "The person behind a customer household, who buys and opens cases",
-        # Pro's dump stores when each contact was created; the service dump does not.
+        # Stored CreatedDate, as an account's: Pro's contacts come with their accounts over the years.
         replace_fields=_stamped(),
+        # Worded for a person at a firm, owned by a sales representative rather than a service agent.
         descriptions={
             "FirstName": "Given name",
             "LastName": "Family name",
@@ -688,6 +691,7 @@ def _product(kind: str) -> SObject:
         description="A software product, licence or service we sell"
         if kind == "b2b"
         else "Something the dealership sells: a vehicle, an option package, an accessory, a plan",
+        # Worded for what a vendor or a dealership sells, not for a store's shelves.
         descriptions={
             "Name": "Product name",
             "Description": "What the product is and does",
@@ -715,7 +719,7 @@ def _order(kind: str) -> SObject:
         description="A customer's purchase, made of order products"
         if kind == "b2b"
         else "A household's purchase: a delivered vehicle and what came with it",
-        descriptions={"AccountId": "The account that placed the order (Account)"},
+        descriptions={"AccountId": "The account that placed the order (Account)"},  # a firm or a household
         # Pro's orders have an owner (PRO.md 4.1), who is also the one who created and last changed them.
         after={"Pricebook2Id": (_owner("The employee who owns the order (User)"),)},
         change={"CreatedById": {"formula": _OWNER_CREATED}, "LastModifiedById": {"formula": _OWNER_CREATED}},
