@@ -98,6 +98,73 @@ class Perturbation(BaseModel):
         return f"{self.kind}@{self.strength:g}#s{self.seed}"
 
 
+def parse_perturbations(spec: object, *, seed: int = 0) -> list[Perturbation]:
+    """Perturbations from any of the forms the CLI, the experiment and ``gym.make(perturbations=...)`` take.
+
+    Forms: ``None`` or empty (none); ``"KIND=STRENGTH"`` texts, one or several (separated by spaces or commas,
+    or in a list), all with ``seed``; a mapping ``{KIND: STRENGTH, ...}`` (an experiment setting's axes), with
+    ``"seed"`` or ``"perturbation_seed"`` for the seed and strengths of 0 left out; a list of
+    :class:`Perturbation` or their dicts (``{"kind", "strength", "seed"}``, as manifests and runs record them).
+
+    Raises:
+        ValueError: An unknown kind, a strength outside ``(0, 1]``, a seed that is no non-negative integer or an
+            unreadable form, each quoting the bad value.
+
+    Example:
+        >>> [p.key() for p in parse_perturbations("schema_drift=0.2, distractors=0.5", seed=3)]
+        ['schema_drift@0.2#s3', 'distractors@0.5#s3']
+        >>> [p.key() for p in parse_perturbations({"dirty_values": 0.1, "distractors": 0, "perturbation_seed": 1})]
+        ['dirty_values@0.1#s1']
+    """
+    if spec is None:
+        return []
+    if isinstance(spec, str):
+        spec = [part for part in re.split(r"[\s,]+", spec.strip()) if part]
+    if isinstance(spec, dict):
+        items = dict(spec)
+        seed_value = items.pop("perturbation_seed", items.pop("seed", seed))
+        spec = [
+            {"kind": kind, "strength": strength, "seed": seed_value}
+            for kind, strength in items.items()
+            if not (isinstance(strength, int | float) and not isinstance(strength, bool) and strength == 0)
+        ]
+    if not isinstance(spec, list | tuple):
+        raise ValueError(
+            f"perturbations must be 'KIND=STRENGTH' texts, a mapping of kind to strength or a list of "
+            f"{{'kind', 'strength', 'seed'}} dicts, got {spec!r}"
+        )
+    out: list[Perturbation] = []
+    for item in spec:
+        if isinstance(item, Perturbation):
+            out.append(item)
+            continue
+        if isinstance(item, str):
+            kind, sep, strength = item.partition("=")
+            if not sep:
+                raise ValueError(f"{item!r} is not KIND=STRENGTH (for example distractors=0.3)")
+            try:
+                value: object = float(strength)
+            except ValueError:
+                raise ValueError(f"the strength in {item!r} is not a number") from None
+            item = {"kind": kind.strip(), "strength": value, "seed": seed}
+        if not isinstance(item, dict):
+            raise ValueError(f"a perturbation is 'KIND=STRENGTH' or a {{'kind', 'strength', 'seed'}} dict, got {item!r}")
+        kind = item.get("kind")
+        if kind not in PERTURBATION_KINDS:
+            raise ValueError(f"unknown perturbation kind {kind!r}; the kinds are {', '.join(PERTURBATION_KINDS)}")
+        strength = item.get("strength")
+        if isinstance(strength, bool) or not isinstance(strength, int | float) or not 0 < strength <= 1:
+            raise ValueError(f"the strength of {kind} must be a number in (0, 1], got {strength!r}")
+        item_seed = item.get("seed", seed)
+        if isinstance(item_seed, bool) or not isinstance(item_seed, int) or item_seed < 0:
+            raise ValueError(f"the seed of {kind} must be a non-negative integer, got {item_seed!r}")
+        extra = set(item) - {"kind", "strength", "seed"}
+        if extra:
+            raise ValueError(f"a perturbation has kind, strength and seed; {item!r} also has {sorted(extra)}")
+        out.append(Perturbation(kind=kind, strength=float(strength), seed=item_seed))
+    return out
+
+
 def perturbation_hash(perturbations: Sequence[Perturbation]) -> str:
     """SHA-256 of the perturbations as canonical JSON, in order (the cache names perturbed orgs by it)."""
     text = json.dumps([p.model_dump() for p in perturbations], sort_keys=True, separators=(",", ":"))
