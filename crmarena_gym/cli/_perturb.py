@@ -12,10 +12,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "perturb",
         help="write a perturbed copy of a generated org (schema drift, distractors, dirty values, stale articles)",
         description=(
-            "Apply seeded perturbations to a generated org (service, b2b or b2c) and write the result as a new org file whose "
-            "manifest records them. With --tasks-out, the task set (the default test set of ORG, or --tasks) is "
-            "carried to the perturbed org: every instance's gold recomputed there, the instances whose gold the "
-            "perturbation made ambiguous dropped and counted."
+            "Apply seeded perturbations to a generated org (service, b2b or b2c) and write the result as a new org "
+            "file whose manifest records them. With --tasks-out, the task set (the default test set of ORG, or "
+            "--tasks) is carried to the perturbed org: every instance's gold recomputed there, the instances whose "
+            "gold the perturbation made ambiguous dropped and counted."
         ),
     )
     parser.add_argument(

@@ -148,7 +148,9 @@ def parse_perturbations(spec: object, *, seed: int = 0) -> list[Perturbation]:
                 raise ValueError(f"the strength in {item!r} is not a number") from None
             item = {"kind": kind.strip(), "strength": value, "seed": seed}
         if not isinstance(item, dict):
-            raise ValueError(f"a perturbation is 'KIND=STRENGTH' or a {{'kind', 'strength', 'seed'}} dict, got {item!r}")
+            raise ValueError(
+                f"a perturbation is 'KIND=STRENGTH' or a {{'kind', 'strength', 'seed'}} dict, got {item!r}"
+            )
         kind = item.get("kind")
         if kind not in PERTURBATION_KINDS:
             raise ValueError(f"unknown perturbation kind {kind!r}; the kinds are {', '.join(PERTURBATION_KINDS)}")

@@ -173,7 +173,9 @@ def recompute_tasks(
     try:
         kind = manifest_kind(base)
         if manifest_kind(pert) != kind:
-            raise ValueError(f"{str(perturbed_org)!r} is a {manifest_kind(pert)} org, not a perturbation of a {kind} org")
+            raise ValueError(
+                f"{str(perturbed_org)!r} is a {manifest_kind(pert)} org, not a perturbation of a {kind} org"
+            )
         gold_of = _ServiceGold(base, pert, Path(perturbed_org)) if kind == "service" else _ProGold(base, pert, kind)
         for inst in instances:
             if not inst.params:
@@ -182,7 +184,9 @@ def recompute_tasks(
                     "on a perturbed org (only generated task sets can be carried over)"
                 )
             if inst.kind != kind:
-                raise ValueError(f"instance {inst.idx} ({inst.task}) is a {inst.kind} instance; the org is a {kind} org")
+                raise ValueError(
+                    f"instance {inst.idx} ({inst.task}) is a {inst.kind} instance; the org is a {kind} org"
+                )
             reason, gold = gold_of(inst)
             if reason is not None:
                 dropped[reason] += 1
