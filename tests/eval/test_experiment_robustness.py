@@ -175,3 +175,11 @@ def test_gym_make_refuses_a_bad_perturbation(env_org: Path, nine_tasks: list[Tas
 
     with pytest.raises(ValueError, match=re.escape(message)):
         gym.make("CRMArena-v0", org=env_org, tasks=nine_tasks, perturbations=bad)
+
+
+def test_the_example_pro_robustness_spec_loads() -> None:
+    spec = load_experiment(Path(__file__).resolve().parents[2] / "examples" / "robustness_pro.toml")
+    assert spec.env == "CRMArena-Pro-B2B-v0"
+    assert [p.name for p in spec.policies] == ["oracle", "reactive-oracle", "random"]
+    swept = {axis for s in spec.sweeps for axis, v in s.model_dump().items() if v is not None and axis != "name"}
+    assert {"schema_drift", "distractors", "dirty_values", "knowledge_drift"} <= swept
