@@ -13,7 +13,11 @@ Kinds (what each does at strength ``s`` in ``(0, 1]``):
   (``Issue__c`` becomes ``Support_Issue__c``); the rows stay in their tables and columns, so gold is
   unchanged, but the org's schema (``LocalOrg.schema``, describe, SOQL, SOSL, the schema text) knows only the
   new names and refuses the old ones as a real org does (``INVALID_FIELD``, ``INVALID_TYPE``). The manifest
-  records the renames and additions (``manifest_schema`` rebuilds the drifted schema from them).
+  records the renames and additions (``manifest_schema`` rebuilds the drifted schema from them). The
+  environment's task functions are the org's maintained API and follow the drift: they query through the drift
+  map (``Org.declared``, the org under its kind's declared names), as an admin's rename keeps a maintained
+  integration working; an agent's own SOQL and SOSL must use the new names, read from the schema text or
+  describe (the oracles read them so: ``crmarena_gym.tasks.SchemaNames``).
 
 - ``distractors``: near-duplicate records that no gold reads. For a share ``s`` of the accounts (drawn by the
   seed) a look-alike account: a person account (the service org's, the B2C org's households) with the same name
