@@ -179,8 +179,12 @@ class OraclePolicy(Policy):
             if "act_calls" not in info:
                 raise PolicyError("the oracle needs a privileged act-mode environment (its info names the change)")
             self._act_calls = [ToolCall(c["name"], c["arguments"]) for c in info["act_calls"]]
-        # After schema drift its own SOQL uses the names the schema text shows (as a careful agent reads them).
-        self._solver = _StepSolver(instance, org, SchemaNames.read(info.get("schema"), instance.kind))
+        # After schema drift its own SOQL and writes use the names the schema text shows (as a careful agent reads
+        # them).
+        names = SchemaNames.read(info.get("schema"), instance.kind)
+        if names is not None and self._act_calls:
+            self._act_calls = [ToolCall(c.name, names.write_arguments(c.arguments)) for c in self._act_calls]
+        self._solver = _StepSolver(instance, org, names)
         self._check(self._solver.next_call)
 
     def observe(self, info: dict[str, Any]) -> None:

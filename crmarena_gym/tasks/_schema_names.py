@@ -189,6 +189,18 @@ class SchemaNames:
         if new is not None and len(where) == len(parts):
             edits.append((where[-1], parts[-1], new))
 
+    def write_arguments(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """A write tool's arguments (``sobject``, ``fields``) with the org's names for the object and its fields."""
+        sobject = arguments.get("sobject")
+        obj = self.declared.get_object(sobject) if isinstance(sobject, str) else None
+        if obj is None:
+            return arguments
+        out = {**arguments, "sobject": self.objects.get(obj.name, sobject)}
+        if isinstance(arguments.get("fields"), dict):
+            renamed = self.fields.get(obj.name, {})
+            out["fields"] = {renamed.get(k, k): v for k, v in arguments["fields"].items()}
+        return out
+
     # -- results ---------------------------------------------------------------------------------
 
     def rows(self, rows: Any, soql: str) -> Any:

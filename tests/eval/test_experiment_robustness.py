@@ -183,3 +183,22 @@ def test_the_example_pro_robustness_spec_loads() -> None:
     assert [p.name for p in spec.policies] == ["oracle", "reactive-oracle", "random"]
     swept = {axis for s in spec.sweeps for axis, v in s.model_dump().items() if v is not None and axis != "name"}
     assert {"schema_drift", "distractors", "dirty_values", "knowledge_drift"} <= swept
+
+
+def test_act_mode_under_schema_drift(
+    tmp_path: Path, env_org: Path, nine_tasks: list[TaskInstance], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The episode's set-up records are written under the drifted names; the oracle's change too."""
+    from crmarena_gym.eval import evaluate
+
+    monkeypatch.setenv("CRMARENA_GYM_CACHE", str(tmp_path / "cache"))
+    run = evaluate(
+        "oracle",
+        env_id="CRMArena-NCR-Act-v0",
+        org=env_org,
+        tasks=nine_tasks,
+        env_kwargs={"toolset": "functions", "perturbations": "schema_drift=1.0"},
+        limit=3,
+        progress=False,
+    )
+    assert len(run.results) == 3 and run.summary["all"]["accuracy"] == 1.0
