@@ -163,7 +163,7 @@ def recompute_tasks(
 
     Raises:
         ValueError: An instance has no hidden parameters (the original's task file), so its gold cannot be
-            recomputed.
+            recomputed; an instance is of another org kind than the org; the two orgs are of different kinds.
     """
     base = sqlite3.connect(f"file:{Path(base_org)}?mode=ro", uri=True)
     pert = sqlite3.connect(f"file:{Path(perturbed_org)}?mode=ro", uri=True)
