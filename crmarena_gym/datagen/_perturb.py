@@ -23,8 +23,9 @@ Kinds (what each does at strength ``s`` in ``(0, 1]``):
   seed) a look-alike account in the same city and state: the service org's person account under the same name
   with another email address, the B2C org's household under the same name with another phone number, a B2B
   company with its name as a rep would re-enter it (``Acme Robotics Inc.``) and another phone number; with no
-  orders, cases or deals, and its contacts (the same names, other emails, the same owner). For a share ``s`` of the products a look-alike product (the same name
-  with a model-year or edition suffix, other external id and product code, inactive) on no order. For a share
+  orders, cases or deals, and its contacts (the same names, other emails, the same owner). For a share ``s`` of
+  the products a look-alike product (the same name with a model-year or edition suffix, other external id and
+  product code, inactive) on no order. For a share
   ``s`` of the cases a duplicate (the customer wrote again: the same subject, description, contact and account,
   5 minutes to 6 hours later) that web-to-case left ``New`` with the API user (the org's first user), no order
   line and no issue, so no closure, handle time, transfer, product or issue count includes it. Ids continue

@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 import gymnasium as gym
 
+from crmarena_gym.datagen import PERTURBATION_VERSION, parse_perturbations
 from crmarena_gym.envs._actions import NO_ACTION, Action, parse_action, unwrap_code
 from crmarena_gym.envs._render import QUERY_OUTPUT_PREFIX, ObservationFormat, render_error, render_head
 from crmarena_gym.envs._result import StepResult
@@ -192,8 +193,6 @@ class CRMArenaEnv(gym.Env[str, str]):
         self.kind = kind
         self.privacy_aware = privacy_aware
         self.task_spec = spec_for(task, kind) if task is not None else None
-        from crmarena_gym.datagen import parse_perturbations
-
         specs = parse_perturbations(perturbations)  # refused before any org is opened or perturbed
         self.org = _open_org(org, kind)
         _check_org_kind(self.org, kind)
@@ -229,7 +228,6 @@ class CRMArenaEnv(gym.Env[str, str]):
 
     def _perturb(self, specs: list[Any], *, opened_here: bool) -> None:
         """Swap the org for its perturbed copy and the instances for those carried to it."""
-        from crmarena_gym.datagen import PERTURBATION_VERSION
         from crmarena_gym.org import perturbed_org_path
         from crmarena_gym.tasks import recompute_tasks
 
