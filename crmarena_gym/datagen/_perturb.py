@@ -25,11 +25,10 @@ Kinds (what each does at strength ``s`` in ``(0, 1]``):
   company with its name as a rep would re-enter it (``Acme Robotics Inc.``) and another phone number; with no
   orders, cases or deals, and its contacts (the same names, other emails, the same owner). For a share ``s`` of
   the products a look-alike product (the same name with a model-year or edition suffix, other external id and
-  product code, inactive) on no order. For a share
-  ``s`` of the cases a duplicate (the customer wrote again: the same subject, description, contact and account,
-  5 minutes to 6 hours later) that web-to-case left ``New`` with the API user (the org's first user), no order
-  line and no issue, so no closure, handle time, transfer, product or issue count includes it. Ids continue
-  each object's numbering.
+  product code, inactive) on no order. For a share ``s`` of the cases a duplicate (the customer wrote again: the
+  same subject, description, contact and account, 5 minutes to 6 hours later) that web-to-case left ``New`` with
+  the API user (the org's first user), no order line and no issue, so no closure, handle time, transfer, product
+  or issue count includes it. Ids continue each object's numbering.
 - ``dirty_values``: values written as a careless org holds them, each at rate ``s``: leading or trailing
   whitespace on account names and contact last names, upper- or lower-cased emails and shipping states (the
   states are read by the best-region gold: an instance whose gold this moves is dropped by the task layer),
