@@ -91,7 +91,11 @@ class CRMArenaActEnv(CRMArenaEnv):
         assert isinstance(self.org, LocalOrg)
         session = OrgSession(self.org, today=_resolve_today(instance), own_ids=True)
         self._session = session
-        self._refs = {record.ref: session.create(record.sobject, dict(record.fields)) for record in plan.setup}
+        # The set-up is the environment's own write, under the declared names: after schema drift, the org's.
+        self._refs = {
+            record.ref: session.create(*session.schema.current_names(record.sobject, record.fields))
+            for record in plan.setup
+        }
         self._baseline = session.diff()
         self._view = session
         asked = instance.model_copy(update={"query": plan.question(self._refs)})

@@ -10,7 +10,7 @@ from typing import Any
 from crmarena_gym.chat import tool_names
 from crmarena_gym.org import Org
 from crmarena_gym.policies._base import Policy, PolicyError
-from crmarena_gym.tasks import OracleError, TaskInstance, ToolCall, get_task_spec, oracle_trace
+from crmarena_gym.tasks import OracleError, SchemaNames, TaskInstance, ToolCall, get_task_spec, oracle_trace
 from crmarena_gym.tools import toolset as make_toolset
 
 __all__ = ["OraclePolicy", "RandomPolicy"]
@@ -179,7 +179,12 @@ class OraclePolicy(Policy):
             if "act_calls" not in info:
                 raise PolicyError("the oracle needs a privileged act-mode environment (its info names the change)")
             self._act_calls = [ToolCall(c["name"], c["arguments"]) for c in info["act_calls"]]
-        self._solver = _StepSolver(instance, org)
+        # After schema drift its own SOQL and writes use the names the schema text shows (as a careful agent reads
+        # them).
+        names = SchemaNames.read(info.get("schema"), instance.kind)
+        if names is not None and self._act_calls:
+            self._act_calls = [ToolCall(c.name, names.write_arguments(c.arguments)) for c in self._act_calls]
+        self._solver = _StepSolver(instance, org, names)
         self._check(self._solver.next_call)
 
     def observe(self, info: dict[str, Any]) -> None:
@@ -252,9 +257,10 @@ class _StepSolver:
     itself when nothing was delivered. Re-running the solver's own logic costs little next to its calls.
     """
 
-    def __init__(self, instance: TaskInstance, org: Org) -> None:
+    def __init__(self, instance: TaskInstance, org: Org, names: SchemaNames | None = None) -> None:
         self.instance = instance
         self.org = org
+        self.names = names
         self.tools = make_toolset("functions")
         self._known: list[tuple[ToolCall, Any]] = []
         self._delivered: tuple[Any] | None = None
@@ -273,7 +279,7 @@ class _StepSolver:
             return result
 
         try:
-            trace = oracle_trace(self.instance, self.org, run=run)
+            trace = oracle_trace(self.instance, self.org, run=run, names=self.names)
         except _Pending as pending:
             return pending.call
         except OracleError as err:

@@ -75,7 +75,8 @@ def gold_sql(conn: sqlite3.Connection, params: Mapping[str, Any]) -> ProAnswer:
     row = conn.execute(
         """WITH art AS (
              SELECT k.Id AS aid FROM "Case" c JOIN Issue__c i ON i.Id = c.IssueId__c
-             JOIN Knowledge__kav k ON k.Title = 'Resolving: ' || i.Name WHERE c.Id = :case),
+             JOIN Knowledge__kav k ON k.Title = 'Resolving: ' || i.Name AND k.PublishStatus = 'Online'
+             WHERE c.Id = :case),
            vocabulary AS (SELECT DISTINCT remedy FROM crmarena_hidden_remedy),
            offered AS (
              SELECT v.remedy FROM vocabulary v
@@ -110,7 +111,10 @@ def solve(calls: SolverCalls, question: ProQuestion) -> ProAnswer:
         "issue_soql_query", query=f"SELECT Name FROM Issue__c WHERE Id = {_soql_string(case[0]['IssueId__c'])}"
     )
     articles = calls(
-        "issue_soql_query", query="SELECT Id, Title, FAQ_Answer__c FROM Knowledge__kav WHERE Title LIKE 'Resolving:%'"
+        "issue_soql_query",
+        # The current version of each article: a superseded (archived) one may state other remedies.
+        query="SELECT Id, Title, FAQ_Answer__c FROM Knowledge__kav WHERE Title LIKE 'Resolving:%' "
+        "AND PublishStatus = 'Online'",
     )
     allowed_by_title = {}
     for a in articles:
