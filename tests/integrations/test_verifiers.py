@@ -93,6 +93,6 @@ def test_a_conversation_with_the_scripted_user(adapter_org: LocalOrg) -> None:
     )
     assert interaction.trace.rewards == {"crmarena_reward": 1.0}
     record = interaction.trace.info["crmarena_record"]
-    assert record["end_reason"] == "user_stop" and record["conversation"]["revealed"] == ["window"]
+    assert record["conversation"]["end"] == "user_stop" and record["conversation"]["revealed"] == ["window"]
     with pytest.raises(ValueError, match="unknown user"):
         list(load_environment(org=str(adapter_org.path), per_task=2, tasks=["BRI"], user="gpt-4o").taskset)

@@ -295,3 +295,22 @@ def test_a_pro_conversation_with_an_llm_user_and_its_cost_apart(
         assert agent.usage().calls == 2 and agent.usage().cost is None  # the agent's own, apart
         system = next(r for r in server.requests if r["model"] == "user-model")["messages"][0]["content"]
         assert lead in system and instance.persona in system and instance.query in system
+
+
+def test_the_chat_core_plays_a_pro_conversation(
+    pro_env_orgs: dict[str, Path], pro_tasks: dict[str, list[TaskInstance]]
+) -> None:
+    from crmarena_gym.chat import DELIVERED, ChatSession, make_chat_env
+    from crmarena_gym.org import LocalOrg
+
+    instance = next(i for i in pro_tasks["b2b"] if i.task == "quote_approval")
+    env = make_chat_env(LocalOrg(pro_env_orgs["b2b"]), instances=[instance], user="scripted")
+    assert env.spec is not None and env.spec.id == "CRMArena-Pro-B2B-Interactive-v0"
+    session = ChatSession(env, "fc")
+    start = session.reset(task_id=instance.idx, seed=0)
+    assert instance.params["quote_id"] not in start.observation
+    step = session.step_tool_call("respond", {"message": "Which quote is it?"})
+    assert session.messages[-2]["content"] == DELIVERED and instance.params["quote_id"] in step.observation
+    final = session.step_tool_call("respond", {"message": ", ".join(instance.answer_values) or "None"})
+    assert final.done and final.reward == 1.0 and session.messages[-1] == {"role": "user", "content": "###STOP###"}
+    assert session.record is not None and session.record["conversation"]["revealed"] == ["quote"]
