@@ -26,8 +26,6 @@ KINDS = ("b2b", "b2c")
 # Where the request itself is the test (the right reply declines it), independently of the splits: the categories
 # scored by refusal.
 REFUSAL_CATEGORIES = {s for s in PRO_CATEGORY_NAMES if get_pro_spec(s).reward_metric == "privacy_rejection"}
-# Results of the sales-call categories hold whole transcripts: the reactive oracle reads them back in full.
-BIG = 2_000_000
 _TASKS: dict[str, list[TaskInstance]] = {}
 
 
@@ -136,7 +134,6 @@ def test_asking_oracle_scores_one_on_every_category(
         tasks=tasks,
         toolset="functions",
         privileged=True,
-        max_observation_chars=BIG,
     )
     policy = ReactiveOraclePolicy()
     policy.attach(env)
@@ -183,7 +180,6 @@ def test_answering_at_once_scores_what_the_withheld_criteria_allow(
         tasks=tasks,
         toolset="functions",
         privileged=True,
-        max_observation_chars=BIG,
     )
     policy = _AnswerAtOnce()
     policy.attach(env)

@@ -126,6 +126,8 @@ _WINDOWS: dict[str, tuple[int, ...]] = {
 }
 _UNIT_WORDS = {"day": "days", "week": "weeks", "month": "months", "quarter": "quarters"}
 _FIRST_TODAY = dt.date(2020, 6, 1)
+# Transcripts per query of a global question: 50 of the longest still fit an observation (100,000 characters).
+_PAGE = 50
 _LAST_TODAY = dt.date(2025, 6, 30)
 
 
@@ -334,13 +336,27 @@ def solve(calls: SolverCalls, question: ProQuestion) -> ProAnswer:
         return tuple(sorted(labels)) or None
     start = dt.date.fromisoformat(question.params["start"])
     after = dt.date.fromisoformat(question.params["end"]) + dt.timedelta(days=1)
-    found = records(
-        calls(
-            "issue_soql_query",
-            query="SELECT Id, Body__c FROM VoiceCallTranscript__c WHERE OpportunityId__c != null "
-            f"AND CreatedDate >= {start.isoformat()}T00:00:00Z AND CreatedDate < {after.isoformat()}T00:00:00Z",
-        )
+    where = (
+        "OpportunityId__c != null "
+        f"AND CreatedDate >= {start.isoformat()}T00:00:00Z AND CreatedDate < {after.isoformat()}T00:00:00Z"
     )
+    # A long window holds hundreds of transcripts, more text than one observation shows (an environment cuts it
+    # at 100,000 characters): read them a page at a time, by Id.
+    found: list[dict[str, Any]] = []
+    last = None
+    while True:
+        after_last = f" AND Id > {soql_string(last)}" if last else ""
+        page = records(
+            calls(
+                "issue_soql_query",
+                query=f"SELECT Id, Body__c FROM VoiceCallTranscript__c WHERE {where}{after_last} ORDER BY Id "
+                f"LIMIT {_PAGE}",
+            )
+        )
+        found += page
+        if len(page) < _PAGE:
+            break
+        last = page[-1]["Id"]
     counts: Counter[str] = Counter()
     for r in found:
         counts.update(_read_call(r["Body__c"] or "", competitors, subtopics)[kind])
