@@ -310,3 +310,23 @@ def test_the_chat_core_plays_a_pro_conversation(
     final = session.step_tool_call("respond", {"message": ", ".join(instance.answer_values) or "None"})
     assert final.done and final.reward == 1.0 and session.messages[-1] == {"role": "user", "content": "###STOP###"}
     assert session.record is not None and session.record["conversation"]["revealed"] == ["quote"]
+
+
+def test_eval_cli_plays_a_pro_categorys_conversation(
+    tmp_path: Path, pro_env_orgs: dict[str, Path], pro_tasks: dict[str, list[TaskInstance]]
+) -> None:
+    from crmarena_gym.cli import main
+    from crmarena_gym.eval import read_results
+    from crmarena_gym.tasks import save_tasks
+
+    lro = [i for i in pro_tasks["b2c"] if i.task == "lead_routing"]
+    save_tasks(lro, tmp_path / "lro.jsonl")
+    out = tmp_path / "run"
+    common = ["eval", "--org", str(pro_env_orgs["b2c"]), "--tasks", str(tmp_path / "lro.jsonl")]
+    argv = [*common, "--env", "CRMArena-Pro-B2C-LRO-v0", "--policy", "reactive-oracle", "--user", "scripted"]
+    assert main([*argv, "--out", str(out), "--no-progress"]) == 0
+    records = read_results(out / "results.jsonl")
+    assert len(records) == len(lro) and {r["reward"] for r in records} == {1.0}
+    # the lead's region, or the lead when the question names one
+    expected = {("lead",) if i.params.get("lead_id") else ("region",) for i in lro}
+    assert {tuple(r["conversation"]["revealed"]) for r in records} == expected
