@@ -195,7 +195,7 @@ def _template_pattern(template: str) -> re.Pattern[str]:
 _PATTERNS = tuple(_template_pattern(t) for t in _TEMPLATES)
 
 
-def case_text(query: str) -> tuple[str, str]:
+def _case_text(query: str) -> tuple[str, str]:
     """The new case's subject and description, read back from the query this module wrote (the instance's hidden
     parameters name its issue and product, not the text the customer wrote).
 
@@ -211,7 +211,7 @@ def case_text(query: str) -> tuple[str, str]:
 
 def _split(instance: TaskInstance, rng: np.random.Generator) -> InteractiveSplit:
     """Held back: the new case's subject and description."""
-    subject, description = case_text(instance.query)
+    subject, description = _case_text(instance.query)
     text = f"Here it is.\n- Subject: {subject}\n- Description: {description}"
     case = Criterion("new_case", text, SLOT_WORDS["new_case"], {"subject": subject, "description": description})
     return split_of(instance, opening(rng, _GOALS, instance.query, (_ANSWER,)), (case,))
