@@ -49,11 +49,17 @@ class LLMUserError(RuntimeError):
     """The user's model could not be reached past the retry budget, or refused the request."""
 
 
-# Who a CRMArena-Pro user is, by the persona pool of its category (its persona sentence says how they behave).
+# Who a CRMArena-Pro user is, by the persona pool of its category (its persona sentence says how they behave),
+# and whom they talk to, by the category's audience (internal_operation_data: an employee at the customer-facing
+# assistant).
 _PRO_ROLES = {
-    "employee": "You are an employee of the company, asking its internal CRM assistant for help.",
-    "consumer": "You are a customer of the company, talking with its customer-facing assistant.",
-    "buyer": "You work at a client company and talk with the company's customer-facing assistant.",
+    "employee": "You are an employee of the company",
+    "consumer": "You are a customer of the company",
+    "buyer": "You work at a client of the company",
+}
+_PRO_ASSISTANTS = {
+    "internal": "asking its internal CRM assistant for help.",
+    "external": "talking with its customer-facing assistant.",
 }
 
 
@@ -62,7 +68,8 @@ def _identity(instance: TaskInstance) -> str:
     about the person ("You plan your week on Sunday evening ..."), said after the role its category's pool gives."""
     if not instance.is_pro:
         return f"You are a {instance.persona or 'customer'}."
-    role = _PRO_ROLES[instance.spec.persona_pool]  # type: ignore[union-attr]
+    spec = instance.spec
+    role = f"{_PRO_ROLES[spec.persona_pool]}, {_PRO_ASSISTANTS[spec.audience]}"  # type: ignore[union-attr]
     persona = (instance.persona or "").strip()
     return f"{role} {persona}".strip()
 

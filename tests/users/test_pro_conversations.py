@@ -330,3 +330,20 @@ def test_eval_cli_plays_a_pro_categorys_conversation(
     # the lead's region, or the lead when the question names one
     expected = {("lead",) if i.params.get("lead_id") else ("region",) for i in lro}
     assert {tuple(r["conversation"]["revealed"]) for r in records} == expected
+
+
+def test_the_llm_users_role_follows_the_categorys_pool_and_audience(pro_tasks: dict[str, list[TaskInstance]]) -> None:
+    from crmarena_gym.users import user_system_prompt
+
+    roles = {
+        "handle_time": "You are an employee of the company, asking its internal CRM assistant",
+        "internal_operation_data": "You are an employee of the company, talking with its customer-facing assistant",
+        "knowledge_qa": "You are a customer of the company, talking with its customer-facing assistant",
+        "named_entity_disambiguation": "You work at a client of the company, talking with its customer-facing",
+    }
+    for name, role in roles.items():
+        instance = next(i for i in pro_tasks["b2b"] if i.task == name)
+        prompt = user_system_prompt(instance, interactive_split(instance))
+        assert role in prompt and str(instance.persona) in prompt, name
+        for criterion in interactive_split(instance).criteria:
+            assert criterion.reveal in prompt  # the details it may give when asked
