@@ -347,3 +347,32 @@ def test_the_llm_users_role_follows_the_categorys_pool_and_audience(pro_tasks: d
         assert role in prompt and str(instance.persona) in prompt, name
         for criterion in interactive_split(instance).criteria:
             assert criterion.reveal in prompt  # the details it may give when asked
+
+
+def test_a_sweep_over_users_plays_the_pro_conversation_id(
+    tmp_path: Path, pro_env_orgs: dict[str, Path], pro_tasks: dict[str, list[TaskInstance]]
+) -> None:
+    import json
+
+    from crmarena_gym.cli import main
+    from crmarena_gym.eval import read_results
+    from crmarena_gym.tasks import save_tasks
+
+    chosen = [i for i in pro_tasks["b2c"] if i.task in ("wrong_stage_rectification", "transfer_count")]
+    save_tasks(chosen, tmp_path / "two.jsonl")
+    spec = tmp_path / "users.toml"
+    spec.write_text(
+        f'env = "CRMArena-Pro-B2C-v0"\norg = "{pro_env_orgs["b2c"]}"\ntasks = "two.jsonl"\n'
+        '[[policies]]\nname = "oracle"\nspec = "reactive-oracle"\n'
+        '[[sweeps]]\nname = "users"\nuser = ["none", "scripted"]\ntoolset = ["functions"]\n'
+    )
+    out = tmp_path / "out"
+    assert main(["experiment", str(spec), "--out", str(out)]) == 0
+    cells = {c["label"]: c for c in json.loads((out / "experiment.json").read_text())["cells"]}
+    assert [c["accuracy"] for c in cells.values()] == [1.0, 1.0]
+    talked = read_results(out / cells["toolset=functions,user=scripted"]["path"] / "results.jsonl")
+    assert {r["conversation"]["end"] for r in talked} == {"user_stop"}
+    assert {tuple(r["conversation"]["revealed"]) for r in talked} == {
+        ("opportunity",),
+        ("window", "direction", "n_cases"),
+    }
