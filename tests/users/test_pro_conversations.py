@@ -376,3 +376,20 @@ def test_a_sweep_over_users_plays_the_pro_conversation_id(
         ("opportunity",),
         ("window", "direction", "n_cases"),
     }
+
+
+def test_trl_plays_a_pro_conversation(pro_env_orgs: dict[str, Path]) -> None:
+    pytest.importorskip("trl")
+    from crmarena_gym.chat import chat_tasks
+    from crmarena_gym.integrations.trl import trl_dataset_rows, trl_environment
+
+    path = pro_env_orgs["b2b"]
+    rows = trl_dataset_rows(path, split="test", per_task=1, user="scripted")
+    row = next(r for r in rows if r["task"] == "LQU")
+    (instance,) = [i for i in chat_tasks(path, split="test", per_task=1) if i.idx == row["task_id"]]
+    env = trl_environment(path, user="scripted", per_task=1)()
+    opening = env.reset(**{**row, "seed": 0})
+    assert instance.params["lead_id"] not in opening and "BANT" in opening
+    assert instance.params["lead_id"] in env.respond(message="Which lead is it? Its Id, please.")
+    assert env.respond(message=", ".join(instance.answer_values) or "None") == "###STOP###"
+    assert env.get_reward() == 1.0 and env.record["conversation"]["revealed"] == ["lead"]
