@@ -27,6 +27,7 @@ from crmarena_gym.integrations.openenv import (  # noqa: E402
     HubConfig,
     ServerLimits,
     ServerThread,
+    ToolCall,
     check_host,
     make_app,
 )
@@ -292,6 +293,53 @@ def test_the_serve_env_command_serves_an_episode(env_org: Path) -> None:
             start = client.reset(split="test", task="BRI", seed=0)
             assert start.observation.task == "BRI" and start.observation.split == "test"
             assert client.step(CRMArenaAction(text="submit None")).done
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=30)
+
+
+@pytest.mark.slow
+def test_serve_env_user_flag_serves_conversations(env_org: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    assert main(["serve-env", "--port", "0", "--org", str(env_org), "--user", "gpt-4o"]) == 2
+    assert "unknown user 'gpt-4o'" in capsys.readouterr().err
+    entry = "import sys; from crmarena_gym.cli import main; sys.exit(main(sys.argv[1:]))"
+    command = [sys.executable, "-c", entry, "serve-env", "--port", "0", "--org", str(env_org), "--per-task", "2"]
+    process = subprocess.Popen(
+        [*command, "--user", "scripted"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ),
+        preexec_fn=default_signals,
+    )
+    try:
+        line = process.stdout.readline()  # type: ignore[union-attr]
+        assert line.startswith("serving CRMArena (OpenEnv) on http://127.0.0.1:"), line + process.stderr.read()  # type: ignore[union-attr]
+        url = line.split(" on ")[1].split()[0]
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(url + "/health").status_code == 200:
+                    break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "the server did not answer"
+                time.sleep(0.1)
+        with CRMArenaHTTPClient(url) as client:
+            start = client.reset(split="test", task="BRI", seed=0)
+            assert "respond" in [t["function"]["name"] for t in start.observation.tools]
+            reply = client.step(
+                CRMArenaAction(tool_call=ToolCall(name="respond", arguments={"message": "For which period?"}))
+            )
+            # the simulated user's answer comes back as the next user message
+            assert not reply.done and reply.observation.messages[-1]["role"] == "user"
+            assert reply.observation.messages[-1]["content"] == reply.observation.text and reply.observation.text
+            final = client.step(CRMArenaAction(tool_call=ToolCall(name="respond", arguments={"message": "None"})))
+            assert final.done and final.observation.text == "###STOP###"
     finally:
         process.send_signal(signal.SIGINT)
         process.wait(timeout=30)
