@@ -41,13 +41,15 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from crmarena_gym.integrations.openenv._env import CRMArenaEnvironment, CRMArenaHub
 from crmarena_gym.integrations.openenv._episodes import END_REASONS, CapacityError, new_id
-from crmarena_gym.integrations.openenv._limits import BodyGuard
+from crmarena_gym.integrations.openenv._limits import ANSWER_NOW, BodyGuard
 from crmarena_gym.integrations.openenv._models import CRMArenaAction, CRMArenaObservation
 
 __all__ = ["CRMArenaApp", "ServerLimits"]
 
 _log = logging.getLogger(__name__)
 
+# The step messages of OpenEnv's MCPToolClient (``{"type": "step", "data": {"type": ...}}``).
+_MCP_STEPS = ("list_tools", "call_tool")
 _MESSAGE_SHAPE = 'a message is a JSON object {"type": "reset" | "step" | "state" | "close" | "mcp", "data": {...}}'
 # JSON-RPC 2.0 error codes (and OpenEnv's use of -32000 for a refused session).
 _PARSE_ERROR, _INVALID_REQUEST, _METHOD_NOT_FOUND, _INVALID_PARAMS, _INTERNAL, _SERVER_ERROR = (
@@ -74,7 +76,9 @@ class ServerLimits:
             thread's hand-off costs about as much CPU as a task function's step (~65 us). A step then holds
             every other connection until it returns. None (the default): inline for the ``functions``
             toolset, whose calls are fixed, indexed queries; in worker threads for ``soql`` and ``flex``,
-            where an agent's free-form query may run up to the org's timeout.
+            where an agent's free-form query may run up to the org's timeout. Under ``serve-env``'s uvicorn
+            protocol an inline step is answered in the protocol's own callback as it arrives
+            (:class:`~crmarena_gym.integrations.openenv._limits.AnswerNow`), with the same bytes.
     """
 
     max_body_bytes: int = 1 << 20
@@ -578,12 +582,24 @@ class CRMArenaApp:
     ) -> None:
         idle = self.hub.episodes.idle_timeout
         watch = _IdleWatch(env, idle, asyncio.current_task())
+        # Steps run on the event loop are answered as they arrive, while this task waits (see AnswerNow).
+        hook = ws.scope.get("extensions", {}).get(ANSWER_NOW) if self.inline_steps and not rpc_only else None
+
+        def answer_now(raw: str) -> str | None:
+            watch.last_message = time.monotonic()
+            if session is not None:
+                session.last_used = watch.last_message
+            answer = self._ws_step_now(raw, env)
+            return None if answer is None else encode_answer(answer)
+
         try:
             while True:
                 if watch.left() <= 0:
                     await ws.close(1001, reason=f"idle for {idle:g} s")
                     return
                 watch.receiving = True
+                if hook is not None:
+                    hook.handler = answer_now
                 try:
                     message = await receive()
                 except asyncio.CancelledError:
@@ -594,6 +610,8 @@ class CRMArenaApp:
                     return
                 finally:
                     watch.receiving = False
+                    if hook is not None:
+                        hook.handler = None
                 watch.last_message = time.monotonic()
                 if message["type"] != "websocket.receive":  # websocket.disconnect: the client left
                     return
@@ -614,6 +632,25 @@ class CRMArenaApp:
                 await send({"type": "websocket.send", "text": encode_answer(answer)})
         finally:
             watch.stop()
+
+    def _ws_step_now(self, raw: str, env: CRMArenaEnvironment) -> dict[str, Any] | None:
+        """The answer to a ``/ws`` message that is a typed action's step run on the event loop, as
+        :meth:`_ws_message` gives it; None for any other message (it goes the general way)."""
+        try:
+            message = _loads(raw)
+        except _BadJSON:
+            return None
+        if not isinstance(message, dict) or message.get("type") != "step":
+            return None
+        data = message.get("data")
+        data = {} if data is None else data
+        if not isinstance(data, dict) or data.get("type") in _MCP_STEPS or not self.inline_steps:
+            return None
+        try:
+            return self._step_now(data, env)
+        except Exception as err:  # a bug: answer it, keep the session (as _ws_message does)
+            _log.exception("error serving a %r message", "step")
+            return _ws_error(f"{type(err).__name__}: {err}", "EXECUTION_ERROR")
 
     async def _ws_message(
         self, raw: str | bytes, env: CRMArenaEnvironment, *, mcp_attached: bool = False
@@ -660,10 +697,10 @@ class CRMArenaApp:
 
     async def _ws_step(self, data: dict[str, Any], env: CRMArenaEnvironment) -> dict[str, Any]:
         mcp_kind = data.get("type")
-        if mcp_kind == "list_tools":  # OpenEnv's MCP actions, as its step-based MCPToolClient sends them
+        if mcp_kind == _MCP_STEPS[0]:  # OpenEnv's MCP actions, as its step-based MCPToolClient sends them
             tools = await self._run(env.list_tools)
             return {"type": "observation", "data": {"observation": {"tools": tools}, "reward": None, "done": False}}
-        if mcp_kind == "call_tool":
+        if mcp_kind == _MCP_STEPS[1]:
             name, arguments = data.get("tool_name"), data.get("arguments")
             outcome: dict[str, Any] = {"tool_name": name, "result": None, "error": None}
             try:
@@ -677,12 +714,19 @@ class CRMArenaApp:
                 outcome["result"] = _tool_result(observation)
             payload = {"observation": outcome, "reward": observation.reward, "done": observation.done}
             return {"type": "observation", "data": payload}
-        try:
-            action = CRMArenaAction.model_validate(data)
-        except ValidationError as err:
-            return _ws_error("Invalid message", "VALIDATION_ERROR", errors=_validation_errors(err))
+        action = _action(data)
+        if not isinstance(action, CRMArenaAction):
+            return action
         observation = env.step(action) if self.inline_steps else await self._run(env.step, action)
         return {"type": "observation", "data": serialize_observation(observation)}
+
+    @staticmethod
+    def _step_now(data: dict[str, Any], env: CRMArenaEnvironment) -> dict[str, Any]:
+        """A typed action's step, run here and now: its answer (the one :meth:`_ws_step` gives)."""
+        action = _action(data)
+        if not isinstance(action, CRMArenaAction):
+            return action
+        return {"type": "observation", "data": serialize_observation(env.step(action))}
 
     def close(self) -> None:
         """Release the worker threads and the MCP sessions."""
@@ -693,6 +737,14 @@ class CRMArenaApp:
         for session in sessions:
             session.env.close()
         self._executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _action(data: dict[str, Any]) -> CRMArenaAction | dict[str, Any]:
+    """A step message's typed action, or the error answer saying why it is not one."""
+    try:
+        return CRMArenaAction.model_validate(data)
+    except ValidationError as err:
+        return _ws_error("Invalid message", "VALIDATION_ERROR", errors=_validation_errors(err))
 
 
 def _ws_error(message: str, code: str, **data: Any) -> dict[str, Any]:
