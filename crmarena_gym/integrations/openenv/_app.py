@@ -154,8 +154,8 @@ def _loads(raw: str | bytes) -> Any:
         raise _BadJSON(f"not valid JSON: {detail}") from None
 
 
-def encode_answer(answer: Any) -> str:
-    """A WebSocket answer's JSON text, as OpenEnv's own server writes its answers (pydantic's
+def encode_answer(answer: Any) -> bytes:
+    """A WebSocket answer's JSON text (UTF-8), as OpenEnv's own server writes its answers (pydantic's
     ``model_dump_json``: compact, UTF-8, NaN and infinities as ``null``), in pydantic-core's encoder: a
     third of ``json.dumps``'s CPU for an observation of ~10 kB.
 
@@ -163,15 +163,15 @@ def encode_answer(answer: Any) -> str:
     back) is written by ``json.dumps``, compact and ASCII with ``\\u`` escapes: the same value read back.
 
     Example:
-        >>> encode_answer({"text": "café", "reward": 1.0, "score": float("nan")})
+        >>> encode_answer({"text": "café", "reward": 1.0, "score": float("nan")}).decode()
         '{"text":"café","reward":1.0,"score":null}'
         >>> encode_answer({"name": "get_\\ud800"})
-        '{"name":"get_\\\\ud800"}'
+        b'{"name":"get_\\\\ud800"}'
     """
     try:
-        return to_json(answer, inf_nan_mode="null").decode()
+        return to_json(answer, inf_nan_mode="null")
     except PydanticSerializationError:
-        return json.dumps(answer, separators=(",", ":"))
+        return json.dumps(answer, separators=(",", ":")).encode()
 
 
 def _validation_errors(err: ValidationError) -> list[dict[str, Any]]:
@@ -566,7 +566,8 @@ class CRMArenaApp:
                 await asyncio.wait_for(ws.receive(), min(5.0, self.limits.request_timeout))
             except TimeoutError:
                 pass
-            await ws.send_text(encode_answer({"type": "error", "data": {"message": message, "code": code, **data}}))
+            answer = {"type": "error", "data": {"message": message, "code": code, **data}}
+            await ws.send_text(encode_answer(answer).decode())
             await ws.close(close_code, reason=code)
         except (WebSocketDisconnect, RuntimeError, OSError):
             pass
@@ -585,7 +586,7 @@ class CRMArenaApp:
         # Steps run on the event loop are answered as they arrive, while this task waits (see AnswerNow).
         hook = ws.scope.get("extensions", {}).get(ANSWER_NOW) if self.inline_steps and not rpc_only else None
 
-        def answer_now(raw: str) -> str | None:
+        def answer_now(raw: str) -> bytes | None:
             watch.last_message = time.monotonic()
             if session is not None:
                 session.last_used = watch.last_message
@@ -629,7 +630,7 @@ class CRMArenaApp:
                     if stop:
                         await ws.close()
                         return
-                await send({"type": "websocket.send", "text": encode_answer(answer)})
+                await send({"type": "websocket.send", "text": encode_answer(answer).decode()})
         finally:
             watch.stop()
 

@@ -169,14 +169,14 @@ class AnswerNow:
 
     Attributes:
         handler: Set by the application only while its task waits in ``receive`` with no message queued, so
-            answers keep their order: called with a text message, it returns the answer's text, or None for
-            a message the application is to read through ``receive`` as usual.
+            answers keep their order: called with a text message, it returns the answer's text in UTF-8, or
+            None for a message the application is to read through ``receive`` as usual.
     """
 
     __slots__ = ("handler",)
 
     def __init__(self) -> None:
-        self.handler: Callable[[str], str | None] | None = None
+        self.handler: Callable[[str], bytes | None] | None = None
 
 
 def websocket_protocol() -> type[asyncio.Protocol] | None:
@@ -240,7 +240,7 @@ def websocket_protocol() -> type[asyncio.Protocol] | None:
             if answer is None:
                 return False
             self.frames = []
-            self.conn.send_text(answer.encode())
+            self.conn.send_text(answer)
             self.transport.write(b"".join(self.conn.data_to_send()))
             return True
 
