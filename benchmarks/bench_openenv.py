@@ -23,7 +23,17 @@ session beside the in-process session's. A session that is refused (capacity), a
 below reward 1 stops the run: every figure printed is of sessions that all succeeded. The machine's load
 average is printed before and after, since the machine may be shared.
 
-Run: ``python benchmarks/bench_openenv.py [--episodes 64] [--rounds 5] [--sessions N] [--org PATH]``.
+``--compare-with DIR`` serves the same episodes from another checkout's ``crmarena_gym`` too (a second
+``serve-env``, its package first on ``PYTHONPATH``; ``git worktree add /tmp/old COMMIT`` makes one), stepped
+over WebSocket in the same alternating rounds: the code before and after a change, measured side by side.
+
+The ratio printed is the server's CPU per WebSocket step over the in-process step's CPU, for the same env,
+instances and actions. The in-process steps run back to back; the server's alternate with the client's turns
+and waits, so its environment step itself runs on colder caches and costs more than in process: the ratio
+counts that against the server too.
+
+Run: ``python benchmarks/bench_openenv.py [--episodes 64] [--rounds 5] [--sessions N] [--org PATH]
+[--compare-with DIR]``.
 """
 
 from __future__ import annotations
@@ -31,6 +41,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import glob
+import importlib.util
 import os
 import re
 import subprocess
@@ -39,7 +50,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -85,10 +96,13 @@ def check(observation: Any, last: bool) -> None:
 class Server:
     """``crmarena-gym serve-env`` in a process of its own (a context manager), and its CPU seconds."""
 
-    def __init__(self, org: str, per_task: int) -> None:
+    def __init__(self, org: str, per_task: int, checkout: str | None = None) -> None:
         command = [sys.executable, "-m", "crmarena_gym.cli", "serve-env", "--port", "0", "--org", org]
         command += ["--per-task", str(per_task), "--max-sessions", "512", "--max-connections", "1024"]
-        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+        env = dict(os.environ)
+        if checkout is not None:  # that checkout's crmarena_gym first
+            env["PYTHONPATH"] = os.pathsep.join(p for p in (checkout, env.get("PYTHONPATH")) if p)
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env)
         announced = self.process.stdout.readline() if self.process.stdout else ""
         found = re.search(r"http://\S+", announced)
         if found is None:
@@ -242,7 +256,12 @@ def main() -> None:
         "--sessions", type=int, help="sessions per concurrency level (default: twice the concurrency, at least 64)"
     )
     parser.add_argument("--org", help="an org database (default: one generated at scale 0.5, seed 3)")
+    parser.add_argument(
+        "--compare-with", metavar="DIR", help="a checkout whose server is stepped over WebSocket in the same rounds"
+    )
     args = parser.parse_args()
+    if args.compare_with and not (Path(args.compare_with) / "crmarena_gym" / "__init__.py").is_file():
+        raise SystemExit(f"--compare-with: no crmarena_gym package in {args.compare_with!r}")
     print(load(), flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         org = args.org
@@ -254,8 +273,13 @@ def main() -> None:
         episodes = oracle_episodes(hub, args.episodes)
         n_steps = sum(len(a) for _, a in episodes)
         print(f"{len(episodes)} oracle episodes of 9 tasks, {n_steps} steps, recorded and replayed")
-        with Server(org, per_task) as server:
-            print(f"server: crmarena-gym serve-env at {server.url} (pid {server.process.pid}, uvicorn)", flush=True)
+        loop = "uvloop" if importlib.util.find_spec("uvloop") else "asyncio's event loop"
+        other = Server(org, per_task, args.compare_with) if args.compare_with else nullcontext()
+        with Server(org, per_task) as server, other as compared:
+            print(f"server: crmarena-gym serve-env at {server.url} (pid {server.process.pid}, uvicorn, {loop})")
+            if args.compare_with:
+                print(f"compared: the server of {args.compare_with} at {compared.url} (pid {compared.process.pid})")
+            sys.stdout.flush()
             over_http(hub, episodes[:4], server)  # warm up both paths
             over_ws(hub, episodes[:4], server)
             sides: dict[str, Callable[[CRMArenaHub, list[Episode], Server], Spent]] = {
@@ -263,6 +287,9 @@ def main() -> None:
                 "HTTP": over_http,
                 "WebSocket": over_ws,
             }
+            if args.compare_with:
+                over_ws(hub, episodes[:4], compared)
+                sides["compared WS"] = lambda hub, episodes, _: over_ws(hub, episodes, compared)
             measured_rounds: dict[str, list[Spent]] = {name: [] for name in sides}
             for _ in range(args.rounds):
                 for name, run in sides.items():
