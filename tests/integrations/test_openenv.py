@@ -241,6 +241,27 @@ def test_steps_answered_as_they_arrive_are_byte_for_byte_the_general_paths_answe
     assert echoed and all(a.isascii() for a in echoed)
 
 
+def test_http_observations_are_the_bytes_starlettes_json_response_writes(hub: CRMArenaHub, episodes) -> None:
+    from starlette.responses import JSONResponse
+
+    from crmarena_gym.integrations.openenv._app import _observation_response, serialize_observation
+
+    env = hub.make_environment()
+    for task_id, calls in episodes[::16]:
+        observations = [env.reset(split="train", task_id=task_id, seed=0)]
+        observations += [env.step(_tool_action(name, arguments, n)) for n, (name, arguments) in enumerate(calls)]
+        assert observations[-1].reward == 1.0 and observations[0].tools
+        for observation in observations:
+            ours, starlettes = _observation_response(observation), JSONResponse(serialize_observation(observation))
+            assert (ours.body, ours.headers) == (starlettes.body, starlettes.headers)
+    # where JSONResponse fails (a lone surrogate cannot be UTF-8), the answer is JSON that reads back the same
+    odd = env.reset(split="train", seed=0, episode_id="odd-\ud800")
+    assert json.loads(_observation_response(odd).body)["observation"]["episode_id"] == "odd-\ud800"
+    with pytest.raises(UnicodeEncodeError):
+        JSONResponse(serialize_observation(odd))
+    env.close()
+
+
 def test_messages_sent_before_any_answer_is_read_are_all_answered_in_order(server: ServerThread) -> None:
     """The server reads on while a message or two wait for the application (it stops reading past that): a
     client that pipelines its messages loses none and gets the answers in order."""

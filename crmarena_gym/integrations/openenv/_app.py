@@ -221,6 +221,12 @@ def serialize_observation(observation: CRMArenaObservation) -> dict[str, Any]:
     return result
 
 
+def _observation_response(observation: CRMArenaObservation) -> Response:
+    """An HTTP answer with the observation, encoded as the WebSocket answers are (the bytes Starlette's
+    ``JSONResponse`` writes, in a third of the CPU, and without its 500 for a NaN or a lone surrogate)."""
+    return Response(encode_answer(serialize_observation(observation)), media_type="application/json")
+
+
 def _tool_result(observation: CRMArenaObservation) -> dict[str, Any]:
     """An MCP tool result: the observation as text content; ``isError`` for an error the episode answered
     (it used the turn); the step's outcome as structured content (also as ``data``, which OpenEnv's
@@ -321,7 +327,7 @@ class CRMArenaApp:
             return JSONResponse({"detail": _capacity_data(err)}, 503, headers={"retry-after": "1"})
         except TypeError as err:  # an option named like a positional parameter
             return JSONResponse({"detail": f"reset refused: {err}"}, 422)
-        return JSONResponse(serialize_observation(observation))
+        return _observation_response(observation)
 
     async def _step(self, request: Request) -> Response:
         try:
@@ -339,7 +345,7 @@ class CRMArenaApp:
             return JSONResponse({"detail": _validation_errors(err)}, 422)
         env = self.hub.make_environment("http")
         observation = await self._run(env.step, action, episode_id)
-        return JSONResponse(serialize_observation(observation))
+        return _observation_response(observation)
 
     async def _state(self, request: Request) -> Response:
         env = self.hub.make_environment("http")
