@@ -100,9 +100,19 @@ class Server:
         command = [sys.executable, "-m", "crmarena_gym.cli", "serve-env", "--port", "0", "--org", org]
         command += ["--per-task", str(per_task), "--max-sessions", "512", "--max-connections", "1024"]
         env = dict(os.environ)
-        if checkout is not None:  # that checkout's crmarena_gym first
+        if checkout is not None:  # that checkout's crmarena_gym first (``-m`` puts the working directory first)
             env["PYTHONPATH"] = os.pathsep.join(p for p in (checkout, env.get("PYTHONPATH")) if p)
-        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env)
+            where = subprocess.run(
+                [sys.executable, "-c", "import crmarena_gym; print(crmarena_gym.__file__)"],
+                cwd=checkout,
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout.strip()
+            if not Path(where).resolve().is_relative_to(Path(checkout).resolve()):
+                raise SystemExit(f"--compare-with: {checkout!r} would serve the crmarena_gym of {where}")
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env, cwd=checkout)
         announced = self.process.stdout.readline() if self.process.stdout else ""
         found = re.search(r"http://\S+", announced)
         if found is None:
@@ -268,6 +278,7 @@ def main() -> None:
         if org is None:
             org = str(Path(tmp) / "org.sqlite")
             generate_org(org, seed=3, scale=0.5)
+        org = str(Path(org).resolve())  # a compared server runs in its checkout's directory
         per_task = max(8, args.episodes // 9 + 1)
         hub = CRMArenaHub(HubConfig(org=org, per_task=per_task, max_sessions=512))
         episodes = oracle_episodes(hub, args.episodes)
