@@ -30,7 +30,8 @@ over WebSocket in the same alternating rounds: the code before and after a chang
 The ratio printed is the server's CPU per WebSocket step over the in-process step's CPU, for the same env,
 instances and actions. The in-process steps run back to back; the server's alternate with the client's turns
 and waits, so its environment step itself runs on colder caches and costs more than in process: the ratio
-counts that against the server too.
+counts that against the server too. A last line measures that effect: the in-process steps taken one at a
+time, each after a pause as long as the client's turn in that round's WebSocket steps (the steps' CPU alone).
 
 Run: ``python benchmarks/bench_openenv.py [--episodes 64] [--rounds 5] [--sessions N] [--org PATH]
 [--compare-with DIR]``.
@@ -186,6 +187,21 @@ def in_process(hub: CRMArenaHub, episodes: list[Episode], server: Server) -> Spe
     return spent
 
 
+def in_process_paced(hub: CRMArenaHub, episodes: list[Episode], pause: float) -> Spent:
+    """The in-process steps each taken after a pause of ``pause`` seconds (the CPU of the steps alone), as a
+    served step comes after the client's turn: what the machine ran meanwhile has had the caches."""
+    spent = Spent()
+    for task_id, actions in episodes:
+        env = hub.make_environment()
+        env.reset(split="train", task_id=task_id, seed=0)
+        for n, action in enumerate(actions):
+            time.sleep(pause)
+            with measured(spent, None, 1):
+                check(env.step(action), n == len(actions) - 1)
+        env.close()
+    return spent
+
+
 def over_http(hub: CRMArenaHub, episodes: list[Episode], server: Server) -> Spent:
     spent = Spent()
     with CRMArenaHTTPClient(server.url) as client:
@@ -301,6 +317,12 @@ def main() -> None:
             if args.compare_with:
                 over_ws(hub, episodes[:4], compared)
                 sides["compared WS"] = lambda hub, episodes, _: over_ws(hub, episodes, compared)
+
+            def paced(hub: CRMArenaHub, episodes: list[Episode], _: Server) -> Spent:
+                server_cpu, _client, wall = measured_rounds["WebSocket"][-1].per()  # this round's client turn
+                return in_process_paced(hub, episodes, max(wall - server_cpu, 0.0))
+
+            sides["paced"] = paced
             measured_rounds: dict[str, list[Spent]] = {name: [] for name in sides}
             for _ in range(args.rounds):
                 for name, run in sides.items():
@@ -309,6 +331,8 @@ def main() -> None:
             print(f"per step, best of {args.rounds} alternating rounds (CPU in microseconds):")
             print(f"  {'':11} {'server CPU':>10} {'client CPU':>10} {'wall':>8} {'server / in process':>20} framework")
             for name in sides:
+                if name == "paced":
+                    continue
                 server_cpu, client_cpu, wall = best(measured_rounds[name]).per()
                 if name == "in process":
                     print(f"  {name:11} {client_cpu * 1e6:10.0f} {'':>10} {wall * 1e6:8.0f} {'1.00x (baseline)':>20}")
@@ -318,6 +342,12 @@ def main() -> None:
                     f"  {name:11} {server_cpu * 1e6:10.0f} {client_cpu * 1e6:10.0f} {wall * 1e6:8.0f} "
                     f"{server_cpu / base:19.2f}x {share:8.0%}"
                 )
+            paced_cpu = best(measured_rounds["paced"]).per()[1]
+            ws_cpu = best(measured_rounds["WebSocket"]).per()[0]
+            print(
+                f"  the in-process step after a pause as long as the client's turn costs {paced_cpu * 1e6:.0f} us "
+                f"({paced_cpu / base:.2f}x the back-to-back step): the WebSocket step is {ws_cpu / paced_cpu:.2f}x that"
+            )
             print("whole sessions (reset, every step, reward 1), all succeeding; CPU in ms per session:")
             levels: dict[str, Callable[[CRMArenaHub, str, list[Episode], int], None]] = {
                 "in process": sessions_in_process,
