@@ -11,11 +11,11 @@ reward 1 with the task functions) and replayed
 * over WebSocket: :class:`~crmarena_gym.integrations.openenv.CRMArenaClient` (OpenEnv's ``EnvClient``),
   one message per step;
 
-in alternating rounds (in process, HTTP, WebSocket, again ...), the best round of each kept. The server is
-``crmarena-gym serve-env`` in a process of its own, so its CPU (every thread's, from ``/proc``) is measured
-apart from the client's (this process's ``process_time``); resets are left out of the step figures. Printed
-per step: the server's CPU, the client's, the wall time, the server's CPU as a multiple of the in-process
-step's, and the framework's share of the server's CPU (what is not the environment's step).
+in alternating rounds (in process, HTTP, WebSocket, again ...), each episode's best round kept on each side.
+The server is ``crmarena-gym serve-env`` in a process of its own, so its CPU (every thread's, from ``/proc``)
+is measured apart from the client's (this process's ``process_time``); resets are left out of the step
+figures. Printed per step: the server's CPU, the client's, the wall time, the server's CPU as a multiple of
+the in-process step's, and the framework's share of the server's CPU (what is not the environment's step).
 
 Then whole sessions (reset, every step, the end) per second, with 1, 64 and 256 clients at once over each
 transport, HTTP and WebSocket alternating at each level, each with the server's and the clients' CPU per
@@ -52,7 +52,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -152,12 +152,23 @@ class Server:
 
 @dataclass
 class Spent:
-    """What steps or sessions cost: server CPU, client CPU, wall seconds, and how many."""
+    """What steps or sessions cost: server CPU, client CPU, wall seconds, and how many; and block by block
+    (an episode's steps), each ``(server, client, wall, count)``."""
 
     server: float = 0.0
     client: float = 0.0
     wall: float = 0.0
     count: int = 0
+    blocks: list[tuple[float, float, float, int]] = field(default_factory=list)
+
+    def add(self, server: float, client: float, wall: float, count: int) -> None:
+        self.server, self.client, self.wall, self.count = (
+            self.server + server,
+            self.client + client,
+            self.wall + wall,
+            self.count + count,
+        )
+        self.blocks.append((server, client, wall, count))
 
     def per(self) -> tuple[float, float, float]:
         return self.server / self.count, self.client / self.count, self.wall / self.count
@@ -169,10 +180,8 @@ def measured(spent: Spent, server: Server | None, count: int) -> Iterator[None]:
     before = server.cpu() if server else 0.0
     cpu, wall = time.process_time(), time.perf_counter()
     yield
-    spent.client += time.process_time() - cpu
-    spent.wall += time.perf_counter() - wall
-    spent.server += (server.cpu() - before) if server else 0.0
-    spent.count += count
+    client, wall = time.process_time() - cpu, time.perf_counter() - wall
+    spent.add((server.cpu() - before) if server else 0.0, client, wall, count)
 
 
 def in_process(hub: CRMArenaHub, episodes: list[Episode], server: Server) -> Spent:
@@ -194,10 +203,12 @@ def in_process_paced(hub: CRMArenaHub, episodes: list[Episode], pause: float) ->
     for task_id, actions in episodes:
         env = hub.make_environment()
         env.reset(split="train", task_id=task_id, seed=0)
+        episode = Spent()
         for n, action in enumerate(actions):
             time.sleep(pause)
-            with measured(spent, None, 1):
+            with measured(episode, None, 1):
                 check(env.step(action), n == len(actions) - 1)
+        spent.add(episode.server, episode.client, episode.wall, episode.count)
         env.close()
     return spent
 
@@ -270,8 +281,12 @@ def load() -> str:
 
 
 def best(rounds: list[Spent]) -> Spent:
-    """The round of least CPU (server and client), the one the shared machine disturbed least."""
-    return min(rounds, key=lambda s: (s.server + s.client) / s.count)
+    """Each episode's least CPU (server and client) over the rounds, summed: every episode as the shared
+    machine disturbed it least (a whole round seldom runs undisturbed, a long one less often than a short)."""
+    least = Spent()
+    for blocks in zip(*(r.blocks for r in rounds), strict=True):
+        least.add(*min(blocks, key=lambda b: (b[0] + b[1]) / b[3]))
+    return least
 
 
 def main() -> None:
@@ -328,7 +343,7 @@ def main() -> None:
                 for name, run in sides.items():
                     measured_rounds[name].append(run(hub, episodes, server))
             base = best(measured_rounds["in process"]).per()[1]
-            print(f"per step, best of {args.rounds} alternating rounds (CPU in microseconds):")
+            print(f"per step, each episode's best of {args.rounds} alternating rounds (CPU in microseconds):")
             print(f"  {'':11} {'server CPU':>10} {'client CPU':>10} {'wall':>8} {'server / in process':>20} framework")
             for name in sides:
                 if name == "paced":
