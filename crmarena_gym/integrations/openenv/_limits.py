@@ -179,6 +179,10 @@ class AnswerNow:
         self.handler: Callable[[str], bytes | None] | None = None
 
 
+# The state of uvicorn's sans-I/O protocol that answering at once reads and writes.
+_SANSIO_STATE = ("conn", "transport", "queue", "frames", "curr_msg_data_type", "close_sent", "writable")
+
+
 def websocket_protocol() -> type[asyncio.Protocol] | None:
     """uvicorn's sans-I/O WebSocket protocol, reading on while fewer than :data:`WS_QUEUED_MESSAGES` messages
     wait for the application, and offering it :class:`AnswerNow` (None where this uvicorn has no such
@@ -202,7 +206,8 @@ def websocket_protocol() -> type[asyncio.Protocol] | None:
             self.answer_now = AnswerNow()
             super().handle_connect(event)
             scope = getattr(self, "scope", None)  # made for an accepted handshake only; the task starts later
-            if scope is not None:
+            # Offered only where uvicorn keeps the state _answered_now reads (another version may not).
+            if scope is not None and all(hasattr(self, name) for name in _SANSIO_STATE):
                 scope.setdefault("extensions", {})[ANSWER_NOW] = self.answer_now
 
         def send_receive_event_to_app(self) -> None:
