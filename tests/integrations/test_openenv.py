@@ -262,6 +262,35 @@ def test_http_observations_are_the_bytes_starlettes_json_response_writes(hub: CR
     env.close()
 
 
+def test_answers_are_pydantic_cores_bytes_whichever_encoder_writes_them(hub: CRMArenaHub, episodes) -> None:
+    """orjson (the openenv extra's) writes what pydantic-core writes, or refuses and pydantic-core does: the
+    bytes of an answer do not depend on what is installed."""
+    from pydantic_core import to_json
+
+    from crmarena_gym.integrations.openenv._app import _ORJSON_OPTIONS, encode_answer, serialize_observation
+
+    orjson = pytest.importorskip("orjson")
+    env = hub.make_environment()
+    answers: list[Any] = []
+    for task_id, calls in episodes[::8]:
+        answers.append(serialize_observation(env.reset(split="train", task_id=task_id, seed=0)))
+        for n, (name, arguments) in enumerate(calls):
+            observation = env.step(_tool_action(name, arguments, n))
+            answers.append({"type": "observation", "data": serialize_observation(observation)})
+    env.close()
+    odd = [float("nan"), float("-inf"), -0.0, 1e-7, 1e16, 5e-324, 2**64 - 1, "é\u2028\x00", ("a", 1)]
+    answers.append({"odd": odd, "big": 2**70, "keys": {1: "an integer key"}})
+    refused = 0
+    for answer in answers:
+        expected = to_json(answer, inf_nan_mode="null")
+        assert encode_answer(answer) == expected
+        try:
+            assert orjson.dumps(answer, option=_ORJSON_OPTIONS) == expected  # orjson's own bytes
+        except TypeError:
+            refused += 1
+    assert refused == 1  # the integer past 64 bits and the integer key: pydantic-core wrote that one
+
+
 def test_messages_sent_before_any_answer_is_read_are_all_answered_in_order(server: ServerThread) -> None:
     """The server reads on while a message or two wait for the application (it stops reading past that): a
     client that pipelines its messages loses none and gets the answers in order."""
