@@ -42,7 +42,10 @@ def _assistant_message(message: Any) -> dict[str, Any]:
         {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
         for c in getattr(message, "tool_calls", None) or ()
     ]
-    content = message.content if isinstance(message.content, str) or message.content is None else str(message.content)
+    content = message.content
+    if isinstance(content, list):  # content parts: the model's text is its text parts
+        texts = [p.get("text") if isinstance(p, dict) else getattr(p, "text", None) for p in content]
+        content = "".join(t for t in texts if isinstance(t, str))
     reply: dict[str, Any] = {"role": "assistant", "content": content}
     if calls:
         reply["tool_calls"] = calls
