@@ -132,3 +132,30 @@ def test_function_calling_stops_at_the_turn_budget(adapter_org: LocalOrg) -> Non
         output = _fc_rollout(env, env.dataset[0], server.url)
     assert len(server.requests) == 2 and output["reward"] == 0.0
     assert output["crmarena_record"]["end_reason"] == "max_turns"
+
+
+def test_function_calling_applies_the_shaping(adapter_org: LocalOrg) -> None:
+    from crmarena_gym.integrations.verifiers._tool_env import NEEDS_LEGACY, legacy_available
+    from tests.policies.scripted_server import ScriptedServer
+
+    if not legacy_available():
+        pytest.skip(NEEDS_LEGACY)
+    env = load_environment(
+        org=str(adapter_org.path),
+        per_task=2,
+        tasks=["BRI"],
+        framework="fc",
+        toolset="functions",
+        shaping={"refused_call": 0.25},
+    )
+    row = env.dataset[0]
+    (instance,) = [i for i in chat_tasks(adapter_org, split="train", per_task=2) if i.idx == row["info"]["task_id"]]
+    script = [
+        {"tool_calls": [{"name": "get_period", "arguments": {"period_name": "Q9", "year": 2021}}]},  # refused
+        {"tool_calls": [{"name": "submit", "arguments": {"content": instance.answer or "None"}}]},
+    ]
+    with ScriptedServer(script) as server:
+        output = _fc_rollout(env, row, server.url)
+    assert server.requests[1]["messages"][-1]["content"].startswith("Error:")
+    assert output["reward"] == 0.75 and output["crmarena_record"]["shaping"]["refused_calls"] == 1
+    assert row["info"]["metadata"]["shaping"] == {"refused_call": 0.25, "malformed_reply": 0.0}
