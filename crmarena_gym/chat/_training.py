@@ -92,8 +92,7 @@ def training_instances(
         warnings.warn(
             f"training instances short of per_task={per_task}: {still} (after {MAX_SIBLING_ORGS} sibling orgs; a "
             "knowledge question is a fact of an org, most facts are the same text in every org, and the test set "
-            "holds 130 of them; sibling orgs generated before their care articles existed have none: clear them "
-            "from the cache)",
+            "holds 130 of them)",
             UserWarning,
             stacklevel=3,
         )

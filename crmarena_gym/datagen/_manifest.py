@@ -31,7 +31,9 @@ from crmarena_gym.schema import (
 #: Bump whenever the generator's output for some seed and scale changes (its rows, or the file's indexes).
 #: 3: composite indexes for the tasks' access paths, and the planner's statistics (ANALYZE).
 #: 4: the history's per-agent indexes (NewValue__c or OldValue__c, Field__c, CreatedDate).
-GENERATOR_VERSION = 4
+#: 5: orgs at seeds other than 0 add care-and-warranty facts to each category's first guide (the training
+#:    split's KQA instances come from them); the seed-0 org's rows are unchanged (its content hash is pinned).
+GENERATOR_VERSION = 5
 #: The generator version of each org kind (the service org's is :data:`GENERATOR_VERSION`). Bump a kind's
 #: whenever its output for some seed and scale changes.
 #: b2b, b2c 1: the first Pro orgs (issue 26).

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import random
 import re
@@ -13,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from crmarena_gym.datagen import GENERATOR_VERSION, GENERATOR_VERSIONS, content_hash, read_manifest
+from crmarena_gym._files import write_digest
+from crmarena_gym.datagen import GENERATOR_VERSION, GENERATOR_VERSIONS, content_hash, read_latent, read_manifest
 from crmarena_gym.org import default_org_path
 from crmarena_gym.org._cache import cache_dir
 
@@ -224,3 +226,72 @@ def test_pro_orgs_are_cached_by_kind_seed_and_scale_and_checked_with_their_hidde
     conn.close()
     with pytest.raises(ValueError, match="'service', 'b2b', 'b2c'"):
         default_org_path(kind="crm")
+
+
+def _as_an_older_version_cached_it(path: Path, stale: Path) -> int:
+    """Write to ``stale`` the org at ``path`` as generator version 4 cached it (with its digest): no
+    care-and-warranty section in the category guides and none of those facts, the manifest naming version 4.
+    Returns how many knowledge facts it kept."""
+    stale.write_bytes(path.read_bytes())
+    conn = sqlite3.connect(stale)
+    for article_id, body in conn.execute("SELECT Id, FAQ_Answer__c FROM Knowledge__kav").fetchall():
+        if "\n\nCare and warranty:" in body:
+            head, _care, tail = body.partition("\n\nCare and warranty:")
+            kept = head + "\n\n" + tail.split("\n\n", 1)[1]
+            conn.execute("UPDATE Knowledge__kav SET FAQ_Answer__c = ? WHERE Id = ?", (kept, article_id))
+    (raw,) = conn.execute("SELECT value FROM crmarena_latent WHERE name = 'kqa_facts'").fetchone()
+    warranty = "How long is the warranty on the "
+    products = {f["question"][len(warranty) : -1] for f in json.loads(raw) if f["question"].startswith(warranty)}
+    care = {
+        question.format(name)
+        for name in products
+        for question in (
+            warranty + "{}?",
+            "How should the {} be cleaned?",
+            "How should the {} be stored?",
+            "What is the {} made of?",
+        )
+    }
+    facts = [f for f in json.loads(raw) if f["question"] not in care]
+    conn.execute("UPDATE crmarena_latent SET value = ? WHERE name = 'kqa_facts'", (json.dumps(facts),))
+    (manifest,) = conn.execute("SELECT manifest FROM crmarena_manifest").fetchone()
+    conn.execute(
+        "UPDATE crmarena_manifest SET manifest = ?",
+        (manifest.replace('"generator_version":5', '"generator_version":4'),),
+    )
+    conn.commit()
+    conn.close()
+    assert read_manifest(stale).generator_version == 4
+    write_digest(stale)
+    return len(facts)
+
+
+# The rows of the seed-1 service org at scale 0.05 as GENERATOR_VERSION 5 writes them (a sibling of the training
+# split): a change to the rows of any seed comes with a version bump, which names and checks the cache, and a new pin.
+_SERVICE_V5_SEED1_CONTENT = "0d97340d79c0348e6c81479cbdf92b5db2f67fbb9054ddbfe87c255b9f1f71a1"
+
+
+def test_a_sibling_org_cached_by_an_older_generator_is_never_reused(cache: Path) -> None:
+    """Version 5 added care-and-warranty facts to the orgs at seeds other than 0 (the training split's
+    siblings draw KQA from them). An org version 4 cached, under its own name or under the current one, is
+    not read: the org is generated again, with the facts."""
+    assert GENERATOR_VERSION == 5
+    path = default_org_path(seed=1, scale=0.05)
+    assert path.name == "org-v5-seed1-scale0.05.sqlite"
+    assert read_manifest(path).content_hash == _SERVICE_V5_SEED1_CONTENT
+    current = len(read_latent(path)["kqa_facts"])
+    care = sum(q["question"].startswith("How long is the warranty on the ") for q in read_latent(path)["kqa_facts"])
+    assert care > 0
+    old = cache / "org-v4-seed1-scale0.05.sqlite"
+    assert _as_an_older_version_cached_it(path, old) == current - 4 * care
+    # under its own name: never looked at (the current version's file is generated beside it)
+    path.unlink()
+    fresh = default_org_path(seed=1, scale=0.05)
+    assert read_manifest(old).generator_version == 4  # left as it was
+    assert fresh == path and len(read_latent(fresh)["kqa_facts"]) == current
+    # under the current name, its digest sound: its manifest's version refuses it, and it is generated again
+    _as_an_older_version_cached_it(fresh, cache / "stale.sqlite")
+    os.replace(cache / "stale.sqlite", path)
+    os.replace(cache / "stale.sqlite.sha256", path.with_name(path.name + ".sha256"))
+    again = default_org_path(seed=1, scale=0.05)
+    assert read_manifest(again).generator_version == 5 and len(read_latent(again)["kqa_facts"]) == current

@@ -3,8 +3,8 @@ litellm policy over HTTP to a scripted OpenAI-compatible server, run by the runn
 environment in process, TRL (function calling: its environment class driven as TRL's tool loop drives it;
 Act and ReAct: the text class played by the project's rollout_func), the SkyRL env and the verifiers env
 give the same conversation before every model reply, the same tool schemas, the same observations, rewards
-and episode records, for Act, ReAct and function calling. One cell is not played, and its test says why:
-function calling through verifiers (:data:`VERIFIERS_FC`).
+and episode records, for Act, ReAct and function calling (verifiers: its v1 taskset for Act and ReAct, its
+v0 multi-turn environment, verifiers 0.3.x, for function calling).
 
 The scripts exercise what the semantics decide: several calls in one reply (all run, in order), a
 refused call, calls left after a submit (not run), text after the action (dropped), a malformed reply,
@@ -313,10 +313,10 @@ def _verifiers(org: LocalOrg, instance: TaskInstance, scenario: str, script: lis
     import importlib.util
 
     framework = _framework(scenario)
-    if framework == "fc":
-        pytest.skip(VERIFIERS_FC)
     if importlib.util.find_spec("verifiers") is None:
         pytest.skip("verifiers is not installed: pip install 'crmarena-gym[verifiers]'")
+    if framework == "fc":
+        return _verifiers_fc(org, instance, script)
     from crmarena_gym.chat import read_text_reply
     from crmarena_gym.integrations.verifiers import load_environment
     from tests.integrations.verifiers_fakes import ScriptedAgents
@@ -351,14 +351,41 @@ def _verifiers(org: LocalOrg, instance: TaskInstance, scenario: str, script: lis
     )
 
 
-#: Why the verifiers cell of function calling is not played (the adapter refuses framework="fc" saying so).
-VERIFIERS_FC = (
-    "verifiers 0.4 runs a model's tool calls inside its harness program, not in the environment: tools are MCP "
-    "servers (Taskset.toolsets / Task.toolsets, verifiers.v1.mcp.Toolset, served in their own process) and the "
-    "environment's run() sees only the Segment a harness turn ends with; the harness (e.g. NullHarness) is a "
-    "PEP 723 script that Runtime.prepare_uv_script resolves with uv at launch, so no offline test can drive "
-    "function calling through verifiers' own loop, and the adapter offers Act and ReAct only"
-)
+def _verifiers_fc(org: LocalOrg, instance: TaskInstance, script: list[dict[str, Any]]) -> Played:
+    """verifiers 0.3.x's multi-turn environment (the v0 API) runs the rollout: its OpenAI chat client asks
+    the scripted OpenAI-compatible server for each reply (what the model is shown is what the server
+    received), and the environment answers each reply through the chat core."""
+    import asyncio
+
+    from crmarena_gym.integrations.verifiers import load_environment
+    from crmarena_gym.integrations.verifiers._tool_env import NEEDS_LEGACY, legacy_available
+    from tests.policies.scripted_server import ScriptedServer
+
+    if not legacy_available():
+        pytest.skip(NEEDS_LEGACY)
+    from openai import AsyncOpenAI
+    from verifiers.legacy.clients import OpenAIChatCompletionsClient
+
+    env = load_environment(org=str(org.path), per_task=PER_TASK, toolset="functions", framework="fc")
+    (row,) = [r for r in env.dataset if r["info"]["task_id"] == instance.idx]
+
+    async def play() -> Any:
+        async with AsyncOpenAI(base_url=server.url, api_key="k", max_retries=0) as openai:
+            client = OpenAIChatCompletionsClient(openai)
+            rollout = {"prompt": row["prompt"], "info": row["info"], "example_id": row["example_id"]}
+            return await env.run_rollout(rollout, client, "scripted", {}, state_columns=["crmarena_record"])
+
+    with ScriptedServer(script) as server:
+        output = asyncio.run(play())
+    record = output["crmarena_record"]
+    observations = [step["observation"] for step in record["trajectory"][1:]]
+    return Played(
+        prompts=[_canonical(r["messages"]) for r in server.requests],
+        tools=server.requests[0].get("tools"),
+        observations=observations,
+        reward=output["reward"],
+        record=record,
+    )
 
 
 PATHS = {"openenv": _openenv, "trl": _trl, "skyrl": _skyrl, "verifiers": _verifiers}

@@ -1,11 +1,14 @@
-"""The verifiers environment (verifiers 0.4): loaded as verifiers loads tasksets, the project's prompt and
-question opening each task, a scripted player's replies read as the environment reads actions (the task
-functions as text calls), the reward and the episode record on the trace."""
+"""The verifiers environments: the v1 taskset (verifiers 0.3.1 and 0.4) loaded as verifiers loads tasksets, the
+project's prompt and question opening each task, a scripted player's replies read as the environment reads
+actions (the task functions as text calls), the reward and the episode record on the trace; function calling
+in process on verifiers 0.3.x's multi-turn environment, played by verifiers' OpenAI client against a scripted
+OpenAI-compatible server, and refused with the reason under verifiers 0.4."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+from typing import Any
 
 import pytest
 
@@ -72,8 +75,6 @@ def test_the_turn_budget_shaping_and_refusals(adapter_org: LocalOrg) -> None:
     record = interaction.trace.info["crmarena_record"]
     assert record["end_reason"] == "max_turns" and interaction.trace.rewards == {"crmarena_reward": -0.5}
     assert task.data.info["metadata"]["shaping"] == {"refused_call": 0.0, "malformed_reply": 0.5}
-    with pytest.raises(ValueError, match="text frameworks"):
-        list(load_environment(org=str(adapter_org.path), per_task=2, tasks=["BRI"], framework="fc").taskset)
     with pytest.raises(ValueError, match="unknown option"):
         load_environment(org=str(adapter_org.path), colour="red")
 
@@ -96,3 +97,85 @@ def test_a_conversation_with_the_scripted_user(adapter_org: LocalOrg) -> None:
     assert record["conversation"]["end"] == "user_stop" and record["conversation"]["revealed"] == ["window"]
     with pytest.raises(ValueError, match="unknown user"):
         list(load_environment(org=str(adapter_org.path), per_task=2, tasks=["BRI"], user="gpt-4o").taskset)
+
+
+def _fc_rollout(env: Any, row: dict[str, Any], url: str) -> dict[str, Any]:
+    from openai import AsyncOpenAI
+    from verifiers.legacy.clients import OpenAIChatCompletionsClient
+
+    async def play() -> dict[str, Any]:
+        async with AsyncOpenAI(base_url=url, api_key="k", max_retries=0) as openai:
+            client = OpenAIChatCompletionsClient(openai)
+            rollout = {"prompt": row["prompt"], "info": row["info"], "example_id": row["example_id"]}
+            return await env.run_rollout(rollout, client, "scripted", {}, state_columns=["crmarena_record"])
+
+    return asyncio.run(play())
+
+
+@pytest.mark.parametrize("abbrev", ["BRI", "KQA"])
+def test_function_calling_in_process_reaches_reward_one(abbrev: str, adapter_org: LocalOrg) -> None:
+    from crmarena_gym.integrations.verifiers._tool_env import NEEDS_LEGACY, legacy_available
+    from tests.policies.scripted_server import ScriptedServer
+
+    if not legacy_available():
+        with pytest.raises(ValueError, match=r"verifiers 0\.3\.x"):
+            load_environment(org=str(adapter_org.path), per_task=2, tasks=[abbrev], framework="fc")
+        pytest.skip(NEEDS_LEGACY)
+    env = load_environment(org=str(adapter_org.path), per_task=2, tasks=[abbrev], toolset="functions", framework="fc")
+    row = env.dataset[0]
+    instances = chat_tasks(adapter_org, split="train", per_task=2, tasks=[abbrev])
+    (instance,) = [i for i in instances if i.idx == row["info"]["task_id"]]
+    calls = oracle_calls(adapter_org, instance)
+    script = [{"tool_calls": [{"name": name, "arguments": args}]} for name, args in calls]
+    with ScriptedServer(script) as server:
+        output = _fc_rollout(env, row, server.url)
+    # the model was shown the core's schemas and its system prompt, and answered with tool messages
+    session_tools = [t["function"]["name"] for t in server.requests[0]["tools"]]
+    assert "submit" in session_tools and len(server.requests) == len(calls)
+    assert server.requests[0]["messages"][0]["content"].startswith("You are a")
+    assert all(r["messages"][-1]["role"] == "tool" for r in server.requests[1:])
+    record = output["crmarena_record"]
+    assert output["reward"] == 1.0
+    assert (record["gold"], record["end_reason"], record["turns"]) == (instance.answer, "submitted", len(calls))
+    assert row["info"]["metadata"]["framework"] == "fc" and row["info"]["abbrev"] == abbrev
+
+
+def test_function_calling_stops_at_the_turn_budget(adapter_org: LocalOrg) -> None:
+    from crmarena_gym.integrations.verifiers._tool_env import NEEDS_LEGACY, legacy_available
+    from tests.policies.scripted_server import ScriptedServer
+
+    if not legacy_available():
+        pytest.skip(NEEDS_LEGACY)
+    env = load_environment(org=str(adapter_org.path), per_task=2, tasks=["BRI"], framework="fc", max_turns=2)
+    script = [{"tool_calls": [{"name": "get_issues", "arguments": {}}]}] * 5
+    with ScriptedServer(script) as server:
+        output = _fc_rollout(env, env.dataset[0], server.url)
+    assert len(server.requests) == 2 and output["reward"] == 0.0
+    assert output["crmarena_record"]["end_reason"] == "max_turns"
+
+
+def test_function_calling_applies_the_shaping(adapter_org: LocalOrg) -> None:
+    from crmarena_gym.integrations.verifiers._tool_env import NEEDS_LEGACY, legacy_available
+    from tests.policies.scripted_server import ScriptedServer
+
+    if not legacy_available():
+        pytest.skip(NEEDS_LEGACY)
+    env = load_environment(
+        org=str(adapter_org.path),
+        per_task=2,
+        tasks=["BRI"],
+        framework="fc",
+        toolset="functions",
+        shaping={"refused_call": 0.25},
+    )
+    row = env.dataset[0]
+    (instance,) = [i for i in chat_tasks(adapter_org, split="train", per_task=2) if i.idx == row["info"]["task_id"]]
+    script = [
+        {"tool_calls": [{"name": "get_period", "arguments": {"period_name": "Q9", "year": 2021}}]},  # refused
+        {"tool_calls": [{"name": "submit", "arguments": {"content": instance.answer or "None"}}]},
+    ]
+    with ScriptedServer(script) as server:
+        output = _fc_rollout(env, row, server.url)
+    assert server.requests[1]["messages"][-1]["content"].startswith("Error:")
+    assert output["reward"] == 0.75 and output["crmarena_record"]["shaping"]["refused_calls"] == 1
+    assert row["info"]["metadata"]["shaping"] == {"refused_call": 0.25, "malformed_reply": 0.0}

@@ -24,7 +24,7 @@ class ScriptedInteraction:
     def __init__(self, task: Any, replies: Iterable[str]) -> None:
         from verifiers.v1.agent import Segment
 
-        self._segment = Segment
+        self._segment = Segment  # its last_reply is the last assistant message's text (verifiers 0.3.1 and 0.4)
         self.task = task
         self.replies = list(replies)
         self.sent: list[str | None] = []
@@ -37,10 +37,13 @@ class ScriptedInteraction:
         return None
 
     async def turn(self, message: str | None = None) -> Any:
+        from verifiers.v1.types import AssistantMessage
+
         self.sent.append(message)
         if len(self.sent) > len(self.replies):
             return self._segment(messages=[], terminated=True)
-        return self._segment(messages=[], root_reply=self.replies[len(self.sent) - 1])
+        reply = AssistantMessage(content=self.replies[len(self.sent) - 1])
+        return self._segment(messages=[reply])
 
 
 class ScriptedAgents:

@@ -1,4 +1,4 @@
-"""CRMArena for verifiers (0.4, ``verifiers.v1``): a taskset and an environment that plays the user.
+"""CRMArena for verifiers (0.3.1 and 0.4, ``verifiers.v1``): a taskset and an environment that plays the user.
 
 Needs ``pip install 'crmarena-gym[verifiers]'``. verifiers loads an environment from a taskset package id,
 a top-level module: ``crmarena_verifiers`` re-exports this one (``--env.taskset.id crmarena_verifiers``),
@@ -21,15 +21,16 @@ or CRMArena-Pro's by the org's kind): the prompt is the simulated user's opening
 model to ask for what it lacks, and a reply ``respond <message>`` goes to the simulated user, whose answer is
 the next user turn; the episode ends when the user ends the conversation on the model's answer.
 
-Function calling is not offered here. verifiers 0.4 runs a model's tool calls inside its harness program,
-not in the environment: the tools are MCP servers (``Taskset.toolsets``/``Task.toolsets``, a
-``verifiers.v1.mcp.Toolset`` served in its own process), and :meth:`CRMArenaEnv.run` sees only the
-``Segment`` a harness turn ends with, after the harness's own tool loop. Carrying the chat core's semantics
-there (its schemas, every call one turn, the end at ``submit``) would mean answering each call from task
-hooks on the host (``@intercept`` verdicts, ``@stop`` at the submission) through a harness that supports tool
-interception; the harness programs are PEP 723 scripts that ``Runtime.prepare_uv_script`` resolves with uv
-when they launch, so that path cannot be tested offline, and an untested adapter is not shipped. Train
-function calling with TRL, SkyRL or OpenEnv.
+Function calling (``framework="fc"``) is played by :class:`CRMArenaToolEnv`, on verifiers 0.3.x's v0 API
+(``verifiers.legacy.MultiTurnEnv``: the tools run in process, each reply carried out by the chat core, the
+schemas the core's), and ``load_environment(framework="fc")`` returns it; its rollouts take any verifiers
+client (``OpenAIChatCompletionsClient`` over an OpenAI-compatible server). The v1 API has no such path: a
+model's tool calls run inside its harness program (the tools are MCP servers, ``verifiers.v1.mcp.Toolset``,
+and :meth:`CRMArenaEnv.run` sees only the ``Segment`` a harness turn ends with; the harness programs are PEP
+723 scripts that ``Runtime.prepare_uv_script`` resolves with uv when they launch), and verifiers 0.4 removed
+the v0 API, so under 0.4 function calling is refused saying so (train it with TRL, SkyRL or OpenEnv there).
+``pip install 'crmarena-gym[openenv,verifiers]'`` resolves verifiers 0.3.1 anyway (0.4.0 pins mcp 2, which
+OpenEnv's fastmcp 3 refuses).
 """
 
 from __future__ import annotations
@@ -41,7 +42,9 @@ from typing import Any
 try:
     import verifiers.v1 as vf
 except ImportError as err:  # pragma: no cover - depends on the installed extras
-    raise ImportError("the verifiers adapter needs verifiers 0.4: pip install 'crmarena-gym[verifiers]'") from err
+    raise ImportError(
+        "the verifiers adapter needs verifiers (0.3.1 to 0.4): pip install 'crmarena-gym[verifiers]'"
+    ) from err
 
 from pydantic import Field
 
@@ -54,6 +57,7 @@ from crmarena_gym.chat import (
     run_metadata,
 )
 from crmarena_gym.envs import MAX_TURNS
+from crmarena_gym.integrations.verifiers._tool_env import NEEDS_LEGACY, legacy_available
 from crmarena_gym.org import LocalOrg, default_org_path
 from crmarena_gym.users import make_user
 
@@ -65,6 +69,7 @@ __all__ = [
     "CRMArenaEnvConfig",
     "CRMArenaTask",
     "CRMArenaTaskset",
+    "CRMArenaToolEnv",
     "load_environment",
 ]
 
@@ -166,45 +171,12 @@ class CRMArenaTaskset(vf.Taskset[CRMArenaTask, CRMArenaConfig]):
         config = self.config
         if config.framework not in _TEXT_FRAMEWORKS:
             raise ValueError(
-                f"the verifiers adapter plays the text frameworks (act, react), got {config.framework!r}: verifiers "
-                "0.4 gives a model tools only through MCP servers; train function calling with TRL or OpenEnv"
+                f"the v1 taskset plays the text frameworks (act, react), got {config.framework!r}: verifiers' v1 API "
+                "gives a model tools only inside its harness program; load_environment(framework='fc') builds the "
+                "in-process function-calling environment (verifiers 0.3.x)"
             )
-        if config.split not in ("train", "test"):
-            raise ValueError(f"split must be 'train' or 'test', got {config.split!r}")
-        shaping = Shaping(**config.shaping) if config.shaping else None  # checked here, once
-        if config.user is not None:
-            make_user(config.user)  # an unknown user is refused here, not at the first episode
-        rows = episode_rows(
-            _org(config.org or ""),
-            split=config.split,  # type: ignore[arg-type]
-            seed=config.train_seed,
-            per_task=config.per_task,
-            tasks=config.tasks,
-            toolset=config.toolset,
-            framework=config.framework,  # type: ignore[arg-type]
-            max_turns=config.max_turns,
-            user=config.user,
-        )
-        settings = {
-            "org": config.org or "",
-            "train_seed": config.train_seed,
-            "per_task": config.per_task,
-            "toolset": config.toolset,
-            "framework": config.framework,
-            "match": config.match,
-            "shaping": shaping.as_dict() if shaping else {},
-            "user": config.user,
-            "metadata": run_metadata(
-                config.framework,  # type: ignore[arg-type]
-                toolset=config.toolset,
-                train_seed=config.train_seed,
-                per_task=config.per_task,
-                match=config.match,
-                shaping=shaping,
-                max_turns=config.max_turns,
-                adapter="verifiers",
-            ),
-        }
+        rows, shaping = _rows(config)
+        settings = _settings(config, shaping)
         for row in rows:
             yield CRMArenaTask(
                 CRMArenaData(
@@ -228,4 +200,99 @@ def load_environment(**options: Any) -> vf.Env:
     if unknown:
         raise ValueError(f"unknown option(s) {sorted(unknown)}; the options are {', '.join(sorted(known))}")
     config = CRMArenaEnvConfig(taskset=CRMArenaConfig(id=TASKSET_ID, **options))
+    if config.taskset.framework == "fc":
+        return _tool_environment(config.taskset)
     return vf.load_environment(config)
+
+
+def _settings(config: CRMArenaConfig, shaping: Shaping | None) -> dict[str, Any]:
+    """What every task's ``info`` carries: the taskset's settings and the run's metadata."""
+    return {
+        "org": config.org or "",
+        "train_seed": config.train_seed,
+        "per_task": config.per_task,
+        "toolset": config.toolset,
+        "framework": config.framework,
+        "match": config.match,
+        "shaping": shaping.as_dict() if shaping else {},
+        "user": config.user,
+        "metadata": run_metadata(
+            config.framework,  # type: ignore[arg-type]
+            toolset=config.toolset,
+            train_seed=config.train_seed,
+            per_task=config.per_task,
+            match=config.match,
+            shaping=shaping,
+            max_turns=config.max_turns,
+            adapter="verifiers",
+        ),
+    }
+
+
+def _rows(config: CRMArenaConfig) -> tuple[list[dict[str, Any]], Shaping | None]:
+    if config.split not in ("train", "test"):
+        raise ValueError(f"split must be 'train' or 'test', got {config.split!r}")
+    shaping = Shaping(**config.shaping) if config.shaping else None  # checked here, once
+    if config.user is not None:
+        make_user(config.user)  # an unknown user is refused here, not at the first episode
+    rows = episode_rows(
+        _org(config.org or ""),
+        split=config.split,  # type: ignore[arg-type]
+        seed=config.train_seed,
+        per_task=config.per_task,
+        tasks=config.tasks,
+        toolset=config.toolset,
+        framework=config.framework,  # type: ignore[arg-type]
+        max_turns=config.max_turns,
+        user=config.user,
+    )
+    return rows, shaping
+
+
+def _tool_environment(config: CRMArenaConfig) -> Any:
+    """The function-calling environment (verifiers 0.3.x's v0 API): one dataset row per instance."""
+    if not legacy_available():
+        raise ValueError(NEEDS_LEGACY)
+    from datasets import Dataset
+
+    from crmarena_gym.integrations.verifiers._tool_env import CRMArenaToolEnv
+
+    rows, shaping = _rows(config)
+    settings = _settings(config, shaping)
+    dataset = Dataset.from_list(
+        [
+            {
+                "prompt": [
+                    {"role": "system", "content": row["system_prompt"]},
+                    {"role": "user", "content": row["question"]},
+                ],
+                # verifiers reads info["task"] and a "task" column as a task payload: the family is "abbrev" here
+                "info": {
+                    **settings,
+                    **{k: row[k] for k in ("task_id", "split", "max_turns")},
+                    "abbrev": row["task"],
+                },
+            }
+            for row in rows
+        ]
+    )
+    tools = rows[0]["tools"] if rows else []
+    tool_defs = [
+        {
+            "name": t["function"]["name"],
+            "description": t["function"]["description"],
+            "parameters": t["function"]["parameters"],
+        }
+        for t in tools
+    ]
+    return CRMArenaToolEnv(tool_defs=tool_defs, session_for=session_for, dataset=dataset, env_id=TASKSET_ID)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "CRMArenaToolEnv":  # defined only where verifiers has the v0 API (0.3.x)
+        from crmarena_gym.integrations.verifiers import _tool_env
+
+        if not legacy_available():
+            raise AttributeError(NEEDS_LEGACY)
+        return _tool_env.CRMArenaToolEnv
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
