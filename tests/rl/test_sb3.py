@@ -88,6 +88,9 @@ def test_the_maskable_example_runs_end_to_end_and_writes_its_figures(
         "| family | random candidates | most frequent answer | best fixed slot order | MaskablePPO | measure |" in text
     )
     assert bench.markers("parsed", "maskable-ppo")[0] == "<!-- bench_rl:maskable-ppo:parsed:start -->"
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for level in ("parsed", "tools"):
+        assert all(marker in readme for marker in bench.markers(level, "maskable-ppo"))
 
 
 def test_the_maskable_example_refuses_what_it_cannot_train_on(capsys: pytest.CaptureFixture[str]) -> None:
