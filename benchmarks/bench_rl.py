@@ -19,7 +19,7 @@ Usage:
     python benchmarks/bench_rl.py --level parsed --seeds 0 1 2      # three PPO seeds, 100 iterations each
                                                                     # (25-45 minutes a seed on 2 CPUs)
     python benchmarks/bench_rl.py --level tools --seeds 0           # any argument of the example passes through
-    python benchmarks/bench_rl.py --algo maskable-ppo --level parsed --seeds 0 1 2   # MaskablePPO, 50 iterations
+    python benchmarks/bench_rl.py --algo maskable-ppo --level parsed --seeds 0 1 2   # MaskablePPO, 50 x 1024 steps
     python benchmarks/bench_rl.py --from-json A.json B.json C.json  # only rewrite the README from runs' JSON
 """
 
@@ -49,7 +49,7 @@ ALGOS: dict[str, dict[str, Any]] = {
     "maskable-ppo": {
         "example": ROOT / "examples" / "train_sb3_maskable.py",
         "label": "MaskablePPO",
-        "defaults": {"--iterations": "50", "--train-per-task": "150"},
+        "defaults": {"--iterations": "50", "--n-steps": "1024", "--eval-every": "10", "--train-per-task": "150"},
     },
 }
 #: Kept for callers of the RLlib defaults.
@@ -131,9 +131,10 @@ def table(runs: list[dict[str, Any]]) -> str:
             f"{trainer.get('batch_size', '?')}, learning rate {trainer.get('learning_rate', '?')}, entropy "
             f"coefficient {trainer.get('ent_coef', '?')}) for all families"
         )
+        planned = int(args.get("iterations", len(history)))
         budget = (
-            f"{len(history)} iterations of {trainer.get('n_steps', '?')} environment steps "
-            f"({history[-1]['env_steps']} steps, one update each) per seed"
+            f"{planned} iterations of {trainer.get('n_steps', '?')} environment steps "
+            f"({planned * int(trainer.get('n_steps', 0))} steps, one update each) per seed"
         )
     else:
         learner = "one PPO policy for all families"
@@ -159,8 +160,14 @@ def table(runs: list[dict[str, Any]]) -> str:
     overall = [baselines["random_overall"], baselines["answer_prior_overall"], baselines["fixed_order_overall"]]
     shown = " | ".join(f"{v:.2f}" for v in overall)
     lines.append(f"| overall | {shown} | {_shown([run['trained_overall'] for run in runs])} | |")
-    if any(run.get("partial") for run in runs):
-        lines += ["", "(A run was stopped before its last iteration: figures of the policy it kept by then.)"]
+    stopped = [run for run in runs if run.get("partial")]
+    if stopped:
+        said = "; ".join(
+            f"seed {run.get('seeds', {}).get('ppo')} after {len(run['history'])} of "
+            f"{run.get('args', {}).get('iterations', '?')} iterations ({run['history'][-1]['env_steps']} steps)"
+            for run in stopped
+        )
+        lines += ["", f"(Stopped before their last iteration: {said}. Figures of the policy each kept by then.)"]
     lines += ["", "Fixed slot orders (searched on training instances, played blind):", ""]
     for family, names in sorted(baselines["fixed_order_slots"].items()):
         lines.append(f"- {family}: `{' '.join(names)}`")

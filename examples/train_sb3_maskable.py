@@ -40,7 +40,7 @@ LABEL = "MaskablePPO"
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--iterations", type=int, default=50, help="rollouts of --n-steps steps, each one update")
-    parser.add_argument("--n-steps", type=int, default=2048, help="environment steps per rollout")
+    parser.add_argument("--n-steps", type=int, default=1024, help="environment steps per rollout")
     parser.add_argument("--minibatch", type=int, default=256, help="minibatch size of the update")
     parser.add_argument("--epochs", type=int, default=5, help="passes over each rollout in its update")
     parser.add_argument("--lr", type=float, default=3e-4, help="learning rate")
@@ -48,7 +48,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--gamma", type=float, default=0.99, help="discount")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (the machine is often shared)")
     add_experiment_arguments(parser)
-    parser.add_argument("--eval-every", type=int, default=5, help="validation and test evaluation every N iterations")
+    parser.add_argument("--eval-every", type=int, default=10, help="validation and test evaluation every N iterations")
     parser.add_argument("--seed", type=int, default=0, help="seed of MaskablePPO (networks, environment draws)")
     parser.add_argument(
         "--out", type=Path, default=Path("maskable_ppo_learning_curve.png"), help="the learning-curve PNG"
