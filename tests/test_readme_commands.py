@@ -25,7 +25,10 @@ _LEFT_OUT = (
     (r"pytest", "runs the test suite"),
     (r"litellm:|gpt4o", "needs a provider's key (or the run made with one)"),
     (r"^crmarena-gym (view|serve-env|serve-org)\b", "starts a server (tested in tests/eval and tests/org)"),
-    (r"train_rllib_ppo|train_trl_grpo|bench_rl", "trains for minutes (tested in tests/rl and tests/integrations)"),
+    (
+        r"train_rllib_ppo|train_sb3_maskable|train_trl_grpo|bench_rl",
+        "trains for minutes (tested in tests/rl and tests/integrations)",
+    ),
 )
 
 
