@@ -10,7 +10,7 @@ from typing import Any
 from crmarena_gym.chat import tool_names
 from crmarena_gym.org import Org
 from crmarena_gym.policies._base import Policy, PolicyError
-from crmarena_gym.tasks import OracleError, TaskInstance, ToolCall, get_task_spec, oracle_trace
+from crmarena_gym.tasks import OracleError, TaskInstance, ToolCall, act_plan, get_task_spec, oracle_trace
 from crmarena_gym.tools import toolset as make_toolset
 
 __all__ = ["OraclePolicy", "RandomPolicy"]
@@ -174,12 +174,15 @@ class OraclePolicy(Policy):
             available = tool_names(tools)
             self._tools, self._available = tools, None if available is None else frozenset(available)
         self._submitted = False
-        # Act mode: once the solver has its answer, the calls that make the change, then ``submit done``.
+        # Act mode: once the solver has its answer, the calls that make the change it leads to (planned from the
+        # solver's answer, not the gold: the diff then checks the oracle), then ``submit done``.
         self._act_calls: list[ToolCall] | None = None
+        self._act_setup: tuple[TaskInstance, dict[str, str]] | None = None
         if info.get("answer_mode") == "act":
             if "act_calls" not in info:
                 raise PolicyError("the oracle needs a privileged act-mode environment (its info names the change)")
-            self._act_calls = [ToolCall(c["name"], c["arguments"]) for c in info["act_calls"]]
+            self._act_calls = []
+            self._act_setup = (instance, dict(info.get("records") or {}))
         # Whether the final submit carries the solver's own answer (the article a quote breaks) rather than "done".
         self._act_answers = bool(info.get("act_answers"))
         self._solver = _StepSolver(instance, org)
@@ -212,6 +215,9 @@ class OraclePolicy(Policy):
         if self._last is not None and not acting:
             self._check(solver.resume())
         call = solver.next_call
+        if call.name == "submit" and self._act_setup is not None:  # act mode: plan the change from the answer
+            self._act_calls = self._changes_for(str(call.arguments.get("content", "")))
+            self._act_setup = None
         if call.name == "submit" and self._act_calls is not None:  # act mode: make the change, then say so
             if self._act_calls:
                 call = self._act_calls.pop(0)
@@ -222,6 +228,20 @@ class OraclePolicy(Policy):
             self._submitted = True
             self.close()
         return call.to_action()
+
+    def _changes_for(self, answer: str) -> list[ToolCall]:
+        """The calls that make the change the solver's ``answer`` stands for, by the instance's act plan."""
+        assert self._act_setup is not None
+        instance, refs = self._act_setup
+        solved: Any = None if instance.is_pro and answer == "None" else answer
+        try:
+            plan = act_plan(instance.model_copy(update={"answer": solved}), self.org)
+        except ValueError as err:
+            self.close()
+            raise PolicyError(
+                f"the oracle's answer {answer!r} of instance {instance.idx} makes no change: {err}"
+            ) from err
+        return list(plan.finish(refs))
 
     def _check(self, call: ToolCall | OracleError) -> None:
         """Refuse what the solver cannot go on with: its failure, or a function the toolset lacks."""

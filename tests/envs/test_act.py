@@ -337,3 +337,32 @@ def test_a_quote_decision_with_the_wrong_article_scores_zero_and_a_plain_record_
         if not privileged:
             assert "expected_changes" not in info
         env.close()
+
+
+@pytest.mark.parametrize("env_id", ["CRMArena-NCR-Act-v0", "CRMArena-Pro-B2C-LRO-Act-v0"])
+def test_the_oracle_changes_what_its_own_solution_says_not_the_gold(
+    env_id: str, env_org: Path, pro_env_orgs: dict[str, Path]
+) -> None:
+    """A gold tampered with (another agent): the oracle, which solves through the tools and plans its change from
+    its own answer, assigns the true agent; the diff check then finds the tampered change missing."""
+    org_file, tasks = _setup(env_id, env_org, pro_env_orgs)
+    instance = tasks[0]
+    other = _other_agent(org_file, str(instance.answer))
+    tampered = instance.model_copy(update={"answer": other})
+    env = gym.make(env_id, org=org_file, tasks=[tampered], toolset="flex", privileged=True)
+    policy = OraclePolicy()
+    policy.attach(env)
+    obs, info = env.reset(options={"idx": instance.idx})
+    assert [c["arguments"]["fields"]["OwnerId"] for c in info["act_calls"]] == [other]
+    policy.reset(obs, info)
+    done = False
+    while not done:
+        obs, reward, done, _, step_info = env.step(policy.act(obs))
+        policy.observe(step_info)
+    assert reward == 0.0
+    (made,) = step_info["state_diff"]
+    assert made["fields"]["OwnerId"]["new"] == instance.answer  # the true agent, by the oracle's own solution
+    assert step_info["diff_check"]["missing"] == [
+        next(m for m in step_info["diff_check"]["missing"] if other in m and str(instance.answer) in m)
+    ]
+    env.close()
