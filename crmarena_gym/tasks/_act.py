@@ -8,7 +8,11 @@ there, and no other change to any record (:meth:`crmarena_gym.org.StateDiff.chec
 An :class:`ActPlan` says, for one instance, which records the task sets up before the agent acts (a new
 case, written into the episode's session, never into the org file), the instruction, the changes required
 (computed from the instance's gold, itself computed from the hidden variables), and the calls that make
-them (for the oracle).
+them (for the oracle, which plans them from its own solved answer).
+
+:data:`ACT_TASKS` is keyed by org kind and task name: CRMArena's case_routing (NCR, on the service org) and
+CRMArena-Pro's five workflow categories on the B2B and B2C orgs (:mod:`crmarena_gym.tasks.pro._act`), whose
+names overlap (Pro has a case_routing too).
 """
 
 from __future__ import annotations
