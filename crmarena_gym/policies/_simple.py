@@ -68,6 +68,10 @@ class OraclePolicy(Policy):
     call is made (:meth:`attach` for a toolset with no task functions at all, :meth:`reset` when the
     first call's function is missing, :meth:`act` for a later one).
 
+    In act mode (a privileged act-mode environment) the solver's answer is turned into the change it stands
+    for by the instance's act plan (:func:`~crmarena_gym.tasks.act_plan`), made with the write tools, and
+    then submitted: ``done``, or the answer itself where the task asks for one (the article a quote breaks).
+
     Args:
         org: The org to solve against (default: the attached environment's org).
 
