@@ -524,9 +524,7 @@ def make_chat_env(
         env_id = env_ids()[-1] if task is None else f"CRMArena-{get_task_spec(task).abbrev}-v0"
     else:  # a CRMArena-Pro org: its kind's ids
         env_id = f"CRMArena-Pro-{kind.upper()}" + (f"-{spec_for(task, kind).abbrev}" if task else "") + "-v0"
-    if user is not None:
-        if kind != "service":
-            raise ValueError(f"conversations are played on the service org's nine tasks; a {kind} org has none yet")
+    if user is not None:  # the conversation ids, CRMArena's or CRMArena-Pro's
         env_id = env_id.removesuffix("-v0") + "-Interactive-v0"
         env_kwargs["user"] = user
     base = Path(org.path) if isinstance(org, LocalOrg) else None

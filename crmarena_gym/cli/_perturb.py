@@ -12,10 +12,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "perturb",
         help="write a perturbed copy of a generated org (schema drift, distractors, dirty values, stale articles)",
         description=(
-            "Apply seeded perturbations to a generated service org and write the result as a new org file whose "
-            "manifest records them. With --tasks-out, the task set (the default test set of ORG, or --tasks) is "
-            "carried to the perturbed org: every instance's gold recomputed there, the instances whose gold the "
-            "perturbation made ambiguous dropped and counted."
+            "Apply seeded perturbations to a generated org (service, b2b or b2c) and write the result as a new org "
+            "file whose manifest records them. With --tasks-out, the task set (the default test set of ORG, or "
+            "--tasks) is carried to the perturbed org: every instance's gold recomputed there, the instances whose "
+            "gold the perturbation made ambiguous dropped and counted."
         ),
     )
     parser.add_argument(
@@ -33,35 +33,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.set_defaults(func=run)
 
 
-def _specs(items: list[str], seed: int) -> list[dict[str, object]]:
-    specs = []
-    for item in items:
-        kind, sep, strength = item.partition("=")
-        if not sep:
-            raise ValueError(f"{item!r} is not KIND=STRENGTH (for example distractors=0.3)")
-        try:
-            value = float(strength)
-        except ValueError:
-            raise ValueError(f"the strength in {item!r} is not a number") from None
-        specs.append({"kind": kind, "strength": value, "seed": seed})
-    return specs
-
-
 def run(args: argparse.Namespace) -> int:
     """Perturb the org (and carry the tasks); 2 on bad input or an existing file, 1 when writing fails."""
-    from pydantic import ValidationError
-
     from crmarena_gym.cli._voice import FAILED, fail
-    from crmarena_gym.datagen import Perturbation, perturb_org
+    from crmarena_gym.datagen import parse_perturbations, perturb_org
     from crmarena_gym.org import default_org_path
     from crmarena_gym.tasks import TaskFileError, default_tasks, load_tasks, recompute_tasks, save_tasks
 
     out = Path(args.out)
     try:
-        specs = [Perturbation.model_validate(s) for s in _specs(args.perturbations, args.seed)]
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        return fail("perturb", f"invalid perturbation: {problems}")
+        specs = parse_perturbations(list(args.perturbations), seed=args.seed)
     except ValueError as exc:
         return fail("perturb", str(exc))
     if out.is_dir():

@@ -42,6 +42,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     parser.add_argument("--train-seed", type=int, default=1, help="the seed of the training instances (default 1)")
     parser.add_argument("--per-task", type=int, metavar="N", help="training instances per task (default 130)")
+    parser.add_argument(
+        "--user",
+        metavar="KIND",
+        help=(
+            "serve conversations with a simulated user: 'scripted' (the same conversation every time) or "
+            "'litellm:MODEL'; the agent talks with the respond tool (default: single-turn episodes)"
+        ),
+    )
     parser.add_argument("--max-sessions", type=int, default=256, help="the most live episodes at once (default 256)")
     parser.add_argument(
         "--max-connections",
@@ -88,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
             framework=args.framework,
             train_seed=args.train_seed,
             per_task=args.per_task,
+            user=args.user,
             max_sessions=args.max_sessions,
             session_timeout=args.idle_timeout,
         )

@@ -64,6 +64,7 @@ from crmarena_gym.datagen._perturb import (
     PERTURBATION_KINDS,
     PERTURBATION_VERSION,
     Perturbation,
+    parse_perturbations,
     perturb_org,
     perturbation_hash,
 )
@@ -92,6 +93,7 @@ __all__ = [
     "generate_org",
     "manifest_kind",
     "manifest_schema",
+    "parse_perturbations",
     "perturb_org",
     "perturbation_hash",
     "read_hidden",

@@ -13,17 +13,31 @@ Kinds (what each does at strength ``s`` in ``(0, 1]``):
   (``Issue__c`` becomes ``Support_Issue__c``); the rows stay in their tables and columns, so gold is
   unchanged, but the org's schema (``LocalOrg.schema``, describe, SOQL, SOSL, the schema text) knows only the
   new names and refuses the old ones as a real org does (``INVALID_FIELD``, ``INVALID_TYPE``). The manifest
-  records the renames and additions (``manifest_schema`` rebuilds the drifted schema from them).
+  records the renames and additions (``manifest_schema`` rebuilds the drifted schema from them). The
+  environment's task functions are the org's maintained API and follow the drift: they query through the drift
+  map (``Org.declared``, the org under its kind's declared names), as an admin's rename keeps a maintained
+  integration working; an agent's own SOQL and SOSL must use the new names, read from the schema text or
+  describe (the oracles read them so: ``crmarena_gym.tasks.SchemaNames``).
 
-- ``distractors``: near-duplicate records that no gold reads. For a share ``s`` of the (person) accounts
-  (drawn by the seed) a new account with the same first and last name in the same city and state, another
-  email address and no orders or cases, and its contact (same name, the new email, the same owner); for a
-  share ``s`` of the products a look-alike product (the same name with a model-year or edition suffix,
-  another external id, inactive) on no order. Ids continue each object's numbering.
+- ``distractors``: near-duplicate records that no gold reads. For a share ``s`` of the accounts (drawn by the
+  seed) a look-alike account in the same city and state: the service org's person account under the same name
+  with another email address, the B2C org's household under the same name with another phone number, a B2B
+  company with its name as a rep would re-enter it (``Acme Robotics Inc.``) and another phone number; with no
+  orders, cases or deals, and its contacts (the same names, other emails, the same owner). For a share ``s`` of
+  the products a look-alike product (the same name with a model-year or edition suffix, other external id and
+  product code, inactive) on no order. For a share ``s`` of the cases a duplicate (the customer wrote again: the
+  same subject, description, contact and account, 5 minutes to 6 hours later) that web-to-case left ``New`` with
+  the API user (the org's first user), no order line and no issue, so no closure, handle time, transfer, product
+  or issue count includes it. Ids continue each object's numbering.
 - ``dirty_values``: values written as a careless org holds them, each at rate ``s``: leading or trailing
-  whitespace on account and contact last names, upper- or lower-cased emails and shipping states (the states
-  are read by the best-region gold: an instance whose gold this moves is dropped by the task layer),
-  ``#``-prefixed external product ids, and missing phone numbers (an optional value no gold reads).
+  whitespace on account names and contact last names, upper- or lower-cased emails and shipping states (the
+  states are read by the best-region gold: an instance whose gold this moves is dropped by the task layer),
+  ``#``-prefixed external product ids, missing phone numbers (an optional value no gold reads), and dates
+  written as text. A Salesforce date field holds a date and the API answers it in ISO 8601 whatever the
+  user's locale, so a "date as a string" cannot be faked there faithfully; it lives where people type dates:
+  the case description gets the day the customer first wrote, in a hand-written form (``03/14/2021``,
+  ``14.03.2021``, ``14 Mar 2021``, ``March 14, 2021``). The instances whose planted label rests on a
+  rewritten case (policy violations) are dropped as ``inputs changed``.
 - ``knowledge_drift``: a share ``s`` of the knowledge articles get a superseded version beside them: the
   same title, URL name and summary, ``PublishStatus = 'Archived'``, and a body whose figures differ (every
   number in it changed: the old return window, the old threshold). The current (``Online``) version is
@@ -42,6 +56,7 @@ Example:
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import re
@@ -60,7 +75,8 @@ from crmarena_gym.schema import Field, FieldType, OrgSchema, SchemaDrift, quote_
 #: Bump whenever a transform's output for some base org, strength and seed changes: cached perturbed orgs are
 #: named after it, so a changed transform never reuses a stale file.
 #: 2: schema drift renames custom objects too.
-PERTURBATION_VERSION = 2
+#: 3: duplicate cases among the distractors, dates written as text among the dirty values; the Pro orgs.
+PERTURBATION_VERSION = 3
 #: The org perturbations, in the order their kinds are documented.
 PERTURBATION_KINDS = ("schema_drift", "distractors", "dirty_values", "knowledge_drift")
 PerturbationKind = Literal["schema_drift", "distractors", "dirty_values", "knowledge_drift"]
@@ -84,6 +100,75 @@ class Perturbation(BaseModel):
     def key(self) -> str:
         """A short text naming the transform (``distractors@0.25#s0``), for file names and reports."""
         return f"{self.kind}@{self.strength:g}#s{self.seed}"
+
+
+def parse_perturbations(spec: object, *, seed: int = 0) -> list[Perturbation]:
+    """Perturbations from any of the forms the CLI, the experiment and ``gym.make(perturbations=...)`` take.
+
+    Forms: ``None`` or empty (none); ``"KIND=STRENGTH"`` texts, one or several (separated by spaces or commas,
+    or in a list), all with ``seed``; a mapping ``{KIND: STRENGTH, ...}`` (an experiment setting's axes), with
+    ``"seed"`` or ``"perturbation_seed"`` for the seed and strengths of 0 left out; a list of
+    :class:`Perturbation` or their dicts (``{"kind", "strength", "seed"}``, as manifests and runs record them).
+
+    Raises:
+        ValueError: An unknown kind, a strength outside ``(0, 1]``, a seed that is no non-negative integer or an
+            unreadable form, each quoting the bad value.
+
+    Example:
+        >>> [p.key() for p in parse_perturbations("schema_drift=0.2, distractors=0.5", seed=3)]
+        ['schema_drift@0.2#s3', 'distractors@0.5#s3']
+        >>> [p.key() for p in parse_perturbations({"dirty_values": 0.1, "distractors": 0, "perturbation_seed": 1})]
+        ['dirty_values@0.1#s1']
+    """
+    if spec is None:
+        return []
+    if isinstance(spec, str):
+        spec = [part for part in re.split(r"[\s,]+", spec.strip()) if part]
+    if isinstance(spec, dict):
+        items = dict(spec)
+        seed_value = items.pop("perturbation_seed", items.pop("seed", seed))
+        spec = [
+            {"kind": kind, "strength": strength, "seed": seed_value}
+            for kind, strength in items.items()
+            if not (isinstance(strength, int | float) and not isinstance(strength, bool) and strength == 0)
+        ]
+    if not isinstance(spec, list | tuple):
+        raise ValueError(
+            f"perturbations must be 'KIND=STRENGTH' texts, a mapping of kind to strength or a list of "
+            f"{{'kind', 'strength', 'seed'}} dicts, got {spec!r}"
+        )
+    out: list[Perturbation] = []
+    for item in spec:
+        if isinstance(item, Perturbation):
+            out.append(item)
+            continue
+        if isinstance(item, str):
+            kind, sep, strength = item.partition("=")
+            if not sep:
+                raise ValueError(f"{item!r} is not KIND=STRENGTH (for example distractors=0.3)")
+            try:
+                value: object = float(strength)
+            except ValueError:
+                raise ValueError(f"the strength in {item!r} is not a number") from None
+            item = {"kind": kind.strip(), "strength": value, "seed": seed}
+        if not isinstance(item, dict):
+            raise ValueError(
+                f"a perturbation is 'KIND=STRENGTH' or a {{'kind', 'strength', 'seed'}} dict, got {item!r}"
+            )
+        kind = item.get("kind")
+        if kind not in PERTURBATION_KINDS:
+            raise ValueError(f"unknown perturbation kind {kind!r}; the kinds are {', '.join(PERTURBATION_KINDS)}")
+        strength = item.get("strength")
+        if isinstance(strength, bool) or not isinstance(strength, int | float) or not 0 < strength <= 1:
+            raise ValueError(f"the strength of {kind} must be a number in (0, 1], got {strength!r}")
+        item_seed = item.get("seed", seed)
+        if isinstance(item_seed, bool) or not isinstance(item_seed, int) or item_seed < 0:
+            raise ValueError(f"the seed of {kind} must be a non-negative integer, got {item_seed!r}")
+        extra = set(item) - {"kind", "strength", "seed"}
+        if extra:
+            raise ValueError(f"a perturbation has kind, strength and seed; {item!r} also has {sorted(extra)}")
+        out.append(Perturbation(kind=kind, strength=float(strength), seed=item_seed))
+    return out
 
 
 def perturbation_hash(perturbations: Sequence[Perturbation]) -> str:
@@ -147,18 +232,46 @@ def _variant_email(email: object, rng: np.random.Generator) -> str | None:
     return f"{local}{int(rng.integers(2, 99))}@{domain}"
 
 
+def _variant_phone(phone: object, rng: np.random.Generator) -> object:
+    if not isinstance(phone, str) or len(phone) < 4 or not phone[-4:].isdigit():
+        return phone
+    return f"{phone[:-4]}{int(rng.integers(0, 10_000)):04d}"
+
+
+def _api_user(conn: sqlite3.Connection) -> str | None:
+    """The org's API user: the first user, who set the org up (what web-to-case assigns a new case to)."""
+    row = conn.execute('SELECT MIN("Id") FROM "User"').fetchone()
+    return row[0] if row else None
+
+
+# Business accounts' look-alike names (a rep's duplicate of the same company); person accounts keep the name.
+_COMPANY_SUFFIXES = (" Inc.", " LLC", " Holdings", " (old)")
+_PRODUCT_SUFFIXES = (" (2019 model)", " - Limited Edition", " II", " (Outlet)")
+
+
 def _distractors(conn: sqlite3.Connection, schema: OrgSchema, p: Perturbation) -> dict[str, object]:
     added: dict[str, object] = {}
+    business = schema.kind == "b2b"  # the B2B org's accounts are companies; the others' are people
     accounts = _select(conn, 'SELECT * FROM "Account" ORDER BY "Id"')
     rng = _rng(p, "accounts")
     chosen = [accounts[i] for i in _sample(rng, accounts, p.strength)]
     new_accounts, new_contacts = [], []
     account_ids = _next_ids(conn, schema, "Account", len(chosen))
     for account, new_id in zip(chosen, account_ids, strict=True):
-        email = _variant_email(account.get("PersonEmail"), rng)
-        new_accounts.append({**account, "Id": new_id, "PersonEmail": email})
+        copy = {**account, "Id": new_id}
+        email = None
+        if "PersonEmail" in account:  # a person account: the same person, another address
+            email = _variant_email(account.get("PersonEmail"), rng)
+            copy["PersonEmail"] = email
+        if business and isinstance(account.get("Name"), str):
+            copy["Name"] = account["Name"] + _COMPANY_SUFFIXES[int(rng.integers(len(_COMPANY_SUFFIXES)))]
+        if "Phone" in account and "PersonEmail" not in account:
+            copy["Phone"] = _variant_phone(account.get("Phone"), rng)
+        new_accounts.append(copy)
         for contact in _select(conn, 'SELECT * FROM "Contact" WHERE "AccountId" = ? ORDER BY "Id"', (account["Id"],)):
-            new_contacts.append({**contact, "AccountId": new_id, "Email": email})
+            new_contacts.append(
+                {**contact, "AccountId": new_id, "Email": email or _variant_email(contact.get("Email"), rng)}
+            )
     for contact, new_id in zip(new_contacts, _next_ids(conn, schema, "Contact", len(new_contacts)), strict=True):
         contact["Id"] = new_id
     _copy_rows(conn, "Account", new_accounts)
@@ -168,29 +281,60 @@ def _distractors(conn: sqlite3.Connection, schema: OrgSchema, p: Perturbation) -
     products = _select(conn, 'SELECT * FROM "Product2" ORDER BY "Id"')
     rng = _rng(p, "products")
     chosen = [products[i] for i in _sample(rng, products, p.strength)]
-    suffixes = (" (2019 model)", " - Limited Edition", " II", " (Outlet)")
     new_products = []
     for product, new_id in zip(chosen, _next_ids(conn, schema, "Product2", len(chosen)), strict=True):
-        suffix = suffixes[int(rng.integers(len(suffixes)))]
-        external = product.get("External_ID__c")
-        new_products.append(
-            {
-                **product,
-                "Id": new_id,
-                "Name": f"{product['Name']}{suffix}",
-                "External_ID__c": f"{external}-X{int(rng.integers(10, 99))}" if external else external,
-                "IsActive": 0,
-            }
-        )
+        suffix = _PRODUCT_SUFFIXES[int(rng.integers(len(_PRODUCT_SUFFIXES)))]
+        copy = {**product, "Id": new_id, "Name": f"{product['Name']}{suffix}", "IsActive": 0}
+        for code in ("External_ID__c", "ProductCode"):
+            if product.get(code):
+                copy[code] = f"{product[code]}-X{int(rng.integers(10, 99))}"
+        new_products.append(copy)
     _copy_rows(conn, "Product2", new_products)
     added["Product2"] = len(new_products)
+
+    # Duplicate cases: the customer wrote again about the same thing (same subject, description, contact and
+    # account, minutes to hours later). Web-to-case left them New, with the API user and no order line or issue:
+    # no agent has picked them up, so no closure, handle time, transfer, product or issue count includes them.
+    cases = _select(conn, 'SELECT * FROM "Case" ORDER BY "Id"')
+    rng = _rng(p, "cases")
+    chosen = [cases[i] for i in _sample(rng, cases, p.strength)]
+    owner = _api_user(conn)
+    new_cases = []
+    for case, new_id in zip(chosen, _next_ids(conn, schema, "Case", len(chosen)), strict=True):
+        created = _later(case["CreatedDate"], int(rng.integers(5, 6 * 60)))
+        new_cases.append(
+            {
+                **case,
+                "Id": new_id,
+                "Status": "New",
+                "CreatedDate": created,
+                "ClosedDate": None,
+                "OrderItemId__c": None,
+                "IssueId__c": None,
+                "OwnerId": owner,
+            }
+        )
+    _copy_rows(conn, "Case", new_cases)
+    added["Case"] = len(new_cases)
     return added
+
+
+def _later(timestamp: str, minutes: int) -> str:
+    """``timestamp`` (as the org stores it) ``minutes`` later, in the same form."""
+    moment = dt.datetime.strptime(timestamp[:19], "%Y-%m-%dT%H:%M:%S") + dt.timedelta(minutes=minutes)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S") + timestamp[19:]
+
+
+# How people write a date by hand (a US form, a European one, words): never ISO, as an export would.
+_DATE_FORMS = ("%m/%d/%Y", "%d.%m.%Y", "%d %b %Y", "%B %d, %Y", "%m-%d-%y")
 
 
 def _dirty(conn: sqlite3.Connection, schema: OrgSchema, p: Perturbation) -> dict[str, object]:
     changed: dict[str, object] = {}
 
     def rewrite(table: str, column: str, part: str, change: Callable[[str, np.random.Generator], str | None]) -> None:
+        if column not in _columns(conn, table):  # the kind has no such value (a service account has no Name)
+            return
         rows = conn.execute(
             f'SELECT "Id", {quote_identifier(column)} FROM {quote_identifier(table)} '
             f'WHERE {quote_identifier(column)} IS NOT NULL ORDER BY "Id"'
@@ -209,11 +353,28 @@ def _dirty(conn: sqlite3.Connection, schema: OrgSchema, p: Perturbation) -> dict
         return value.lower() if value.isupper() or rng.random() < 0.5 else value.upper()
 
     rewrite("Account", "LastName", "account-last", spaces)
+    rewrite("Account", "Name", "account-name", spaces)
     rewrite("Contact", "LastName", "contact-last", spaces)
     rewrite("Contact", "Email", "contact-email", recase)
     rewrite("Account", "ShippingState", "state", recase)
     rewrite("Product2", "External_ID__c", "external-id", lambda value, rng: "#" + value)
     rewrite("Account", "Phone", "phone", lambda value, rng: None)
+
+    # Dates written as text: Salesforce stores a date field as a date (it cannot hold text, and the API always
+    # answers ISO 8601), so a date in another form lives where people type it: a case's description, where the
+    # agent noted when the customer said they first wrote ("Customer first wrote on 03/14/2021.").
+    cases = conn.execute(
+        'SELECT "Id", "Description", "CreatedDate" FROM "Case" WHERE "Description" IS NOT NULL ORDER BY "Id"'
+    ).fetchall()
+    rng = _rng(p, "dates-as-text")
+    notes = []
+    for i in _sample(rng, cases, p.strength):
+        record_id, description, created = cases[i]
+        day = dt.datetime.strptime(created[:10], "%Y-%m-%d")
+        text = day.strftime(_DATE_FORMS[int(rng.integers(len(_DATE_FORMS)))])
+        notes.append((f"{description}\n\nCustomer first wrote on {text}.", record_id))
+    conn.executemany('UPDATE "Case" SET "Description" = ? WHERE "Id" = ?', notes)
+    changed["Case.Description (dates as text)"] = len(notes)
     return changed
 
 
@@ -345,22 +506,18 @@ def perturb_org(
     transform, its kind, strength, seed and what it changed (rows added or values rewritten per table).
 
     Args:
-        base: A generated org file (any kind; the transforms read the service org's objects).
+        base: A generated org file of any kind (service, b2b, b2c).
         out: The file to write (replaced if present).
         perturbations: The transforms, as :class:`Perturbation` or their dicts.
 
     Raises:
-        ValueError: A perturbation is invalid, none is given, or ``base`` is not a generated service org.
+        ValueError: A perturbation is invalid, none is given, or ``base`` is not a generated org.
         FileNotFoundError: No file at ``base``.
     """
     specs = [q if isinstance(q, Perturbation) else Perturbation.model_validate(q) for q in perturbations]
     if not specs:
         raise ValueError("perturb_org needs at least one perturbation")
     manifest = read_manifest(base)
-    if manifest.kind != "service":
-        raise ValueError(
-            f"the org perturbations read the service org's objects; {str(base)!r} is a {manifest.kind!r} org"
-        )
     out = Path(out)
     out.unlink(missing_ok=True)
     src = sqlite3.connect(f"file:{Path(base)}?mode=ro", uri=True)

@@ -21,6 +21,7 @@ from crmarena_gym.envs._registration import (
     interactive_counterpart,
     interactive_env_ids,
     pro_env_ids,
+    pro_interactive_env_ids,
     register_envs,
 )
 from crmarena_gym.envs._render import (
@@ -54,6 +55,7 @@ __all__ = [
     "interactive_env_ids",
     "parse_action",
     "pro_env_ids",
+    "pro_interactive_env_ids",
     "register_envs",
     "render_error",
     "render_head",

@@ -97,12 +97,14 @@ class CRMArenaActEnv(CRMArenaEnv):
         assert isinstance(self.org, LocalOrg)
         session = OrgSession(self.org, today=_resolve_today(instance), own_ids=True)
         self._session = session
+        # The set-up is the environment's own write, under the declared names: after schema drift, the org's.
         refs: dict[str, str] = {}
         for record in plan.setup:
+            sobject, fields = session.schema.current_names(record.sobject, record.fields)
             if record.id is None:
-                refs[record.ref] = session.create(record.sobject, dict(record.fields))
+                refs[record.ref] = session.create(sobject, fields)
             else:  # an existing record put in the state the task starts from (a quote submitted for approval)
-                session.update(record.sobject, record.id, dict(record.fields))
+                session.update(sobject, record.id, fields)
                 refs[record.ref] = record.id
         self._refs = refs
         self._baseline = session.diff()

@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 import gymnasium as gym
 
+from crmarena_gym.datagen import PERTURBATION_VERSION, parse_perturbations
 from crmarena_gym.envs._actions import NO_ACTION, Action, parse_action, unwrap_code
 from crmarena_gym.envs._render import QUERY_OUTPUT_PREFIX, ObservationFormat, render_error, render_head
 from crmarena_gym.envs._result import StepResult
@@ -135,6 +136,13 @@ class CRMArenaEnv(gym.Env[str, str]):
             must be of that kind (a live org is taken as it is); the default org is the embedded org of the kind.
         privacy_aware: On a Pro org, add the confidentiality rules to the customer-facing role (Pro's
             privacy-aware prompt; off by default, as upstream runs).
+        perturbations: Play a perturbed copy of the org (``crmarena_gym.datagen.perturb_org``, cached by the base
+            org's hash and the perturbations) with the task set carried to it (``recompute_tasks``: every gold
+            recomputed there, the instances made ambiguous dropped). The forms the CLI and the experiment take:
+            ``"schema_drift=0.3 distractors=0.2"``, ``{"dirty_values": 0.1, "perturbation_seed": 2}`` or a list of
+            ``{"kind", "strength", "seed"}``. What was applied, kept and dropped is in ``env.perturbation``, the
+            env's ``metadata["perturbations"]`` and every ``reset`` info's ``"perturbations"``. Needs an org file
+            (not a live org) and generated instances (with hidden parameters).
 
     Example:
         >>> import gymnasium as gym
@@ -165,6 +173,7 @@ class CRMArenaEnv(gym.Env[str, str]):
         render_mode: str | None = None,
         kind: str | None = None,
         privacy_aware: bool = False,
+        perturbations: str | Sequence[Any] | Mapping[str, Any] | None = None,
     ) -> None:
         kind = kind or "service"
         if kind not in ("service", *PRO_ORG_KINDS):
@@ -184,9 +193,14 @@ class CRMArenaEnv(gym.Env[str, str]):
         self.kind = kind
         self.privacy_aware = privacy_aware
         self.task_spec = spec_for(task, kind) if task is not None else None
+        specs = parse_perturbations(perturbations)  # refused before any org is opened or perturbed
         self.org = _open_org(org, kind)
         _check_org_kind(self.org, kind)
         self.instances = _load_instances(tasks, self.org, self.task_spec.name if self.task_spec else None, kind)
+        #: The perturbations played (None: the org as given): applied, org file, kept and dropped instances.
+        self.perturbation: dict[str, Any] | None = None
+        if specs:
+            self._perturb(specs, opened_here=not isinstance(org, Org))
         self._by_idx = {inst.idx: inst for inst in self.instances}
         self.toolset_name = toolset
         self.tools = _make_tools(toolset, kind)
@@ -211,6 +225,38 @@ class CRMArenaEnv(gym.Env[str, str]):
         self._last_action: str | None = None
         self._last_reward: float | None = None
         self._fault: tuple[str, str] | None = None
+
+    def _perturb(self, specs: list[Any], *, opened_here: bool) -> None:
+        """Swap the org for its perturbed copy and the instances for those carried to it."""
+        from crmarena_gym.org import perturbed_org_path
+        from crmarena_gym.tasks import recompute_tasks
+
+        base = self.org
+        path = getattr(base, "path", None)
+        if not isinstance(base, LocalOrg) or path is None:
+            raise ValueError(
+                f"perturbations= perturbs an org file (the embedded org, or a generated one); {base!r} is a live org"
+            )
+        perturbed = perturbed_org_path(path, specs)
+        carried = recompute_tasks(self.instances, path, perturbed)
+        if not carried.kept:
+            raise ValueError(
+                f"the perturbations {', '.join(p.key() for p in specs)} left no instance of this task set "
+                f"(dropped: {carried.dropped})"
+            )
+        self.org = LocalOrg(perturbed, timeout=base.timeout)
+        if opened_here:
+            base.close()
+        self.instances = carried.kept
+        self.perturbation = {
+            "perturbations": [p.model_dump() for p in specs],
+            "version": PERTURBATION_VERSION,
+            "org": str(perturbed),
+            "base_org": str(path),
+            "kept": len(carried.kept),
+            "dropped": dict(carried.dropped),
+        }
+        self.metadata = {**type(self).metadata, "perturbations": self.perturbation}
 
     # -- the episode ---------------------------------------------------------------------------
 
@@ -501,6 +547,8 @@ class CRMArenaEnv(gym.Env[str, str]):
             info["audience"] = instance.spec.audience  # type: ignore[union-attr]
             info["role"] = pro_role(instance.kind, instance.task, privacy_aware=self.privacy_aware)
             info["answer_rule"] = pro_answer_rule(instance.task)
+        if self.perturbation is not None:
+            info["perturbations"] = self.perturbation
         if self.privileged:
             info["gold"] = instance.answer if isinstance(instance.answer, str | None) else list(instance.answer)
             info["params"] = dict(instance.params)

@@ -1,5 +1,8 @@
 """Interactive environments: the request arrives in pieces from a simulated user, who answers the agent.
 
+CRMArena's nine tasks (``CRMArena-<ABBREV>-Interactive-v0``) and CRMArena-Pro's 22 categories on either org
+(``CRMArena-Pro-B2B-<ABBREV>-Interactive-v0``, ``CRMArena-Pro-B2C-...``) play this way.
+
 :class:`CRMArenaInteractiveEnv` is :class:`~crmarena_gym.envs.CRMArenaEnv` with a user in the loop. The first
 observation is the user's opening (the goal, without the held-back criteria; see
 :func:`~crmarena_gym.tasks.interactive_split`) with the context. The action ``respond <message>`` (or the
@@ -74,7 +77,8 @@ class CRMArenaInteractiveEnv(CRMArenaEnv):
     """A task played as a conversation with a simulated user (see the module docs).
 
     Args:
-        task: A task abbreviation or name, or None for all nine.
+        task: A task abbreviation or name, or None for all of the suite's (the nine, or a Pro org's 22 with
+            ``kind="b2b"`` or ``"b2c"``, as the ``CRMArena-Pro-*-Interactive-v0`` ids pass it).
         user: ``"scripted"`` (deterministic), ``"litellm:MODEL"``, or a user simulator.
         user_options: Options of an LLM user (``api_base``, ``completion_kwargs`` ...).
         max_user_turns: The user answers at most this many messages.

@@ -101,9 +101,22 @@ def interactive_env_ids() -> list[str]:
     return [f"CRMArena-{abbrev}-Interactive-v0" for abbrev in TASK_ABBREVS] + ["CRMArena-Interactive-v0"]
 
 
+def pro_interactive_env_ids(kind: str | None = None) -> list[str]:
+    """CRMArena-Pro's conversation ids: per org kind, one per category (in Pro's file order), then the kind's mixed id.
+
+    Args:
+        kind: ``b2b`` or ``b2c``; None for both (B2B's first).
+
+    Example:
+        >>> pro_interactive_env_ids("b2c")[0], pro_interactive_env_ids("b2c")[-1], len(pro_interactive_env_ids())
+        ('CRMArena-Pro-B2C-LQU-Interactive-v0', 'CRMArena-Pro-B2C-Interactive-v0', 46)
+    """
+    return [env_id.removesuffix("-v0") + "-Interactive-v0" for env_id in pro_env_ids(kind)]
+
+
 def interactive_counterpart(env_id: str) -> str:
-    """The conversation id of a single-turn id (``CRMArena-HTU-v0`` -> ``CRMArena-HTU-Interactive-v0``); a
-    conversation id is its own.
+    """The conversation id of a single-turn id (``CRMArena-HTU-v0`` -> ``CRMArena-HTU-Interactive-v0``,
+    ``CRMArena-Pro-B2B-v0`` -> ``CRMArena-Pro-B2B-Interactive-v0``); a conversation id is its own.
 
     Raises:
         ValueError: The id has no conversation form; the message lists the ids that have one.
@@ -111,14 +124,17 @@ def interactive_counterpart(env_id: str) -> str:
     Example:
         >>> interactive_counterpart("CRMArena-v0"), interactive_counterpart("CRMArena-HTU-Interactive-v0")
         ('CRMArena-Interactive-v0', 'CRMArena-HTU-Interactive-v0')
+        >>> interactive_counterpart("CRMArena-Pro-B2C-LRO-v0")
+        'CRMArena-Pro-B2C-LRO-Interactive-v0'
     """
-    ids = interactive_env_ids()
+    ids = interactive_env_ids() + pro_interactive_env_ids()
     if env_id in ids:
         return env_id
     candidate = env_id.removesuffix("-v0") + "-Interactive-v0"
     if candidate not in ids:
         raise ValueError(
-            f"{env_id!r} has no conversation form; the single-turn ids that have one: {', '.join(env_ids())}"
+            f"{env_id!r} has no conversation form; every CRMArena and CRMArena-Pro single-turn id has one "
+            f"(e.g. {env_ids()[0]}, {pro_env_ids()[0]})"
         )
     return candidate
 
@@ -148,3 +164,12 @@ def register_envs() -> None:
             gym.register(
                 id=env_id, entry_point=INTERACTIVE_ENTRY_POINT, kwargs={"task": abbrev}, max_episode_steps=MAX_TURNS
             )
+    for kind in PRO_KINDS:
+        for env_id, abbrev in zip(pro_interactive_env_ids(kind), [*PRO_CATEGORY_ABBREVS, None], strict=True):
+            if env_id not in gym.registry:
+                gym.register(
+                    id=env_id,
+                    entry_point=INTERACTIVE_ENTRY_POINT,
+                    kwargs={"task": abbrev, "kind": kind},
+                    max_episode_steps=MAX_TURNS,
+                )

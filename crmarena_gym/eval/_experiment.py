@@ -354,13 +354,13 @@ def _perturbed_inputs(spec: ExperimentSpec, out: Path, setting: dict[str, Any]) 
     perturbations = setting_perturbations(setting)
     if not perturbations:
         return None
-    from crmarena_gym.datagen import read_manifest
+    import gymnasium as gym
+
     from crmarena_gym.org import default_org_path, perturbed_org_path
     from crmarena_gym.tasks import default_tasks, load_tasks, recompute_tasks, save_tasks
 
-    base = Path(spec.org) if spec.org else default_org_path()
-    if read_manifest(base).kind != "service":
-        raise ValueError("the org perturbations apply to the service org; this experiment's org is of another kind")
+    kind = (gym.spec(spec.env).kwargs or {}).get("kind") or "service"  # a CRMArena-Pro id's org kind
+    base = Path(spec.org) if spec.org else default_org_path(kind=kind)
     org = perturbed_org_path(base, perturbations)
     instances = load_tasks(spec.tasks) if spec.tasks else default_tasks(base)
     carried = recompute_tasks(instances, base, org)

@@ -646,6 +646,8 @@ def evaluate(
         probe = apply_wrappers(probe, wrappers)
         probe_policy.attach(probe)  # a policy that cannot play this env (the oracle on soql) fails here, once
         instances: list[TaskInstance] = list(probe.unwrapped.instances)  # type: ignore[attr-defined]
+        # gym.make(perturbations=...): the perturbed org played, its transforms, the instances kept and dropped.
+        perturbation = getattr(probe.unwrapped, "perturbation", None)
         env_stack = wrapped_env_stack(probe)
         probe.close()
         if not allow_foreign_tasks:
@@ -698,6 +700,8 @@ def evaluate(
         "org": _org_metadata(org_obj),
         "command": list(command) if command is not None else list(sys.argv),
     }
+    if perturbation is not None:
+        metadata["perturbations"] = jsonable(perturbation)
 
     directory = Path(out) if out is not None else None
     with ExitStack() as stack:

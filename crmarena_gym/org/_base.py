@@ -155,6 +155,18 @@ class Org(abc.ABC):
         """
         raise NotImplementedError(f"{type(self).__name__} cannot resolve dates against a chosen day")
 
+    def declared(self) -> Org:
+        """This org as the environment's provided task functions read it: objects and fields by the names
+        their kind declares, whatever schema drift renamed.
+
+        A perturbed org's drift (``crmarena_gym.datagen.perturb_org``) renames fields and custom objects as
+        an admin would; the task functions are the org's maintained API, kept working through the rename
+        (they query through the drift map), while an agent's own SOQL and SOSL must use the names the
+        schema and describe give. An org that has not drifted (and a live org, whose drift we cannot know)
+        is its own declared view.
+        """
+        return self
+
     def close(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Release the backend's resources."""
 

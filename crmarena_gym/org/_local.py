@@ -8,6 +8,7 @@ authorizer lets statements read the 16 object tables and call a handful of funct
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import functools
 import hashlib
@@ -39,7 +40,7 @@ from crmarena_gym.org.soql import (
     parse,
     too_long,
 )
-from crmarena_gym.schema import OBJECTS, OrgSchema, quote_identifier
+from crmarena_gym.schema import OBJECTS, OrgSchema, org_schema, quote_identifier
 
 #: How many compiled plans a backend keeps at most (least recently used are dropped): plans by query
 #: text, refusals by a digest of it (:func:`refusal_key`) and plan templates by query shape (see
@@ -363,6 +364,46 @@ class _Backend:
                 self.conn = None  # type: ignore[assignment]
 
 
+_DECLARED_KEY = "declared names planner"
+_DECLARED_LOCK = threading.Lock()
+
+
+def declared_planner(backend: _Backend) -> _Backend:
+    """A planner over ``backend``'s file whose catalog names objects and fields as the org kind declares them.
+
+    For a drifted org (its catalog's schema has a ``drift``): the declared names reach the same tables and
+    columns the drifted names do, since drift renames names, never storage. Fields the drift added are not
+    in it. Kept in the backend's cache; its own plan cache.
+    """
+    found = backend.cache.get(_DECLARED_KEY)
+    if isinstance(found, _Backend):
+        return found
+    catalog = backend.catalog
+    drifted = catalog.schema
+    declared = org_schema(drifted.kind)
+    by_table = {o.table_name.lower(): o.name for o in drifted.objects + drifted.standard_objects}
+    tables: dict[str, str] = {}
+    columns: dict[str, frozenset[str]] = {}
+    empty: set[str] = set()
+    for obj in declared.objects + declared.standard_objects:
+        now = by_table.get(obj.table_name.lower())
+        if now is None:
+            continue
+        if now in catalog.tables:
+            tables[obj.name] = catalog.tables[now]
+        if now in catalog.columns:
+            columns[obj.name] = catalog.columns[now]
+        if now in catalog.empty:
+            empty.add(obj.name)
+    planner = copy.copy(backend)  # the same compile path, connection and lock; its own catalog and caches
+    planner.catalog = Catalog(tables, columns, frozenset(empty), declared)
+    planner.plans = BytesLRU(2048, 8 * 2**20)
+    planner.cache = {}
+    with _DECLARED_LOCK:
+        kept = backend.cache.setdefault(_DECLARED_KEY, planner)
+    return kept  # type: ignore[return-value]
+
+
 _REGISTRY: weakref.WeakValueDictionary[tuple[Any, ...], _Backend] = weakref.WeakValueDictionary()
 _REGISTRY_LOCK = threading.Lock()
 
@@ -400,6 +441,10 @@ class LocalOrg(Org):
         (2, 0)
     """
 
+    #: Whether this view names objects and fields as the kind declares them (see :meth:`declared`).
+    _declared = False
+    _declared_view: LocalOrg | None = None
+
     def __init__(self, path: str | os.PathLike[str], *, today: dt.date | str | None = None, timeout: float = 10.0):
         self._today = _coerce_today(today)
         if not isinstance(timeout, int | float) or not timeout > 0:
@@ -430,7 +475,7 @@ class LocalOrg(Org):
     def schema(self) -> OrgSchema:
         """The org kind's schema (``service`` for CRMArena's org, ``b2b`` or ``b2c`` for Pro's), read from the
         file's manifest."""
-        return self._live().catalog.schema
+        return self._planner().catalog.schema
 
     @property
     def kind(self) -> str:
@@ -454,7 +499,35 @@ class LocalOrg(Org):
 
     def with_today(self, today: dt.date | str | None) -> LocalOrg:
         """A view whose relative date literals resolve against ``today``, sharing this backend."""
-        return LocalOrg._view(self._live(), _coerce_today(today), self._timeout)
+        view = LocalOrg._view(self._live(), _coerce_today(today), self._timeout)
+        view._declared = self._declared
+        return view
+
+    def declared(self) -> LocalOrg:
+        """This org with objects and fields named as its kind declares them (see :meth:`Org.declared`).
+
+        On a drifted org, a view over the same file (its date and timeout, its writes for a session) whose
+        queries, searches and describes take the declared names and refuse the drifted ones; this org
+        itself when it has not drifted. Made once and closed with this org.
+
+        Example:
+            >>> org = LocalOrg(getfixture("tiny_org"))
+            >>> org.declared() is org  # a generated org: no drift
+            True
+        """
+        if self._declared or self._live().catalog.schema.drift is None:
+            return self
+        view = self._declared_view
+        if view is None or view._backend is None:
+            view = self.with_today(self._today)
+            view._declared = True
+            self._declared_view = view
+        return view
+
+    def _planner(self) -> _Backend:
+        """The backend whose catalog this view compiles against: the org's, or its declared names'."""
+        backend = self._live()
+        return declared_planner(backend) if self._declared else backend
 
     # -- queries ---------------------------------------------------------------------------------
 
@@ -490,7 +563,7 @@ class LocalOrg(Org):
             raise OrgError("MALFORMED_QUERY", f"a query is text, got {type(soql).__name__}: {soql!r}")
         try:
             if in_list is not None:
-                plan = self._live().plan_in_list(soql, *in_list)
+                plan = self._planner().plan_in_list(soql, *in_list)
                 return None if plan is None else self._run_plan(plan, None)  # type: ignore[return-value]
             return self._run(soql, keep)
         except (OrgError, ValueError) as exc:
@@ -502,7 +575,7 @@ class LocalOrg(Org):
 
     def _plan(self, soql: str) -> Plan:
         """The compiled plan of ``soql`` (a writable ``OrgSession`` compiles against its own columns)."""
-        return self._live().plan(soql)
+        return self._planner().plan(soql)
 
     def _run(self, soql: str, keep: int | None = None) -> dict[str, Any]:
         # The timeout covers the whole query: reading and compiling it (a long statement takes a while to
@@ -558,7 +631,7 @@ class LocalOrg(Org):
 
         if not isinstance(object_name, str):
             raise OrgError("NOT_FOUND", f"an object name is text, got {type(object_name).__name__}: {object_name!r}")
-        return describe_object(object_name, self._live().catalog)
+        return describe_object(object_name, self._planner().catalog)
 
     def search(self, sosl: str) -> dict[str, Any]:
         """Run a SOSL search; see :meth:`Org.search`.
@@ -593,6 +666,9 @@ class LocalOrg(Org):
         backend, self._backend = self._backend, None
         if backend is None:
             return
+        view, self._declared_view = self._declared_view, None
+        if view is not None:
+            view.close()
         with _REGISTRY_LOCK:
             backend.refs -= 1
             last = backend.refs <= 0
@@ -600,10 +676,11 @@ class LocalOrg(Org):
             backend.close()
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"path": str(self.path), "today": self._today, "timeout": self._timeout}
+        return {"path": str(self.path), "today": self._today, "timeout": self._timeout, "declared": self._declared}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(state["path"], today=state["today"], timeout=state["timeout"])  # type: ignore[misc]
+        self._declared = bool(state.get("declared"))
 
     def __repr__(self) -> str:
         where = str(self._backend.path) if self._backend is not None else "closed"

@@ -695,10 +695,14 @@ def _planner(backend: _Backend, state: _State, written: frozenset[str]) -> _Back
             return found
     catalog = backend.catalog
     columns = dict(catalog.columns)
+    # The written objects by the names of the planner's catalog (a declared-names planner of a drifted org
+    # names them otherwise than the session's schema): by their table.
+    by_table = {o.table_name.lower(): o.name for o in catalog.schema.objects + catalog.schema.standard_objects}
     for name in written:
         obj = state.schema.get_object(name)
-        if obj is not None:
-            columns[name] = columns[name] | state.layout(obj).extra
+        key = None if obj is None else by_table.get(obj.table_name.lower())
+        if obj is not None and key in columns:
+            columns[key] = columns[key] | state.layout(obj).extra
     planner = copy.copy(backend)  # the same compile path and lock; its own catalog and plan cache
     planner.catalog = Catalog(catalog.tables, columns, catalog.empty, catalog.schema)
     planner.plans = BytesLRU(1024, 4 * 2**20)  # at most _MAX_PLANNERS of them: 128 MiB of plans in all
@@ -842,6 +846,7 @@ class OrgSession(LocalOrg):
         view._backend = backend
         view._state, view._cache, view._index_lock = self._state, self._cache, self._index_lock
         view._clock, view._max_storage = self._clock, self._max_storage
+        view._declared = self._declared
         with self._state.lock:
             self._state.refs += 1
         return view
@@ -867,7 +872,7 @@ class OrgSession(LocalOrg):
         return self._cache
 
     def _plan(self, soql: str) -> Plan:
-        backend = self._live()
+        backend = self._planner()
         written = frozenset(self._state.written)
         if not written:
             return backend.plan(soql)

@@ -27,7 +27,7 @@ import gymnasium as gym
 from crmarena_gym.envs import QUERY_OUTPUT_PREFIX
 from crmarena_gym.policies._base import PolicyError
 from crmarena_gym.policies._simple import OraclePolicy, episode_instance
-from crmarena_gym.tasks import NONE_ANSWER, OracleError, TaskInstance, ToolCall, run_solver
+from crmarena_gym.tasks import NONE_ANSWER, OracleError, SchemaNames, TaskInstance, ToolCall, run_solver
 from crmarena_gym.wrappers import INVALID_SESSION_ID, REQUEST_LIMIT_EXCEEDED, TRANSIENT_ERROR, TurnLimit
 
 __all__ = ["ReactiveOraclePolicy"]
@@ -140,6 +140,7 @@ class ReactiveOraclePolicy(OraclePolicy):
         self._note = ""
         self._to_ask: list[dict[str, Any]] = []
         self._conversation = False
+        self._names: SchemaNames | None = None
 
     def attach(self, env: Any) -> None:
         """Check the toolset, and read the turn budget and the observation format off the environment."""
@@ -158,6 +159,8 @@ class ReactiveOraclePolicy(OraclePolicy):
         if isinstance(info.get("turns_left"), int):
             self._budget = info["turns_left"] if self._budget is None else min(self._budget, info["turns_left"])
         self._results, self._pending, self._attempts, self._asked_again, self._turn = [], None, 0, False, 0
+        # The org's names, read off the schema text it shows: after schema drift its own SOQL uses them.
+        self._names = SchemaNames.read(info.get("schema"), self._instance.kind)
 
     def step_details(self) -> dict[str, Any]:
         """What the policy made of the last observation (a retry, a damaged result ...), if anything."""
@@ -184,7 +187,7 @@ class ReactiveOraclePolicy(OraclePolicy):
             return self._submit(NONE_ANSWER)
         replay = _Replay(self._results)
         try:
-            answer = run_solver(self._instance, replay)
+            answer = run_solver(self._instance, replay, names=self._names)
         except _NeedCall as need:
             self._pending, self._attempts, self._asked_again = need.call, 0, False
             return need.call.to_action()
@@ -239,7 +242,7 @@ class ReactiveOraclePolicy(OraclePolicy):
     def _answer_so_far(self) -> str:
         """The answer if the solver can finish with the results received, else ``None``."""
         try:
-            return run_solver(self._instance, _Replay(self._results))  # type: ignore[arg-type]
+            return run_solver(self._instance, _Replay(self._results), names=self._names)  # type: ignore[arg-type]
         except (_NeedCall, OracleError, *_SOLVER_FAILURES):
             return NONE_ANSWER
 

@@ -10,7 +10,15 @@ from typing import Any
 from crmarena_gym.chat import tool_names
 from crmarena_gym.org import Org
 from crmarena_gym.policies._base import Policy, PolicyError
-from crmarena_gym.tasks import OracleError, TaskInstance, ToolCall, act_plan, get_task_spec, oracle_trace
+from crmarena_gym.tasks import (
+    OracleError,
+    SchemaNames,
+    TaskInstance,
+    ToolCall,
+    act_plan,
+    get_task_spec,
+    oracle_trace,
+)
 from crmarena_gym.tools import toolset as make_toolset
 
 __all__ = ["OraclePolicy", "RandomPolicy"]
@@ -109,6 +117,8 @@ class OraclePolicy(Policy):
         self._submitted = False
         self._act_calls: list[ToolCall] | None = None
         self._act_answers = False
+        self._act_setup: tuple[TaskInstance, dict[str, str]] | None = None
+        self._names: SchemaNames | None = None
 
     def attach(self, env: Any) -> None:
         """Take the environment's org (unless one was given), and check it has task functions.
@@ -181,7 +191,7 @@ class OraclePolicy(Policy):
         # Act mode: once the solver has its answer, the calls that make the change it leads to (planned from the
         # solver's answer, not the gold: the diff then checks the oracle), then ``submit done``.
         self._act_calls: list[ToolCall] | None = None
-        self._act_setup: tuple[TaskInstance, dict[str, str]] | None = None
+        self._act_setup = None
         if info.get("answer_mode") == "act":
             if "act_calls" not in info:
                 raise PolicyError("the oracle needs a privileged act-mode environment (its info names the change)")
@@ -189,7 +199,11 @@ class OraclePolicy(Policy):
             self._act_setup = (instance, dict(info.get("records") or {}))
         # Whether the final submit carries the solver's own answer (the article a quote breaks) rather than "done".
         self._act_answers = bool(info.get("act_answers"))
-        self._solver = _StepSolver(instance, org)
+        # After schema drift its own SOQL and writes use the names the schema text shows (as a careful agent reads
+        # them).
+        names = SchemaNames.read(info.get("schema"), instance.kind)
+        self._names = names
+        self._solver = _StepSolver(instance, org, names)
         self._check(self._solver.next_call)
 
     def observe(self, info: dict[str, Any]) -> None:
@@ -245,7 +259,10 @@ class OraclePolicy(Policy):
             raise PolicyError(
                 f"the oracle's answer {answer!r} of instance {instance.idx} makes no change: {err}"
             ) from err
-        return list(plan.finish(refs))
+        calls = list(plan.finish(refs))
+        if self._names is not None:
+            calls = [ToolCall(c.name, self._names.write_arguments(c.arguments)) for c in calls]
+        return calls
 
     def _check(self, call: ToolCall | OracleError) -> None:
         """Refuse what the solver cannot go on with: its failure, or a function the toolset lacks."""
@@ -282,9 +299,10 @@ class _StepSolver:
     itself when nothing was delivered. Re-running the solver's own logic costs little next to its calls.
     """
 
-    def __init__(self, instance: TaskInstance, org: Org) -> None:
+    def __init__(self, instance: TaskInstance, org: Org, names: SchemaNames | None = None) -> None:
         self.instance = instance
         self.org = org
+        self.names = names
         self.tools = make_toolset("functions")
         self._known: list[tuple[ToolCall, Any]] = []
         self._delivered: tuple[Any] | None = None
@@ -303,7 +321,7 @@ class _StepSolver:
             return result
 
         try:
-            trace = oracle_trace(self.instance, self.org, run=run)
+            trace = oracle_trace(self.instance, self.org, run=run, names=self.names)
         except _Pending as pending:
             return pending.call
         except OracleError as err:

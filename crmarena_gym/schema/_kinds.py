@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from dataclasses import field as dc_field
 from types import MappingProxyType
+from typing import Any
 
 from crmarena_gym.schema._ids import ORG_INSTANCE, make_id
 from crmarena_gym.schema._objects import OBJECTS, STANDARD_OBJECTS, _children_of
@@ -178,6 +179,21 @@ class OrgSchema:
         out = OrgSchema(self.kind, tuple(objects), self.standard_objects, self.instance, self.description)
         out.drift = drift
         return out
+
+    def current_names(self, obj: str, values: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+        """A declared object's name and its fields' values keyed by the names this schema gives them (after a
+        drift, the new ones; else as given): for the environment's own writes (an episode's set-up records).
+
+        Example:
+            >>> drifted = org_schema().drifted(SchemaDrift(renamed={"Case": {"Subject": "Case_Subject__c"}}))
+            >>> drifted.current_names("Case", {"Subject": "Late", "Status": "New"})
+            ('Case', {'Case_Subject__c': 'Late', 'Status': 'New'})
+        """
+        drift = getattr(self, "drift", None)
+        if drift is None:
+            return obj, dict(values)
+        renames = drift.renamed.get(obj, {})
+        return drift.objects.get(obj, obj), {renames.get(k, k): v for k, v in values.items()}
 
     def get_object(self, name: str, *, standard: bool = False) -> SObject | None:
         """The object whose API name is ``name`` (case-insensitive), or None.

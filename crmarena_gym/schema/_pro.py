@@ -2,12 +2,13 @@
 
 PRO.md section 4 lists the 27 objects of Pro's orgs. Eleven are new beside the service org's 16 (Lead,
 Opportunity, OpportunityLineItem, Quote, QuoteLineItem, Contract, Task, Event, VoiceCallTranscript__c,
-Territory2, UserTerritory2Association); the others differ from the service org's where a company that
-sells to firms (or to households) differs from a store: an account is a firm with an industry and a head
-count (B2B) or a household (B2C), not a person account; orders have an owner; knowledge articles carry
-a visibility flag (internal or public). The service org's Case, CaseHistory__c, Issue__c, EmailMessage,
-LiveChatTranscript, Pricebook2, PricebookEntry and OrderItem serve both kinds unchanged (custom objects
-get the key prefixes of Pro's orgs).
+Territory2, UserTerritory2Association); the other 16 are the service org's, derived from
+``crmarena_gym.schema._objects`` with each of Pro's differences named once (``derive``): where a company
+that sells to firms (or to households) differs from a store: an account is a firm with an industry and a
+head count (B2B) or a household (B2C), not a person account; orders have an owner; knowledge articles carry
+a visibility flag (internal or public); emails name the record they are about; custom objects get the key
+prefixes of Pro's orgs. Case, LiveChatTranscript, Pricebook2, PricebookEntry, OrderItem and
+ProductCategoryProduct serve both kinds unchanged.
 
 Field names, types, picklist values and relationship names follow Salesforce's standard objects (the
 Object Reference), with the custom fields Pro's dump has (``Opportunity.ContractID__c``) and the ones
@@ -18,30 +19,34 @@ they differ in descriptions and in the picklists of what they sell.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from crmarena_gym.schema._objects import (
     _ORG_CREATOR,
     _PERSON_NAME,
     _UNDATED,
+    ACCOUNT,
     CASE,
     CASE_HISTORY,
+    CONTACT,
     EMAIL_MESSAGE,
     ISSUE,
+    KNOWLEDGE,
     LIVE_CHAT_TRANSCRIPT,
+    ORDER,
     ORDER_ITEM,
-    ORDER_STATUSES,
     PRICEBOOK,
     PRICEBOOK_ENTRY,
-    PUBLISH_STATUSES,
+    PRODUCT,
+    PRODUCT_CATEGORY,
+    PRODUCT_CATEGORY_PRODUCT,
     USER,
     _audit,
     _autonumber,
     _id,
     _ref,
 )
-from crmarena_gym.schema._types import Field, FieldType, SObject, declare
+from crmarena_gym.schema._types import Field, FieldType, SObject, declare, derive
 
 T = FieldType
 
@@ -134,90 +139,6 @@ def _owner(description: str) -> Field:
 
 def _pick(name: str, description: str, values: tuple[str, ...]) -> Field:
     return Field(name, T.PICKLIST, description, picklist_values=values)
-
-
-def _user() -> SObject:
-    return replace(
-        USER,
-        description="An employee: a sales representative who works leads and opportunities, or a service agent",
-        fields=(
-            *USER.fields[:7],
-            Field("Title", T.STRING, "The employee's job title (Account Executive, Support Engineer ...)"),
-            *USER.fields[7:],
-        ),
-    )
-
-
-def _account(kind: str) -> SObject:
-    b2b = kind == "b2b"
-    return SObject(
-        "Account",
-        "001",
-        "Account",
-        "A customer company (or a prospect) that buys from us"
-        if b2b
-        else "A customer household: the person or family that buys vehicles and services from the dealership",
-        (
-            _id("account"),
-            Field(
-                "Name",
-                T.STRING,
-                "The company's name" if b2b else "The household's name (the main buyer's full name)",
-                searchable=True,
-                name_field=True,
-            ),
-            _pick("Type", "The relationship with us (a prospect, a direct customer, a partner)", ACCOUNT_TYPES),
-            _pick(
-                "Industry",
-                "The company's industry" if b2b else "The buyer's industry, for business buyers (mostly empty)",
-                INDUSTRIES,
-            ),
-            Field(
-                "NumberOfEmployees",
-                T.INTEGER,
-                "Head count of the company" if b2b else "Head count, for business buyers (mostly empty)",
-            ),
-            Field("AnnualRevenue", T.CURRENCY, "The company's yearly revenue, in US dollars (when known)"),
-            Field("Phone", T.PHONE, "Main phone number", searchable=True),
-            Field("Website", T.STRING, "Web address", searchable=True),
-            Field("Description", T.LONG_TEXT, "Notes on the account", searchable=True),
-            Field("ShippingStreet", T.STRING, "Street address deliveries go to", searchable=True),
-            Field("ShippingCity", T.STRING, "City deliveries go to", searchable=True),
-            Field("ShippingState", T.STRING, "Two-letter US state deliveries go to", searchable=True),
-            Field("ShippingPostalCode", T.STRING, "ZIP code deliveries go to", searchable=True),
-            Field("ShippingCountry", T.STRING, "Country deliveries go to", searchable=True),
-            _owner("The sales representative who owns the account (User)"),
-            *_stamped(),
-        ),
-    )
-
-
-def _contact(kind: str) -> SObject:
-    b2b = kind == "b2b"
-    return SObject(
-        "Contact",
-        "003",
-        "Contact",
-        "A person at a customer company: a buyer, a user or a decision maker"
-        if b2b
-        else "The person behind a customer household, who buys and opens cases",
-        (
-            _id("contact"),
-            Field("FirstName", T.STRING, "Given name", searchable=True),
-            Field("LastName", T.STRING, "Family name", searchable=True),
-            Field("Name", T.STRING, "Full name (first and last)", formula=_PERSON_NAME, name_field=True),
-            Field("Title", T.STRING, "Job title" if b2b else "Job title (when given)", searchable=True),
-            Field("Department", T.STRING, "Department within the company" if b2b else "Department (when given)"),
-            Field("Email", T.EMAIL, "Email address", searchable=True),
-            Field("Phone", T.PHONE, "Phone number", searchable=True),
-            Field("MailingCity", T.STRING, "City of the contact's mailing address", searchable=True),
-            Field("MailingState", T.STRING, "Two-letter US state of the contact's mailing address", searchable=True),
-            _ref("AccountId", "Account", "Account", "The account the contact belongs to (Account)", child="Contacts"),
-            _pick("LeadSource", "Where the contact first came from", LEAD_SOURCES),
-            _owner("The sales representative who owns the contact record (User)"),
-            *_stamped(),
-        ),
-    )
 
 
 def _lead(kind: str) -> SObject:
@@ -650,125 +571,181 @@ def _user_territory() -> SObject:
     )
 
 
-def _product(kind: str) -> SObject:
+# -- the service org's objects, as Pro's kinds have them ------------------------------------------------------
+# Each is the service object (crmarena_gym.schema._objects) with Pro's differences named once: what is not
+# named (types, lengths, relationships, delete rules, write facts, column order) is the service object's.
+# Many differences are only wording: descriptions written for a software vendor or a dealership.
+
+
+def _user() -> SObject:
+    return derive(
+        USER,
+        description="An employee: a sales representative who works leads and opportunities, or a service agent",
+        # Pro's users are sales representatives and service agents: their title tells the roles apart.
+        after={
+            "Username": (
+                Field("Title", T.STRING, "The employee's job title (Account Executive, Support Engineer ...)"),
+            )
+        },
+    )
+
+
+def _account(kind: str) -> SObject:
     b2b = kind == "b2b"
-    return SObject(
-        "Product2",
-        "01t",
-        "Product",
-        "A software product, licence or service we sell"
+    return derive(
+        ACCOUNT,
+        description="A customer company (or a prospect) that buys from us"
         if b2b
-        else "Something the dealership sells: a vehicle, an option package, an accessory, a plan",
-        (
-            _id("product"),
-            Field("Name", T.STRING, "Product name", searchable=True, name_field=True),
-            Field("ProductCode", T.STRING, "The product's code", searchable=True),
-            Field("Description", T.TEXTAREA, "What the product is and does", searchable=True),
-            _pick("Family", "The product line", PRODUCT_FAMILIES[kind]),
-            Field("IsActive", T.BOOLEAN, "Whether the product can be sold now"),
-            Field("External_ID__c", T.STRING, "Key of the product in the catalog system", searchable=True),
-            *_UNDATED,
+        else "A customer household: the person or family that buys vehicles and services from the dealership",
+        # A business account, not a person account (PRO.md 4.1: a firm with an industry and a head count; in
+        # B2C a household named after its main buyer): no person fields, a Name of its own.
+        drop=("FirstName", "LastName", "PersonEmail", "RecordTypeId", "IsPersonAccount"),
+        replace_fields=(
+            Field(
+                "Name",
+                T.STRING,
+                "The company's name" if b2b else "The household's name (the main buyer's full name)",
+                searchable=True,
+                name_field=True,
+            ),
+            # Pro's accounts come into being over the years (a converted lead makes one), so each stores its
+            # CreatedDate and its owner created it; the service org's all date from the org's start.
+            *_stamped(),
         ),
+        # Worded for a firm or a household, where the service org speaks of a person.
+        descriptions={
+            "Id": "Unique 18-character record id of the account",
+            "Phone": "Main phone number",
+            "ShippingCity": "City deliveries go to",
+            "ShippingState": "Two-letter US state deliveries go to",
+        },
+        # Sales needs what the service org never stored: the firm's profile, a full address and an owner.
+        after={
+            "Name": (
+                _pick("Type", "The relationship with us (a prospect, a direct customer, a partner)", ACCOUNT_TYPES),
+                _pick(
+                    "Industry",
+                    "The company's industry" if b2b else "The buyer's industry, for business buyers (mostly empty)",
+                    INDUSTRIES,
+                ),
+                Field(
+                    "NumberOfEmployees",
+                    T.INTEGER,
+                    "Head count of the company" if b2b else "Head count, for business buyers (mostly empty)",
+                ),
+                Field("AnnualRevenue", T.CURRENCY, "The company's yearly revenue, in US dollars (when known)"),
+            ),
+            "Phone": (
+                Field("Website", T.STRING, "Web address", searchable=True),
+                Field("Description", T.LONG_TEXT, "Notes on the account", searchable=True),
+                Field("ShippingStreet", T.STRING, "Street address deliveries go to", searchable=True),
+            ),
+            "ShippingState": (
+                Field("ShippingPostalCode", T.STRING, "ZIP code deliveries go to", searchable=True),
+                Field("ShippingCountry", T.STRING, "Country deliveries go to", searchable=True),
+                _owner("The sales representative who owns the account (User)"),
+            ),
+        },
+    )
+
+
+def _contact(kind: str) -> SObject:
+    b2b = kind == "b2b"
+    return derive(
+        CONTACT,
+        description="A person at a customer company: a buyer, a user or a decision maker"
+        if b2b
+        else "The person behind a customer household, who buys and opens cases",
+        # Stored CreatedDate, as an account's: Pro's contacts come with their accounts over the years.
+        replace_fields=_stamped(),
+        # Worded for a person at a firm, owned by a sales representative rather than a service agent.
+        descriptions={
+            "FirstName": "Given name",
+            "LastName": "Family name",
+            "Name": "Full name (first and last)",
+            "Email": "Email address",
+            "AccountId": "The account the contact belongs to (Account)",
+            "OwnerId": "The sales representative who owns the contact record (User)",
+        },
+        # A buyer at a firm: role, phone, mailing address and where the sale found them.
+        after={
+            "Name": (
+                Field("Title", T.STRING, "Job title" if b2b else "Job title (when given)", searchable=True),
+                Field("Department", T.STRING, "Department within the company" if b2b else "Department (when given)"),
+            ),
+            "Email": (
+                Field("Phone", T.PHONE, "Phone number", searchable=True),
+                Field("MailingCity", T.STRING, "City of the contact's mailing address", searchable=True),
+                Field(
+                    "MailingState", T.STRING, "Two-letter US state of the contact's mailing address", searchable=True
+                ),
+            ),
+            "AccountId": (_pick("LeadSource", "Where the contact first came from", LEAD_SOURCES),),
+        },
+    )
+
+
+def _product(kind: str) -> SObject:
+    return derive(
+        PRODUCT,
+        description="A software product, licence or service we sell"
+        if kind == "b2b"
+        else "Something the dealership sells: a vehicle, an option package, an accessory, a plan",
+        # Worded for what a vendor or a dealership sells, not for a store's shelves.
+        descriptions={
+            "Name": "Product name",
+            "Description": "What the product is and does",
+            "IsActive": "Whether the product can be sold now",
+            "External_ID__c": "Key of the product in the catalog system",
+        },
+        # Salesforce's standard code and family: quote rules and the catalog group products by line.
+        after={
+            "Name": (Field("ProductCode", T.STRING, "The product's code", searchable=True),),
+            "Description": (_pick("Family", "The product line", PRODUCT_FAMILIES[kind]),),
+        },
     )
 
 
 def _product_category(kind: str) -> SObject:
-    return SObject(
-        "ProductCategory",
-        "0ZG",
-        "Product Category",
-        "A section of the product catalog" if kind == "b2b" else "A section of the dealership's catalog",
-        (
-            _id("category"),
-            Field("Name", T.STRING, "Name of the category", searchable=True, name_field=True),
-            Field("CatalogId", T.STRING, "Id of the catalog that holds the category"),
-            *_UNDATED,
-        ),
+    return derive(
+        PRODUCT_CATEGORY,
+        description="A section of the product catalog" if kind == "b2b" else "A section of the dealership's catalog",
     )
-
-
-def _product_category_product() -> SObject:
-    return SObject(
-        "ProductCategoryProduct",
-        "0ZH",
-        "Product Category Product",
-        "Links a product to a catalog category it is listed under",
-        (
-            _id("category assignment"),
-            Field("ProductCategory", T.STRING, "Name of the category, copied for convenience", searchable=True),
-            Field("Product", T.STRING, "External key of the product, copied for convenience", searchable=True),
-            _ref(
-                "ProductCategoryId",
-                "ProductCategory",
-                "ProductCategory",
-                "The category (ProductCategory)",
-                child="ProductCategoryProducts",
-            ),
-            _ref("ProductId", "Product2", "Product", "The product (Product2)", child="ProductCategoryProducts"),
-            *_UNDATED,
-        ),
-    )
-
-
-_ORDER_DAY = "\"EffectiveDate\" || 'T00:00:00.000+0000'"
 
 
 def _order(kind: str) -> SObject:
-    return SObject(
-        "Order",
-        "801",
-        "Order",
-        "A customer's purchase, made of order products"
+    return derive(
+        ORDER,
+        description="A customer's purchase, made of order products"
         if kind == "b2b"
         else "A household's purchase: a delivered vehicle and what came with it",
-        (
-            _id("order"),
-            _ref("AccountId", "Account", "Account", "The account that placed the order (Account)", child="Orders"),
-            Field("Status", T.PICKLIST, "'Activated' once placed, 'Draft' before", picklist_values=ORDER_STATUSES),
-            Field("EffectiveDate", T.DATE, "The day the order was placed"),
-            _ref(
-                "Pricebook2Id",
-                "Pricebook2",
-                "Pricebook2",
-                "The price book the order was priced from (Pricebook2)",
-                child="Orders",
-            ),
-            _owner("The employee who owns the order (User)"),
-            _autonumber("OrderNumber", "The order's number, in the order orders were placed", 100),
-            *_audit(_ORDER_DAY, _ORDER_DAY, _OWNER_CREATED),
-        ),
+        descriptions={"AccountId": "The account that placed the order (Account)"},  # a firm or a household
+        # Pro's orders have an owner (PRO.md 4.1), who is also the one who created and last changed them.
+        after={"Pricebook2Id": (_owner("The employee who owns the order (User)"),)},
+        change={"CreatedById": {"formula": _OWNER_CREATED}, "LastModifiedById": {"formula": _OWNER_CREATED}},
     )
 
 
-def _knowledge(kind: str) -> SObject:
-    return SObject(
-        "Knowledge__kav",
-        "ka0",
-        "Knowledge Article",
-        "A knowledge article: product facts, pricing and ordering policies, issue resolutions, competitor notes",
-        (
-            _id("article version"),
-            Field("Title", T.STRING, "Headline of the article", searchable=True, name_field=True),
-            Field("FAQ_Answer__c", T.LONG_TEXT, "The article's body text", searchable=True),
-            Field("Summary", T.TEXTAREA, "A short abstract of the article", searchable=True),
-            Field("UrlName", T.STRING, "Unique slug used in the article's web address"),
-            Field(
-                "PublishStatus", T.PICKLIST, "Publication state ('Online' when live)", picklist_values=PUBLISH_STATUSES
-            ),
-            Field("Language", T.PICKLIST, "Language of this version", picklist_values=("en_US",)),
-            Field(
-                "IsVisibleInPkb",
-                T.BOOLEAN,
-                "Whether customers may read the article (the public knowledge base); false: for employees only",
-            ),
-            *_UNDATED,
-        ),
+def _knowledge() -> SObject:
+    return derive(
+        KNOWLEDGE,
+        description="A knowledge article: product facts, pricing and ordering policies, issue resolutions, "
+        "competitor notes",
+        # PRO.md 4.1 pins a visibility flag: the confidentiality tasks tell internal articles from public ones.
+        after={
+            "Language": (
+                Field(
+                    "IsVisibleInPkb",
+                    T.BOOLEAN,
+                    "Whether customers may read the article (the public knowledge base); false: for employees only",
+                ),
+            )
+        },
     )
 
 
 def _email_message() -> SObject:
     # Pro's dump has RelatedToId beside ParentId: the record an email is about (a case, or a sale's record).
-    at = next(i for i, f in enumerate(EMAIL_MESSAGE.fields) if f.name == "ParentId") + 1
     related = _ref(
         "RelatedToId",
         "Case",
@@ -777,7 +754,7 @@ def _email_message() -> SObject:
         child="Emails",
         also=("Opportunity", "Quote", "Account", "Contract", "Order"),
     )
-    return replace(EMAIL_MESSAGE, fields=(*EMAIL_MESSAGE.fields[:at], related, *EMAIL_MESSAGE.fields[at:]))
+    return derive(EMAIL_MESSAGE, after={"ParentId": (related,)})
 
 
 def pro_objects(kind: str) -> tuple[SObject, ...]:
@@ -796,7 +773,7 @@ def pro_objects(kind: str) -> tuple[SObject, ...]:
 
 
 def _write_facts(kind: str) -> dict[str, dict[str, Any]]:
-    """Salesforce's write facts of Pro's objects beyond the service org's (the Object Reference), by object.
+    """Salesforce's write facts of Pro's objects and fields beyond the service org's (the Object Reference).
 
     Required fields are the standard ones (nillable, no default); a B2C org has person accounts, where a
     lead without a company converts to a household, so only a B2B lead needs ``Company``. Deleting an
@@ -808,23 +785,9 @@ def _write_facts(kind: str) -> dict[str, dict[str, Any]]:
     """
     activity = {"readonly": ("AccountId",), "on_delete": {"WhatId": "cascade", "WhoId": "cascade"}}
     return {
-        "Account": {"required": ("Name",)},
-        "Contact": {"required": ("LastName",), "on_delete": {"AccountId": "cascade"}},
-        "ProductCategory": {"required": ("Name",)},
-        "Product2": {"required": ("Name",), "defaults": {"IsActive": False}, "external_id": ("External_ID__c",)},
-        "ProductCategoryProduct": {
-            "required": ("ProductCategoryId", "ProductId"),
-            "on_delete": {"ProductCategoryId": "cascade", "ProductId": "cascade"},
-        },
-        "Order": {
-            "required": ("AccountId", "Status", "EffectiveDate"),
-            "on_delete": {"AccountId": "restrict", "Pricebook2Id": "restrict"},
-        },
-        "Issue__c": {"required": ("Name",)},
-        "Knowledge__kav": {
-            "required": ("Title", "UrlName"),
-            "defaults": {"PublishStatus": "Draft", "Language": "en_US", "IsVisibleInPkb": False},
-        },
+        # The service objects Pro derives keep their write facts; these are the facts of what Pro adds.
+        "Account": {"required": ("Name",)},  # a business account's own Name, where a person account has LastName
+        "Knowledge__kav": {"defaults": {"IsVisibleInPkb": False}},
         "Lead": {
             "required": ("LastName", "Company") if kind == "b2b" else ("LastName",),
             "defaults": {"Status": LEAD_STATUSES[0], "IsConverted": False},
@@ -885,17 +848,18 @@ def _objects(kind: str) -> tuple[SObject, ...]:
         _contact(kind),
         _product_category(kind),
         _product(kind),
-        _product_category_product(),
+        PRODUCT_CATEGORY_PRODUCT,
         PRICEBOOK,
         PRICEBOOK_ENTRY,
         _order(kind),
         ORDER_ITEM,
-        replace(ISSUE, key_prefix="a03"),
+        # Pro's dumps give the custom objects key prefixes of their own (PRO.md 4.1: a03 Issue__c).
+        derive(ISSUE, key_prefix="a03"),
         CASE,
-        replace(CASE_HISTORY, key_prefix="a04"),
+        derive(CASE_HISTORY, key_prefix="a04"),
         _email_message(),
         LIVE_CHAT_TRANSCRIPT,
-        _knowledge(kind),
+        _knowledge(),
         _lead(kind),
         _contract(),
         _opportunity(kind),

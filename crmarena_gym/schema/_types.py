@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 
@@ -291,3 +292,73 @@ def declare(
         raise ValueError(f"object {obj.name!r} has no field {unknown[0]!r}")
     fields = tuple(replace(f, **changes[f.name]) if f.name in changes else f for f in obj.fields)  # type: ignore[arg-type]
     return replace(obj, fields=fields)
+
+
+def derive(
+    base: SObject,
+    *,
+    key_prefix: str | None = None,
+    description: str | None = None,
+    drop: tuple[str, ...] = (),
+    replace_fields: tuple[Field, ...] = (),
+    change: Mapping[str, Mapping[str, object]] | None = None,
+    descriptions: Mapping[str, str] | None = None,
+    after: Mapping[str, tuple[Field, ...]] | None = None,
+) -> SObject:
+    """``base`` as another org kind has it, with each difference named once; everything not named (types,
+    lengths, relationships, delete rules, write facts, column order) is ``base``'s, so what the kinds share
+    has one source.
+
+    Args:
+        base: The object to start from.
+        key_prefix: The kind's key prefix, when it differs.
+        description: The kind's object description, when it differs.
+        drop: Fields the kind does not have.
+        replace_fields: Fields that stand in the place of ``base``'s field of the same name, whole (a group
+            such as the audit fields, restated).
+        change: Per field, the attributes the kind sets otherwise (``{"Name": {"formula": None}}``).
+        descriptions: Per field, the kind's wording of its description.
+        after: Per field, the kind's own fields inserted right after it, in order.
+
+    Raises:
+        ValueError: A name is no field of ``base`` (or one dropped), or a change, a wording, the key prefix
+            or the description restates what ``base`` has: a difference that is none (stale).
+
+    Example:
+        >>> base = SObject("Thing__c", "a9Z", "Thing", "x", (Field("Id", FieldType.ID, "id"),))
+        >>> extra = Field("Size__c", FieldType.INTEGER, "How big")
+        >>> [f.name for f in derive(base, key_prefix="a8Z", after={"Id": (extra,)}).fields]
+        ['Id', 'Size__c']
+    """
+    changes = {name: dict(attrs) for name, attrs in (change or {}).items()}
+    for name, text in (descriptions or {}).items():
+        changes.setdefault(name, {})["description"] = text
+    replacing = {f.name: f for f in replace_fields}
+    inserts = dict(after or {})
+    kept = [f for f in base.fields if f.name not in drop]
+    own = {f.name for f in base.fields}  # exact names: a misspelt one must not pass unapplied
+    for names in (drop, replacing, changes, inserts):
+        unknown = [n for n in names if n not in own or (names is not drop and n in drop)]
+        if unknown:
+            raise ValueError(f"{base.name} has no field {unknown[0]!r} to derive from")
+    attributes = [a for attrs in changes.values() for a in attrs if a not in Field.__dataclass_fields__]
+    if attributes:
+        raise ValueError(f"{base.name}: a field has no attribute {attributes[0]!r}")
+    for what, new, old in (("key prefix", key_prefix, base.key_prefix), ("description", description, base.description)):
+        if new == old:
+            raise ValueError(f"{base.name}: the derived {what} is {base.name}'s own ({old!r})")
+    fields: list[Field] = []
+    for f in kept:
+        f = replacing.get(f.name, f)
+        attrs = changes.get(f.name, {})
+        same = [k for k, v in attrs.items() if getattr(f, k) == v]
+        if same:
+            raise ValueError(f"{base.name}.{f.name}: the derived {same[0]} is the field's own")
+        fields.append(replace(f, **attrs) if attrs else f)  # type: ignore[arg-type]
+        fields.extend(inserts.get(f.name, ()))
+    return replace(
+        base,
+        key_prefix=key_prefix or base.key_prefix,
+        description=description or base.description,
+        fields=tuple(fields),
+    )

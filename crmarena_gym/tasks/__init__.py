@@ -88,6 +88,7 @@ from crmarena_gym.tasks._periods import (
     season_window,
 )
 from crmarena_gym.tasks._perturbed import RecomputedTasks, recompute_tasks
+from crmarena_gym.tasks._schema_names import RenamedCalls, SchemaNames
 from crmarena_gym.tasks._scoring import (
     NONE_ANSWER,
     Score,
@@ -147,6 +148,8 @@ __all__ = [
     "OrgKind",
     "OriginalDataError",
     "RecomputedTasks",
+    "RenamedCalls",
+    "SchemaNames",
     "Score",
     "SetupRecord",
     "SolverCalls",

@@ -29,10 +29,19 @@ criterion               slot words
                         did you buy
 ``case``                which case, case id, the case, case number
 ``question``            question, ask, what do you need, what would you like, help with
+``opportunity``         opportunity, which opportunity, opportunity id, which deal, the deal, deal
+``lead``                which lead, lead id, the lead, lead's id
+``quote``               quote, which quote, quote id
+``region``              region, state, where, location, territory
 ======================  ==========================================================================
 
-A Pro category adds its split the same way: a function ``(instance, rng) -> InteractiveSplit`` in
-:data:`SPLITTERS` under the category's task name (see :func:`register_splitter`).
+The last four are CRMArena-Pro's (the record a workflow or policy question is about, a new lead's region).
+
+A task's split is a function ``(instance, rng) -> InteractiveSplit`` in :data:`SPLITTERS`, registered with
+:func:`register_splitter`. CRMArena's nine are registered here under their task names. A CRMArena-Pro category
+declares its own in its module (``Category(..., split=..., split_needs=...)``, see
+:mod:`crmarena_gym.tasks.pro`) and is registered the first time one of its instances is split, under
+``pro:<category name>`` (Pro's names overlap the nine's: ``handle_time`` is both, with other parameters).
 """
 
 from __future__ import annotations
@@ -50,12 +59,15 @@ from crmarena_gym.tasks._phrasing import named_window, pick, relative_window, sa
 
 __all__ = [
     "ASKING",
+    "PRO_SPLIT_PREFIX",
     "SLOT_WORDS",
     "SPLITTERS",
     "Criterion",
     "InteractiveSplit",
     "interactive_split",
     "register_splitter",
+    "return_line",
+    "split_of",
     "window_words",
 ]
 
@@ -116,6 +128,10 @@ SLOT_WORDS: dict[str, tuple[str, ...]] = {
     ),
     "case": ("which case", "case id", "the case", "case number"),
     "question": ("question", "ask", "what do you need", "what would you like", "help with"),
+    "opportunity": ("opportunity", "which opportunity", "opportunity id", "which deal", "the deal", "deal"),
+    "lead": ("which lead", "lead id", "the lead", "lead's id"),
+    "quote": ("quote", "which quote", "quote id"),
+    "region": ("region", "state", "where", "location", "territory"),
 }
 
 
@@ -131,6 +147,10 @@ ASKING: dict[str, str] = {
     "description": "Could you describe the item?",
     "case": "Which case should I review?",
     "question": "What is the question?",
+    "opportunity": "Which opportunity is it?",
+    "lead": "Which lead is it? Its Id, please.",
+    "quote": "Which quote is it?",
+    "region": "Which region is it from?",
 }
 
 
@@ -247,14 +267,14 @@ def _product(rng: np.random.Generator, product_id: str) -> Criterion:
 _RETURN = re.compile(r"\s*Return only[^.]*\.")
 
 
-def _return_line(query: str) -> str:
+def return_line(query: str) -> str:
     """The query's closing instruction ("Return only the Id of the agent."), kept in the opening."""
     match = _RETURN.search(query)
     return match.group(0).strip() if match else ""
 
 
 def _opening(rng: np.random.Generator, options: tuple[str, ...], query: str) -> str:
-    return f"{pick(rng, options)} {_return_line(query)}".strip()
+    return f"{pick(rng, options)} {return_line(query)}".strip()
 
 
 def _split_htu_tcu(instance: TaskInstance, rng: np.random.Generator) -> InteractiveSplit:
@@ -286,7 +306,7 @@ def _split_htu_tcu(instance: TaskInstance, rng: np.random.Generator) -> Interact
     direction = Criterion(
         "direction", lead.format(d=words[params["direction"]]), SLOT_WORDS["direction"], params["direction"]
     )
-    return _split(
+    return split_of(
         instance,
         opening,
         (_window(rng, params), direction, _n_cases(rng, int(params["n_cases"]))),
@@ -307,7 +327,7 @@ def _split_tii_mta(instance: TaskInstance, rng: np.random.Generator) -> Interact
         )
     )
     opening = _opening(rng, options, instance.query)
-    return _split(instance, opening, (_product(rng, params["product_id"]), _window(rng, params)))
+    return split_of(instance, opening, (_product(rng, params["product_id"]), _window(rng, params)))
 
 
 def _split_bri(instance: TaskInstance, rng: np.random.Generator) -> InteractiveSplit:
@@ -316,7 +336,7 @@ def _split_bri(instance: TaskInstance, rng: np.random.Generator) -> InteractiveS
         ("Which state closes its cases fastest?", "Where are cases closed the quickest, by state?"),
         instance.query,
     )
-    return _split(instance, opening, (_window(rng, instance.params),))
+    return split_of(instance, opening, (_window(rng, instance.params),))
 
 
 def _split_ncr(instance: TaskInstance, rng: np.random.Generator) -> InteractiveSplit:
@@ -336,7 +356,7 @@ def _split_ncr(instance: TaskInstance, rng: np.random.Generator) -> InteractiveS
         SLOT_WORDS["new_case"],
         {"subject": params["case_subject"], "description": params["case_description"]},
     )
-    return _split(instance, opening, (case,))
+    return split_of(instance, opening, (case,))
 
 
 _DAYS = {1: "yesterday", 2: "two days ago", 7: "a week ago", 14: "two weeks ago"}
@@ -360,7 +380,7 @@ def _split_ned(instance: TaskInstance, rng: np.random.Generator) -> InteractiveS
         SLOT_WORDS["description"],
         params["description"],
     )
-    return _split(instance, opening, (description, purchase_day))
+    return split_of(instance, opening, (description, purchase_day))
 
 
 def _split_pvi(instance: TaskInstance, rng: np.random.Generator) -> InteractiveSplit:
@@ -372,7 +392,7 @@ def _split_pvi(instance: TaskInstance, rng: np.random.Generator) -> InteractiveS
     )
     case = Criterion("case", f"The case's Id is {case_id}.", SLOT_WORDS["case"], case_id)
     required = "\n".join(line for line in instance.metadata.required.splitlines() if case_id not in line)
-    return _split(instance, opening, (case,), required=required)
+    return split_of(instance, opening, (case,), required=required)
 
 
 def _split_kqa(instance: TaskInstance, rng: np.random.Generator) -> InteractiveSplit:
@@ -381,12 +401,14 @@ def _split_kqa(instance: TaskInstance, rng: np.random.Generator) -> InteractiveS
         rng,
         ("I have a question a customer asked me.", "Can you help me answer a customer's question?"),
     )
-    return _split(instance, opening, (Criterion("question", question, SLOT_WORDS["question"], question),))
+    return split_of(instance, opening, (Criterion("question", question, SLOT_WORDS["question"], question),))
 
 
-def _split(
+def split_of(
     instance: TaskInstance, opening: str, criteria: tuple[Criterion, ...], *, required: str | None = None
 ) -> InteractiveSplit:
+    """The split of ``instance`` with this opening and these held-back criteria (the context as the instance
+    has it unless ``required`` replaces it)."""
     return InteractiveSplit(
         opening=opening,
         criteria=criteria,
@@ -425,16 +447,36 @@ _NEEDS: dict[str, tuple[str, ...]] = {
 }
 
 
-def register_splitter(task: str, splitter: Splitter, needs: tuple[str, ...] = ()) -> None:
-    """Add (or replace) the split of a task (a Pro category registers its own this way).
+#: The prefix of a CRMArena-Pro category's key in :data:`SPLITTERS` (``pro:handle_time``).
+PRO_SPLIT_PREFIX = "pro:"
+
+
+def _key(task: str, pro: bool) -> str:
+    return f"{PRO_SPLIT_PREFIX}{task}" if pro else task
+
+
+def register_splitter(task: str, splitter: Splitter, needs: tuple[str, ...] = (), *, pro: bool = False) -> None:
+    """Add (or replace) the split of a task.
 
     Args:
         task: The task's name, as in instances.
         splitter: ``(instance, rng) -> InteractiveSplit``, written from ``instance.params`` only.
         needs: The hidden parameters it reads (an instance without them is refused with a clear message).
+        pro: The task is a CRMArena-Pro category (kept apart from the nine's tasks of the same name).
     """
-    SPLITTERS[task] = splitter
-    _NEEDS[task] = tuple(needs)
+    SPLITTERS[_key(task, pro)] = splitter
+    _NEEDS[_key(task, pro)] = tuple(needs)
+
+
+def _pro_splitter(task: str) -> Splitter:
+    """The split a CRMArena-Pro category declares, registered on first use."""
+    from crmarena_gym.tasks.pro import pro_category
+
+    category = pro_category(task)
+    if category.split is None:
+        raise ValueError(f"CRMArena-Pro category {task!r} declares no interactive split")
+    register_splitter(task, category.split, category.split_needs, pro=True)
+    return category.split
 
 
 def interactive_split(instance: TaskInstance, seed: int = 0) -> InteractiveSplit:
@@ -444,10 +486,13 @@ def interactive_split(instance: TaskInstance, seed: int = 0) -> InteractiveSplit
         ValueError: The task has no split, or the instance lacks the hidden parameters it is written from
             (a published instance has none: generate instances with :func:`~crmarena_gym.tasks.generate_tasks`).
     """
-    splitter = SPLITTERS.get(instance.task)
+    key = _key(instance.task, instance.is_pro)
+    splitter = SPLITTERS.get(key)
+    if splitter is None and instance.is_pro:
+        splitter = _pro_splitter(instance.task)
     if splitter is None:
         raise ValueError(f"task {instance.task!r} has no interactive split; these have one: {', '.join(SPLITTERS)}")
-    missing = [name for name in _NEEDS.get(instance.task, ()) if instance.params.get(name) in (None, "")]
+    missing = [name for name in _NEEDS.get(key, ()) if instance.params.get(name) in (None, "")]
     if missing:
         raise ValueError(
             f"instance {instance.idx} ({instance.abbrev}) lacks the hidden parameter(s) {', '.join(missing)} its "

@@ -37,6 +37,7 @@ from typing import Any, Protocol
 from crmarena_gym.org import Org
 from crmarena_gym.schema import CASE_STATUSES
 from crmarena_gym.tasks._instance import TaskInstance
+from crmarena_gym.tasks._schema_names import RenamedCalls, SchemaNames
 from crmarena_gym.tasks._scoring import NONE_ANSWER
 from crmarena_gym.tools import ToolCallText, Toolset, to_argument_datetime, toolset
 
@@ -326,6 +327,7 @@ def oracle_trace(
     *,
     tools: Toolset | None = None,
     run: Callable[[str, dict[str, Any]], Any] | None = None,
+    names: SchemaNames | None = None,
 ) -> OracleTrace:
     """Solve an instance through the tools and record the calls.
 
@@ -335,6 +337,8 @@ def oracle_trace(
         tools: The toolset to call through (default: the 25 task-specific functions).
         run: Carries out each call instead, ``run(name, arguments)`` returning the tool's result (as an
             environment does when the oracle plays it step by step; see ``OraclePolicy``).
+        names: The org's names for the kind's objects and fields, read off the schema text it shows
+            (:meth:`SchemaNames.read`): the solver's own SOQL is written with them (after schema drift).
 
     Returns:
         The calls and the answer (``"None"`` when the tools show there is none).
@@ -349,20 +353,27 @@ def oracle_trace(
         from crmarena_gym.tasks.pro import ProQuestion, pro_category, pro_oracle_trace
 
         question = ProQuestion(instance.query, instance.metadata.required, instance.params, instance.kind)
-        return pro_oracle_trace(pro_category(instance.task), question, org, run=run)[1]
+        return pro_oracle_trace(pro_category(instance.task), question, org, run=run, names=names)[1]
     caller = _Caller(org, tools or toolset("functions"), run)
-    answer = run_solver(instance, caller)
+    answer = run_solver(instance, caller, names=names)
     return OracleTrace(tuple(caller.calls), answer)
 
 
-def run_solver(instance: TaskInstance, calls: SolverCalls) -> str:
+def run_solver(instance: TaskInstance, calls: SolverCalls, *, names: SchemaNames | None = None) -> str:
     """Run the instance's solver with its tool calls answered by ``calls``; the answer it reaches.
+
+    Args:
+        instance: A generated instance.
+        calls: What answers the solver's calls.
+        names: The org's names (see :func:`oracle_trace`): the solver's SOQL is rewritten with them.
 
     Raises:
         OracleError: The instance has no hidden parameters, or ``calls`` raised it.
     """
     if not instance.params:
         raise OracleError(f"instance {instance.idx} has no hidden params; only generated instances can be solved")
+    if names is not None:
+        calls = RenamedCalls(calls, names)
     if instance.is_pro:  # a CRMArena-Pro instance: its category's solver, its answer as an agent submits it
         from crmarena_gym.tasks.pro import ProQuestion, pro_category
         from crmarena_gym.tasks.pro._oracle import submitted_answer

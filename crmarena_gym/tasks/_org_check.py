@@ -45,6 +45,7 @@ def missing_gold_records(instances: Sequence[TaskInstance], org: Org) -> list[tu
         for name, rid in _named_ids(inst):
             by_object[name][rid].append(inst.idx)
     missing: set[str] = set()
+    org = org.declared()  # the objects by the names the task sets use, whatever schema drift renamed
     for name, ids in by_object.items():
         wanted = sorted(ids)
         for start in range(0, len(wanted), _CHUNK):

@@ -116,6 +116,10 @@ def _invoke(tool: Tool, org: Org | None, arguments: dict[str, Any]) -> Any:
     raw = tool.function.__wrapped__  # type: ignore[attr-defined]
     if tool.needs_org and org is None:
         raise ValueError(f"the tool {tool.name!r} reads the org, but no org was given")
+    if tool.kind == "query" and not tool.general and isinstance(org, Org):
+        # The task functions are the org's maintained API: after schema drift they still read the fields
+        # they were written against (the drift map), where an agent's own SOQL must use the new names.
+        org = org.declared()
     try:
         return raw(org, **arguments) if tool.needs_org else raw(**arguments)
     except ToolInputError as err:

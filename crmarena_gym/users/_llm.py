@@ -1,9 +1,11 @@
 """The LLM user: a model plays the person asking, under rules of our own wording (after CRMArena-Pro's).
 
-It is told its persona and the instance's whole request, and the rules: give one piece of the request
-at a time, starting with the goal; never invent facts the request does not hold; say it does not know
-anything else; ask for the Id when given a name; end with the end marker alone on its last line once it
-has its answer (or the agent says there is none). It never sees the gold. Its conversation starts with
+It is told who it is (its persona; a CRMArena-Pro persona after the role its category's pool gives), the
+instance's whole request and the details the request holds back (the criteria of
+:func:`~crmarena_gym.tasks.interactive_split`, among them a record's Id the context alone carried), and the rules:
+give one piece of the request at a time, starting with the goal; never invent facts the request does not hold;
+say it does not know anything else; ask for the Id when given a name; end with the end marker alone on its last
+line once it has its answer (or the agent says there is none). It never sees the gold. Its conversation starts with
 the agent's canned greeting, so its first reply is the agent's first message.
 
 Its calls are retried as the agent's are (rate limits, timeouts, connection failures and 5xx answers;
@@ -30,7 +32,7 @@ __all__ = ["GREETING", "LLMUser", "LLMUserError", "user_system_prompt"]
 GREETING = "Hi! How can I help you today?"
 
 _RULES = """You are a person talking with a CRM assistant. Play this part:
-- You are a {persona}. What you want done is below, under "Your request".
+- {identity} What you want done is below, under "Your request".
 - Start with the goal only, in your own words, and hold back the details (time period, product,
   thresholds, the case, the day ...). Give one detail per message, only when the assistant asks for it.
 - Say only what your request holds. If asked anything else, say you don't know. Never make up a fact.
@@ -40,16 +42,57 @@ _RULES = """You are a person talking with a CRM assistant. Play this part:
   last line of your message. Do not check whether the answer is right.
 
 Your request:
-{request}"""
+{request}{details}"""
 
 
 class LLMUserError(RuntimeError):
     """The user's model could not be reached past the retry budget, or refused the request."""
 
 
+# Who a CRMArena-Pro user is, by the persona pool of its category (its persona sentence says how they behave),
+# and whom they talk to, by the category's audience (internal_operation_data: an employee at the customer-facing
+# assistant).
+_PRO_ROLES = {
+    "employee": "You are an employee of the company",
+    "consumer": "You are a customer of the company",
+    "buyer": "You work at a client of the company",
+}
+_PRO_ASSISTANTS = {
+    "internal": "asking its internal CRM assistant for help.",
+    "external": "talking with its customer-facing assistant.",
+}
+
+
+def _identity(instance: TaskInstance) -> str:
+    """Who the user is: CRMArena's persona is a role ("service manager"); a CRMArena-Pro persona is a sentence
+    about the person ("You plan your week on Sunday evening ..."), said after the role its category's pool gives."""
+    if not instance.is_pro:
+        return f"You are a {instance.persona or 'customer'}."
+    spec = instance.spec
+    role = f"{_PRO_ROLES[spec.persona_pool]}, {_PRO_ASSISTANTS[spec.audience]}"  # type: ignore[union-attr]
+    persona = (instance.persona or "").strip()
+    return f"{role} {persona}".strip()
+
+
 def user_system_prompt(instance: TaskInstance, split: InteractiveSplit) -> str:
-    """The LLM user's instructions for one instance (persona and the whole request; never the gold)."""
-    return _RULES.format(persona=instance.persona or "customer", marker=END_MARKER, request=split.full_request)
+    """The LLM user's instructions for one instance (who they are, their persona and the whole request; never the
+    gold).
+
+    Example:
+        >>> from crmarena_gym.tasks import TaskInstance, interactive_split
+        >>> pro = TaskInstance(idx=0, task="lead_qualification", query="Is this lead qualified?", answer=None,
+        ...     kind="b2b", persona="You prefer short bullet points.", params={"lead_id": "00Q000000000001AAA"},
+        ...     metadata={"required": "- Lead Id to be considered is: 00Q000000000001AAA"})
+        >>> prompt = user_system_prompt(pro, interactive_split(pro))
+        >>> prompt.splitlines()[1][:60], "You prefer short bullet points." in prompt, prompt.splitlines()[-1][-25:]
+        ('- You are an employee of the company, asking its internal CR', True, 'Id is 00Q000000000001AAA.')
+    """
+    details = ""
+    if split.criteria:
+        # What the request holds back, with what the context alone gave (a record's Id): the user can say it.
+        lines = "\n".join(f"- {c.reveal}" for c in split.criteria)
+        details = f"\n\nThe details of your request (give each only when the assistant asks for it):\n{lines}"
+    return _RULES.format(identity=_identity(instance), marker=END_MARKER, request=split.full_request, details=details)
 
 
 class LLMUser:

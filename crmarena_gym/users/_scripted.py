@@ -33,7 +33,7 @@ _ASKING = re.compile(
     re.IGNORECASE,
 )
 _ID = re.compile(r"(?<![A-Za-z0-9])(?=[A-Za-z0-9]*\d)[A-Za-z0-9]{15}(?:[A-Za-z0-9]{3})?(?![A-Za-z0-9])")
-_ID_KINDS = frozenset({"issue_id", "user_id", "product_id", "article_id"})
+_ID_KINDS = frozenset({"issue_id", "user_id", "product_id", "article_id", "task_ids"})
 _DONT_KNOW = (
     "I don't know.",
     "Sorry, I don't know that.",

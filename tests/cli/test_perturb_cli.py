@@ -44,7 +44,12 @@ def test_perturb_writes_the_org_and_carries_the_tasks(
 
 @pytest.mark.parametrize(
     ("spec", "message"),
-    [("chaos=0.3", "kind"), ("distractors=1.5", "less than or equal to 1"), ("distractors", "KIND=STRENGTH")],
+    [
+        ("chaos=0.3", "unknown perturbation kind 'chaos'"),
+        ("distractors=1.5", "must be a number in (0, 1], got 1.5"),
+        ("distractors", "KIND=STRENGTH"),
+        ("distractors=lots", "'distractors=lots' is not a number"),
+    ],
 )
 def test_perturb_refuses_bad_input(
     tmp_path: Path, env_org: Path, spec: str, message: str, capsys: pytest.CaptureFixture[str]

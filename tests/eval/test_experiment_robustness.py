@@ -111,3 +111,94 @@ def test_the_example_robustness_spec_loads() -> None:
     swept = {axis for s in spec.sweeps for axis, v in s.model_dump().items() if v is not None and axis != "name"}
     axes = {"schema_drift", "distractors", "dirty_values", "knowledge_drift", "unavailable_p", "session_expires_after"}
     assert axes <= swept
+
+
+def test_gym_make_plays_the_perturbed_org_and_records_it(
+    tmp_path: Path, env_org: Path, nine_tasks: list[TaskInstance], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from crmarena_gym.eval import evaluate
+    from crmarena_gym.tasks import recompute_tasks
+
+    monkeypatch.setenv("CRMARENA_GYM_CACHE", str(tmp_path / "cache"))
+    spec = "schema_drift=0.5 dirty_values=0.5"
+    env = gym.make("CRMArena-v0", org=env_org, tasks=nine_tasks, toolset="functions", perturbations=spec)
+    record = env.unwrapped.perturbation
+    assert [(p["kind"], p["strength"], p["seed"]) for p in record["perturbations"]] == [
+        ("schema_drift", 0.5, 0),
+        ("dirty_values", 0.5, 0),
+    ]
+    manifest = read_manifest(record["org"])
+    assert manifest.base_content_hash == read_manifest(env_org).content_hash
+    assert [p["kind"] for p in manifest.perturbations] == ["schema_drift", "dirty_values"]
+    carried = recompute_tasks(nine_tasks, env_org, record["org"])  # the same instances, the same gold
+    assert [(i.idx, i.answer) for i in env.unwrapped.instances] == [(i.idx, i.answer) for i in carried.kept]
+    assert record["kept"] == len(carried.kept) and record["dropped"] == carried.dropped
+    assert record["kept"] + sum(record["dropped"].values()) == len(nine_tasks)
+    assert env.unwrapped.metadata["perturbations"] == record
+    _, info = env.reset(seed=0)
+    assert info["perturbations"] == record
+    from crmarena_gym.org import LocalOrg
+    from crmarena_gym.schema import schema_text
+
+    assert info["schema"] == LocalOrg(record["org"]).schema.text() != schema_text()  # the drifted names shown
+    # The same perturbations as a mapping give the same org; the run records what it played.
+    same = gym.make(
+        "CRMArena-v0", org=env_org, tasks=nine_tasks, perturbations={"schema_drift": 0.5, "dirty_values": 0.5}
+    )
+    assert same.unwrapped.perturbation == record
+    run = evaluate(
+        "oracle",
+        env_id="CRMArena-v0",
+        org=env_org,
+        tasks=nine_tasks,
+        env_kwargs={"toolset": "functions", "perturbations": spec},
+        per_task=1,
+        out=tmp_path / "run",
+        progress=False,
+    )
+    assert run.summary["all"]["accuracy"] == 1.0  # the task functions follow the drift
+    metadata = json.loads((tmp_path / "run" / "metadata.json").read_text())
+    assert metadata["perturbations"] == json.loads(json.dumps(record))
+    assert metadata["run"]["env_kwargs"]["perturbations"] == spec
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        ("chaos=0.3", "unknown perturbation kind 'chaos'"),
+        ({"distractors": 3}, "the strength of distractors must be a number in (0, 1], got 3"),
+        ("distractors=", "the strength in 'distractors=' is not a number"),
+    ],
+)
+def test_gym_make_refuses_a_bad_perturbation(env_org: Path, nine_tasks: list[TaskInstance], bad, message) -> None:
+    import re
+
+    with pytest.raises(ValueError, match=re.escape(message)):
+        gym.make("CRMArena-v0", org=env_org, tasks=nine_tasks, perturbations=bad)
+
+
+def test_the_example_pro_robustness_spec_loads() -> None:
+    spec = load_experiment(Path(__file__).resolve().parents[2] / "examples" / "robustness_pro.toml")
+    assert spec.env == "CRMArena-Pro-B2B-v0"
+    assert [p.name for p in spec.policies] == ["oracle", "reactive-oracle", "random"]
+    swept = {axis for s in spec.sweeps for axis, v in s.model_dump().items() if v is not None and axis != "name"}
+    assert {"schema_drift", "distractors", "dirty_values", "knowledge_drift"} <= swept
+
+
+def test_act_mode_under_schema_drift(
+    tmp_path: Path, env_org: Path, nine_tasks: list[TaskInstance], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The episode's set-up records are written under the drifted names; the oracle's change too."""
+    from crmarena_gym.eval import evaluate
+
+    monkeypatch.setenv("CRMARENA_GYM_CACHE", str(tmp_path / "cache"))
+    run = evaluate(
+        "oracle",
+        env_id="CRMArena-NCR-Act-v0",
+        org=env_org,
+        tasks=nine_tasks,
+        env_kwargs={"toolset": "functions", "perturbations": "schema_drift=1.0"},
+        limit=3,
+        progress=False,
+    )
+    assert len(run.results) == 3 and run.summary["all"]["accuracy"] == 1.0

@@ -27,6 +27,7 @@ from crmarena_gym.integrations.openenv import (  # noqa: E402
     HubConfig,
     ServerLimits,
     ServerThread,
+    ToolCall,
     check_host,
     make_app,
 )
@@ -154,6 +155,141 @@ def test_websocket_steps_on_the_event_loop_or_in_worker_threads_answer_alike(
     assert not app.inline_steps
     app.close()
     soql.close()
+
+
+def _recorded_session(episodes: list[tuple[int, list[tuple[str, dict[str, Any]]]]]) -> list[str]:
+    """WebSocket messages of recorded oracle episodes (each reset labelled, so the answers hold the same ids on
+    any server), steps that go wrong (an unknown function, refused actions, a step after the end), and
+    messages that are not typed actions' steps."""
+
+    def step(data: Any) -> str:
+        return json.dumps({"type": "step", "data": data})
+
+    messages = []
+    for n, (task_id, calls) in enumerate(episodes):
+        label = f"recorded-{n}" + ("\ud800" if n == len(episodes) - 1 else "")  # the last: not UTF-8 text
+        reset = {"split": "train", "task_id": task_id, "seed": 0, "episode_id": label}
+        messages.append(json.dumps({"type": "reset", "data": reset}))
+        messages += [step({"tool_call": {"name": name, "arguments": arguments}}) for name, arguments in calls[:-1]]
+        messages += [
+            step({"tool_call": {"name": "no_such_function", "arguments": {"x": 1}}}),  # an error observation
+            step({"bogus": 1}),  # refused by validation
+            '{"type": "step", "data": {"tool_call": {"name": "get_\\ud800"}}}',  # refused: a name is UTF-8
+            step({"type": "call_tool", "tool_name": "no_such_function", "arguments": {}}),  # OpenEnv's MCP step
+            '{"type": "state"}',
+            step({"tool_call": {"name": calls[-1][0], "arguments": calls[-1][1]}}),  # the submission: the record
+            step({"text": "submit again"}),  # EPISODE_OVER
+            "{not json",
+        ]
+    return messages
+
+
+def test_steps_answered_as_they_arrive_are_byte_for_byte_the_general_paths_answers(
+    server: ServerThread, hub: CRMArenaHub, episodes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The protocol answers a functions-toolset step in its own callback (AnswerNow) while the session waits
+    for a message; every answer is the exact text the application's general path gives (its task reading
+    the message through ``receive``, on the event loop or in a worker thread), pipelined messages included."""
+    from crmarena_gym.integrations.openenv import _app
+
+    messages = _recorded_session(episodes[::9][:6])
+    seen: list[str] = []
+
+    async def play(url: str, pipelined: bool = False) -> list[str]:
+        async with websockets.connect(url.replace("http", "ws", 1) + "/ws", compression=None) as ws:
+            if pipelined:
+                for message in messages:
+                    await ws.send(message)
+                return [await ws.recv() for _ in messages]
+            answers = []
+            for message in messages:
+                await ws.send(message)
+                answers.append(await ws.recv())
+            return answers
+
+    def counting(app: Any) -> None:
+        general = app._ws_message
+
+        async def spy(raw: str | bytes, *args: Any, **kwargs: Any) -> Any:
+            seen.append(raw if isinstance(raw, str) else raw.decode(errors="replace"))
+            return await general(raw, *args, **kwargs)
+
+        monkeypatch.setattr(app, "_ws_message", spy)
+
+    counting(server.app)
+    answered_now = asyncio.run(play(server.url))
+    typed_steps = [m for m in messages if m.startswith('{"type": "step"') and '"type": "call_tool"' not in m]
+    assert not set(seen) & set(typed_steps) and len(seen) == len(messages) - len(typed_steps)  # none went general
+    assert asyncio.run(play(server.url, pipelined=True)) == answered_now
+    with ServerThread(hub=hub, limits=ServerLimits(inline_steps=False)) as threaded:
+        assert asyncio.run(play(threaded.url)) == answered_now
+    monkeypatch.setattr(_app, "ANSWER_NOW", "not offered")  # the application finds no hook: all go general
+    with ServerThread(hub=hub) as general:
+        seen.clear()
+        counting(general.app)
+        assert asyncio.run(play(general.url)) == answered_now
+        assert seen == messages
+    decoded = [json.loads(answer) for answer in answered_now]
+    assert decoded[0]["data"]["observation"]["episode_id"] == "recorded-0"
+    finals = [d for d in decoded if d["type"] == "observation" and d["data"]["done"]]
+    assert len(finals) == 6 and all(d["data"]["reward"] == 1.0 and d["data"]["observation"]["record"] for d in finals)
+    errors = {d["data"]["observation"]["error"] for d in decoded if d["type"] == "observation"}
+    assert errors == {None, "FUNCTION_ERROR", "EPISODE_OVER"}
+    codes = {d["data"]["code"] for d in decoded if d["type"] == "error"}
+    assert codes == {"VALIDATION_ERROR", "INVALID_JSON"}
+    # text that UTF-8 cannot carry (a lone surrogate in an episode's label) comes back escaped, in every answer
+    echoed = [a for a in answered_now if "\ud800" in json.dumps(json.loads(a), ensure_ascii=False)]
+    assert echoed and all(a.isascii() for a in echoed)
+
+
+def test_http_observations_are_the_bytes_starlettes_json_response_writes(hub: CRMArenaHub, episodes) -> None:
+    from starlette.responses import JSONResponse
+
+    from crmarena_gym.integrations.openenv._app import _observation_response, serialize_observation
+
+    env = hub.make_environment()
+    for task_id, calls in episodes[::16]:
+        observations = [env.reset(split="train", task_id=task_id, seed=0)]
+        observations += [env.step(_tool_action(name, arguments, n)) for n, (name, arguments) in enumerate(calls)]
+        assert observations[-1].reward == 1.0 and observations[0].tools
+        for observation in observations:
+            ours, starlettes = _observation_response(observation), JSONResponse(serialize_observation(observation))
+            assert (ours.body, ours.headers) == (starlettes.body, starlettes.headers)
+    # where JSONResponse fails (a lone surrogate cannot be UTF-8), the answer is JSON that reads back the same
+    odd = env.reset(split="train", seed=0, episode_id="odd-\ud800")
+    assert json.loads(_observation_response(odd).body)["observation"]["episode_id"] == "odd-\ud800"
+    with pytest.raises(UnicodeEncodeError):
+        JSONResponse(serialize_observation(odd))
+    env.close()
+
+
+def test_answers_are_pydantic_cores_bytes_whichever_encoder_writes_them(hub: CRMArenaHub, episodes) -> None:
+    """orjson (the openenv extra's) writes what pydantic-core writes, or refuses and pydantic-core does: the
+    bytes of an answer do not depend on what is installed."""
+    from pydantic_core import to_json
+
+    from crmarena_gym.integrations.openenv._app import _ORJSON_OPTIONS, encode_answer, serialize_observation
+
+    orjson = pytest.importorskip("orjson")
+    env = hub.make_environment()
+    answers: list[Any] = []
+    for task_id, calls in episodes[::8]:
+        answers.append(serialize_observation(env.reset(split="train", task_id=task_id, seed=0)))
+        for n, (name, arguments) in enumerate(calls):
+            observation = env.step(_tool_action(name, arguments, n))
+            answers.append({"type": "observation", "data": serialize_observation(observation)})
+    env.close()
+    odd = [float("nan"), float("-inf"), -0.0, 1e-7, 1e16, 5e-324, 2**64 - 1, "é\u2028\x00", ("a", 1)]
+    answers.append({"odd": odd, "big": 2**70, "keys": {1: "an integer key"}})
+    refused = 0
+    for answer in answers:
+        expected = to_json(answer, inf_nan_mode="null")
+        assert encode_answer(answer) == expected
+        try:
+            assert orjson.dumps(answer, option=_ORJSON_OPTIONS) == expected  # orjson's own bytes
+        except TypeError:
+            refused += 1
+    assert refused == 1  # the integer past 64 bits and the integer key: pydantic-core wrote that one
 
 
 def test_messages_sent_before_any_answer_is_read_are_all_answered_in_order(server: ServerThread) -> None:
@@ -292,6 +428,53 @@ def test_the_serve_env_command_serves_an_episode(env_org: Path) -> None:
             start = client.reset(split="test", task="BRI", seed=0)
             assert start.observation.task == "BRI" and start.observation.split == "test"
             assert client.step(CRMArenaAction(text="submit None")).done
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=30)
+
+
+@pytest.mark.slow
+def test_serve_env_user_flag_serves_conversations(env_org: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    assert main(["serve-env", "--port", "0", "--org", str(env_org), "--user", "gpt-4o"]) == 2
+    assert "unknown user 'gpt-4o'" in capsys.readouterr().err
+    entry = "import sys; from crmarena_gym.cli import main; sys.exit(main(sys.argv[1:]))"
+    command = [sys.executable, "-c", entry, "serve-env", "--port", "0", "--org", str(env_org), "--per-task", "2"]
+    process = subprocess.Popen(
+        [*command, "--user", "scripted"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ),
+        preexec_fn=default_signals,
+    )
+    try:
+        line = process.stdout.readline()  # type: ignore[union-attr]
+        assert line.startswith("serving CRMArena (OpenEnv) on http://127.0.0.1:"), line + process.stderr.read()  # type: ignore[union-attr]
+        url = line.split(" on ")[1].split()[0]
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(url + "/health").status_code == 200:
+                    break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "the server did not answer"
+                time.sleep(0.1)
+        with CRMArenaHTTPClient(url) as client:
+            start = client.reset(split="test", task="BRI", seed=0)
+            assert "respond" in [t["function"]["name"] for t in start.observation.tools]
+            reply = client.step(
+                CRMArenaAction(tool_call=ToolCall(name="respond", arguments={"message": "For which period?"}))
+            )
+            # the simulated user's answer comes back as the next user message
+            assert not reply.done and reply.observation.messages[-1]["role"] == "user"
+            assert reply.observation.messages[-1]["content"] == reply.observation.text and reply.observation.text
+            final = client.step(CRMArenaAction(tool_call=ToolCall(name="respond", arguments={"message": "None"})))
+            assert final.done and final.observation.text == "###STOP###"
     finally:
         process.send_signal(signal.SIGINT)
         process.wait(timeout=30)

@@ -76,3 +76,23 @@ def test_the_turn_budget_shaping_and_refusals(adapter_org: LocalOrg) -> None:
         list(load_environment(org=str(adapter_org.path), per_task=2, tasks=["BRI"], framework="fc").taskset)
     with pytest.raises(ValueError, match="unknown option"):
         load_environment(org=str(adapter_org.path), colour="red")
+
+
+def test_a_conversation_with_the_scripted_user(adapter_org: LocalOrg) -> None:
+    env = load_environment(org=str(adapter_org.path), per_task=2, tasks=["BRI"], framework="act", user="scripted")
+    task = next(iter(env.taskset))
+    (instance,) = [i for i in chat_tasks(adapter_org, split="train", per_task=2) if i.idx == task.data.info["task_id"]]
+    # the prompt is the user's opening, without the window; the system prompt tells the model to ask
+    assert task.data.prompt.split("\n\n")[0] != instance.query and "respond" in task.data.system_prompt
+    agents = ScriptedAgents(["respond For which period?", f"respond {instance.answer or 'None'}"])
+    asyncio.run(env.run(task, agents))
+    (interaction,) = agents.interactions
+    assert interaction.sent[0] is None and interaction.sent[1].strip()  # the user's reply: the next user turn
+    assert (
+        "Q" in interaction.sent[1] or "quarter" in interaction.sent[1] or any(c.isdigit() for c in interaction.sent[1])
+    )
+    assert interaction.trace.rewards == {"crmarena_reward": 1.0}
+    record = interaction.trace.info["crmarena_record"]
+    assert record["conversation"]["end"] == "user_stop" and record["conversation"]["revealed"] == ["window"]
+    with pytest.raises(ValueError, match="unknown user"):
+        list(load_environment(org=str(adapter_org.path), per_task=2, tasks=["BRI"], user="gpt-4o").taskset)

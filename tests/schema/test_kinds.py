@@ -208,3 +208,53 @@ def test_schema_text_of_each_kind_lists_every_shown_field_once(kind: str) -> Non
         assert (listed.group(1).count(" (") if listed else 0) == len(expected)
         for name in expected:
             assert listed is not None and f"{name} (" in listed.group(1)
+
+
+# Salesforce's facts of fields every kind shares (the Object Reference): text lengths, and who may own a record
+# (contacts cannot be owned by a queue, cases can).
+_SALESFORCE_LENGTHS = {
+    ("Contact", "FirstName"): 40,
+    ("Contact", "LastName"): 80,
+    ("Account", "ShippingCity"): 40,
+    ("Account", "ShippingState"): 80,
+    ("Product2", "Description"): 4000,
+    ("Knowledge__kav", "Summary"): 1000,
+}
+_SALESFORCE_TARGETS = {("Contact", "OwnerId"): {"User"}, ("Case", "OwnerId"): {"User", "Group"}}
+
+
+@pytest.mark.parametrize("kind", ORG_KINDS)
+def test_shared_fields_have_salesforces_lengths_and_targets_in_every_kind(kind: str) -> None:
+    schema = org_schema(kind)
+    for (obj, name), length in _SALESFORCE_LENGTHS.items():
+        assert schema.get_object(obj).get_field(name).max_length == length, (kind, obj, name)  # type: ignore[union-attr]
+    for (obj, name), targets in _SALESFORCE_TARGETS.items():
+        f = schema.get_object(obj).get_field(name)  # type: ignore[union-attr]
+        assert {f.reference_to, *f.polymorphic} == targets, (kind, obj, name)  # type: ignore[union-attr]
+
+
+# What Salesforce fixes about a field, whatever the org: a field both kinds have must agree on all of it.
+_FACTS = (
+    "type", "max_length", "reference_to", "polymorphic", "relationship_name", "child_relationship", "on_delete",
+    "required", "default", "readonly", "create_only", "external_id", "column", "autonumber", "picklist_values",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", PRO_KINDS)
+def test_pro_fields_of_the_service_objects_keep_the_service_facts(kind: str) -> None:
+    service = org_schema("service")
+    # A person account's Name is computed from first and last name; a business account's is its own, required.
+    differs = {("Account", "Name"): {"required"}}
+    shared = 0
+    for obj in org_schema(kind).objects:
+        base = service.get_object(obj.name)
+        if base is None:
+            continue
+        for f in obj.fields:
+            g = base.get_field(f.name)
+            if g is None:
+                continue
+            shared += 1
+            facts = [a for a in _FACTS if a not in differs.get((obj.name, f.name), ())]
+            assert [getattr(f, a) for a in facts] == [getattr(g, a) for a in facts], (kind, obj.name, f.name)
+    assert shared > 150  # the 16 objects' fields, less the person account's

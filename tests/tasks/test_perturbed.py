@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections import Counter, defaultdict
 from datetime import datetime
@@ -10,12 +11,21 @@ from pathlib import Path
 
 import pytest
 
-from crmarena_gym.datagen import PERTURBATION_VERSION, Perturbation, perturb_org, read_manifest
-from crmarena_gym.tasks import TaskInstance, generate_tasks, recompute_tasks
+from crmarena_gym.datagen import PERTURBATION_VERSION, Perturbation, parse_perturbations, perturb_org, read_manifest
+from crmarena_gym.org import LocalOrg
+from crmarena_gym.tasks import SchemaNames, TaskInstance, generate_tasks, oracle_trace, recompute_tasks, solve
 
 
 def _secs(ts: str) -> int:
     return int((datetime.strptime(ts[:19], "%Y-%m-%dT%H:%M:%S") - datetime(1970, 1, 1)).total_seconds())
+
+
+def _parses(text: str, form: str) -> bool:
+    try:
+        datetime.strptime(text, form)
+    except ValueError:
+        return False
+    return True
 
 
 def _best(values: dict[str, Fraction] | dict[str, int], pick: str) -> str | None:
@@ -61,6 +71,15 @@ def _sql_gold(conn: sqlite3.Connection, inst: TaskInstance) -> object:
     return NotImplemented
 
 
+def _through_the_tools(path: Path, kept: list[TaskInstance]) -> None:
+    """Every kept instance's gold is what the oracle reaches through the task functions on the perturbed org
+    (the functions and the query engine: code apart from the gold functions that recomputed it)."""
+    org = LocalOrg(path)
+    names = SchemaNames.read(org.schema.text(), "service")
+    for inst in kept:
+        assert oracle_trace(inst, org, names=names).answer == (inst.answer or "None"), inst.idx
+
+
 @pytest.fixture(scope="module")
 def base_tasks(env_org: Path) -> list[TaskInstance]:
     return generate_tasks(env_org, seed=1, per_task=10)
@@ -103,9 +122,22 @@ def test_distractors_add_look_alikes_and_change_no_gold(env_org: Path, tmp_path:
     ).fetchone()[0]
     n_base = base.execute("SELECT COUNT(*) FROM Account").fetchone()[0]
     assert dup >= round(0.5 * n_base)
+    # Duplicate cases: the same subject, description, contact and account, later, New, the API user's, no order
+    # line or issue.
+    dup_cases = pert.execute(
+        'SELECT COUNT(DISTINCT d.Id) FROM "Case" d JOIN "Case" o ON o.Subject = d.Subject '
+        "AND o.Description = d.Description AND o.ContactId = d.ContactId AND o.AccountId = d.AccountId "
+        "AND o.Id != d.Id AND o.CreatedDate < d.CreatedDate "
+        "WHERE d.Status = 'New' AND d.ClosedDate IS NULL AND d.OrderItemId__c IS NULL AND d.IssueId__c IS NULL "
+        'AND d.OwnerId = (SELECT MIN(Id) FROM "User")'
+    ).fetchone()[0]
+    n_cases = base.execute('SELECT COUNT(*) FROM "Case"').fetchone()[0]
+    assert pert.execute('SELECT COUNT(*) FROM "Case"').fetchone()[0] == n_cases + round(0.5 * n_cases)
+    assert dup_cases == round(0.5 * n_cases)
     result = recompute_tasks(base_tasks, env_org, path)
     assert result.dropped == {}
     assert [(i.idx, i.answer) for i in result.kept] == [(i.idx, i.answer) for i in base_tasks]  # every instance
+    _through_the_tools(path, result.kept)
     checked = 0
     for inst in result.kept:
         expected = _sql_gold(pert, inst)
@@ -121,6 +153,22 @@ def test_dirty_values_gold_recomputed_and_ambiguous_dropped(env_org: Path, tmp_p
     states = {s for (s,) in pert.execute("SELECT ShippingState FROM Account WHERE ShippingState IS NOT NULL")}
     assert any(s != s.upper() for s in states)
     assert pert.execute("SELECT COUNT(*) FROM Product2 WHERE External_ID__c LIKE '#%'").fetchone()[0] > 0
+    # Dates written as text: the day the case was opened, by hand, in a case's description (never ISO).
+    written = 0
+    forms = ("%m/%d/%Y", "%d.%m.%Y", "%d %b %Y", "%B %d, %Y", "%m-%d-%y")
+    base = sqlite3.connect(env_org)
+    before = dict(base.execute('SELECT Id, Description FROM "Case"').fetchall())
+    for case_id, text, created in pert.execute('SELECT Id, Description, CreatedDate FROM "Case"'):
+        if text == before[case_id]:
+            continue
+        assert text.startswith(before[case_id])
+        note = text[len(before[case_id]) :].strip()
+        assert note.startswith("Customer first wrote on ") and note.endswith(".")
+        day = note.removeprefix("Customer first wrote on ").removesuffix(".")
+        parsed = {datetime.strptime(day, f).date() for f in forms if _parses(day, f)}
+        assert parsed == {datetime.strptime(created[:10], "%Y-%m-%d").date()}, (day, created)
+        written += 1
+    assert written == round(0.4 * len(before))
     result = recompute_tasks(base_tasks, env_org, path)
     assert len(result.kept) + sum(result.dropped.values()) == len(base_tasks)
     assert result.dropped.get("changed", 0) > 0  # lower-cased states split BRI's groups
@@ -136,6 +184,8 @@ def test_dirty_values_gold_recomputed_and_ambiguous_dropped(env_org: Path, tmp_p
         expected = _sql_gold(pert, inst)
         if expected is not NotImplemented:
             assert inst.answer == expected, inst.idx
+    assert result.dropped.get("inputs changed", 0) > 0  # policy-violation cases whose description was written to
+    _through_the_tools(path, result.kept)
 
 
 def test_bad_perturbation_refused(env_org: Path, tmp_path: Path) -> None:
@@ -145,6 +195,31 @@ def test_bad_perturbation_refused(env_org: Path, tmp_path: Path) -> None:
         Perturbation.model_validate({"kind": "chaos", "strength": 0.5})
     with pytest.raises(ValueError, match="at least one"):
         perturb_org(env_org, tmp_path / "x.sqlite", [])
+
+
+def test_perturbations_are_read_from_every_form() -> None:
+    want = [
+        Perturbation(kind="schema_drift", strength=0.2, seed=4),
+        Perturbation(kind="distractors", strength=1, seed=4),
+    ]
+    assert parse_perturbations("schema_drift=0.2 distractors=1", seed=4) == want
+    assert parse_perturbations(["schema_drift=0.2", "distractors=1.0"], seed=4) == want
+    assert (
+        parse_perturbations({"schema_drift": 0.2, "dirty_values": 0, "distractors": 1, "perturbation_seed": 4}) == want
+    )
+    assert parse_perturbations([p.model_dump() for p in want]) == want
+    assert parse_perturbations(None) == parse_perturbations("") == []
+    for bad, message in [
+        ("chaos=0.2", "unknown perturbation kind 'chaos'"),
+        ({"distractors": 1.5}, "got 1.5"),
+        ({"distractors": "high"}, "got 'high'"),
+        ("distractors=x", "'distractors=x' is not a number"),
+        ([{"kind": "distractors", "strength": 0.2, "seed": -1}], "got -1"),
+        ([{"kind": "distractors", "strength": 0.2, "rate": 1}], "also has ['rate']"),
+        (7, "got 7"),
+    ]:
+        with pytest.raises(ValueError, match=re.escape(message)):
+            parse_perturbations(bad)
 
 
 def test_schema_drift_renames_refuse_old_names_and_keep_gold(env_org: Path, tmp_path: Path, base_tasks: list) -> None:
@@ -181,8 +256,23 @@ def test_schema_drift_renames_refuse_old_names_and_keep_gold(env_org: Path, tmp_
     import pickle
 
     assert pickle.loads(pickle.dumps(org.schema)).text() == text
+    # The task functions are the org's maintained API: they read through the drift map (the declared names),
+    # which refuses the new names as the org refuses the old ones.
+    declared = org.declared()
+    assert declared is not org and declared.schema.drift is None and base.declared() is base
+    for obj, names in renamed.items():
+        for old, new in names.items():
+            got = declared.query(f"SELECT Id, {old} FROM {obj} ORDER BY Id LIMIT 3")["records"]
+            want = base.query(f"SELECT Id, {old} FROM {obj} ORDER BY Id LIMIT 3")["records"]
+            assert got == want
+            with pytest.raises(OrgError, match="INVALID_FIELD"):
+                declared.query(f"SELECT {new} FROM {obj} LIMIT 1")
     result = recompute_tasks(base_tasks, env_org, path)
     assert result.dropped == {} and len(result.kept) == len(base_tasks)
+    assert all(solve(inst, org) == (inst.answer or "None") for inst in result.kept)  # the functions alone
+    # An agent's own SOQL needs the new names: read off the schema text, they are the drift's.
+    names = SchemaNames.read(text, "service")
+    assert names is not None and names.fields == renamed and names.objects == now
     conn = sqlite3.connect(path)
     for inst in result.kept:
         expected = _sql_gold(conn, inst)
@@ -212,6 +302,7 @@ def test_knowledge_drift_keeps_the_current_article_the_only_answer(
     result = recompute_tasks(base_tasks, env_org, path)
     assert result.dropped == {}
     assert [(i.idx, i.answer) for i in result.kept] == [(i.idx, i.answer) for i in base_tasks]
+    _through_the_tools(path, result.kept)
     checked = 0
     for inst in result.kept:
         if inst.task != "knowledge_qa" or not any(ch.isdigit() for ch in inst.answer or ""):
@@ -251,3 +342,4 @@ def test_schema_drift_renames_custom_objects(env_org: Path, tmp_path: Path, base
     assert hits and all(h["attributes"]["type"] == issue for h in hits)
     result = recompute_tasks(base_tasks, env_org, path)
     assert result.dropped == {} and [i.answer for i in result.kept] == [i.answer for i in base_tasks]
+    _through_the_tools(path, result.kept)  # the task functions follow the renamed objects too

@@ -16,6 +16,11 @@ budget runs out. The score is recorded as the trace's ``crmarena_reward`` (the s
 shaping is set), and the episode's record (gold answer, score breakdown, trajectory: the fields of an
 evaluation record) in ``trace.info["crmarena_record"]``.
 
+With ``user="scripted"`` (or ``"litellm:MODEL"``) each task is a conversation (the interactive ids, CRMArena's
+or CRMArena-Pro's by the org's kind): the prompt is the simulated user's opening, the system prompt tells the
+model to ask for what it lacks, and a reply ``respond <message>`` goes to the simulated user, whose answer is
+the next user turn; the episode ends when the user ends the conversation on the model's answer.
+
 Function calling is not offered here. verifiers 0.4 runs a model's tool calls inside its harness program,
 not in the environment: the tools are MCP servers (``Taskset.toolsets``/``Task.toolsets``, a
 ``verifiers.v1.mcp.Toolset`` served in its own process), and :meth:`CRMArenaEnv.run` sees only the
@@ -50,6 +55,7 @@ from crmarena_gym.chat import (
 )
 from crmarena_gym.envs import MAX_TURNS
 from crmarena_gym.org import LocalOrg, default_org_path
+from crmarena_gym.users import make_user
 
 __all__ = [
     "TASKSET_ID",
@@ -90,6 +96,8 @@ class CRMArenaConfig(vf.TasksetConfig):
     """``strict`` or ``lenient`` answer matching."""
     shaping: dict[str, float] = Field(default_factory=dict)
     """Optional penalties: ``refused_call`` and ``malformed_reply`` (see :class:`~crmarena_gym.chat.Shaping`)."""
+    user: str | None = None
+    """None for single-turn tasks; ``scripted`` or ``litellm:MODEL`` for conversations with a simulated user."""
 
 
 class CRMArenaData(vf.TaskData):
@@ -118,6 +126,7 @@ def session_for(info: dict[str, Any]) -> ChatSession:
         per_task=info["per_task"] if info["split"] == "train" else None,
         toolset=info["toolset"],
         match=info["match"],
+        user=info.get("user"),
     )
     return ChatSession(env, info["framework"], shaping=Shaping(**info["shaping"]) if info["shaping"] else None)
 
@@ -133,7 +142,9 @@ class CRMArenaEnv(vf.Env[CRMArenaEnvConfig]):
     async def run(self, task: CRMArenaTask, agents: Any) -> None:
         info = task.data.info
         session = session_for(info)
-        session.reset(task_id=info["task_id"], max_turns=info["max_turns"])
+        # A conversation's opening is the one the rows were built with (the scripted user's, seed 0).
+        seed = 0 if info.get("user") else None
+        session.reset(task_id=info["task_id"], max_turns=info["max_turns"], seed=seed)
         async with agents.player.interaction(task) as interaction:
             segment = await interaction.turn()  # the task's prompt opens: the model replies first
             while not segment.terminated:
@@ -161,6 +172,8 @@ class CRMArenaTaskset(vf.Taskset[CRMArenaTask, CRMArenaConfig]):
         if config.split not in ("train", "test"):
             raise ValueError(f"split must be 'train' or 'test', got {config.split!r}")
         shaping = Shaping(**config.shaping) if config.shaping else None  # checked here, once
+        if config.user is not None:
+            make_user(config.user)  # an unknown user is refused here, not at the first episode
         rows = episode_rows(
             _org(config.org or ""),
             split=config.split,  # type: ignore[arg-type]
@@ -170,6 +183,7 @@ class CRMArenaTaskset(vf.Taskset[CRMArenaTask, CRMArenaConfig]):
             toolset=config.toolset,
             framework=config.framework,  # type: ignore[arg-type]
             max_turns=config.max_turns,
+            user=config.user,
         )
         settings = {
             "org": config.org or "",
@@ -179,6 +193,7 @@ class CRMArenaTaskset(vf.Taskset[CRMArenaTask, CRMArenaConfig]):
             "framework": config.framework,
             "match": config.match,
             "shaping": shaping.as_dict() if shaping else {},
+            "user": config.user,
             "metadata": run_metadata(
                 config.framework,  # type: ignore[arg-type]
                 toolset=config.toolset,

@@ -3,7 +3,9 @@
 Beside them, the framework that makes them a benchmark: generation (:func:`generate_pro_tasks`: None golds at
 each category's rate, no gold above 45%, personas, the Domain Details, Pro's idx blocks; :func:`default_pro_tasks`,
 cached per org), grading without an LLM (:func:`score_pro_answer`, :func:`score_instance`), the agent's role per
-audience (:func:`pro_role`) and the oracle (:func:`pro_oracle_trace`).
+audience (:func:`pro_role`) and the oracle (:func:`pro_oracle_trace`). Each category also declares its
+conversation form (``Category.split``: what the user says first, what it holds back; see
+:func:`~crmarena_gym.tasks.interactive_split` and :mod:`crmarena_gym.tasks.pro._conversation`).
 
 Example:
     >>> from crmarena_gym.tasks.pro import get_pro_spec

@@ -26,6 +26,8 @@ from crmarena_gym.tasks.pro._spec import ProCategorySpec, get_pro_spec
 if TYPE_CHECKING:
     import numpy as np
 
+    from crmarena_gym.tasks._instance import TaskInstance
+    from crmarena_gym.tasks._interactive import InteractiveSplit
     from crmarena_gym.tasks._oracle import SolverCalls
 
 #: A gold or a solved answer: one value, a set of values (a tuple, sorted), or None (no answer).
@@ -104,6 +106,9 @@ GoldFn = Callable[[sqlite3.Connection, Mapping[str, Any]], ProAnswer]
 SolveFn = Callable[["SolverCalls", ProQuestion], ProAnswer]
 #: ``leak_facts_sql(conn, params)``: the confidentiality categories' planted facts, recomputed by SQL.
 LeakFn = Callable[[sqlite3.Connection, Mapping[str, Any]], tuple[str, ...]]
+#: ``split(instance, rng)``: the instance's request as a conversation plays it (what the user says first, what it
+#: holds back), written from the instance's hidden parameters and its own query, never from the gold.
+SplitFn = Callable[["TaskInstance", "np.random.Generator"], "InteractiveSplit"]
 
 
 @dataclass(frozen=True)
@@ -118,6 +123,11 @@ class Category:
         tools: The task functions a Salesforce user has that this category needs beyond SOQL/SOSL (e.g.
             ``("search_knowledge_articles",)``); documented per category.
         leak_facts_sql: For the confidentiality categories, the planted facts by SQL (see :data:`LeakFn`).
+        split: The conversation form of an instance (see :data:`SplitFn`), registered as the category's
+            interactive split (:func:`~crmarena_gym.tasks.interactive_split`); a category with nothing to hold
+            back returns no criteria and says why in its module.
+        split_needs: The hidden parameters ``split`` reads (an instance without them cannot be played as a
+            conversation, and is refused with a message saying so).
     """
 
     name: str
@@ -126,6 +136,8 @@ class Category:
     solve: SolveFn
     tools: tuple[str, ...] = ()
     leak_facts_sql: LeakFn | None = None
+    split: SplitFn | None = None
+    split_needs: tuple[str, ...] = ()
 
     @property
     def spec(self) -> ProCategorySpec:

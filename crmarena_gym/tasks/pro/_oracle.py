@@ -7,6 +7,7 @@ from typing import Any
 
 from crmarena_gym.org import Org
 from crmarena_gym.tasks._oracle import OracleTrace, _Caller
+from crmarena_gym.tasks._schema_names import RenamedCalls, SchemaNames
 from crmarena_gym.tasks._scoring import NONE_ANSWER
 from crmarena_gym.tasks.pro._category import Category, ProAnswer, ProQuestion
 from crmarena_gym.tools import toolset
@@ -36,6 +37,7 @@ def pro_oracle_trace(
     org: Org,
     *,
     run: Callable[[str, dict[str, Any]], Any] | None = None,
+    names: SchemaNames | None = None,
 ) -> tuple[ProAnswer, OracleTrace]:
     """Solve ``question`` with ``category``'s solver through the org's tools.
 
@@ -45,6 +47,8 @@ def pro_oracle_trace(
         org: The org it was drawn from.
         run: Carries out each call instead, ``run(name, arguments)`` returning the tool's result (an environment
             played step by step by the oracle policy).
+        names: The org's names for the kind's objects and fields (``SchemaNames.read`` of the schema text it
+            shows): the solver's SOQL is written with them after schema drift.
 
     Returns:
         The answer the tools lead to, and the trace (the calls, and the answer as it would be submitted: a refusal
@@ -55,7 +59,7 @@ def pro_oracle_trace(
         RuntimeError: The solver called a tool its category does not list.
     """
     caller = _Caller(org, toolset("flex"), run)
-    answer = category.solve(caller, question)
+    answer = category.solve(caller if names is None else RenamedCalls(caller, names), question)
     allowed = {*QUERY_TOOLS, *category.tools}
     used = {call.name for call in caller.calls}
     if not used <= allowed:

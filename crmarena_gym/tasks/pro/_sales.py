@@ -95,7 +95,9 @@ def internal_articles(calls: Any) -> list[dict[str, Any]]:
     return records(
         calls(
             "issue_soql_query",
-            query="SELECT Id, Title, FAQ_Answer__c FROM Knowledge__kav WHERE IsVisibleInPkb = false",
+            # The current versions: a superseded (archived) article may state other rules.
+            query="SELECT Id, Title, FAQ_Answer__c FROM Knowledge__kav WHERE IsVisibleInPkb = false "
+            "AND PublishStatus = 'Online'",
         )
     )
 

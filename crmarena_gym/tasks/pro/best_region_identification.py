@@ -18,10 +18,13 @@ from typing import Any
 
 import numpy as np
 
+from crmarena_gym.tasks._instance import TaskInstance
+from crmarena_gym.tasks._interactive import InteractiveSplit, split_of
 from crmarena_gym.tasks._oracle import SolverCalls
 from crmarena_gym.tasks._phrasing import capitalize_first, pick
 from crmarena_gym.tasks.pro._balance import gold_shares, retry, thin
 from crmarena_gym.tasks.pro._category import Category, ProAnswer, ProDraw, ProFacts, ProQuestion
+from crmarena_gym.tasks.pro._conversation import opening, window_criterion
 from crmarena_gym.tasks.pro._windows import draw_day, draw_window, soql_datetime_in, today_line
 
 _FIRST_DAY = dt.date(2020, 1, 1)
@@ -132,4 +135,25 @@ def _solve(calls: SolverCalls, question: ProQuestion) -> ProAnswer:
     return min(means, key=means.__getitem__)
 
 
-CATEGORY = Category("best_region_identification", _draw, _gold_sql, _solve)
+_GOALS = (
+    "Which state closes its cases fastest?",
+    "Where are customers' cases closed the quickest, by state?",
+    "I'd like the state with the quickest average case closure.",
+)
+
+
+def _split(instance: TaskInstance, rng: np.random.Generator) -> InteractiveSplit:
+    """Held back: the window (the direction is the question itself: the fastest)."""
+    return split_of(
+        instance, opening(rng, _GOALS, instance.query, (_ANSWER,)), (window_criterion(rng, instance.params),)
+    )
+
+
+CATEGORY = Category(
+    "best_region_identification",
+    _draw,
+    _gold_sql,
+    _solve,
+    split=_split,
+    split_needs=("today", "start", "end", "window"),
+)

@@ -11,6 +11,7 @@ fewer draws that rule 1 decides are kept, so that rules 2 and 3 decide about a q
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections import Counter
 from collections.abc import Mapping
@@ -18,10 +19,13 @@ from typing import Any
 
 import numpy as np
 
+from crmarena_gym.tasks._instance import TaskInstance
+from crmarena_gym.tasks._interactive import SLOT_WORDS, Criterion, InteractiveSplit, split_of
 from crmarena_gym.tasks._oracle import SolverCalls
 from crmarena_gym.tasks._phrasing import pick
 from crmarena_gym.tasks.pro._balance import gold_shares, thin
 from crmarena_gym.tasks.pro._category import Category, ProAnswer, ProDraw, ProFacts, ProQuestion
+from crmarena_gym.tasks.pro._conversation import opening
 
 _POLICY = (
     "- Case routing policy: a new case goes to the agent who has closed the most cases of the issue most "
@@ -181,4 +185,50 @@ def _solve(calls: SolverCalls, question: ProQuestion) -> ProAnswer:
     return None
 
 
-CATEGORY = Category("case_routing", _draw, _gold_sql, _solve)
+_GOALS = (
+    "A new case came in: who should take it under our case routing policy?",
+    "Which agent should a new case go to, by the routing policy?",
+    "I need to assign an incoming case by the routing policy.",
+)
+
+
+def _template_pattern(template: str) -> re.Pattern[str]:
+    escaped = re.escape(f"{template} {_ANSWER}")
+    for slot in ("subject", "description"):
+        escaped = escaped.replace(re.escape("{" + slot + "}"), f"(?P<{slot}>.+?)", 1)
+    return re.compile(f"^{escaped}$", re.DOTALL)
+
+
+_PATTERNS = tuple(_template_pattern(t) for t in _TEMPLATES)
+
+
+def _case_text(query: str) -> tuple[str, str]:
+    """The new case's subject and description, read back from the query this module wrote (the instance's hidden
+    parameters name its issue and product, not the text the customer wrote).
+
+    Raises:
+        ValueError: The query is not one of this module's templates (a foreign instance).
+    """
+    for pattern in _PATTERNS:
+        match = pattern.match(query)
+        if match is not None:
+            return match.group("subject"), match.group("description")
+    raise ValueError("case_routing: the query is not one of the generator's templates; its case text cannot be found")
+
+
+def _split(instance: TaskInstance, rng: np.random.Generator) -> InteractiveSplit:
+    """Held back: the new case's subject and description."""
+    subject, description = _case_text(instance.query)
+    text = f"Here it is.\n- Subject: {subject}\n- Description: {description}"
+    case = Criterion("new_case", text, SLOT_WORDS["new_case"], {"subject": subject, "description": description})
+    return split_of(instance, opening(rng, _GOALS, instance.query, (_ANSWER,)), (case,))
+
+
+CATEGORY = Category(
+    "case_routing",
+    _draw,
+    _gold_sql,
+    _solve,
+    split=_split,
+    split_needs=("issue_id", "product_id"),
+)

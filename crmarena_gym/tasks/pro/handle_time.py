@@ -22,9 +22,12 @@ from typing import Any
 
 import numpy as np
 
+from crmarena_gym.tasks._instance import TaskInstance
+from crmarena_gym.tasks._interactive import SLOT_WORDS, Criterion, InteractiveSplit, split_of
 from crmarena_gym.tasks._oracle import SolverCalls
 from crmarena_gym.tasks._phrasing import capitalize_first, pick
 from crmarena_gym.tasks.pro._category import Category, ProAnswer, ProDraw, ProFacts, ProQuestion
+from crmarena_gym.tasks.pro._conversation import direction_criterion, opening, window_criterion
 from crmarena_gym.tasks.pro._windows import (
     ProWindow,
     draw_day,
@@ -205,4 +208,37 @@ def _solve(calls: SolverCalls, question: ProQuestion) -> ProAnswer:
     return pick_best(averages, key=averages.__getitem__)
 
 
-CATEGORY = Category("handle_time", _draw, _gold_sql, _solve)
+_GOALS = (
+    "Which agent stands out on average case handle time?",
+    "I'd like to know which of our service agents stands out for handle time.",
+    "Can you find the agent whose average handle time stands out?",
+)
+_SAID = {
+    "min": ("shortest average handle time", "lowest average handle time", "quickest handling"),
+    "max": ("longest average handle time", "highest average handle time", "slowest handling"),
+}
+
+
+def _split(instance: TaskInstance, rng: np.random.Generator) -> InteractiveSplit:
+    """Held back: the window, the direction and, when the question states one, the "more than K cases" filter."""
+    p = instance.params
+    criteria = [window_criterion(rng, p), direction_criterion(rng, p["direction"], _SAID)]
+    if p.get("k_said", True):
+        k = int(p["k"])
+        text = (
+            "Any agent who managed at least one case counts."
+            if k == 0
+            else f"Only agents who managed {more_than_phrase(rng, k)}."
+        )
+        criteria.append(Criterion("n_cases", text, SLOT_WORDS["n_cases"], k))
+    return split_of(instance, opening(rng, _GOALS, instance.query, (_ANSWER,)), tuple(criteria))
+
+
+CATEGORY = Category(
+    "handle_time",
+    _draw,
+    _gold_sql,
+    _solve,
+    split=_split,
+    split_needs=("today", "start", "end", "window", "direction", "k"),
+)

@@ -14,6 +14,9 @@ import sqlite3
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from crmarena_gym.tasks._instance import TaskInstance
+from crmarena_gym.tasks._interactive import SLOT_WORDS, Criterion, InteractiveSplit, split_of
+from crmarena_gym.tasks._phrasing import pick
 from crmarena_gym.tasks.pro._category import Category, ProAnswer, ProDraw, ProFacts, ProQuestion
 
 if TYPE_CHECKING:
@@ -119,4 +122,21 @@ def solve(calls: SolverCalls, question: ProQuestion) -> ProAnswer:
     return rest[: rest.index(". ")]
 
 
-CATEGORY = Category("knowledge_qa", draw, gold_sql, solve, tools=("search_knowledge_articles",))
+def _split(instance: TaskInstance, rng: np.random.Generator) -> InteractiveSplit:
+    """Held back: the question itself. The customer opens with what it is about (the article's subject) and asks
+    it when the agent asks what they want to know."""
+    p = instance.params
+    about = pick(rng, ("I have a question about {s}.", "Can you help me with something about {s}?", "It's about {s}."))
+    question = Criterion("question", instance.query, SLOT_WORDS["question"], p["label"])
+    return split_of(instance, about.format(s=p["subject"]), (question,))
+
+
+CATEGORY = Category(
+    "knowledge_qa",
+    draw,
+    gold_sql,
+    solve,
+    tools=("search_knowledge_articles",),
+    split=_split,
+    split_needs=("subject", "label"),
+)

@@ -17,10 +17,13 @@ from typing import Any
 
 import numpy as np
 
+from crmarena_gym.tasks._instance import TaskInstance
+from crmarena_gym.tasks._interactive import SLOT_WORDS, Criterion, InteractiveSplit, split_of
 from crmarena_gym.tasks._oracle import SolverCalls
 from crmarena_gym.tasks._phrasing import pick
 from crmarena_gym.tasks.pro._balance import gold_shares, thin
 from crmarena_gym.tasks.pro._category import Category, ProAnswer, ProDraw, ProFacts, ProQuestion
+from crmarena_gym.tasks.pro._conversation import id_criterion, opening, without_lines
 
 _POLICY = (
     "- Lead routing policy: find the territory whose description lists the lead's region (a state code). Among "
@@ -178,4 +181,33 @@ def _solve(calls: SolverCalls, question: ProQuestion) -> ProAnswer:
     return None
 
 
-CATEGORY = Category("lead_routing", _draw, _gold_sql, _solve)
+_GOALS = (
+    "A new lead came in. Which agent should get it under the lead routing policy?",
+    "Who should a new lead be routed to, by our lead routing policy?",
+    "Can you route a new lead for me according to the routing policy?",
+)
+
+
+def _split(instance: TaskInstance, rng: np.random.Generator) -> InteractiveSplit:
+    """Held back: the lead's region, or the lead itself when the question names one (its line leaves the
+    context)."""
+    p = instance.params
+    if p.get("lead_id"):
+        criterion = id_criterion(rng, "lead", "lead", p["lead_id"])
+        held = p["lead_id"]
+    else:
+        said = pick(rng, ("The lead's region is {r}.", "It's a lead from {r}.", "Region {r}."))
+        criterion = Criterion("region", said.format(r=p["region"]), SLOT_WORDS["region"], p["region"])
+        held = f"Lead's region: {p['region']}"
+    required = without_lines(instance.metadata.required, held)
+    return split_of(instance, opening(rng, _GOALS, instance.query, (_ANSWER,)), (criterion,), required=required)
+
+
+CATEGORY = Category(
+    "lead_routing",
+    _draw,
+    _gold_sql,
+    _solve,
+    split=_split,
+    split_needs=("region",),
+)

@@ -18,10 +18,13 @@ from typing import Any
 
 import numpy as np
 
+from crmarena_gym.tasks._instance import TaskInstance
+from crmarena_gym.tasks._interactive import InteractiveSplit, split_of
 from crmarena_gym.tasks._oracle import SolverCalls
 from crmarena_gym.tasks._phrasing import capitalize_first, pick
 from crmarena_gym.tasks.pro._balance import gold_shares, retry, thin
 from crmarena_gym.tasks.pro._category import Category, ProAnswer, ProDraw, ProFacts, ProQuestion
+from crmarena_gym.tasks.pro._conversation import id_criterion, opening, window_criterion
 from crmarena_gym.tasks.pro._windows import relative_window, soql_datetime_in, today_line
 
 _FIRST_DAY = dt.date(2020, 1, 1)
@@ -134,4 +137,25 @@ def _solve(calls: SolverCalls, question: ProQuestion) -> ProAnswer:
     return ranked[0][0]
 
 
-CATEGORY = Category("monthly_trend_analysis", _draw, _gold_sql, _solve)
+_GOALS = (
+    "Which month stands out for cases about one of our products?",
+    "In which month did a product of ours get significantly more cases than the others?",
+    "I'm looking for a month with a spike in cases for one of our products.",
+)
+
+
+def _split(instance: TaskInstance, rng: np.random.Generator) -> InteractiveSplit:
+    """Held back: the product and the trailing window."""
+    p = instance.params
+    product = id_criterion(rng, "product", "product", p["product_id"])
+    return split_of(instance, opening(rng, _GOALS, instance.query, (_ANSWER,)), (product, window_criterion(rng, p)))
+
+
+CATEGORY = Category(
+    "monthly_trend_analysis",
+    _draw,
+    _gold_sql,
+    _solve,
+    split=_split,
+    split_needs=("today", "start", "end", "window", "product_id"),
+)

@@ -16,7 +16,11 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from crmarena_gym.tasks._instance import TaskInstance
+from crmarena_gym.tasks._interactive import SLOT_WORDS, Criterion, InteractiveSplit, split_of
+from crmarena_gym.tasks._phrasing import pick
 from crmarena_gym.tasks.pro._category import Category, ProAnswer, ProDraw, ProFacts, ProQuestion
+from crmarena_gym.tasks.pro._conversation import opening
 
 if TYPE_CHECKING:
     import numpy as np
@@ -180,4 +184,35 @@ def solve(calls: SolverCalls, question: ProQuestion) -> ProAnswer:
     return found.pop() if found else None
 
 
-CATEGORY = Category("named_entity_disambiguation", draw, gold_sql, solve)
+_GOALS = (
+    "I'm looking for a product we bought from you.",
+    "Can you find a product our company purchased?",
+    "I need the record of something we bought.",
+)
+
+
+def _split(instance: TaskInstance, rng: np.random.Generator) -> InteractiveSplit:
+    """Held back: what the product is (its description) and when it was bought (the offset, said as the questions
+    say it). The contact stays in the context: it is who is logged in, not a criterion."""
+    p = instance.params
+    sayings = dict(_OFFSETS).get(int(p["days"]))
+    if sayings is None:
+        raise ValueError(f"named_entity_disambiguation: no way to say an offset of {p['days']} days")
+    when = sayings[int(rng.integers(len(sayings)))]
+    day = (dt.date.fromisoformat(str(p["today"])) - dt.timedelta(days=int(p["days"]))).isoformat()
+    described = pick(rng, ("It's described like this: {d}", "What I remember about it: {d}", "The product: {d}"))
+    criteria = (
+        Criterion("description", described.format(d=p["description"]), SLOT_WORDS["description"], p["description"]),
+        Criterion("purchase_day", f"We bought it {when}.", SLOT_WORDS["purchase_day"], day),
+    )
+    return split_of(instance, opening(rng, _GOALS, instance.query, _FORMAT), criteria)
+
+
+CATEGORY = Category(
+    "named_entity_disambiguation",
+    draw,
+    gold_sql,
+    solve,
+    split=_split,
+    split_needs=("today", "days", "description"),
+)

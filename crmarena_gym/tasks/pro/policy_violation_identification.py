@@ -15,7 +15,10 @@ import sqlite3
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from crmarena_gym.tasks._instance import TaskInstance
+from crmarena_gym.tasks._interactive import InteractiveSplit, split_of
 from crmarena_gym.tasks.pro._category import Category, ProAnswer, ProDraw, ProFacts, ProQuestion
+from crmarena_gym.tasks.pro._conversation import id_criterion, without_lines
 
 if TYPE_CHECKING:
     import numpy as np
@@ -75,7 +78,8 @@ def gold_sql(conn: sqlite3.Connection, params: Mapping[str, Any]) -> ProAnswer:
     row = conn.execute(
         """WITH art AS (
              SELECT k.Id AS aid FROM "Case" c JOIN Issue__c i ON i.Id = c.IssueId__c
-             JOIN Knowledge__kav k ON k.Title = 'Resolving: ' || i.Name WHERE c.Id = :case),
+             JOIN Knowledge__kav k ON k.Title = 'Resolving: ' || i.Name AND k.PublishStatus = 'Online'
+             WHERE c.Id = :case),
            vocabulary AS (SELECT DISTINCT remedy FROM crmarena_hidden_remedy),
            offered AS (
              SELECT v.remedy FROM vocabulary v
@@ -110,7 +114,10 @@ def solve(calls: SolverCalls, question: ProQuestion) -> ProAnswer:
         "issue_soql_query", query=f"SELECT Name FROM Issue__c WHERE Id = {_soql_string(case[0]['IssueId__c'])}"
     )
     articles = calls(
-        "issue_soql_query", query="SELECT Id, Title, FAQ_Answer__c FROM Knowledge__kav WHERE Title LIKE 'Resolving:%'"
+        "issue_soql_query",
+        # The current version of each article: a superseded (archived) one may state other remedies.
+        query="SELECT Id, Title, FAQ_Answer__c FROM Knowledge__kav WHERE Title LIKE 'Resolving:%' "
+        "AND PublishStatus = 'Online'",
     )
     allowed_by_title = {}
     for a in articles:
@@ -141,4 +148,19 @@ def solve(calls: SolverCalls, question: ProQuestion) -> ProAnswer:
     return article if offered - allowed else None
 
 
-CATEGORY = Category("policy_violation_identification", draw, gold_sql, solve)
+def _split(instance: TaskInstance, rng: np.random.Generator) -> InteractiveSplit:
+    """Held back: the case (its Id line leaves the context). The question already says "this case", so the
+    user opens with it as it is."""
+    record = instance.params["case_id"]
+    criterion = id_criterion(rng, "case", "case", record)
+    return split_of(instance, instance.query, (criterion,), required=without_lines(instance.metadata.required, record))
+
+
+CATEGORY = Category(
+    "policy_violation_identification",
+    draw,
+    gold_sql,
+    solve,
+    split=_split,
+    split_needs=("case_id",),
+)

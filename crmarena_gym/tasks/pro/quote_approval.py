@@ -21,9 +21,12 @@ from typing import Any
 
 import numpy as np
 
+from crmarena_gym.tasks._instance import TaskInstance
+from crmarena_gym.tasks._interactive import InteractiveSplit, split_of
 from crmarena_gym.tasks._oracle import OracleError, SolverCalls
 from crmarena_gym.tasks._phrasing import pick
 from crmarena_gym.tasks.pro._category import Category, ProAnswer, ProDraw, ProFacts, ProQuestion
+from crmarena_gym.tasks.pro._conversation import id_criterion, without_lines
 from crmarena_gym.tasks.pro._sales import allowed_discount, internal_articles, read_rule_articles, records
 from crmarena_gym.tools._common import soql_string
 
@@ -155,4 +158,19 @@ def solve(calls: SolverCalls, question: ProQuestion) -> ProAnswer:
     return rules[broken[0]][0] if broken else None
 
 
-CATEGORY = Category("quote_approval", draw, gold_sql, solve)
+def _split(instance: TaskInstance, rng: np.random.Generator) -> InteractiveSplit:
+    """Held back: the quote (its Id line leaves the context). The question already says "this quote", so the
+    user opens with it as it is."""
+    record = instance.params["quote_id"]
+    criterion = id_criterion(rng, "quote", "quote", record)
+    return split_of(instance, instance.query, (criterion,), required=without_lines(instance.metadata.required, record))
+
+
+CATEGORY = Category(
+    "quote_approval",
+    draw,
+    gold_sql,
+    solve,
+    split=_split,
+    split_needs=("quote_id",),
+)

@@ -18,10 +18,13 @@ from typing import Any
 
 import numpy as np
 
+from crmarena_gym.tasks._instance import TaskInstance
+from crmarena_gym.tasks._interactive import InteractiveSplit, split_of
 from crmarena_gym.tasks._oracle import SolverCalls
 from crmarena_gym.tasks._phrasing import capitalize_first, pick
 from crmarena_gym.tasks.pro._balance import gold_shares, retry, thin
 from crmarena_gym.tasks.pro._category import Category, ProAnswer, ProDraw, ProFacts, ProQuestion
+from crmarena_gym.tasks.pro._conversation import direction_criterion, opening, window_criterion
 from crmarena_gym.tasks.pro._windows import draw_day, draw_window, soql_date_in, today_line
 
 _FIRST_DAY = dt.date(2020, 1, 1)
@@ -144,4 +147,26 @@ def _solve(calls: SolverCalls, question: ProQuestion) -> ProAnswer:
     return (min if p["direction"] == "min" else max)(totals, key=totals.__getitem__)
 
 
-CATEGORY = Category("sales_amount_understanding", _draw, _gold_sql, _solve)
+_GOALS = (
+    "Which sales agent stands out on total sales?",
+    "I want to know which of our sales agents stands out by sales amount.",
+    "Find the agent whose total sales stand out.",
+)
+_SAID = {"max": ("highest total sales", "largest sales amount"), "min": ("lowest total sales", "smallest sales amount")}
+
+
+def _split(instance: TaskInstance, rng: np.random.Generator) -> InteractiveSplit:
+    """Held back: the window and the direction."""
+    p = instance.params
+    criteria = (window_criterion(rng, p), direction_criterion(rng, p["direction"], _SAID))
+    return split_of(instance, opening(rng, _GOALS, instance.query, (_ANSWER,)), criteria)
+
+
+CATEGORY = Category(
+    "sales_amount_understanding",
+    _draw,
+    _gold_sql,
+    _solve,
+    split=_split,
+    split_needs=("today", "start", "end", "window", "direction"),
+)

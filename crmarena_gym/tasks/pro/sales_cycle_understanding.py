@@ -18,10 +18,13 @@ from typing import Any
 
 import numpy as np
 
+from crmarena_gym.tasks._instance import TaskInstance
+from crmarena_gym.tasks._interactive import InteractiveSplit, split_of
 from crmarena_gym.tasks._oracle import SolverCalls
 from crmarena_gym.tasks._phrasing import capitalize_first, pick
 from crmarena_gym.tasks.pro._balance import gold_shares, retry, thin
 from crmarena_gym.tasks.pro._category import Category, ProAnswer, ProDraw, ProFacts, ProQuestion
+from crmarena_gym.tasks.pro._conversation import direction_criterion, opening, window_criterion
 from crmarena_gym.tasks.pro._windows import draw_day, draw_window, soql_date_in, today_line
 
 _FIRST_DAY = dt.date(2020, 1, 1)
@@ -146,4 +149,29 @@ def _solve(calls: SolverCalls, question: ProQuestion) -> ProAnswer:
     return (min if p["direction"] == "min" else max)(means, key=means.__getitem__)
 
 
-CATEGORY = Category("sales_cycle_understanding", _draw, _gold_sql, _solve)
+_GOALS = (
+    "Which sales agent stands out on sales cycle length?",
+    "I'd like to know whose average sales cycle stands out.",
+    "Find the agent that stands out by how long their deals take to close.",
+)
+_SAID = {
+    "min": ("shortest average sales cycle", "fastest deals"),
+    "max": ("longest average sales cycle", "slowest deals"),
+}
+
+
+def _split(instance: TaskInstance, rng: np.random.Generator) -> InteractiveSplit:
+    """Held back: the window and the direction."""
+    p = instance.params
+    criteria = (window_criterion(rng, p), direction_criterion(rng, p["direction"], _SAID))
+    return split_of(instance, opening(rng, _GOALS, instance.query, (_ANSWER,)), criteria)
+
+
+CATEGORY = Category(
+    "sales_cycle_understanding",
+    _draw,
+    _gold_sql,
+    _solve,
+    split=_split,
+    split_needs=("today", "start", "end", "window", "direction"),
+)

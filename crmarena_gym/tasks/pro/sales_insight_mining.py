@@ -26,10 +26,13 @@ from typing import Any
 
 import numpy as np
 
+from crmarena_gym.tasks._instance import TaskInstance
+from crmarena_gym.tasks._interactive import InteractiveSplit, split_of
 from crmarena_gym.tasks._oracle import OracleError, SolverCalls
 from crmarena_gym.tasks._periods import add_months
 from crmarena_gym.tasks._phrasing import pick
 from crmarena_gym.tasks.pro._category import Category, ProAnswer, ProDraw, ProFacts, ProQuestion
+from crmarena_gym.tasks.pro._conversation import id_criterion, opening, window_criterion, without_lines
 from crmarena_gym.tasks.pro._sales import records
 from crmarena_gym.tools._common import soql_string
 
@@ -123,6 +126,8 @@ _WINDOWS: dict[str, tuple[int, ...]] = {
 }
 _UNIT_WORDS = {"day": "days", "week": "weeks", "month": "months", "quarter": "quarters"}
 _FIRST_TODAY = dt.date(2020, 6, 1)
+# Transcripts per query of a global question: 50 of the longest still fit an observation (100,000 characters).
+_PAGE = 50
 _LAST_TODAY = dt.date(2025, 6, 30)
 
 
@@ -331,13 +336,27 @@ def solve(calls: SolverCalls, question: ProQuestion) -> ProAnswer:
         return tuple(sorted(labels)) or None
     start = dt.date.fromisoformat(question.params["start"])
     after = dt.date.fromisoformat(question.params["end"]) + dt.timedelta(days=1)
-    found = records(
-        calls(
-            "issue_soql_query",
-            query="SELECT Id, Body__c FROM VoiceCallTranscript__c WHERE OpportunityId__c != null "
-            f"AND CreatedDate >= {start.isoformat()}T00:00:00Z AND CreatedDate < {after.isoformat()}T00:00:00Z",
-        )
+    where = (
+        "OpportunityId__c != null "
+        f"AND CreatedDate >= {start.isoformat()}T00:00:00Z AND CreatedDate < {after.isoformat()}T00:00:00Z"
     )
+    # A long window holds hundreds of transcripts, more text than one observation shows (an environment cuts it
+    # at 100,000 characters): read them a page at a time, by Id.
+    found: list[dict[str, Any]] = []
+    last = None
+    while True:
+        after_last = f" AND Id > {soql_string(last)}" if last else ""
+        page = records(
+            calls(
+                "issue_soql_query",
+                query=f"SELECT Id, Body__c FROM VoiceCallTranscript__c WHERE {where}{after_last} ORDER BY Id "
+                f"LIMIT {_PAGE}",
+            )
+        )
+        found += page
+        if len(page) < _PAGE:
+            break
+        last = page[-1]["Id"]
     counts: Counter[str] = Counter()
     for r in found:
         counts.update(_read_call(r["Body__c"] or "", competitors, subtopics)[kind])
@@ -347,4 +366,40 @@ def solve(calls: SolverCalls, question: ProQuestion) -> ProAnswer:
     return ranked[0][0]
 
 
-CATEGORY = Category("sales_insight_mining", draw, gold_sql, solve)
+# What a global question asks, without its window (the user's opening).
+_GLOBAL_GOALS: dict[str, tuple[str, ...]] = {
+    "mentioned": ("Which competitor comes up on the most sales calls?", "Who is our most talked-about rival on calls?"),
+    "ahead": ("Which competitor do customers most often say is ahead of us?", "Who do we lose out to most on calls?"),
+    "behind": ("Which competitor do we beat most often, going by the calls?", "Over which rival do we win most?"),
+    "offer": ("Which competitor makes the most competing offers on calls?", "Who undercuts us most with offers?"),
+    "positive": ("Which subtopic do customers praise on the most calls?", "What do customers like most on calls?"),
+    "negative": (
+        "Which subtopic worries customers on the most calls?",
+        "What do customers complain about most on calls?",
+    ),
+}
+
+
+def _split(instance: TaskInstance, rng: np.random.Generator) -> InteractiveSplit:
+    """Held back: the opportunity of a per-opportunity question (its Id line leaves the context; the question says
+    "this opportunity"), or the trailing window of a global one."""
+    p = instance.params
+    if "opportunity_id" in p:
+        criterion = id_criterion(rng, "opportunity", "opportunity", p["opportunity_id"])
+        required = without_lines(instance.metadata.required, p["opportunity_id"])
+        return split_of(instance, instance.query, (criterion,), required=required)
+    window = {"today": p["today"], "start": p["start"], "end": p["end"], "window": p["window"]}
+    formats = tuple(_ONE_FORMAT.values())
+    return split_of(
+        instance, opening(rng, _GLOBAL_GOALS[p["kind"]], instance.query, formats), (window_criterion(rng, window),)
+    )
+
+
+CATEGORY = Category(
+    "sales_insight_mining",
+    draw,
+    gold_sql,
+    solve,
+    split=_split,
+    split_needs=("kind",),
+)

@@ -18,10 +18,13 @@ from typing import Any
 
 import numpy as np
 
+from crmarena_gym.tasks._instance import TaskInstance
+from crmarena_gym.tasks._interactive import SLOT_WORDS, Criterion, InteractiveSplit, split_of
 from crmarena_gym.tasks._oracle import SolverCalls
 from crmarena_gym.tasks._phrasing import capitalize_first, pick
 from crmarena_gym.tasks.pro._balance import gold_shares, retry, thin
 from crmarena_gym.tasks.pro._category import Category, ProAnswer, ProDraw, ProFacts, ProQuestion
+from crmarena_gym.tasks.pro._conversation import direction_criterion, opening, window_criterion
 from crmarena_gym.tasks.pro._windows import (
     ProWindow,
     draw_day,
@@ -172,4 +175,39 @@ def _solve(calls: SolverCalls, question: ProQuestion) -> ProAnswer:
     return (min if p["direction"] == "min" else max)(counts, key=counts.__getitem__)
 
 
-CATEGORY = Category("transfer_count", _draw, _gold_sql, _solve)
+_GOALS = (
+    "Which agent stands out on case transfers?",
+    "I'd like to know which agent stands out for transferring cases.",
+    "Find me the agent that stands out on transfers.",
+)
+_SAID = {
+    "min": ("fewest transfers", "lowest number of transfers"),
+    "max": ("most transfers", "highest number of transfers"),
+}
+
+
+def _split(instance: TaskInstance, rng: np.random.Generator) -> InteractiveSplit:
+    """Held back: the window, the direction and the "more than K cases" filter."""
+    p = instance.params
+    k = int(p["k"])
+    text = (
+        "Any agent who managed at least one case counts."
+        if k == 0
+        else f"Only agents who managed {more_than_phrase(rng, k)}."
+    )
+    criteria = (
+        window_criterion(rng, p),
+        direction_criterion(rng, p["direction"], _SAID),
+        Criterion("n_cases", text, SLOT_WORDS["n_cases"], k),
+    )
+    return split_of(instance, opening(rng, _GOALS, instance.query, (_ANSWER,)), criteria)
+
+
+CATEGORY = Category(
+    "transfer_count",
+    _draw,
+    _gold_sql,
+    _solve,
+    split=_split,
+    split_needs=("today", "start", "end", "window", "direction", "k"),
+)
