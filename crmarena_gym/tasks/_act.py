@@ -107,5 +107,9 @@ def act_plan(instance: TaskInstance, org: Any = None) -> ActPlan:
     conn = sqlite3.connect(f"file:{Path(path)}?mode=ro", uri=True)
     try:
         return build(instance, conn)
+    except sqlite3.Error as err:  # not a Pro org file as generated (a perturbed schema renames what plans read)
+        raise ValueError(
+            f"instance {instance.idx} ({instance.task}): its act plan cannot read the org file {path}: {err}"
+        ) from err
     finally:
         conn.close()
