@@ -288,7 +288,7 @@ def test_act_mode_refuses_a_pro_instance_it_cannot_play_saying_why(
     not_pro = tmp_path / "other.sqlite"
     sqlite3.connect(not_pro).execute("CREATE TABLE t (a)").connection.close()
     quote = TaskInstance(idx=0, task="quote_approval", kind="b2b", query="?", answer=None, params={"quote_id": "0Q0"})
-    with pytest.raises(ValueError, match="its act plan cannot read the org file .*no such table: Quote"):
+    with pytest.raises(ValueError, match=r"its act plan cannot read the org file .*no such table: Quote"):
         act_plan(quote, not_pro)
 
     handle = TaskInstance(idx=0, task="handle_time", kind="b2b", query="Who?", answer="005Wt000000000AAA")
