@@ -58,7 +58,19 @@ SPLITS: tuple[str, ...] = ("train", "test")
 #: The seed of the training instances when none is given (the test set's is 0).
 DEFAULT_TRAIN_SEED = 1
 # Keys of the env's step info that are plain values (the raw rows of a result are left out).
-_STEP_INFO_KEYS = ("turn", "action_kind", "error", "function", "query", "submitted", "reward_breakdown")
+_STEP_INFO_KEYS = (
+    "turn",
+    "action_kind",
+    "error",
+    "function",
+    "query",
+    "submitted",
+    "reward_breakdown",
+    # act mode's grade: the episode's changes, their check against the required ones, the named answer's check
+    "state_diff",
+    "diff_check",
+    "answer_check",
+)
 
 
 class EpisodeOverError(RuntimeError):

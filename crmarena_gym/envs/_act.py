@@ -3,10 +3,16 @@
 :class:`CRMArenaActEnv` is :class:`~crmarena_gym.envs.CRMArenaEnv` with three differences. Each episode owns
 an :class:`~crmarena_gym.org.OrgSession` over the embedded org (copy-on-write: the org file never changes,
 no other episode sees the writes, and reset or close drops them), into which the task first writes its
-set-up records (a new case). The toolset has the write tools (``create_record``, ``update_record``,
+set-up records (a new case or lead, a quote put up for review). The toolset is the org kind's, as in name
+mode, with the write tools (``create_record``, ``update_record``,
 ``delete_record``). And ``submit`` ends the episode without being compared with a name: the session's
 diff since the set-up is checked against the changes the task requires (every one made, nothing else
-changed), and ``info`` records both.
+changed), and ``info`` records both. Where the task also asks for a name (which knowledge article a quote
+breaks), the submission carries it and is graded by the category's own rule beside the diff: the reward is 1
+only when both are right (``info["answer_check"]``).
+
+A Pro org's act ids are ``CRMArena-Pro-{B2B,B2C}-<ABBREV>-Act-v0`` for its five workflow categories
+(:data:`crmarena_gym.tasks.ACT_TASKS`).
 """
 
 from __future__ import annotations
@@ -15,11 +21,10 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from crmarena_gym.envs._env import CRMArenaEnv, _action_format, _resolve_today
+from crmarena_gym.envs._env import CRMArenaEnv, _action_format, _make_tools, _resolve_today
 from crmarena_gym.envs._spaces import ActionText
 from crmarena_gym.org import LocalOrg, Org, OrgSession, StateDiff
 from crmarena_gym.tasks import ActPlan, TaskInstance, act_plan
-from crmarena_gym.tools import toolset as make_toolset
 
 __all__ = ["CRMArenaActEnv"]
 
@@ -28,7 +33,8 @@ class CRMArenaActEnv(CRMArenaEnv):
     """A workflow task in act mode: change the org as the task asks, graded by the final state.
 
     Args:
-        task: A task with an act mode (``"NCR"``); see :data:`crmarena_gym.tasks.ACT_TASKS`.
+        task: A task with an act mode (``"NCR"``; on a Pro org ``"NCR"``, ``"LRO"``, ``"WSR"``, ``"QAP"``, ``"ICF"``);
+            see :data:`crmarena_gym.tasks.ACT_TASKS`.
         org: The embedded org (None, a path or a :class:`~crmarena_gym.org.LocalOrg`); a live org is refused,
             since an environment must not write to it.
         toolset: ``"soql"`` (SOQL and SOSL, read-only), ``"functions"`` or ``"flex"``; the write tools are added.
@@ -66,14 +72,14 @@ class CRMArenaActEnv(CRMArenaEnv):
         refused: list[str] = []
         for instance in self.instances:
             try:
-                plans[instance.idx] = act_plan(instance)
+                plans[instance.idx] = act_plan(instance, self.org)
             except ValueError as err:
                 refused.append(str(err))
         if refused:
             more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
             raise ValueError(f"these instances cannot be played in act mode: {refused[0]}{more}")
         self._plans = plans
-        self.tools = make_toolset(toolset, writes=True)
+        self.tools = _make_tools(toolset, self.kind, writes=True)  # the kind's toolset, as name mode builds it
         self._tool_schemas = self.tools.schemas()
         self._action_rules = _action_format(self.tools)
         self.action_space = ActionText(self.action_space.max_length, examples=self._examples())
@@ -92,17 +98,29 @@ class CRMArenaActEnv(CRMArenaEnv):
         session = OrgSession(self.org, today=_resolve_today(instance), own_ids=True)
         self._session = session
         # The set-up is the environment's own write, under the declared names: after schema drift, the org's.
-        self._refs = {
-            record.ref: session.create(*session.schema.current_names(record.sobject, record.fields))
-            for record in plan.setup
-        }
+        refs: dict[str, str] = {}
+        for record in plan.setup:
+            sobject, fields = session.schema.current_names(record.sobject, record.fields)
+            if record.id is None:
+                refs[record.ref] = session.create(sobject, fields)
+            else:  # an existing record put in the state the task starts from (a quote submitted for approval)
+                session.update(sobject, record.id, fields)
+                refs[record.ref] = record.id
+        self._refs = refs
         self._baseline = session.diff()
         self._view = session
-        asked = instance.model_copy(update={"query": plan.question(self._refs)})
+        update: dict[str, Any] = {"query": plan.question(self._refs)}
+        required = plan.required(self._refs)
+        if required is not None:
+            update["metadata"] = instance.metadata.model_copy(update={"required": required})
+        asked = instance.model_copy(update=update)
         observation = self._bound(self._first_observation(asked))
         self._last_observation = observation
         info["answer_mode"] = "act"
         info["records"] = dict(self._refs)
+        info["act_answers"] = plan.answers  # the final submit carries an answer graded beside the diff
+        if required is not None:
+            info["context"] = {**info["context"], "required": asked.metadata.required}
         if self.privileged:
             info["expected_changes"] = [c.to_dict() for c in plan.expected_changes(self._refs)]
             info["act_calls"] = [{"name": c.name, "arguments": c.arguments} for c in plan.finish(self._refs)]
@@ -113,17 +131,28 @@ class CRMArenaActEnv(CRMArenaEnv):
         plan = self._plans[self.instance.idx]
         diff = self._session.diff().since(self._baseline)
         check = diff.check(plan.expected_changes(self._refs))
-        reward = 1.0 if check.ok else 0.0
+        answer_ok = True
         self._done = True
         info["submitted"] = answer
+        if plan.answers:  # the article named in the submit, graded by the category's own rule
+            from crmarena_gym.tasks.pro import score_instance
+
+            score = score_instance(answer, self.instance)
+            answer_ok = float(score.reward) == 1.0
+            info["answer_check"] = score.as_dict()
+            if not self.privileged:
+                info["answer_check"].pop("gold", None)
+        reward = 1.0 if check.ok and answer_ok else 0.0
         info["state_diff"] = diff.to_dict()
         info["diff_check"] = check.to_dict()
         info["reward_breakdown"] = {
             "reward": reward,
-            "metric": "state_diff",
+            "metric": "state_diff+answer" if plan.answers else "state_diff",
             "missing": len(check.missing),
             "stray": list(check.stray),
         }
+        if plan.answers:
+            info["reward_breakdown"]["answer_ok"] = answer_ok
         if self.privileged:
             info["expected_changes"] = [c.to_dict() for c in plan.expected_changes(self._refs)]
         else:  # what is missing names the gold

@@ -33,7 +33,7 @@ from crmarena_gym.org import LocalOrg, Org
 from crmarena_gym.schema import OrgSchema, schema_text
 from crmarena_gym.tasks import TaskInstance, load_tasks, score_answer
 from crmarena_gym.tasks._spec import PRO_ORG_KINDS, spec_for
-from crmarena_gym.tools import Toolset, TruncatedRows, query_result_budget
+from crmarena_gym.tools import WRITE_TOOLS, Toolset, TruncatedRows, query_result_budget
 from crmarena_gym.tools import toolset as make_toolset  # the constructor's ``toolset`` argument shadows the name
 
 ToolsetName = Literal["soql", "functions", "flex"]
@@ -599,18 +599,23 @@ def _service_functions() -> frozenset[str]:
 _SERVICE_FUNCTIONS = _service_functions()
 
 
-def _make_tools(name: str, kind: str) -> Toolset:
+def _make_tools(name: str, kind: str, *, writes: bool = False) -> Toolset:
     """The toolset ``name`` of an org kind: CRMArena's as they are; on a Pro org, SOQL/SOSL plus (``flex``,
-    ``functions``) the task functions Pro's categories need."""
-    tools = make_toolset(name)
-    if kind == "service":
+    ``functions``) the task functions Pro's categories need. ``writes`` adds the write tools (act mode)."""
+    tools = make_toolset(name, writes=writes)
+    if kind == "service" or name == "soql":
         return tools
     from crmarena_gym.tasks.pro import PRO_TASK_FUNCTIONS
 
-    if name == "soql":
-        return tools
-    keep = {"issue_soql_query", "issue_sosl_query", "submit", *PRO_TASK_FUNCTIONS}
-    return make_toolset("flex").without(names=[n for n in make_toolset("flex").names if n not in keep])
+    keep = {
+        "issue_soql_query",
+        "issue_sosl_query",
+        "submit",
+        *PRO_TASK_FUNCTIONS,
+        *(t.name for t in WRITE_TOOLS if writes),
+    }
+    flex = make_toolset("flex", writes=writes)
+    return flex.without(names=[n for n in flex.names if n not in keep])
 
 
 def _load_instances(source: Any, org: Org, task_name: str | None, kind: str = "service") -> list[TaskInstance]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import gymnasium as gym
 
 from crmarena_gym.tasks import ACT_TASKS, TASK_ABBREVS, get_task_spec
-from crmarena_gym.tasks.pro import PRO_CATEGORY_ABBREVS, PRO_KINDS
+from crmarena_gym.tasks.pro import PRO_CATEGORY_ABBREVS, PRO_KINDS, get_pro_spec
 
 #: The paper's turn budget (Pro's too: 20 agent actions at most, PRO.md section 5).
 MAX_TURNS = 20
@@ -45,14 +45,31 @@ def pro_env_ids(kind: str | None = None) -> list[str]:
     return ids
 
 
-def act_env_ids() -> list[str]:
-    """The act-mode ids: one per task with an act mode (the agent makes the change; the final state is graded).
+def _act_ids() -> list[tuple[str, str, str]]:
+    """(id, task abbreviation, org kind) of every act-mode id: CRMArena's, then Pro's per kind in Pro's file order."""
+    out = [
+        (f"CRMArena-{get_task_spec(n).abbrev}-Act-v0", get_task_spec(n).abbrev, k)
+        for k, n in ACT_TASKS
+        if k == "service"
+    ]
+    for kind in PRO_KINDS:
+        abbrevs = {get_pro_spec(n).abbrev for k, n in ACT_TASKS if k == kind}
+        out += [(f"CRMArena-Pro-{kind.upper()}-{a}-Act-v0", a, kind) for a in PRO_CATEGORY_ABBREVS if a in abbrevs]
+    return out
+
+
+def act_env_ids(kind: str | None = None) -> list[str]:
+    """The act-mode ids (the agent makes the change; the final state is graded): one per task with an act mode,
+    CRMArena's and then, per Pro kind, Pro's (``CRMArena-Pro-B2B-WSR-Act-v0``).
+
+    Args:
+        kind: ``service``, ``b2b`` or ``b2c`` for one org kind's ids; None for all.
 
     Example:
-        >>> act_env_ids()
-        ['CRMArena-NCR-Act-v0']
+        >>> act_env_ids("service"), act_env_ids("b2b")[:2], len(act_env_ids())
+        (['CRMArena-NCR-Act-v0'], ['CRMArena-Pro-B2B-ICF-Act-v0', 'CRMArena-Pro-B2B-WSR-Act-v0'], 11)
     """
-    return [f"CRMArena-{get_task_spec(name).abbrev}-Act-v0" for name in ACT_TASKS]
+    return [env_id for env_id, _, k in _act_ids() if kind is None or k == kind]
 
 
 def act_counterpart(env_id: str) -> str:
@@ -62,8 +79,8 @@ def act_counterpart(env_id: str) -> str:
         ValueError: The id has no act mode; the message lists the ids that have one.
 
     Example:
-        >>> act_counterpart("CRMArena-NCR-v0")
-        'CRMArena-NCR-Act-v0'
+        >>> act_counterpart("CRMArena-NCR-v0"), act_counterpart("CRMArena-Pro-B2C-QAP-v0")
+        ('CRMArena-NCR-Act-v0', 'CRMArena-Pro-B2C-QAP-Act-v0')
     """
     acts = act_env_ids()
     if env_id in acts:
@@ -138,9 +155,10 @@ def register_envs() -> None:
                 kwargs={"task": abbrev, "kind": kind},
                 max_episode_steps=MAX_TURNS,
             )
-    for env_id, name in zip(act_env_ids(), ACT_TASKS, strict=True):
+    for env_id, abbrev, kind in _act_ids():
         if env_id not in gym.registry:
-            gym.register(id=env_id, entry_point=ACT_ENTRY_POINT, kwargs={"task": name}, max_episode_steps=MAX_TURNS)
+            kwargs = {"task": abbrev} if kind == "service" else {"task": abbrev, "kind": kind}
+            gym.register(id=env_id, entry_point=ACT_ENTRY_POINT, kwargs=kwargs, max_episode_steps=MAX_TURNS)
     for env_id, abbrev in zip(interactive_env_ids(), [*TASK_ABBREVS, None], strict=True):
         if env_id not in gym.registry:
             gym.register(

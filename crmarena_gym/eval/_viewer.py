@@ -1161,12 +1161,16 @@ def _explain_reward(record: dict[str, Any]) -> str:
     breakdown = record.get("reward_breakdown") or {}
     if not breakdown:
         return f"reward {record.get('reward')}"
-    if breakdown.get("metric") == "state_diff":
+    if breakdown.get("metric") in ("state_diff", "state_diff+answer"):
         stray, missing = breakdown.get("stray") or [], breakdown.get("missing") or 0
+        named = breakdown.get("metric") == "state_diff+answer"
         if float(breakdown.get("reward") or 0) >= 1:
-            return "the org's final state has every change the task asks for and no other: reward 1"
+            also = " and the answer it submitted names the right article" if named else ""
+            return f"the org's final state has every change the task asks for and no other{also}: reward 1"
         parts = [f"{missing} required change{'s' * (missing != 1)} missing"] if missing else []
         parts += [f"{len(stray)} change{'s' * (len(stray) != 1)} nobody asked for"] if stray else []
+        if named and not breakdown.get("answer_ok"):
+            parts.append("the submitted answer is not the gold article")
         return f"the org's final state was compared with the changes the task asks for: {', '.join(parts)}: reward 0"
     compared = breakdown.get("compared")
     mode = breakdown.get("mode", "strict")
@@ -1261,6 +1265,7 @@ def _episode_detail(run_id: str, record: dict[str, Any], metadata: dict[str, Any
         "state_diff": last.get("state_diff"),
         "expected_changes": last.get("expected_changes"),
         "diff_check": last.get("diff_check"),
+        "answer_check": last.get("answer_check"),  # the article a quote decision names, graded beside the diff
         # Conversations: the simulated user, the criteria it revealed, how the conversation ended.
         "conversation": record.get("conversation"),
     }

@@ -166,9 +166,14 @@ class StateDiff:
                 if fields:
                     out.append(RecordChange(change.sobject, change.id, "update", fields))
         now = {_id15(c.id) for c in self.changes}
-        for key, was in before.items():  # set up by the task, then deleted: gone from the session's diff
-            if key not in now and was.op != "delete":
+        for key, was in before.items():  # gone from the session's diff since the set-up
+            if key in now or was.op == "delete":
+                continue
+            if was.op == "create":  # created by the task, then deleted
                 out.append(RecordChange(was.sobject, was.id, "delete"))
+            else:  # changed by the task, then set back to the file's values (an update, not a delete)
+                fields = {name: (set_value, file_value) for name, (file_value, set_value) in was.fields.items()}
+                out.append(RecordChange(was.sobject, was.id, "update", fields))
         return StateDiff(tuple(out))
 
     def check(self, expected: Iterable[ExpectedChange]) -> DiffCheck:

@@ -10,7 +10,15 @@ from typing import Any
 from crmarena_gym.chat import tool_names
 from crmarena_gym.org import Org
 from crmarena_gym.policies._base import Policy, PolicyError
-from crmarena_gym.tasks import OracleError, SchemaNames, TaskInstance, ToolCall, get_task_spec, oracle_trace
+from crmarena_gym.tasks import (
+    OracleError,
+    SchemaNames,
+    TaskInstance,
+    ToolCall,
+    act_plan,
+    get_task_spec,
+    oracle_trace,
+)
 from crmarena_gym.tools import toolset as make_toolset
 
 __all__ = ["OraclePolicy", "RandomPolicy"]
@@ -68,6 +76,10 @@ class OraclePolicy(Policy):
     call is made (:meth:`attach` for a toolset with no task functions at all, :meth:`reset` when the
     first call's function is missing, :meth:`act` for a later one).
 
+    In act mode (a privileged act-mode environment) the solver's answer is turned into the change it stands
+    for by the instance's act plan (:func:`~crmarena_gym.tasks.act_plan`), made with the write tools, and
+    then submitted: ``done``, or the answer itself where the task asks for one (the article a quote breaks).
+
     Args:
         org: The org to solve against (default: the attached environment's org).
 
@@ -104,6 +116,9 @@ class OraclePolicy(Policy):
         self._last: tuple[int, str] | None = None
         self._submitted = False
         self._act_calls: list[ToolCall] | None = None
+        self._act_answers = False
+        self._act_setup: tuple[TaskInstance, dict[str, str]] | None = None
+        self._names: SchemaNames | None = None
 
     def attach(self, env: Any) -> None:
         """Take the environment's org (unless one was given), and check it has task functions.
@@ -173,17 +188,21 @@ class OraclePolicy(Policy):
             available = tool_names(tools)
             self._tools, self._available = tools, None if available is None else frozenset(available)
         self._submitted = False
-        # Act mode: once the solver has its answer, the calls that make the change, then ``submit done``.
+        # Act mode: once the solver has its answer, the calls that make the change it leads to (planned from the
+        # solver's answer, not the gold: the diff then checks the oracle), then ``submit done``.
         self._act_calls: list[ToolCall] | None = None
+        self._act_setup = None
         if info.get("answer_mode") == "act":
             if "act_calls" not in info:
                 raise PolicyError("the oracle needs a privileged act-mode environment (its info names the change)")
-            self._act_calls = [ToolCall(c["name"], c["arguments"]) for c in info["act_calls"]]
+            self._act_calls = []
+            self._act_setup = (instance, dict(info.get("records") or {}))
+        # Whether the final submit carries the solver's own answer (the article a quote breaks) rather than "done".
+        self._act_answers = bool(info.get("act_answers"))
         # After schema drift its own SOQL and writes use the names the schema text shows (as a careful agent reads
         # them).
         names = SchemaNames.read(info.get("schema"), instance.kind)
-        if names is not None and self._act_calls:
-            self._act_calls = [ToolCall(c.name, names.write_arguments(c.arguments)) for c in self._act_calls]
+        self._names = names
         self._solver = _StepSolver(instance, org, names)
         self._check(self._solver.next_call)
 
@@ -214,13 +233,36 @@ class OraclePolicy(Policy):
         if self._last is not None and not acting:
             self._check(solver.resume())
         call = solver.next_call
+        if call.name == "submit" and self._act_setup is not None:  # act mode: plan the change from the answer
+            self._act_calls = self._changes_for(str(call.arguments.get("content", "")))
+            self._act_setup = None
         if call.name == "submit" and self._act_calls is not None:  # act mode: make the change, then say so
-            call = self._act_calls.pop(0) if self._act_calls else ToolCall("submit", {"content": "done"})
+            if self._act_calls:
+                call = self._act_calls.pop(0)
+            elif not self._act_answers:
+                call = ToolCall("submit", {"content": "done"})
         self._last = (1 if self._last is None else self._last[0] + 1, call.name)
         if call.name == "submit":
             self._submitted = True
             self.close()
         return call.to_action()
+
+    def _changes_for(self, answer: str) -> list[ToolCall]:
+        """The calls that make the change the solver's ``answer`` stands for, by the instance's act plan."""
+        assert self._act_setup is not None
+        instance, refs = self._act_setup
+        solved: Any = None if instance.is_pro and answer == "None" else answer
+        try:
+            plan = act_plan(instance.model_copy(update={"answer": solved}), self.org)
+        except ValueError as err:
+            self.close()
+            raise PolicyError(
+                f"the oracle's answer {answer!r} of instance {instance.idx} makes no change: {err}"
+            ) from err
+        calls = list(plan.finish(refs))
+        if self._names is not None:
+            calls = [ToolCall(c.name, self._names.write_arguments(c.arguments)) for c in calls]
+        return calls
 
     def _check(self, call: ToolCall | OracleError) -> None:
         """Refuse what the solver cannot go on with: its failure, or a function the toolset lacks."""

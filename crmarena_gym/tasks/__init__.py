@@ -10,7 +10,15 @@ Example:
 
 from __future__ import annotations
 
-from crmarena_gym.tasks._act import ACT_TASKS, ANSWER_MODES, ActPlan, AnswerMode, SetupRecord, act_plan
+from crmarena_gym.tasks._act import (
+    ACT_TASKS,
+    ANSWER_MODES,
+    ActPlan,
+    AnswerMode,
+    SetupRecord,
+    act_plan,
+    act_task_names,
+)
 from crmarena_gym.tasks._context import (
     DOMAIN_DETAILS,
     HANDLE_TIME_POLICY,
@@ -153,6 +161,7 @@ __all__ = [
     "ToolCall",
     "Window",
     "act_plan",
+    "act_task_names",
     "add_months",
     "competition_shortfall",
     "default_tasks",

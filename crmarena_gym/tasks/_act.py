@@ -8,69 +8,27 @@ there, and no other change to any record (:meth:`crmarena_gym.org.StateDiff.chec
 An :class:`ActPlan` says, for one instance, which records the task sets up before the agent acts (a new
 case, written into the episode's session, never into the org file), the instruction, the changes required
 (computed from the instance's gold, itself computed from the hidden variables), and the calls that make
-them (for the oracle).
+them (for the oracle, which plans them from its own solved answer).
+
+:data:`ACT_TASKS` is keyed by org kind and task name: CRMArena's case_routing (NCR, on the service org) and
+CRMArena-Pro's five workflow categories on the B2B and B2C orgs (:mod:`crmarena_gym.tasks.pro._act`), whose
+names overlap (Pro has a case_routing too).
 """
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, Literal
+from pathlib import Path
+from typing import Any
 
-from crmarena_gym.org import ExpectedChange
+from crmarena_gym.tasks._act_plan import ANSWER_MODES, DONE, ActPlan, AnswerMode, SetupRecord
 from crmarena_gym.tasks._instance import TaskInstance
 from crmarena_gym.tasks._oracle import ToolCall
+from crmarena_gym.tasks._spec import PRO_ORG_KINDS
+from crmarena_gym.tasks.pro._act import PRO_ACT_PLANS
 
-__all__ = ["ACT_TASKS", "ANSWER_MODES", "ActPlan", "AnswerMode", "SetupRecord", "act_plan"]
-
-#: How an instance is answered: by naming the answer (``name``, the benchmark's way) or by making the change.
-AnswerMode = Literal["name", "act"]
-ANSWER_MODES: tuple[str, ...] = ("name", "act")
-#: What an act-mode agent submits when it has made the change.
-DONE = "done"
-
-
-@dataclass(frozen=True)
-class SetupRecord:
-    """A record the task creates in the episode's session before the agent acts.
-
-    Attributes:
-        ref: The name the instruction and the expected changes use for it (``case``).
-        sobject: The object's API name.
-        fields: Its field values.
-    """
-
-    ref: str
-    sobject: str
-    fields: Mapping[str, Any]
-
-
-@dataclass(frozen=True)
-class ActPlan:
-    """One instance in act mode.
-
-    Attributes:
-        setup: The records created before the agent acts, in order.
-        instruction: The question, with ``{ref}`` placeholders for the set-up records' ids.
-        expected: The required changes as JSON (``ExpectedChange.to_dict``), ids possibly ``{ref}``.
-        finish: The calls that make the required changes, given the set-up records' ids (``{ref: id}``).
-    """
-
-    setup: tuple[SetupRecord, ...]
-    instruction: str
-    expected: tuple[dict[str, Any], ...]
-    finish: Callable[[Mapping[str, str]], tuple[ToolCall, ...]]
-
-    def question(self, refs: Mapping[str, str]) -> str:
-        """The instruction with the set-up records' ids."""
-        return self.instruction.format(**refs)
-
-    def expected_changes(self, refs: Mapping[str, str]) -> tuple[ExpectedChange, ...]:
-        """The required changes with the set-up records' ids."""
-        return tuple(
-            ExpectedChange.from_dict({**change, "id": str(change["id"]).format(**refs)}) for change in self.expected
-        )
-
+__all__ = ["ACT_TASKS", "ANSWER_MODES", "ActPlan", "AnswerMode", "SetupRecord", "act_plan", "act_task_names"]
 
 _NCR_ACT_TEMPLATES = (
     "A new case has just been logged as {case}. Route it by the case routing policy: make the agent the policy "
@@ -104,24 +62,54 @@ def _ncr_plan(instance: TaskInstance) -> ActPlan:
     return ActPlan((case,), instruction, expected, finish)
 
 
-#: The tasks that have an act mode, by name, and how an instance becomes its plan.
-ACT_TASKS: dict[str, Callable[[TaskInstance], ActPlan]] = {"case_routing": _ncr_plan}
+#: The tasks that have an act mode, by org kind (``service`` for CRMArena, ``b2b``/``b2c`` for Pro) and task name
+#: (Pro's case_routing and CRMArena's share a name), and how an instance (with a read-only connection to its
+#: org, from which a plan computes the values its changes start from) becomes its plan.
+ACT_TASKS: dict[tuple[str, str], Callable[[TaskInstance, sqlite3.Connection], ActPlan]] = {
+    ("service", "case_routing"): lambda instance, _conn: _ncr_plan(instance),
+    **{(kind, name): build for kind in PRO_ORG_KINDS for name, build in PRO_ACT_PLANS.items()},
+}
 
 
-def act_plan(instance: TaskInstance) -> ActPlan:
+def act_task_names(kind: str | None = None) -> list[str]:
+    """The names of the tasks with an act mode on orgs of ``kind`` (every kind's when None), sorted."""
+    return sorted({name for k, name in ACT_TASKS if kind is None or k == kind})
+
+
+def act_plan(instance: TaskInstance, org: Any = None) -> ActPlan:
     """The act-mode plan of ``instance``.
 
+    Args:
+        instance: A generated instance of a task with an act mode (:data:`ACT_TASKS`).
+        org: Its org (a :class:`~crmarena_gym.org.LocalOrg` or a database path): a Pro plan reads the values its
+            changes start from (a quote's lines, the configuration rules); CRMArena's needs none.
+
     Raises:
-        ValueError: The instance's task has no act mode, or the instance lacks the hidden parameters it needs.
+        ValueError: The instance's task has no act mode, the instance lacks the hidden parameters it needs, or
+            a Pro plan has no org file to read.
     """
-    if instance.is_pro:
-        raise ValueError(
-            f"instance {instance.idx} is CRMArena-Pro's {instance.task} on a {instance.kind} org: act mode covers "
-            f"CRMArena's {', '.join(sorted(ACT_TASKS))} so far (Pro's workflow categories have no act mode yet)"
-        )
-    build = ACT_TASKS.get(instance.task)
+    build = ACT_TASKS.get((instance.kind, instance.task))
     if build is None:
-        raise ValueError(f"task {instance.task!r} has no act mode; the tasks with one: {', '.join(sorted(ACT_TASKS))}")
-    if instance.answer is None:
-        raise ValueError(f"instance {instance.idx} ({instance.task}) has no answer: act mode needs a change to make")
-    return build(instance)
+        suite = "CRMArena's" if instance.kind == "service" else f"CRMArena-Pro's ({instance.kind})"
+        raise ValueError(
+            f"task {instance.task!r} has no act mode in {suite} tasks; the tasks with one: "
+            f"{', '.join(act_task_names(instance.kind)) or 'none'}"
+        )
+    if not instance.is_pro:
+        if instance.answer is None:
+            raise ValueError(
+                f"instance {instance.idx} ({instance.task}) has no answer: act mode needs a change to make"
+            )
+        return build(instance, None)  # type: ignore[arg-type]
+    path = getattr(org, "path", org)
+    if path is None:
+        raise ValueError(f"act mode on a Pro instance ({instance.task}) reads its org: pass the org (its file)")
+    conn = sqlite3.connect(f"file:{Path(path)}?mode=ro", uri=True)
+    try:
+        return build(instance, conn)
+    except sqlite3.Error as err:  # not a Pro org file as generated (a perturbed schema renames what plans read)
+        raise ValueError(
+            f"instance {instance.idx} ({instance.task}): its act plan cannot read the org file {path}: {err}"
+        ) from err
+    finally:
+        conn.close()

@@ -620,3 +620,38 @@ def test_an_act_mode_episode_shows_its_changes_beside_the_expected_ones(tmp_path
     assert not bad["success"] and len(bad["state_diff"]) == 2
     assert len(bad["diff_check"]["stray"]) == 1 and FIRST_CASE[0] in bad["diff_check"]["stray"][0]
     assert "1 change nobody asked for: reward 0" in bad["reward_explanation"]
+
+
+class _RightChangeNoArticle(Policy):
+    """An act-mode policy for a quote decision: makes the required changes, then names no article."""
+
+    privileged = True
+    toolset = "soql"
+
+    def reset(self, observation: str, info: dict[str, Any], *, seed: int | None = None) -> None:
+        super().reset(observation, info, seed=seed)
+        self.actions = [_call(c["name"], **c["arguments"]) for c in info["act_calls"]] + ["submit None"]
+
+    def act(self, observation: str) -> str:
+        return self.actions.pop(0)
+
+
+def test_a_pro_quote_decision_shows_its_diff_and_the_article_it_named(
+    tmp_path: Path, pro_env_orgs: dict[str, Path]
+) -> None:
+    from crmarena_gym.eval import evaluate
+    from crmarena_gym.tasks.pro import generate_pro_tasks
+
+    path = pro_env_orgs["b2b"]
+    tasks = [i for i in generate_pro_tasks(path, category="QAP", seed=5, per_task=6) if i.answer is not None][:1]
+    env_id = "CRMArena-Pro-B2B-QAP-Act-v0"
+    evaluate("oracle", env_id=env_id, tasks=tasks, org=path, out=tmp_path / "oracle", progress=False)
+    evaluate(_RightChangeNoArticle, env_id=env_id, tasks=tasks, org=path, out=tmp_path / "none", progress=False)
+    data = ViewerData([tmp_path / "oracle", tmp_path / "none"])
+    good = data.api(f"/api/runs/oracle/episodes/{tasks[0].idx}/0")
+    assert good["success"] and good["diff_check"]["ok"] and good["answer_check"]["gold"] == tasks[0].answer
+    assert [c["fields"]["Status"]["new"] for c in good["state_diff"]] == ["Rejected"]
+    assert "names the right article: reward 1" in good["reward_explanation"]
+    bad = data.api(f"/api/runs/none/episodes/{tasks[0].idx}/0")
+    assert not bad["success"] and bad["diff_check"]["ok"] and bad["answer_check"]["reward"] == 0.0
+    assert "the submitted answer is not the gold article: reward 0" in bad["reward_explanation"]

@@ -582,3 +582,15 @@ def test_writes_never_move_the_system_fields_of_the_files_records(
     opp = session.query(f"SELECT OpportunityId FROM OpportunityLineItem WHERE Id = '{parent}'")["records"][0]
     session.update("Opportunity", opp["OpportunityId"], {"Description": "touched"})
     assert {name: session.query(q)["records"] for name, q in soql.items()} == before
+
+
+def test_a_set_up_change_the_agent_sets_back_is_an_update_since_the_set_up_not_a_delete() -> None:
+    from crmarena_gym.org import RecordChange, StateDiff
+
+    quote = "0Q0Wt000000000AAAA"
+    setup = StateDiff((RecordChange("Quote", quote, "update", {"Status": ("Rejected", "Needs Review")}),))
+    # The agent set the status back to the file's value: the session's diff no longer holds the quote.
+    back = StateDiff(()).since(setup)
+    assert [c.describe() for c in back] == [f"update Quote {quote}: Status 'Needs Review' -> 'Rejected'"]
+    created = StateDiff((RecordChange("Case", "500Wt000000000AAAA", "create", {"Subject": (None, "x")}),))
+    assert [c.op for c in StateDiff(()).since(created)] == ["delete"]

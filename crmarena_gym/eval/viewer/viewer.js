@@ -949,7 +949,9 @@ function stateDiffView(e) {
         ? h("ul", {}, e.state_diff.map((c) => h("li", { class: [...stray].some((s) => s.includes(c.id)) ? "bad" : "" }, changeText(c))))
         : "none")),
       h("tr", {}, h("th", {}, "expected"), h("td", {}, expected.length ? h("ul", {}, expected.map((x) => h("li", {}, x)))
-        : "not recorded (the run was not privileged)")),
+        : Array.isArray(e.expected_changes) ? "no change (the record is right as it is)" : "not recorded (the run was not privileged)")),
+      e.answer_check ? h("tr", {}, h("th", {}, "answer"), h("td", { class: e.answer_check.reward >= 1 ? "" : "bad" },
+        `${quote(e.answer_check.submitted)}${"gold" in e.answer_check ? ` (gold ${quote(e.answer_check.gold)})` : ""}: ${e.answer_check.reward >= 1 ? "right" : "wrong"}`)) : null,
       missing.length ? h("tr", {}, h("th", {}, "missing"), h("td", { class: "bad" }, h("ul", {}, missing.map((m) => h("li", {}, m))))) : null,
       stray.size ? h("tr", {}, h("th", {}, "stray"), h("td", { class: "bad" }, h("ul", {}, [...stray].map((m) => h("li", {}, m))))) : null)));
 }

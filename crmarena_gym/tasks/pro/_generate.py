@@ -61,6 +61,10 @@ PRO_ANSWER_CAP = 0.45
 DEFAULT_PRO_PER_TASK = 100
 
 
+#: Hidden parameters that word a question rather than identify it (a case's text is one wording of its pair).
+_NOT_KEY = frozenset({"leak_facts", "case_subject", "case_description"})
+
+
 def pro_instance_key(kind: str, category: str, params: dict[str, Any]) -> str:
     """What identifies a Pro question, however worded: its org kind, category and hidden parameters.
 
@@ -68,7 +72,7 @@ def pro_instance_key(kind: str, category: str, params: dict[str, Any]) -> str:
         >>> pro_instance_key("b2b", "LRO", {"region": "CA", "leak_facts": []})
         'b2b:lead_routing:{"region": "CA"}'
     """
-    core = {k: v for k, v in params.items() if k != "leak_facts"}
+    core = {k: v for k, v in params.items() if k not in _NOT_KEY}
     return f"{kind}:{get_pro_spec(category).name}:" + json.dumps(core, sort_keys=True, default=str)
 
 

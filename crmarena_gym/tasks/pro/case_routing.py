@@ -125,7 +125,14 @@ def _draw(facts: ProFacts, rng: np.random.Generator, want_none: bool) -> ProDraw
     if others or [i for i, d in org.issues.items() if i != issue and d in text]:
         return None  # the text must name one product and one issue
     query = pick(rng, _TEMPLATES).format(subject=subject, description=description)
-    params = {"issue_id": issue, "product_id": product, "decided_by_rule": rule}
+    # The case's text too, so that act mode can write the case itself into the episode's session.
+    params = {
+        "issue_id": issue,
+        "product_id": product,
+        "decided_by_rule": rule,
+        "case_subject": subject,
+        "case_description": description,
+    }
     return ProDraw(answer, f"{query} {_ANSWER}", _POLICY, params)
 
 
