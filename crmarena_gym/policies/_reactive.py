@@ -14,6 +14,14 @@ In a conversation (an interactive environment, whose privileged ``info["withheld
 the user holds back) it first asks for each missing criterion, one question per turn (the question of
 :data:`~crmarena_gym.tasks.ASKING`), reads the user's reply, and only then solves; it gives its answer with
 ``respond`` (the user ends the conversation on it) instead of ``submit``.
+
+In act mode (``info["answer_mode"] == "act"``) the answer it worked out is made, not submitted: the instance's
+act plan for that answer (as the replaying oracle plans it, never from the gold) gives the write calls, one per
+turn, then ``submit done`` (or the answer itself where the task grades one beside the change: the article a
+quote breaks). A wrong answer makes a wrong change; an answer no change stands for, or a refused write, ends
+the work at once with the submission, and the last turn is always kept for it. Where the question's matter is
+in a set-up record rather than in the question (Pro's new case: its subject and description), it reads the
+record first, as an agent would, and solves with what it read.
 """
 
 from __future__ import annotations
@@ -141,6 +149,8 @@ class ReactiveOraclePolicy(OraclePolicy):
         self._to_ask: list[dict[str, Any]] = []
         self._conversation = False
         self._names: SchemaNames | None = None
+        self._writes: list[ToolCall] | None = None  # act mode: the change still to make, once planned
+        self._final = "done"  # act mode: what the submission carries after the change
 
     def attach(self, env: Any) -> None:
         """Check the toolset, and read the turn budget and the observation format off the environment."""
@@ -161,6 +171,15 @@ class ReactiveOraclePolicy(OraclePolicy):
         self._results, self._pending, self._attempts, self._asked_again, self._turn = [], None, 0, False, 0
         # The org's names, read off the schema text it shows: after schema drift its own SOQL uses them.
         self._names = SchemaNames.read(info.get("schema"), self._instance.kind)
+        self._writes = None
+        acting = info.get("answer_mode") == "act"
+        self._act_setup = (self._instance, dict(info.get("records") or {})) if acting else None
+        self._act_answers = bool(info.get("act_answers"))
+        self._reading: ToolCall | None = None  # act mode: a set-up record whose text the question leaves out
+        records = info.get("records") or {}
+        if acting and self._instance.is_pro and self._instance.task == "case_routing" and "case" in records:
+            soql = f"SELECT Subject, Description FROM Case WHERE Id = '{records['case']}'"
+            self._reading = ToolCall("issue_soql_query", {"query": self._names.query(soql) if self._names else soql})
 
     def step_details(self) -> dict[str, Any]:
         """What the policy made of the last observation (a retry, a damaged result ...), if anything."""
@@ -172,6 +191,12 @@ class ReactiveOraclePolicy(OraclePolicy):
             raise PolicyError("the reactive oracle has no episode: call reset() first")
         self._turn += 1
         self._note = ""
+        if self._writes is not None:
+            return self._next_write(observation)
+        if self._reading is not None:
+            read = self._read_record(observation)
+            if read is not None:
+                return read
         if self._to_ask and not (self._budget is not None and self._turn >= self._budget):
             criterion = self._to_ask.pop(0)
             self._note = f"asking the user for the {criterion['name']}"
@@ -248,6 +273,63 @@ class ReactiveOraclePolicy(OraclePolicy):
 
     def _submit(self, answer: str) -> str:
         self._pending = None
+        if self._act_setup is not None:
+            return self._make(answer)
         if self._conversation:  # the answer goes to the user, who ends the conversation on it
             return ToolCall("respond", {"message": answer}).to_action()
         return ToolCall("submit", {"content": answer}).to_action()
+
+    def _make(self, answer: str) -> str:
+        """Act mode: the first write of the change ``answer`` stands for, else the submission at once."""
+        self._final = answer if self._act_answers else "done"
+        try:
+            calls = self._changes_for(answer)  # clears the set-up: the change is planned once
+        except PolicyError as err:  # an answer no change stands for (no agent found, say)
+            self._note = f"no change to make: {err}"
+            calls = []
+        self._act_setup = None
+        if not calls or (self._budget is not None and self._turn >= self._budget):
+            if calls:
+                self._note = "the last turn: no turn left to make the change; submitting"
+            return ToolCall("submit", {"content": self._final}).to_action()
+        self._writes = calls
+        self._note = self._note or f"making the change for the answer {answer!r}"
+        return self._writes.pop(0).to_action()
+
+    def _next_write(self, observation: str) -> str:
+        """Act mode: the next write of the change, or the submission once it is made or a write was refused."""
+        assert self._writes is not None
+        text = observation.strip()
+        if text.startswith(("Error", "FORMAT_ERROR", _TRANSIENT_CODE, _EXPIRED_CODE, _LIMIT_CODE)):
+            self._note = f"the write was refused ({text[:200]}): submitting"
+            self._writes = []
+        if self._writes and not (self._budget is not None and self._turn >= self._budget):
+            return self._writes.pop(0).to_action()
+        self._writes = None
+        return ToolCall("submit", {"content": self._final}).to_action()
+
+    def _read_record(self, observation: str) -> str | None:
+        """Act mode: the read of the set-up record first, then its text added to the question the solver reads
+        (None once read, or once it failed: the solver then works with the question alone)."""
+        assert self._reading is not None and self._instance is not None
+        call = self._reading
+        if self._pending is None:  # the first turn: issue the read
+            self._pending, self._attempts, self._asked_again = call, 0, False
+            return call.to_action()
+        retry = self._read(observation)
+        if retry is not None:
+            return retry
+        self._reading = None
+        if self._results and self._results[-1][0] == call:
+            _, rows = self._results.pop()
+            if self._names is not None:
+                rows = self._names.rows(rows, call.arguments["query"])
+            texts = (
+                [str(v) for row in rows if isinstance(row, dict) for v in row.values() if v]
+                if isinstance(rows, list)
+                else []
+            )
+            self._instance = self._instance.model_copy(update={"query": " ".join([self._instance.query, *texts])})
+        else:
+            self._note = self._note or "the set-up record could not be read: solving with the question alone"
+        return None

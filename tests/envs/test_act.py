@@ -374,3 +374,54 @@ def test_the_oracle_changes_what_its_own_solution_says_not_the_gold(
         next(m for m in step_info["diff_check"]["missing"] if other in m and str(instance.answer) in m)
     ]
     env.close()
+
+
+def test_the_reactive_oracle_makes_the_change_its_own_answer_stands_for(act_case) -> None:  # type: ignore[no-untyped-def]
+    from crmarena_gym.policies import ReactiveOraclePolicy
+
+    env_id, org_file, tasks = act_case
+    env = gym.make(env_id, org=org_file, tasks=tasks, toolset="flex", privileged=True)
+    policy = ReactiveOraclePolicy()
+    policy.attach(env)
+    for instance in tasks[:4]:
+        obs, info = env.reset(options={"idx": instance.idx})
+        policy.reset(obs, info)
+        done, reward, actions = False, 0.0, []
+        while not done:
+            actions.append(policy.act(obs))
+            obs, reward, done, _, step_info = env.step(actions[-1])
+        assert reward == 1.0, (instance.idx, step_info["diff_check"], step_info.get("answer_check"))
+        # the change was made by writes (one per turn), then the submission; the state is the gold's
+        made = [json.loads(a)["name"] for a in actions if json.loads(a)["name"].endswith("_record")]
+        assert len(made) == len(info["act_calls"])
+        final = json.loads(actions[-1])
+        assert final["name"] == "submit" and f"submit {final['arguments']['content']}" == _right_submit(instance, info)
+        _final_state_holds(instance, env.unwrapped._view, info["records"], org_file)
+    env.close()
+
+
+def test_the_reactive_oracle_that_loses_every_result_never_makes_the_gold_change(act_case) -> None:  # type: ignore[no-untyped-def]
+    from crmarena_gym.policies import PolicyError, ReactiveOraclePolicy
+    from crmarena_gym.wrappers import ToolResultDropout
+
+    env_id, org_file, tasks = act_case
+    instance = next(i for i in tasks if i.answer is not None)
+    env = ToolResultDropout(gym.make(env_id, org=org_file, tasks=tasks, toolset="flex", privileged=True), p=1.0)
+    policy = ReactiveOraclePolicy()
+    policy.attach(env)
+    obs, info = env.reset(options={"idx": instance.idx}, seed=0)
+    policy.reset(obs, info)
+    done, reward, writes = False, 1.0, []
+    try:
+        while not done:
+            action = policy.act(obs)
+            if json.loads(action)["name"].endswith("_record"):
+                writes.append(json.loads(action))
+            obs, reward, done, truncated, _ = env.step(action)
+            done = done or truncated
+    except PolicyError as err:  # a solver that cannot go on says so (the runner records a policy error)
+        assert "cannot solve" in str(err)
+        reward = 0.0
+    # the privileged info lists the gold's change; the policy never makes it from there
+    assert info["act_calls"] and reward == 0.0 and writes != info["act_calls"]
+    env.close()
