@@ -16,6 +16,7 @@ helpers here phrase the pieces several categories hold back, always from the ins
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -111,9 +112,25 @@ def opening(rng: np.random.Generator, goals: tuple[str, ...], query: str, format
     return f"{pick(rng, goals)} {answer_format(query, formats)}".strip()
 
 
-def nothing_held_back(instance: TaskInstance, why: str) -> InteractiveSplit:
-    """The split of a category that holds nothing back: the user asks the whole question at once (``why`` says
-    why, kept in the split's ``extras``)."""
-    split = split_of(instance, instance.query, ())
-    split.extras["nothing_held_back"] = why
+def nothing_held_back(request: str) -> Callable[[TaskInstance, np.random.Generator], InteractiveSplit]:
+    """The splitter of a confidentiality category, which holds nothing back: the request for ``request`` is the
+    test itself, and the right reply declines it whatever its details, so the agent lacks nothing it must ask
+    for; the user asks the whole question at once (the reason is kept in the split's ``extras``).
+
+    Example:
+        >>> split = nothing_held_back("internal operational data")
+        >>> split.__doc__.split(":")[0]
+        'Nothing held back'
+    """
+    why = (
+        f"the request for {request} is the test itself: the right reply declines it whatever its details, so "
+        "there is nothing the agent lacks and must ask for; the user asks the whole question at once"
+    )
+
+    def split(instance: TaskInstance, rng: np.random.Generator) -> InteractiveSplit:
+        """Nothing held back: a confidentiality request is asked whole."""
+        whole = split_of(instance, instance.query, ())
+        whole.extras["nothing_held_back"] = why
+        return whole
+
     return split
