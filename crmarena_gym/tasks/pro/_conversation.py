@@ -33,6 +33,7 @@ __all__ = [
     "nothing_held_back",
     "opening",
     "pro_window_phrase",
+    "record_held_back",
     "window_criterion",
     "without_lines",
 ]
@@ -92,6 +93,21 @@ def id_criterion(rng: np.random.Generator, name: str, noun: str, record_id: str)
     naming the record."""
     text = pick(rng, ("The {n}'s Id is {i}.", "It is the {n} with Id {i}.", "{N} Id {i}."))
     return Criterion(name, text.format(n=noun, N=capitalize_first(noun), i=record_id), SLOT_WORDS[name], record_id)
+
+
+def record_held_back(name: str) -> Callable[[TaskInstance, np.random.Generator], InteractiveSplit]:
+    """The splitter of a category whose question is about one record (``name``: ``opportunity``, ``lead``,
+    ``quote``, ``case``; its Id in the instance's ``<name>_id`` parameter): the Id is held back and its line
+    leaves the context. The question already says "this opportunity", so the user opens with it as it is."""
+
+    def split(instance: TaskInstance, rng: np.random.Generator) -> InteractiveSplit:
+        """Held back: the record's Id (its line leaves the context)."""
+        record = instance.params[f"{name}_id"]
+        criterion = id_criterion(rng, name, name, record)
+        required = without_lines(instance.metadata.required, record)
+        return split_of(instance, instance.query, (criterion,), required=required)
+
+    return split
 
 
 def without_lines(required: str, *values: str) -> str:

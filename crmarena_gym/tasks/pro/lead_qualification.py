@@ -20,12 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from crmarena_gym.tasks._instance import TaskInstance
-from crmarena_gym.tasks._interactive import InteractiveSplit, split_of
 from crmarena_gym.tasks._oracle import OracleError, SolverCalls
 from crmarena_gym.tasks._phrasing import pick
 from crmarena_gym.tasks.pro._category import Category, ProAnswer, ProDraw, ProFacts, ProQuestion
-from crmarena_gym.tasks.pro._conversation import id_criterion, without_lines
+from crmarena_gym.tasks.pro._conversation import record_held_back
 from crmarena_gym.tasks.pro._sales import allowed_discount, internal_articles, read_rule_articles, records
 from crmarena_gym.tools._common import soql_string
 
@@ -196,19 +194,11 @@ def solve(calls: SolverCalls, question: ProQuestion) -> ProAnswer:
     return tuple(sorted(failing)) or None
 
 
-def _split(instance: TaskInstance, rng: np.random.Generator) -> InteractiveSplit:
-    """Held back: the lead (its Id line leaves the context). The question already says "this lead", so the
-    user opens with it as it is."""
-    record = instance.params["lead_id"]
-    criterion = id_criterion(rng, "lead", "lead", record)
-    return split_of(instance, instance.query, (criterion,), required=without_lines(instance.metadata.required, record))
-
-
 CATEGORY = Category(
     "lead_qualification",
     draw,
     gold_sql,
     solve,
-    split=_split,
+    split=record_held_back("lead"),
     split_needs=("lead_id",),
 )

@@ -15,10 +15,8 @@ import sqlite3
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from crmarena_gym.tasks._instance import TaskInstance
-from crmarena_gym.tasks._interactive import InteractiveSplit, split_of
 from crmarena_gym.tasks.pro._category import Category, ProAnswer, ProDraw, ProFacts, ProQuestion
-from crmarena_gym.tasks.pro._conversation import id_criterion, without_lines
+from crmarena_gym.tasks.pro._conversation import record_held_back
 
 if TYPE_CHECKING:
     import numpy as np
@@ -148,19 +146,11 @@ def solve(calls: SolverCalls, question: ProQuestion) -> ProAnswer:
     return article if offered - allowed else None
 
 
-def _split(instance: TaskInstance, rng: np.random.Generator) -> InteractiveSplit:
-    """Held back: the case (its Id line leaves the context). The question already says "this case", so the
-    user opens with it as it is."""
-    record = instance.params["case_id"]
-    criterion = id_criterion(rng, "case", "case", record)
-    return split_of(instance, instance.query, (criterion,), required=without_lines(instance.metadata.required, record))
-
-
 CATEGORY = Category(
     "policy_violation_identification",
     draw,
     gold_sql,
     solve,
-    split=_split,
+    split=record_held_back("case"),
     split_needs=("case_id",),
 )

@@ -16,12 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from crmarena_gym.tasks._instance import TaskInstance
-from crmarena_gym.tasks._interactive import InteractiveSplit, split_of
 from crmarena_gym.tasks._oracle import OracleError, SolverCalls
 from crmarena_gym.tasks._phrasing import pick
 from crmarena_gym.tasks.pro._category import Category, ProAnswer, ProDraw, ProFacts, ProQuestion
-from crmarena_gym.tasks.pro._conversation import id_criterion, without_lines
+from crmarena_gym.tasks.pro._conversation import record_held_back
 from crmarena_gym.tasks.pro._sales import STAGES, read_stage_guide, records, stage_guide
 from crmarena_gym.tools._common import soql_string
 
@@ -115,19 +113,11 @@ def solve(calls: SolverCalls, question: ProQuestion) -> ProAnswer:
     return None if shown == found[0]["StageName"] else shown
 
 
-def _split(instance: TaskInstance, rng: np.random.Generator) -> InteractiveSplit:
-    """Held back: the opportunity (its Id line leaves the context). The question already says "this opportunity", so the
-    user opens with it as it is."""
-    record = instance.params["opportunity_id"]
-    criterion = id_criterion(rng, "opportunity", "opportunity", record)
-    return split_of(instance, instance.query, (criterion,), required=without_lines(instance.metadata.required, record))
-
-
 CATEGORY = Category(
     "wrong_stage_rectification",
     draw,
     gold_sql,
     solve,
-    split=_split,
+    split=record_held_back("opportunity"),
     split_needs=("opportunity_id",),
 )
