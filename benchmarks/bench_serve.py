@@ -14,11 +14,11 @@
 Every figure is a wall time with the CPU time of this process (server and client: both run here) beside
 it, and the ratios are of CPU time (what the shared machine's other work does not inflate); in-process
 and served rounds alternate (each query's repetitions too) and the best round of each is kept; the load average of the
-machine is printed before and after. https with the server's self-signed certificate (``--http``: plain).
+machine is printed before and after. https with the server's self-signed certificate (simple-salesforce speaks nothing else).
 
 Usage:
     python benchmarks/bench_serve.py [--org PATH] [--reps 30] [--requests 400] [--writes 300]
-        [--bulk-rows 10000] [--rounds 3] [--http]
+        [--bulk-rows 10000] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -181,13 +181,12 @@ def main() -> None:
     parser.add_argument("--writes", type=int, default=300, help="records per write round")
     parser.add_argument("--bulk-rows", type=int, default=10000, help="rows per Bulk API round")
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds (the best of each side kept)")
-    parser.add_argument("--http", action="store_true", help="plain http instead of https")
     args = parser.parse_args()
     path = args.org or default_org_path()
     print(f"load average before: {load()}")
     local = LocalOrg(path, today=TODAY)
     hub = SessionHub(path, token="bench", password="bench", max_sessions=64, today=TODAY, session_storage=2**30)
-    with OrgServer(hub, tls=not args.http, cert_dir=Path(tempfile.mkdtemp())) as server:
+    with OrgServer(hub, cert_dir=Path(tempfile.mkdtemp())) as server:
         if server.cert is not None:
             os.environ["REQUESTS_CA_BUNDLE"] = str(server.cert)
 

@@ -173,6 +173,11 @@ class SalesforceOrg(Org):
                 raise ValueError(
                     f"instance_url must be a URL like 'https://acme.my.salesforce.com', got {instance_url!r}"
                 )
+            if parsed.scheme == "http":  # simple-salesforce calls https://<host> whatever the scheme given
+                raise ValueError(
+                    f"instance_url must be https (simple-salesforce speaks nothing else), got {instance_url!r}; "
+                    "a served org speaks https unless started with --http"
+                )
         if sf is None and not given and session_id is None:
             raise ValueError(
                 "SalesforceOrg needs credentials: username, password and security_token, "

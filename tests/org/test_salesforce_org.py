@@ -157,6 +157,7 @@ def test_repr_hides_password(standin, sleeps) -> None:
         ({"username": "u", "password": "p"}, "missing: security_token"),
         ({"session_id": "abc"}, "missing: instance_url"),
         ({"session_id": "abc", "instance_url": "acme.my.salesforce.com"}, "'acme.my.salesforce.com'"),
+        ({"session_id": "abc", "instance_url": "http://127.0.0.1:8443"}, "must be https"),
         ({}, "needs credentials"),
         ({"session_id": "abc", "instance_url": "https://x.my.salesforce.com", "version": "v60.0"}, "'v60.0'"),
         ({"session_id": "abc", "instance_url": "https://x.my.salesforce.com", "max_retries": -1}, "-1"),
