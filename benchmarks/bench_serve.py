@@ -14,7 +14,8 @@
 Every figure is a wall time with the CPU time of this process (server and client: both run here) beside
 it, and the ratios are of CPU time (what the shared machine's other work does not inflate); in-process
 and served rounds alternate (each query's repetitions too) and the best round of each is kept; the load average of the
-machine is printed before and after. https with the server's self-signed certificate (simple-salesforce speaks nothing else).
+machine is printed before and after. https with the server's self-signed certificate (simple-salesforce
+speaks nothing else).
 
 Usage:
     python benchmarks/bench_serve.py [--org PATH] [--reps 30] [--requests 400] [--writes 300]
