@@ -41,8 +41,10 @@ RECORD_FIELDS = (
     "usage",
     "trajectory",
 )
-#: How an episode can end without an error.
-END_REASONS = ("submitted", "max_turns", "no_tool_call", "stopped")
+#: How an episode can end without an error: the answer graded, the agent's turn budget spent, a
+#: function-calling reply without a call, a stop; in a conversation also the simulated user's turn budget
+#: spent (``user_turns``; the conversation's own ``end`` says whether the user or the agent ended it).
+END_REASONS = ("submitted", "max_turns", "no_tool_call", "stopped", "user_turns")
 # Step info kept in the trajectory: everything but the raw result (the observation shows it), the turn
 # (the step has it) and the submission (the record has it). Wrapper effects (``dropout``,
 # ``turns_left`` ...) are kept whatever their key.
@@ -162,7 +164,7 @@ class EpisodeRecorder:
             record["reward_breakdown"] = info.get("reward_breakdown")
             record["end_reason"] = "submitted"
         elif truncated:
-            record["end_reason"] = "max_turns"
+            record["end_reason"] = "user_turns" if info.get("end_reason") == "user_turns" else "max_turns"
 
     def end(
         self, end_reason: str, *, error: str | None = None, fatal: bool = False, final_reply: str | None = None

@@ -90,11 +90,16 @@ def test_same_seed_same_conversation(env_org: Path, all_tasks: list[TaskInstance
 def test_submit_and_limits(env_org: Path, all_tasks: list[TaskInstance]) -> None:
     bri = next(i for i in all_tasks if i.abbrev == "BRI")
     env = gym.make("CRMArena-BRI-Interactive-v0", org=env_org, tasks=[bri], max_user_turns=2)
-    _observation, info = env.reset(seed=0)
+    observation, info = env.reset(seed=0)
     assert info["user"]["kind"] == "scripted" and "withheld" not in info  # not privileged: nothing of the split
     assert "respond" in [t["function"]["name"] for t in info["tools"]]
-    assert env.step("respond Hi there?")[4]["user_turns"] == 1
-    _, reward, terminated, truncated, step = env.step("respond What colour is the sky?")
+    recorder = EpisodeRecorder(observation, info, idx=bri.idx)
+    action = "respond Hi there?"
+    first = env.step(action)
+    assert first[4]["user_turns"] == 1
+    recorder.step(action, *first)
+    action = "respond What colour is the sky?"
+    _, reward, terminated, truncated, step = last = env.step(action)
     assert (reward, terminated, truncated, step["end_reason"], step["user_turns"]) == (
         0.0,
         False,
@@ -102,6 +107,10 @@ def test_submit_and_limits(env_org: Path, all_tasks: list[TaskInstance]) -> None
         "user_turns",
         2,
     )
+    recorder.step(action, *last)
+    # The record says the user's budget ran out, not the agent's (20 turns, 2 used).
+    record = recorder.finish()
+    assert (record["end_reason"], record["turns"], record["conversation"]["end"]) == ("user_turns", 2, "user_turns")
     env.reset(seed=0)
     _, reward, terminated, _, step = env.step(f"submit {bri.answer}")
     assert (reward, terminated, step["end_reason"], step["agent_turns"], step["user_turns"]) == (
