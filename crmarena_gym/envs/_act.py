@@ -17,13 +17,14 @@ A Pro org's act ids are ``CRMArena-Pro-{B2B,B2C}-<ABBREV>-Act-v0`` for its five 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from crmarena_gym.envs._env import CRMArenaEnv, _action_format, _make_tools, _resolve_today
 from crmarena_gym.envs._spaces import ActionText
-from crmarena_gym.org import LocalOrg, Org, OrgSession, StateDiff
+from crmarena_gym.org import ExpectedChange, LocalOrg, Org, OrgSession, StateDiff
 from crmarena_gym.tasks import ActPlan, TaskInstance, act_plan
 
 __all__ = ["CRMArenaActEnv"]
@@ -122,15 +123,40 @@ class CRMArenaActEnv(CRMArenaEnv):
         if required is not None:
             info["context"] = {**info["context"], "required": asked.metadata.required}
         if self.privileged:
-            info["expected_changes"] = [c.to_dict() for c in plan.expected_changes(self._refs)]
-            info["act_calls"] = [{"name": c.name, "arguments": c.arguments} for c in plan.finish(self._refs)]
+            info["expected_changes"] = [c.to_dict() for c in self._expected(plan)]
+            info["act_calls"] = self._act_calls(plan)
         return observation, info
+
+    # A plan names objects and fields as the org kind declares them; after schema drift the session's diff and
+    # the write tools use the org's own names, so what the plan expects is compared and shown in those.
+    def _expected(self, plan: ActPlan) -> list[ExpectedChange]:
+        assert self._session is not None
+        schema = self._session.schema
+        changes = []
+        for change in plan.expected_changes(self._refs):
+            sobject, values = schema.current_names(change.sobject, change.values)
+            changes.append(dataclasses.replace(change, sobject=sobject, values=values))
+        return changes
+
+    def _act_calls(self, plan: ActPlan) -> list[dict[str, Any]]:
+        assert self._session is not None
+        schema = self._session.schema
+        calls = []
+        for call in plan.finish(self._refs):
+            arguments = dict(call.arguments)
+            if "sobject" in arguments:
+                arguments["sobject"], fields = schema.current_names(arguments["sobject"], arguments.get("fields") or {})
+                if "fields" in arguments:
+                    arguments["fields"] = fields
+            calls.append({"name": call.name, "arguments": arguments})
+        return calls
 
     def _submit(self, answer: str, info: dict[str, Any]) -> tuple[str, float, bool, bool, dict[str, Any]]:
         assert self.instance is not None and self._session is not None
         plan = self._plans[self.instance.idx]
         diff = self._session.diff().since(self._baseline)
-        check = diff.check(plan.expected_changes(self._refs))
+        expected = self._expected(plan)
+        check = diff.check(expected)
         answer_ok = True
         self._done = True
         info["submitted"] = answer
@@ -154,7 +180,7 @@ class CRMArenaActEnv(CRMArenaEnv):
         if plan.answers:
             info["reward_breakdown"]["answer_ok"] = answer_ok
         if self.privileged:
-            info["expected_changes"] = [c.to_dict() for c in plan.expected_changes(self._refs)]
+            info["expected_changes"] = [c.to_dict() for c in expected]
         else:  # what is missing names the gold
             info["diff_check"]["missing"] = len(check.missing)
         observation = "Submitted. The episode is over."

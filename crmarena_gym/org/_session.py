@@ -1315,7 +1315,9 @@ class OrgSession(LocalOrg):
         from its price book entry (list price, product) and its total follows its quantity, price and
         discount; an activity's account and a quote's account follow the records they are about.
         """
-        col = {f.name: c for f in obj.fields if (c := layout.column_of(f)) is not None}
+        # Keyed by the declared names: after schema drift the org's automation still runs on the renamed fields.
+        name, declared = self._state.schema.declared_names(obj.name)
+        col = {declared.get(f.name, f.name): c for f in obj.fields if (c := layout.column_of(f)) is not None}
 
         def value(name: str) -> Any:
             column = col.get(name)
@@ -1328,7 +1330,6 @@ class OrgSession(LocalOrg):
         def touched(*names: str) -> bool:
             return current is None or any(col.get(n) in row for n in names if col.get(n) is not None)
 
-        name = obj.name
         if name == "Case" and {"Status", "ClosedDate"} <= col.keys() and col["Status"] in row:
             status, closed = col["Status"], col["ClosedDate"]
             was_closed = current is not None and current.get(status) == "Closed"
@@ -1444,13 +1445,20 @@ class OrgSession(LocalOrg):
             return self._lookup(conn, "Contact", who, "AccountId")
         return None
 
+    def _declared_field(self, name: str, field_name: str) -> tuple[SObject | None, Field | None]:
+        """The object the org kind declares as ``name`` and its field declared as ``field_name``, as the session's
+        schema has them (after schema drift, under their new names): what the org's automation reads and writes."""
+        current, names = self._state.schema.current_names(name, {field_name: None})
+        obj = self._state.schema.get_object(current)
+        return obj, (obj.get_field(next(iter(names))) if obj is not None else None)
+
     def _lookup(self, conn: sqlite3.Connection, name: str, rid: Any, field_name: str) -> Any:
-        """Field ``field_name`` of the live ``name`` record ``rid``, as the session sees it (None: no such record)."""
-        obj = self._state.schema.get_object(name)
-        field = obj.get_field(field_name) if obj is not None else None
-        if obj is None or field is None or not isinstance(rid, str) or name not in self._state.tables:
+        """Field ``field_name`` (declared names) of the live ``name`` record ``rid``, as the session sees it (None:
+        no such record)."""
+        obj, field = self._declared_field(name, field_name)
+        if obj is None or field is None or not isinstance(rid, str) or obj.name not in self._state.tables:
             return None
-        table = quote_identifier(self._state.tables[name])
+        table = quote_identifier(self._state.tables[obj.name])
         found = conn.execute(
             f'SELECT {self._field_sql(obj, field, "t")} FROM {table} AS t WHERE t."Id" = ?', (rid,)
         ).fetchone()
@@ -1472,7 +1480,10 @@ class OrgSession(LocalOrg):
             ).fetchone()
             amount = _money("Amount", total)
             if self._lookup(conn, "Opportunity", oid, "Amount") != amount:
-                self._apply(conn, obj, oid, {state.layout(obj).column_of(obj.get_field("Amount")): amount})  # type: ignore[arg-type,dict-item]
+                _, field = self._declared_field("Opportunity", "Amount")
+                column = state.layout(obj).column_of(field) if field is not None else None
+                if column is not None:
+                    self._apply(conn, obj, oid, {column: amount})
 
     def _reserve(self, conn: sqlite3.Connection, more: int) -> int:
         """The storage used before a write that adds ``more`` bytes; refused past ``max_storage``."""

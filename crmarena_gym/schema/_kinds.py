@@ -195,6 +195,21 @@ class OrgSchema:
         renames = drift.renamed.get(obj, {})
         return drift.objects.get(obj, obj), {renames.get(k, k): v for k, v in values.items()}
 
+    def declared_names(self, obj: str) -> tuple[str, dict[str, str]]:
+        """The inverse of :meth:`current_names`: the declared name of the object this schema calls ``obj``, and
+        for each of its fields a drift renamed, the declared name by the current one (empty without a drift).
+
+        Example:
+            >>> drifted = org_schema().drifted(SchemaDrift(renamed={"Case": {"Subject": "Case_Subject__c"}}))
+            >>> drifted.declared_names("Case")
+            ('Case', {'Case_Subject__c': 'Subject'})
+        """
+        drift = getattr(self, "drift", None)
+        if drift is None:
+            return obj, {}
+        declared = next((old for old, new in drift.objects.items() if new == obj), obj)
+        return declared, {new: old for old, new in drift.renamed.get(declared, {}).items()}
+
     def get_object(self, name: str, *, standard: bool = False) -> SObject | None:
         """The object whose API name is ``name`` (case-insensitive), or None.
 

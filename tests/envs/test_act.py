@@ -425,3 +425,53 @@ def test_the_reactive_oracle_that_loses_every_result_never_makes_the_gold_change
     # the privileged info lists the gold's change; the policy never makes it from there
     assert info["act_calls"] and reward == 0.0 and writes != info["act_calls"]
     env.close()
+
+
+@pytest.fixture(scope="module")
+def drifted_pro_orgs(pro_env_orgs: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The Pro orgs with every renameable field renamed (strength 1.0): gold unchanged, the names all new."""
+    from crmarena_gym.datagen import Perturbation, perturb_org
+
+    out = {}
+    for kind, path in pro_env_orgs.items():
+        out[kind] = tmp_path_factory.mktemp(f"drift-{kind}") / "org.sqlite"
+        perturb_org(path, out[kind], [Perturbation(kind="schema_drift", strength=1.0, seed=0)])
+    return out
+
+
+@pytest.mark.parametrize("env_id", [i for i in act_env_ids() if i.startswith("CRMArena-Pro-")])
+def test_act_mode_on_a_drifted_org_grades_the_change_by_the_orgs_names(
+    env_id: str, env_org: Path, pro_env_orgs: dict[str, Path], drifted_pro_orgs: dict[str, Path]
+) -> None:
+    """After schema drift the agent writes the fields by their new names (as the oracle reads them from the schema
+    text): the change is graded as made (not missing, with the write stray), the org's automation runs (a stage
+    sets the probability the change needs) and the diff shows the org's names."""
+    from crmarena_gym.datagen import read_manifest
+
+    _, tasks = _setup(env_id, env_org, pro_env_orgs)
+    kind = env_id.split("-")[2].lower()
+    org_file = drifted_pro_orgs[kind]
+    new_names = {
+        n for names in read_manifest(org_file).perturbations[0]["drift"]["renamed"].values() for n in names.values()
+    }
+    env = gym.make(env_id, org=org_file, tasks=tasks, toolset="flex", privileged=True)
+    policy = OraclePolicy()
+    policy.attach(env)
+    renamed_seen = 0
+    for instance in tasks[:4]:
+        obs, info = env.reset(options={"idx": instance.idx})
+        policy.reset(obs, info)
+        done, reward = False, 0.0
+        while not done:
+            obs, reward, done, _, step_info = env.step(policy.act(obs))
+            policy.observe(step_info)
+        assert reward == 1.0, (instance.idx, step_info["diff_check"], step_info.get("answer_check"))
+        changed = {f for change in step_info["state_diff"] for f in change.get("fields", {})}
+        expected = {f for change in step_info["expected_changes"] for f in change.get("values", {})}
+        if not expected:  # nothing to change (a stage that is right, a quote that breaks no rule)
+            continue
+        assert expected <= changed and expected <= new_names | {"OwnerId"}  # references keep their names
+        assert expected & new_names or expected == {"OwnerId"}  # a renamed field among those the task changes
+        renamed_seen += bool(expected & new_names)
+    assert renamed_seen or env_id.split("-")[3] in ("NCR", "LRO")  # the owner categories change a reference
+    env.close()

@@ -594,3 +594,56 @@ def test_a_set_up_change_the_agent_sets_back_is_an_update_since_the_set_up_not_a
     assert [c.describe() for c in back] == [f"update Quote {quote}: Status 'Needs Review' -> 'Rejected'"]
     created = StateDiff((RecordChange("Case", "500Wt000000000AAAA", "create", {"Subject": (None, "x")}),))
     assert [c.op for c in StateDiff(()).since(created)] == ["delete"]
+
+
+def test_the_orgs_automation_follows_a_schema_drift(org: tuple[str, Path, str], tmp_path: Path) -> None:
+    """After every renameable field got a new name, a stage still sets the probability, a line is still priced
+    from its price book entry and the amount still sums the lines: Salesforce's automation belongs to the
+    fields, whatever their API names (the expectations from the file read with plain SQLite and PRO.md's
+    stages; the new names from the perturbation's manifest)."""
+    from crmarena_gym.datagen import Perturbation, perturb_org, read_manifest
+
+    drifted = tmp_path / "drifted.sqlite"
+    perturb_org(org[1], drifted, [Perturbation(kind="schema_drift", strength=1.0, seed=0)])
+    renamed = read_manifest(drifted).perturbations[0]["drift"]["renamed"]
+
+    def n(sobject: str, name: str) -> str:
+        return renamed.get(sobject, {}).get(name, name)
+
+    moved = [n("Opportunity", "StageName"), n("Opportunity", "Probability"), n("OpportunityLineItem", "ListPrice")]
+    assert moved != ["StageName", "Probability", "ListPrice"]  # the automation's own fields were renamed
+    raw = sqlite3.connect(drifted.as_uri() + "?mode=ro", uri=True)
+    account = str(_one(raw, "SELECT Id FROM Account ORDER BY Id LIMIT 1"))
+    entry, price = raw.execute("SELECT Id, UnitPrice FROM PricebookEntry ORDER BY Id LIMIT 1").fetchone()
+    raw.close()
+    session = OrgSession(LocalOrg(drifted, today=TODAY))
+    try:
+        opp = session.create(
+            "Opportunity",
+            {
+                n("Opportunity", "Name"): "Fleet renewal",
+                n("Opportunity", "StageName"): "Discovery",
+                n("Opportunity", "CloseDate"): "2024-03-01",
+                "AccountId": account,
+            },
+        )
+        probability = n("Opportunity", "Probability")
+        assert session.get("Opportunity", opp, [probability])[probability] == PROBABILITY["Discovery"]
+        session.update("Opportunity", opp, {n("Opportunity", "StageName"): "Negotiation"})
+        assert session.get("Opportunity", opp, [probability])[probability] == PROBABILITY["Negotiation"]
+        line = session.create(
+            "OpportunityLineItem",
+            {
+                "OpportunityId": opp,
+                "PricebookEntryId": entry,
+                n("OpportunityLineItem", "Quantity"): 3,
+                n("OpportunityLineItem", "UnitPrice"): 1250.5,
+            },
+        )
+        fields = [n("OpportunityLineItem", f) for f in ("ListPrice", "TotalPrice")]
+        made = session.get("OpportunityLineItem", line, fields)
+        assert [made[f] for f in fields] == [price, 3 * 1250.5]
+        amount = n("Opportunity", "Amount")
+        assert session.get("Opportunity", opp, [amount])[amount] == 3 * 1250.5
+    finally:
+        session.drop()
