@@ -113,6 +113,16 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def _play_oracle(env: gym.Env, policy: OraclePolicy, obs: str, info: dict) -> tuple[float, dict]:  # type: ignore[type-arg]
+    """Play the oracle from a reset to the end: the reward and the last step's info."""
+    policy.reset(obs, info)
+    done, reward, step_info = False, 0.0, {}
+    while not done:
+        obs, reward, done, _, step_info = env.step(policy.act(obs))
+        policy.observe(step_info)
+    return float(reward), step_info
+
+
 def _make(env_org: Path, tasks: list[TaskInstance], **kwargs):  # type: ignore[no-untyped-def]
     return gym.make("CRMArena-NCR-Act-v0", org=env_org, tasks=tasks, toolset="flex", **kwargs)
 
@@ -137,11 +147,7 @@ def test_the_oracle_makes_every_change_and_the_final_state_is_the_gold(act_case)
         obs, info = env.reset(options={"idx": instance.idx})
         for ref, record_id in info["records"].items():
             assert record_id in obs or record_id in info["context"]["required"], ref
-        policy.reset(obs, info)
-        done, reward = False, 0.0
-        while not done:
-            obs, reward, done, _, step_info = env.step(policy.act(obs))
-            policy.observe(step_info)
+        reward, step_info = _play_oracle(env, policy, obs, info)
         assert reward == 1.0, (instance.idx, step_info["diff_check"], step_info.get("answer_check"))
         # Independently of the diff and the grader: the session's own query engine shows the gold's state.
         _final_state_holds(instance, env.unwrapped._view, info["records"], org_file)
@@ -362,11 +368,7 @@ def test_the_oracle_changes_what_its_own_solution_says_not_the_gold(
     policy.attach(env)
     obs, info = env.reset(options={"idx": instance.idx})
     assert [c["arguments"]["fields"]["OwnerId"] for c in info["act_calls"]] == [other]
-    policy.reset(obs, info)
-    done = False
-    while not done:
-        obs, reward, done, _, step_info = env.step(policy.act(obs))
-        policy.observe(step_info)
+    reward, step_info = _play_oracle(env, policy, obs, info)
     assert reward == 0.0
     (made,) = step_info["state_diff"]
     assert made["fields"]["OwnerId"]["new"] == instance.answer  # the true agent, by the oracle's own solution
@@ -459,12 +461,7 @@ def test_act_mode_on_a_drifted_org_grades_the_change_by_the_orgs_names(
     policy.attach(env)
     renamed_seen = 0
     for instance in tasks[:4]:
-        obs, info = env.reset(options={"idx": instance.idx})
-        policy.reset(obs, info)
-        done, reward = False, 0.0
-        while not done:
-            obs, reward, done, _, step_info = env.step(policy.act(obs))
-            policy.observe(step_info)
+        reward, step_info = _play_oracle(env, policy, *env.reset(options={"idx": instance.idx}))
         assert reward == 1.0, (instance.idx, step_info["diff_check"], step_info.get("answer_check"))
         changed = {f for change in step_info["state_diff"] for f in change.get("fields", {})}
         expected = {f for change in step_info["expected_changes"] for f in change.get("values", {})}
