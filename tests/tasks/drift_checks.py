@@ -38,13 +38,13 @@ def check_drift(base_path: Path, path: Path) -> dict[str, Any]:
     raw = sqlite3.connect(f"file:{base_path}?mode=ro", uri=True)
     text = org.schema.text()
     blocks = {block.split(":", 1)[0]: block for block in text.split("\n\n")}
-    described = {o.name: {f["name"] for f in org.describe(o.name)["fields"]} for o in org.schema.objects}
+    described = {o.name: {f["name"]: f for f in org.describe(o.name)["fields"]} for o in org.schema.objects}
 
     # Salesforce renames custom fields and objects only: every standard field of every object is still there.
     for obj in declared_schema.objects:
         standard = {f["name"] for f in base.describe(obj.name)["fields"] if not f["custom"]}
         here = now.get(obj.name, obj.name)
-        assert standard <= described[here], (obj.name, standard - described[here])
+        assert standard <= set(described[here]), (obj.name, standard - set(described[here]))
     assert all(old.endswith("__c") and new.endswith("__c") for names in renamed.values() for old, new in names.items())
     assert all(old.endswith("__c") for old in now)
 
@@ -68,7 +68,11 @@ def check_drift(base_path: Path, path: Path) -> dict[str, Any]:
         for old, new in names.items():
             field = declared_schema.get_object(obj).get_field(old)
             assert not field.custom and new.endswith("__c") and not field.required
-            assert {old, new} <= described[here]
+            assert {old, new} <= set(described[here])
+            # Describe: the standard field relabeled and its help text naming its replacement, as an admin marks it.
+            assert described[here][old]["label"].endswith(" (Deprecated)") and not described[here][old]["custom"]
+            assert f"replaced by {new}" in described[here][old]["inlineHelpText"]
+            assert described[here][new]["custom"] and described[here][new]["inlineHelpText"] is None
             shown = dict(m.groups() for m in map(_LINE.match, blocks[here].splitlines()) if m)
             assert shown[old].startswith(f"DEPRECATED, replaced by {new}: ") and field.description in shown[old]
             assert shown[new] == field.description
