@@ -17,7 +17,7 @@ import pytest
 
 from crmarena_gym.datagen import read_manifest
 from crmarena_gym.org import LocalOrg, OrgError
-from crmarena_gym.schema import org_schema
+from crmarena_gym.schema import FieldType, org_schema
 from crmarena_gym.tasks import SchemaNames
 
 _LINE = re.compile(r"^  - ([A-Za-z0-9_]+)(?: \[[^\]]*\])?: (.*)$")
@@ -63,11 +63,17 @@ def check_drift(base_path: Path, path: Path) -> dict[str, Any]:
     declared = org.declared()
     assert declared is not org and declared.schema.drift is None
     naive = 0
+    formulas = " ".join(f.formula or "" for o in declared_schema.objects for f in o.fields)
     for obj, names in migrated.items():
         table, here = declared_schema.get_object(obj).table_name, now.get(obj, obj)
         for old, new in names.items():
             field = declared_schema.get_object(obj).get_field(old)
-            assert not field.custom and new.endswith("__c") and not field.required
+            assert not field.custom and new.endswith("__c")
+            # Only a field an org can leave empty for good: none Salesforce requires or fills itself, no record
+            # name, no External ID, none a formula reads.
+            assert field.type is not FieldType.BOOLEAN and field.default is None and not field.name_field
+            assert not (field.required or field.readonly or field.create_only or field.autonumber or field.external_id)
+            assert f'"{field.column_name}"' not in formulas
             assert {old, new} <= set(described[here])
             # Describe: the standard field relabeled and its help text naming its replacement, as an admin marks it.
             assert described[here][old]["label"].endswith(" (Deprecated)") and not described[here][old]["custom"]

@@ -235,6 +235,11 @@ def test_schema_drift_is_one_a_real_org_could_undergo_and_keeps_gold(
     path = _perturbed(env_org, tmp_path, Perturbation(kind="schema_drift", strength=strength, seed=seed))
     drift = check_drift(env_org, path)  # custom fields renamed, standard ones migrated, against the base org
     assert drift["renamed"] and drift["migrated"] and drift["added"]
+    if strength == 1.0:  # every field that may change did; the ones Salesforce or the org keep filled did not
+        assert {"ShippingState", "ShippingCity", "PersonEmail"} <= set(drift["migrated"]["Account"])
+        assert {"Description", "Channel"} == set(drift["migrated"]["Case"])  # not Subject, Status, Priority
+        assert "LastName" not in drift["migrated"].get("Contact", {}) and "Name" not in drift["migrated"]["Product2"]
+        assert set(drift["renamed"]["Product2"]) == {"External_ID__c"}
     org, base = LocalOrg(path), LocalOrg(env_org)
     for obj, fields in drift["added"].items():
         here = drift["objects"].get(obj, obj)
