@@ -583,7 +583,8 @@ def perturb_org(
         perturbations: The transforms, as :class:`Perturbation` or their dicts.
 
     Raises:
-        ValueError: A perturbation is invalid, none is given, or ``base`` is not a generated org.
+        ValueError: A perturbation is invalid, none is given, ``base`` is not a generated org, or a transform
+            does not apply to it (a second ``schema_drift``); ``out`` is then left absent.
         FileNotFoundError: No file at ``base``.
     """
     specs = [q if isinstance(q, Perturbation) else Perturbation.model_validate(q) for q in perturbations]
@@ -624,6 +625,10 @@ def perturb_org(
         dst.execute("ANALYZE")
         dst.commit()
         dst.execute("VACUUM")
+    except BaseException:
+        dst.close()
+        out.unlink(missing_ok=True)  # a transform that failed leaves no half-made org behind (it would pass for one)
+        raise
     finally:
         src.close()
         dst.close()

@@ -283,6 +283,7 @@ def test_schema_drift_is_one_per_org(env_org: Path, tmp_path: Path) -> None:
     once = _perturbed(env_org, tmp_path, Perturbation(kind="schema_drift", strength=0.2))
     with pytest.raises(ValueError, match="one schema_drift"):
         perturb_org(once, tmp_path / "twice.sqlite", [Perturbation(kind="schema_drift", strength=0.2, seed=1)])
+    assert not (tmp_path / "twice.sqlite").exists()  # no half-made org left behind
 
 
 def test_knowledge_drift_keeps_the_current_article_the_only_answer(
