@@ -203,10 +203,17 @@ def manifest_schema(conn: sqlite3.Connection) -> OrgSchema:
         records = json.loads(text).get("perturbations") or []
     except (sqlite3.Error, ValueError, TypeError, AttributeError):  # no manifest of ours
         return org_schema(kind)
-    drifts = [r["drift"] for r in records if isinstance(r, dict) and r.get("kind") == "schema_drift"]
+    drifts = [r for r in records if isinstance(r, dict) and r.get("kind") == "schema_drift"]
     if not drifts:
         return org_schema(kind)
-    return _drifted(kind, json.dumps(drifts[-1], sort_keys=True))
+    try:
+        return _drifted(kind, json.dumps(drifts[-1]["drift"], sort_keys=True))
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        version = drifts[-1].get("version")
+        raise ValueError(
+            f"the org's manifest records a schema drift this version of crmarena_gym cannot apply (made by "
+            f"perturbation version {version}; perturb the base org again): {exc}"
+        ) from None
 
 
 @functools.lru_cache(maxsize=32)
@@ -217,7 +224,12 @@ def _drifted(kind: str, drift_json: str) -> OrgSchema:
         for obj, fields in drift.get("added", {}).items()
     }
     return org_schema(kind).drifted(
-        SchemaDrift(renamed=drift.get("renamed", {}), added=added, objects=drift.get("objects", {}))
+        SchemaDrift(
+            renamed=drift.get("renamed", {}),
+            added=added,
+            objects=drift.get("objects", {}),
+            migrated=drift.get("migrated", {}),
+        )
     )
 
 

@@ -7,17 +7,34 @@ content hash. The same base org and the same perturbations always give the same 
 
 Kinds (what each does at strength ``s`` in ``(0, 1]``):
 
-- ``schema_drift``: a share ``s`` of the renameable fields (stored, neither an Id, a reference nor an audit
-  field) get new API names (``ShippingState`` becomes ``Shipping_State__c``), and a share ``s`` of the objects
-  get a new custom field with values, and each custom object is renamed with probability ``s``
-  (``Issue__c`` becomes ``Support_Issue__c``); the rows stay in their tables and columns, so gold is
-  unchanged, but the org's schema (``LocalOrg.schema``, describe, SOQL, SOSL, the schema text) knows only the
-  new names and refuses the old ones as a real org does (``INVALID_FIELD``, ``INVALID_TYPE``). The manifest
-  records the renames and additions (``manifest_schema`` rebuilds the drifted schema from them). The
+- ``schema_drift``: what an admin's changes do to a schema, only as Salesforce allows them. A share ``s`` of the
+  eligible fields (stored, neither an Id, a reference nor an audit field) change: a custom field (``__c``) gets a
+  new API name (``FAQ_Answer__c`` becomes ``FAQ_Answer_Value__c``), and the old name is refused
+  (``INVALID_FIELD``). A standard field, whose API name Salesforce never lets an admin change, is
+  *migrated* instead, as admins retire one: a new custom field (``ShippingState`` gets ``Shipping_State__c``)
+  holds its values, and the standard field stays in the schema (describe, SOQL, SOSL, the schema text), valid to
+  query but no longer maintained: every value cleared (NULL), its description in the schema text saying it is
+  deprecated and naming the field that replaced it (``DEPRECATED, replaced by Shipping_State__c: ...``). Only a
+  standard field that can stay empty for good is migrated (the rule, :func:`_migratable`, reads the schema's
+  field declarations): never a required one (``Name``, ``StageName``, ``LastName``), a checkbox (never null on
+  Salesforce), one the org fills itself (a create's default: ``Status``, ``Priority``; read-only, create-only
+  or auto-number), a record name SOSL's ``IN NAME FIELDS`` searches (``Subject``), an External ID, a field
+  holding record ids (``RecordTypeId``) or one a formula is computed from (``FirstName``, part of ``Name``).
+  Also a share ``s`` of the objects get a new custom field with values, and each custom object is renamed
+  with probability ``s`` (``Issue__c`` becomes ``Support_Issue__c``; ``INVALID_TYPE`` for the old name).
+
+  Storage: the rows stay in their tables and every value in its column, so gold is unchanged: a renamed field
+  and a migrated field's replacement read the old column; a migrated standard field reads a new, empty column
+  of its own (``ShippingState__deprecated``, no field name), as an emptied field reads on a real org (a later
+  transform that rewrites values, ``dirty_values``, writes the column, so the maintained field). The
+  manifest records the renames (``renamed``, ``objects``), migrations (``migrated``: standard name -> custom
+  name) and additions (``added``); ``manifest_schema`` rebuilds the drifted schema from them. The
   environment's task functions are the org's maintained API and follow the drift: they query through the drift
-  map (``Org.declared``, the org under its kind's declared names), as an admin's rename keeps a maintained
-  integration working; an agent's own SOQL and SOSL must use the new names, read from the schema text or
-  describe (the oracles read them so: ``crmarena_gym.tasks.SchemaNames``).
+  map (``Org.declared``, the org under its kind's declared names, where a migrated field's declared name reads
+  its replacement's values), as an admin's change keeps a maintained integration working. An agent's own SOQL
+  and SOSL must use the org's names, read from the schema text or describe (the oracles read them so:
+  ``crmarena_gym.tasks.SchemaNames``): an agent that hard-codes a renamed custom field's old name gets an
+  error, one that hard-codes a migrated standard field gets NULLs (wrong answers, as on a real org).
 
 - ``distractors``: near-duplicate records that no gold reads. For a share ``s`` of the accounts (drawn by the
   seed) a look-alike account in the same city and state: the service org's person account under the same name
@@ -70,13 +87,23 @@ from pydantic import BaseModel, ConfigDict
 from pydantic import Field as Attribute
 
 from crmarena_gym.datagen._manifest import MANIFEST_TABLE, Manifest, content_hash, manifest_schema, read_manifest
-from crmarena_gym.schema import Field, FieldType, OrgSchema, SchemaDrift, quote_identifier
+from crmarena_gym.schema import (
+    Field,
+    FieldType,
+    OrgSchema,
+    SchemaDrift,
+    column_affinity,
+    deprecated_column,
+    quote_identifier,
+)
 
 #: Bump whenever a transform's output for some base org, strength and seed changes: cached perturbed orgs are
 #: named after it, so a changed transform never reuses a stale file.
 #: 2: schema drift renames custom objects too.
 #: 3: duplicate cases among the distractors, dates written as text among the dirty values; the Pro orgs.
-PERTURBATION_VERSION = 3
+#: 4: schema drift migrates standard fields to new custom ones (the standard field stays, emptied) instead of
+#: renaming them, which Salesforce never allows.
+PERTURBATION_VERSION = 4
 #: The org perturbations, in the order their kinds are documented.
 PERTURBATION_KINDS = ("schema_drift", "distractors", "dirty_values", "knowledge_drift")
 PerturbationKind = Literal["schema_drift", "distractors", "dirty_values", "knowledge_drift"]
@@ -399,10 +426,40 @@ def _drifted_name(name: str) -> str:
     return new if new.lower() != name.lower() else "_".join(words) + "_Value__c"
 
 
+def _migratable(f: Field, fed: frozenset[str]) -> bool:
+    """Whether an admin can retire standard field ``f`` for a custom one: its values can be cleared for good.
+
+    Not a field Salesforce never lets be empty (required, a checkbox), one the org fills itself (a create's
+    default refills it on every new record; read-only, create-only and auto-number fields are the org's), a
+    record name SOSL's ``IN NAME FIELDS`` searches, an External ID, a field holding record ids (a lookup the dump
+    stores as text: ``RecordTypeId``, ``ToIds``), nor one a formula field is computed from (``FirstName``, which
+    ``Name`` joins: clearing it would change the formula's values): ``fed`` holds those, as quoted columns.
+    """
+    return not (
+        f.required
+        or f.default is not None
+        or f.type is FieldType.BOOLEAN
+        or f.readonly
+        or f.create_only
+        or f.autonumber
+        or f.name_field
+        or f.external_id
+        or f.name.endswith(("Id", "Ids"))
+        or quote_identifier(f.column_name) in fed
+    )
+
+
 def _schema_drift(conn: sqlite3.Connection, schema: OrgSchema, p: Perturbation) -> dict[str, object]:
     if schema.drift is not None:
         raise ValueError("the org's schema has drifted already: one schema_drift per org")
-    candidates: list[tuple[str, str]] = []
+    fed = frozenset(
+        column
+        for obj in schema.objects
+        for f in obj.fields
+        if f.formula is not None
+        for column in re.findall(r'"(?:[^"]|"")+"', f.formula)
+    )
+    candidates: list[tuple[str, Field]] = []
     for obj in schema.objects:
         present = {c.lower() for c in _columns(conn, obj.name)}
         for f in obj.fields:
@@ -413,13 +470,25 @@ def _schema_drift(conn: sqlite3.Connection, schema: OrgSchema, p: Perturbation) 
                 and not f.extra
                 and f.name not in _AUDIT
                 and f.column_name.lower() in present
+                and (f.custom or _migratable(f, fed))
             ):
-                candidates.append((obj.name, f.name))
+                candidates.append((obj.name, f))
     rng = _rng(p, "renames")
     renamed: dict[str, dict[str, str]] = {}
+    migrated: dict[str, dict[str, str]] = {}
     for i in _sample(rng, candidates, p.strength):
-        obj_name, field_name = candidates[i]
-        renamed.setdefault(obj_name, {})[field_name] = _drifted_name(field_name)
+        obj_name, f = candidates[i]
+        # A custom field is renamed; a standard one, which Salesforce never renames, is migrated to a new custom
+        # field: the values stay in their column, which the new field names, and the standard field gets a new,
+        # empty column (its values cleared).
+        if f.custom:
+            renamed.setdefault(obj_name, {})[f.name] = _drifted_name(f.name)
+            continue
+        migrated.setdefault(obj_name, {})[f.name] = _drifted_name(f.name)
+        conn.execute(
+            f"ALTER TABLE {quote_identifier(obj_name)} ADD COLUMN "
+            f"{quote_identifier(deprecated_column(f))} {column_affinity(f)}"
+        )
     rng = _rng(p, "added")
     added: dict[str, list[dict[str, str]]] = {}
     objects = [o.name for o in schema.objects]
@@ -427,7 +496,7 @@ def _schema_drift(conn: sqlite3.Connection, schema: OrgSchema, p: Perturbation) 
         table = objects[i]
         name, kind, description = _ADDED[int(rng.integers(len(_ADDED)))]
         ids = [r for (r,) in conn.execute(f'SELECT "Id" FROM {quote_identifier(table)} ORDER BY "Id"')]
-        sql_type = {"string": "TEXT", "double": "REAL", "boolean": "INTEGER"}[kind]
+        sql_type = column_affinity(Field(name, FieldType(kind), description))
         conn.execute(f"ALTER TABLE {quote_identifier(table)} ADD COLUMN {quote_identifier(name)} {sql_type}")
         if kind == "string":
             values: list[object] = [f"LC-{int(v):05d}" for v in rng.integers(0, 100_000, len(ids))]
@@ -448,20 +517,23 @@ def _schema_drift(conn: sqlite3.Connection, schema: OrgSchema, p: Perturbation) 
         for o in schema.objects
         if o.name.endswith("__c") and rng.random() < p.strength
     }
-    drift = {"renamed": renamed, "added": added, "objects": objects_renamed}
+    drift = {"renamed": renamed, "migrated": migrated, "added": added, "objects": objects_renamed}
     # The drifted schema must be valid (no name clash) before the file is written.
     schema.drifted(
         SchemaDrift(
             renamed=renamed,
+            migrated=migrated,
             added={
                 o: tuple(Field(f["name"], FieldType(f["type"]), f["description"]) for f in fs)
                 for o, fs in added.items()
             },
+            objects=objects_renamed,
         )
     )
     return {
         "changed": {
             "renamed": sum(len(v) for v in renamed.values()),
+            "migrated": sum(len(v) for v in migrated.values()),
             "added": sum(len(v) for v in added.values()),
             "objects renamed": len(objects_renamed),
         },
@@ -511,7 +583,8 @@ def perturb_org(
         perturbations: The transforms, as :class:`Perturbation` or their dicts.
 
     Raises:
-        ValueError: A perturbation is invalid, none is given, or ``base`` is not a generated org.
+        ValueError: A perturbation is invalid, none is given, ``base`` is not a generated org, or a transform
+            does not apply to it (a second ``schema_drift``); ``out`` is then left absent.
         FileNotFoundError: No file at ``base``.
     """
     specs = [q if isinstance(q, Perturbation) else Perturbation.model_validate(q) for q in perturbations]
@@ -552,6 +625,10 @@ def perturb_org(
         dst.execute("ANALYZE")
         dst.commit()
         dst.execute("VACUUM")
+    except BaseException:
+        dst.close()
+        out.unlink(missing_ok=True)  # a transform that failed leaves no half-made org behind (it would pass for one)
+        raise
     finally:
         src.close()
         dst.close()

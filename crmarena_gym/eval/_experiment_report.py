@@ -45,7 +45,7 @@ _NUMERIC_AXES = (
 _AXIS_TITLES = {
     "dropout_p": "dropout probability p",
     "max_turns": "turn budget (max_turns)",
-    "schema_drift": "schema drift strength (share of fields renamed)",
+    "schema_drift": "schema drift strength (share of fields renamed or migrated)",
     "distractors": "distractor strength (share of records duplicated)",
     "dirty_values": "dirty-value rate",
     "knowledge_drift": "knowledge drift (share of articles with a superseded version)",

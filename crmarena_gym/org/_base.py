@@ -159,11 +159,12 @@ class Org(abc.ABC):
         """This org as the environment's provided task functions read it: objects and fields by the names
         their kind declares, whatever schema drift renamed.
 
-        A perturbed org's drift (``crmarena_gym.datagen.perturb_org``) renames fields and custom objects as
-        an admin would; the task functions are the org's maintained API, kept working through the rename
-        (they query through the drift map), while an agent's own SOQL and SOSL must use the names the
-        schema and describe give. An org that has not drifted (and a live org, whose drift we cannot know)
-        is its own declared view.
+        A perturbed org's drift (``crmarena_gym.datagen.perturb_org``) renames custom fields and objects and
+        migrates standard fields to new custom ones (the standard field stays, emptied) as an admin would;
+        the task functions are the org's maintained API, kept working through the change (they query through
+        the drift map: a migrated field's declared name reads its replacement's values), while an agent's own
+        SOQL and SOSL must use the fields the schema and describe give. An org that has not drifted (and a live
+        org, whose drift we cannot know) is its own declared view.
         """
         return self
 

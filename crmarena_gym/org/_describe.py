@@ -3,9 +3,10 @@
 A describe lists every field a query may select on the object, the standard fields the original dump
 lacks included (``CaseNumber``, ``IsDeleted`` ...: ``Field.extra``), and the child relationships that
 parent-to-child subqueries select from. It carries the keys agents and tools read (``name``, ``label``,
-``keyPrefix``, ``fields`` with ``name``, ``type``, ``referenceTo``, ``relationshipName``, ``picklistValues``,
-``filterable``, ``groupable``, ``sortable``, ``nillable``, ``custom``, ``autoNumber``; ``childRelationships``),
-not the layout and permission details a live org adds.
+``keyPrefix``, ``fields`` with ``name``, ``label``, ``inlineHelpText`` (the help text: a deprecated field's, else
+null), ``type``, ``referenceTo``, ``relationshipName``, ``picklistValues``, ``filterable``, ``groupable``,
+``sortable``, ``nillable``, ``custom``, ``autoNumber``; ``childRelationships``), not the layout and permission
+details a live org adds.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from crmarena_gym.org._base import OrgError
 from crmarena_gym.org.soql import URL_PREFIX, Catalog
-from crmarena_gym.schema import Field, FieldType, SObject
+from crmarena_gym.schema import Field, FieldType, SObject, replacement_of
 
 # Salesforce's describe type names (a long text area is a textarea there, told apart by its length).
 _TYPE = {FieldType.LONG_TEXT: "textarea"}
@@ -32,9 +33,13 @@ def _label(name: str) -> str:
 
 def _field(obj: SObject, f: Field) -> dict[str, Any]:
     filterable = f.type.filterable
+    # A standard field schema drift retired: relabeled and given help text naming its replacement, as an admin
+    # marks a field no one maintains any more (Salesforce keeps its API name, never renamed).
+    deprecated = replacement_of(f.description) is not None
     return {
         "name": f.name,
-        "label": _label(f.name),
+        "label": _label(f.name) + (" (Deprecated)" if deprecated else ""),
+        "inlineHelpText": f.description if deprecated else None,
         "type": _TYPE.get(f.type, f.type.value),
         "length": f.max_length,
         "custom": f.custom,

@@ -372,8 +372,9 @@ def declared_planner(backend: _Backend) -> _Backend:
     """A planner over ``backend``'s file whose catalog names objects and fields as the org kind declares them.
 
     For a drifted org (its catalog's schema has a ``drift``): the declared names reach the same tables and
-    columns the drifted names do, since drift renames names, never storage. Fields the drift added are not
-    in it. Kept in the backend's cache; its own plan cache.
+    columns the drifted names do, since drift renames names, never storage; a migrated standard field's declared
+    name reads the column its replacement names (the values), never the emptied one the standard field reads in
+    the drifted schema. Fields the drift added are not in it. Kept in the backend's cache; its own plan cache.
     """
     found = backend.cache.get(_DECLARED_KEY)
     if isinstance(found, _Backend):

@@ -13,7 +13,17 @@ Example:
 from __future__ import annotations
 
 from crmarena_gym.schema._ids import id_checksum, is_valid_id, make_id
-from crmarena_gym.schema._kinds import DEFAULT_KIND, ORG_KINDS, OrgSchema, SchemaDrift, check_kind, org_schema
+from crmarena_gym.schema._kinds import (
+    DEFAULT_KIND,
+    ORG_KINDS,
+    OrgSchema,
+    SchemaDrift,
+    check_kind,
+    deprecated_column,
+    deprecated_description,
+    org_schema,
+    replacement_of,
+)
 from crmarena_gym.schema._objects import (
     CASE_CHANNELS,
     CASE_PRIORITIES,
@@ -40,6 +50,7 @@ from crmarena_gym.schema._pro import (
 )
 from crmarena_gym.schema._sql import (
     COMPOSITE_INDEXES,
+    column_affinity,
     create_indexes,
     create_tables,
     index_ddl,
@@ -76,8 +87,11 @@ __all__ = [
     "SchemaDrift",
     "check_kind",
     "child_relationships",
+    "column_affinity",
     "create_indexes",
     "create_tables",
+    "deprecated_column",
+    "deprecated_description",
     "get_child_relationship",
     "get_object",
     "id_checksum",
@@ -87,6 +101,7 @@ __all__ = [
     "object_for_id",
     "org_schema",
     "quote_identifier",
+    "replacement_of",
     "schema_text",
     "table_ddl",
 ]

@@ -19,6 +19,7 @@ Example:
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from dataclasses import field as dc_field
@@ -33,18 +34,64 @@ from crmarena_gym.schema._types import Field, FieldType, SObject
 
 @dataclass(frozen=True)
 class SchemaDrift:
-    """How an org's schema drifted from its kind's (``OrgSchema.drifted``).
+    """How an org's schema drifted from its kind's (``OrgSchema.drifted``), as an admin changes a real org.
+
+    Salesforce lets an admin rename a custom field or a custom object, never a standard field's API name; a
+    standard field an admin replaces is *migrated*: a new custom field takes its values, and the standard field
+    stays (it cannot be deleted), no longer maintained and emptied.
 
     Attributes:
-        renamed: Per object (by its declared name), old field name -> new field name.
+        renamed: Per object (by its declared name), old custom field name -> new custom field name.
         added: Per object (by its declared name), the custom fields added (each stored in a column of its own).
-        objects: Old object name -> new object name (the object keeps its table and key prefix; references
-            to it follow).
+        objects: Old custom object name -> new object name (the object keeps its table and key prefix;
+            references to it follow).
+        migrated: Per object (by its declared name), standard field name -> the custom field that replaced it.
+            The new field reads the standard field's column (its values, as the migration copied them); the
+            standard field keeps its name, type and place, reads a column of its own that holds no value
+            (:func:`deprecated_column`), and its description says it is deprecated and names its replacement
+            (:func:`deprecated_description`).
     """
 
     renamed: Mapping[str, Mapping[str, str]] = dc_field(default_factory=dict)
     added: Mapping[str, tuple[Field, ...]] = dc_field(default_factory=dict)
     objects: Mapping[str, str] = dc_field(default_factory=dict)
+    migrated: Mapping[str, Mapping[str, str]] = dc_field(default_factory=dict)
+
+
+def deprecated_column(f: Field) -> str:
+    """The column a migrated standard field reads after schema drift: a new one, empty (its values moved on with
+    the column the replacing custom field now names). No field is ever called so (a field name ends ``__c`` or
+    has no double underscore).
+
+    Example:
+        >>> deprecated_column(Field("ShippingState", FieldType.STRING, "State"))
+        'ShippingState__deprecated'
+    """
+    return f"{f.column_name}__deprecated"
+
+
+_DEPRECATED = re.compile(r"^DEPRECATED, replaced by ([A-Za-z][A-Za-z0-9_]*__c)\b")
+
+
+def deprecated_description(description: str, replacement: str) -> str:
+    """The description (help text) an admin gives a standard field the custom field ``replacement`` replaced.
+
+    Example:
+        >>> deprecated_description("Shipping state", "Shipping_State__c")
+        'DEPRECATED, replaced by Shipping_State__c: no longer maintained, values cleared (was: Shipping state)'
+    """
+    return f"DEPRECATED, replaced by {replacement}: no longer maintained, values cleared (was: {description})"
+
+
+def replacement_of(description: str) -> str | None:
+    """The custom field a deprecated standard field's description names as its replacement, or None.
+
+    Example:
+        >>> replacement_of(deprecated_description("State", "Shipping_State__c")), replacement_of("State")
+        ('Shipping_State__c', None)
+    """
+    found = _DEPRECATED.match(description)
+    return found.group(1) if found else None
 
 
 def _retarget(f: Field, objects: Mapping[str, str]) -> Field:
@@ -134,43 +181,83 @@ class OrgSchema:
         return (org_schema, (self.kind,))
 
     def drifted(self, drift: SchemaDrift) -> OrgSchema:
-        """This schema after schema drift: fields renamed (their storage kept: a renamed field reads its old
-        column, so the org's rows and any SQL over them stay as they were) and custom fields added (stored in
-        columns of their own). The old names are gone from every lookup, so queries, describe and the schema
-        text know only the new ones, as a real org after the change.
+        """This schema after schema drift: custom fields renamed (their storage kept: a renamed field reads its
+        old column, so the org's rows and any SQL over them stay as they were), standard fields migrated to
+        custom ones (the new field reads the old column; the standard one stays, deprecated, over an empty
+        column of its own) and custom fields added (stored in columns of their own). A renamed field's old name
+        is gone from every lookup, so queries, describe and the schema text know only the new one, as a real
+        org after the change; a migrated field's old name stays, as on a real org.
 
         Args:
-            drift: The renames and additions (see :class:`SchemaDrift`).
+            drift: The renames, migrations and additions (see :class:`SchemaDrift`).
 
         Raises:
-            ValueError: A rename or addition names an object or field the schema lacks, renames a reference or
-                the Id, or makes two fields of an object share a name.
+            ValueError: A change names an object or field the schema lacks, renames a standard field (which
+                Salesforce never allows), a reference or the Id, migrates a custom field or to a standard name,
+                or makes two fields of an object share a name.
 
         Example:
-            >>> drift = SchemaDrift(renamed={"Account": {"ShippingState": "Region__c"}})
+            >>> drift = SchemaDrift(migrated={"Account": {"ShippingState": "Shipping_State__c"}})
             >>> acct = org_schema().drifted(drift).get_object("Account")
-            >>> acct.get_field("ShippingState") is None, acct.get_field("Region__c").column_name
-            (True, 'ShippingState')
+            >>> acct.get_field("Shipping_State__c").column_name, acct.get_field("ShippingState").column_name
+            ('ShippingState', 'ShippingState__deprecated')
         """
         objects = []
         known = {o.name for o in self.objects}
-        for name in (*drift.renamed, *drift.added, *drift.objects):
+        for name in (*drift.renamed, *drift.added, *drift.objects, *drift.migrated):
             if name not in known:
                 raise ValueError(f"schema drift names object {name!r}, which the {self.kind} org does not store")
+        for name in drift.objects:
+            if not name.endswith("__c"):
+                raise ValueError(f"schema drift cannot rename the standard object {name!r} (Salesforce does not)")
         for obj in self.objects:
             renames = drift.renamed.get(obj.name, {})
+            migrations = drift.migrated.get(obj.name, {})
             fields = []
             for f in obj.fields:
                 new = renames.get(f.name)
-                if new is None:
+                replacement = migrations.get(f.name)
+                if new is None and replacement is None:
                     fields.append(f)
                     continue
                 if f.name == "Id" or f.type is FieldType.REFERENCE or not f.stored:
-                    raise ValueError(f"schema drift cannot rename {obj.name}.{f.name} (an Id, reference or formula)")
-                fields.append(replace(f, name=new, column=f.column_name))
-            missing = set(renames) - {f.name for f in obj.fields}
-            if missing:
-                raise ValueError(f"schema drift renames {obj.name}.{sorted(missing)[0]}, which is no field of it")
+                    raise ValueError(f"schema drift cannot change {obj.name}.{f.name} (an Id, reference or formula)")
+                if new is not None:
+                    if not f.custom:
+                        raise ValueError(
+                            f"schema drift cannot rename the standard field {obj.name}.{f.name}: Salesforce lets an "
+                            "admin rename custom fields only (a standard field is migrated to a custom one instead)"
+                        )
+                    fields.append(replace(f, name=new, column=f.column_name))
+                    continue
+                assert replacement is not None
+                if f.custom or not replacement.endswith("__c"):
+                    raise ValueError(
+                        f"schema drift migrates {obj.name}.{f.name} to {replacement!r}: a migration moves a standard "
+                        "field's values to a custom field (__c)"
+                    )
+                note = deprecated_description(f.description, replacement)
+                fields.append(replace(f, column=deprecated_column(f), description=note))
+                fields.append(
+                    replace(
+                        f,
+                        name=replacement,
+                        column=f.column_name,
+                        name_field=False,  # SOSL's NAME FIELDS are standard ones
+                        required=False,
+                        default=None,
+                        readonly=False,
+                        create_only=False,
+                        external_id=False,
+                    )
+                )
+            for what, names in (("renames", renames), ("migrates", migrations)):
+                missing = set(names) - {f.name for f in obj.fields}
+                if missing:
+                    raise ValueError(f"schema drift {what} {obj.name}.{sorted(missing)[0]}, which is no field of it")
+            both = set(renames) & set(migrations)
+            if both:
+                raise ValueError(f"schema drift both renames and migrates {obj.name}.{sorted(both)[0]}")
             fields.extend(drift.added.get(obj.name, ()))
             fields = [_retarget(f, drift.objects) for f in fields]
             new_name = drift.objects.get(obj.name)
@@ -182,17 +269,18 @@ class OrgSchema:
 
     def current_names(self, obj: str, values: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
         """A declared object's name and its fields' values keyed by the names this schema gives them (after a
-        drift, the new ones; else as given): for the environment's own writes (an episode's set-up records).
+        drift, the new ones: a renamed field's new name, a migrated field's replacement; else as given): for
+        the environment's own writes (an episode's set-up records), which keep the maintained fields current.
 
         Example:
-            >>> drifted = org_schema().drifted(SchemaDrift(renamed={"Case": {"Subject": "Case_Subject__c"}}))
-            >>> drifted.current_names("Case", {"Subject": "Late", "Status": "New"})
-            ('Case', {'Case_Subject__c': 'Late', 'Status': 'New'})
+            >>> drifted = org_schema().drifted(SchemaDrift(migrated={"Case": {"Description": "Case_Details__c"}}))
+            >>> drifted.current_names("Case", {"Description": "Late", "Status": "New"})
+            ('Case', {'Case_Details__c': 'Late', 'Status': 'New'})
         """
         drift = getattr(self, "drift", None)
         if drift is None:
             return obj, dict(values)
-        renames = drift.renamed.get(obj, {})
+        renames = {**drift.renamed.get(obj, {}), **drift.migrated.get(obj, {})}
         return drift.objects.get(obj, obj), {renames.get(k, k): v for k, v in values.items()}
 
     def declared_names(self, obj: str) -> tuple[str, dict[str, str]]:

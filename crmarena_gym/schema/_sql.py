@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 from crmarena_gym.schema._kinds import DEFAULT_KIND, org_schema
-from crmarena_gym.schema._types import FieldType, SObject
+from crmarena_gym.schema._types import Field, FieldType, SObject
 
 # SQLite affinities matching how the original dump stores values: text for ids, strings and
 # timestamps ('2020-12-22T11:00:00.000+0000'), integers 0/1 for booleans, reals for numbers.
@@ -27,11 +27,21 @@ def quote_identifier(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+def column_affinity(f: Field) -> str:
+    """The SQLite type of ``f``'s column (``TEXT``, ``INTEGER`` or ``REAL``), as the org's tables declare it.
+
+    Example:
+        >>> column_affinity(Field("IsActive", FieldType.BOOLEAN, "Active?"))
+        'INTEGER'
+    """
+    return _AFFINITY.get(f.type, "TEXT")
+
+
 def table_ddl(obj: SObject) -> str:
     """The CREATE TABLE statement of one object."""
     columns = []
     for f in obj.stored_fields:
-        affinity = _AFFINITY.get(f.type, "TEXT")
+        affinity = column_affinity(f)
         suffix = " PRIMARY KEY" if f.name == "Id" else ""
         columns.append(f"{quote_identifier(f.column_name)} {affinity}{suffix}")
     return f"CREATE TABLE {quote_identifier(obj.name)} ({', '.join(columns)})"

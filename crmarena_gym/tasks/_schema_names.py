@@ -1,11 +1,13 @@
 """Reading a drifted org's names off its schema text, as a careful agent does, for the oracles' own SOQL.
 
-After schema drift (``crmarena_gym.datagen.perturb_org``) an org's fields and custom objects may carry new API
-names. The environment's task functions are the org's maintained API and follow the drift themselves
-(``Org.declared``); an agent's own SOQL must use the names the org now has. The oracles' solvers write their
-queries with the names the org kind declares, so an oracle reads the schema text it is shown (``info["schema"]``)
-as a careful agent would: an object or field of the same name is the same; one that is gone is found under its
-new name by its description (a rename keeps the label and help text), then its type. :class:`SchemaNames` holds
+After schema drift (``crmarena_gym.datagen.perturb_org``) an org's custom fields and objects may carry new API
+names, and a standard field may be retired for a custom one that holds its values (the standard field stays,
+emptied). The environment's task functions are the org's maintained API and follow the drift themselves
+(``Org.declared``); an agent's own SOQL must use the fields the org now maintains. The oracles' solvers write
+their queries with the names the org kind declares, so an oracle reads the schema text it is shown
+(``info["schema"]``) as a careful agent would: a field whose description says it is deprecated is replaced by
+the field it names; an object or field of the same name is the same; one that is gone is found under its new
+name by its description (a rename keeps the label and help text), then its type. :class:`SchemaNames` holds
 what it read; :class:`RenamedCalls` puts it between a solver and the tools: each SOQL query is rewritten with the
 org's names (its objects and every field of every path, resolved along its relationships), and the rows that
 come back get the declared names again, so the solver reads them as it always does.
@@ -24,7 +26,7 @@ from typing import Any
 from crmarena_gym.org import OrgError
 from crmarena_gym.org.soql import parse
 from crmarena_gym.org.soql._ast import ChildSubquery, FieldPath, FuncCall, InSelect, Select, TypeOf
-from crmarena_gym.schema import OrgSchema, SObject, org_schema, schema_text
+from crmarena_gym.schema import OrgSchema, SObject, org_schema, replacement_of, schema_text
 
 __all__ = ["RenamedCalls", "SchemaNames"]
 
@@ -53,13 +55,19 @@ def _blocks(text: str) -> list[_Block]:
 
 
 def _match(declared: _Block, shown: _Block | None) -> dict[str, str]:
-    """Declared field name -> its name in ``shown`` (only those that differ): by name, then description, then type."""
+    """Declared field name -> the org's field for it in ``shown`` (only those that differ): the replacement a
+    deprecated field's description names, else the field of that name, else by description, then type."""
     if shown is None:
         return {}
     names = {f[0] for f in shown.fields}
-    kept = {f[0] for f in declared.fields} & names
-    free = [f for f in shown.fields if f[0] not in kept]
+    ours = {f[0] for f in declared.fields}
     out: dict[str, str] = {}
+    for name, _kind, description in shown.fields:
+        replacement = replacement_of(description)
+        if name in ours and replacement is not None and replacement in names and replacement not in ours:
+            out[name] = replacement
+    kept = ours & names
+    free = [f for f in shown.fields if f[0] not in kept and f[0] not in out.values()]
     for name, kind, description in declared.fields:
         if name in names:
             continue
@@ -79,7 +87,8 @@ class SchemaNames:
     Attributes:
         kind: The org kind.
         objects: Declared object name -> the org's name for it (renamed ones only).
-        fields: Declared object name -> {declared field name -> the org's name} (renamed ones only).
+        fields: Declared object name -> {declared field name -> the org's field for it} (renamed fields and
+            migrated ones, whose replacement holds the values, only).
     """
 
     def __init__(self, kind: str, objects: dict[str, str], fields: dict[str, dict[str, str]]) -> None:
@@ -95,9 +104,12 @@ class SchemaNames:
 
         Example:
             >>> from crmarena_gym.schema import SchemaDrift
-            >>> drifted = org_schema().drifted(SchemaDrift(renamed={"Account": {"ShippingState": "Region__c"}}))
-            >>> SchemaNames.read(drifted.text(), "service").fields
-            {'Account': {'ShippingState': 'Region__c'}}
+            >>> drift = SchemaDrift(
+            ...     renamed={"Product2": {"External_ID__c": "Catalog_Key__c"}},
+            ...     migrated={"Account": {"ShippingState": "Shipping_State__c"}},
+            ... )
+            >>> SchemaNames.read(org_schema().drifted(drift).text(), "service").fields
+            {'Account': {'ShippingState': 'Shipping_State__c'}, 'Product2': {'External_ID__c': 'Catalog_Key__c'}}
             >>> SchemaNames.read(schema_text(kind="service"), "service") is None
             True
         """

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 from collections import Counter, defaultdict
@@ -14,6 +15,7 @@ import pytest
 from crmarena_gym.datagen import PERTURBATION_VERSION, Perturbation, parse_perturbations, perturb_org, read_manifest
 from crmarena_gym.org import LocalOrg
 from crmarena_gym.tasks import SchemaNames, TaskInstance, generate_tasks, oracle_trace, recompute_tasks, solve
+from tests.tasks.drift_checks import check_drift
 
 
 def _secs(ts: str) -> int:
@@ -222,57 +224,38 @@ def test_perturbations_are_read_from_every_form() -> None:
             parse_perturbations(bad)
 
 
-def test_schema_drift_renames_refuse_old_names_and_keep_gold(env_org: Path, tmp_path: Path, base_tasks: list) -> None:
-    from crmarena_gym.envs import CRMArenaEnv
-    from crmarena_gym.org import LocalOrg, OrgError
-
-    path = _perturbed(env_org, tmp_path, Perturbation(kind="schema_drift", strength=0.4, seed=3))
-    (record,) = read_manifest(path).perturbations
-    renamed, added = record["drift"]["renamed"], record["drift"]["added"]
-    now = record["drift"].get("objects", {})  # objects renamed too: the perturbed org's names
-    assert renamed and added
-    org, base = LocalOrg(path), LocalOrg(env_org)
-    text = org.schema.text()
-    blocks = {block.split(":", 1)[0]: block for block in text.split("\n\n")}
-    for obj, names in renamed.items():
-        described = {f["name"] for f in org.describe(now.get(obj, obj))["fields"]}
-        for old, new in names.items():
-            assert new in described and old not in described
-            assert f"  - {new} [" in blocks[now.get(obj, obj)] and f"  - {old} [" not in blocks[now.get(obj, obj)]
-            with pytest.raises(OrgError, match="INVALID_FIELD"):
-                org.query(f"SELECT Id, {old} FROM {now.get(obj, obj)} ORDER BY Id LIMIT 3")
-            # The new name reads what the old one read on the base org.
-            got = org.query(f"SELECT Id, {new} FROM {now.get(obj, obj)} ORDER BY Id LIMIT 3")["records"]
-            want = base.query(f"SELECT Id, {old} FROM {obj} ORDER BY Id LIMIT 3")["records"]
-            assert [(r["Id"], r[new]) for r in got] == [(r["Id"], r[old]) for r in want]
-    for obj, fields in added.items():
-        for f in fields:
-            rows = org.query(f"SELECT {f['name']} FROM {now.get(obj, obj)} LIMIT 5")["records"]
-            assert len(rows) == min(5, base.query(f"SELECT COUNT() FROM {obj}")["totalSize"])
-    # The env's schema text is the org's own.
-    env = CRMArenaEnv("TII", org=path, tasks=[t for t in base_tasks if t.abbrev == "TII"])
-    assert env.reset(seed=0)[1]["schema"] == text
-    # Pickled (as a worker receives it), the org keeps its drifted schema.
+@pytest.mark.parametrize(("strength", "seed"), [(0.3, 3), (1.0, 0)])
+def test_schema_drift_is_one_a_real_org_could_undergo_and_keeps_gold(
+    env_org: Path, tmp_path: Path, base_tasks: list, strength: float, seed: int
+) -> None:
     import pickle
 
+    from crmarena_gym.envs import CRMArenaEnv
+
+    path = _perturbed(env_org, tmp_path, Perturbation(kind="schema_drift", strength=strength, seed=seed))
+    drift = check_drift(env_org, path)  # custom fields renamed, standard ones migrated, against the base org
+    assert drift["renamed"] and drift["migrated"] and drift["added"]
+    if strength == 1.0:  # every field that may change did; the ones Salesforce or the org keep filled did not
+        assert {"ShippingState", "ShippingCity", "PersonEmail"} <= set(drift["migrated"]["Account"])
+        assert {"Description", "Channel"} == set(drift["migrated"]["Case"])  # not Subject, Status, Priority
+        assert "LastName" not in drift["migrated"].get("Contact", {}) and "Name" not in drift["migrated"]["Product2"]
+        assert set(drift["renamed"]["Product2"]) == {"External_ID__c"}
+    org, base = LocalOrg(path), LocalOrg(env_org)
+    for obj, fields in drift["added"].items():
+        here = drift["objects"].get(obj, obj)
+        for f in fields:
+            rows = org.query(f"SELECT {f['name']} FROM {here} LIMIT 5")["records"]
+            assert len(rows) == min(5, base.query(f"SELECT COUNT() FROM {obj}")["totalSize"])
+    # The env's schema text is the org's own; pickled (as a worker receives it), the org keeps its drifted schema.
+    text = org.schema.text()
+    env = CRMArenaEnv("TII", org=path, tasks=[t for t in base_tasks if t.abbrev == "TII"])
+    assert env.reset(seed=0)[1]["schema"] == text
     assert pickle.loads(pickle.dumps(org.schema)).text() == text
-    # The task functions are the org's maintained API: they read through the drift map (the declared names),
-    # which refuses the new names as the org refuses the old ones.
-    declared = org.declared()
-    assert declared is not org and declared.schema.drift is None and base.declared() is base
-    for obj, names in renamed.items():
-        for old, new in names.items():
-            got = declared.query(f"SELECT Id, {old} FROM {obj} ORDER BY Id LIMIT 3")["records"]
-            want = base.query(f"SELECT Id, {old} FROM {obj} ORDER BY Id LIMIT 3")["records"]
-            assert got == want
-            with pytest.raises(OrgError, match="INVALID_FIELD"):
-                declared.query(f"SELECT {new} FROM {obj} LIMIT 1")
+    assert base.declared() is base
     result = recompute_tasks(base_tasks, env_org, path)
-    assert result.dropped == {} and len(result.kept) == len(base_tasks)
+    assert result.dropped == {} and [(i.idx, i.answer) for i in result.kept] == [(i.idx, i.answer) for i in base_tasks]
     assert all(solve(inst, org) == (inst.answer or "None") for inst in result.kept)  # the functions alone
-    # An agent's own SOQL needs the new names: read off the schema text, they are the drift's.
-    names = SchemaNames.read(text, "service")
-    assert names is not None and names.fields == renamed and names.objects == now
+    _through_the_tools(path, result.kept)  # the oracles, their SOQL written with the names the schema text shows
     conn = sqlite3.connect(path)
     for inst in result.kept:
         expected = _sql_gold(conn, inst)
@@ -280,10 +263,27 @@ def test_schema_drift_renames_refuse_old_names_and_keep_gold(env_org: Path, tmp_
             assert inst.answer == expected, inst.idx
 
 
+def test_a_drifted_org_of_an_older_version_is_refused_with_a_clear_message(env_org: Path, tmp_path: Path) -> None:
+    """A file perturbed before standard fields were migrated renames one, which no real org can: refused."""
+    path = _perturbed(env_org, tmp_path, Perturbation(kind="schema_drift", strength=0.3, seed=3))
+    conn = sqlite3.connect(path)
+    (text,) = conn.execute("SELECT manifest FROM crmarena_manifest").fetchone()
+    manifest = json.loads(text)
+    manifest["perturbations"][0]["version"] = 3
+    manifest["perturbations"][0]["drift"]["renamed"] = {"Account": {"ShippingState": "Shipping_State__c"}}
+    manifest["perturbations"][0]["drift"]["migrated"] = {}
+    conn.execute("UPDATE crmarena_manifest SET manifest = ?", (json.dumps(manifest),))
+    conn.commit()
+    conn.close()
+    with pytest.raises(ValueError, match=r"perturbation version 3; perturb the base org again.*standard field"):
+        LocalOrg(path)
+
+
 def test_schema_drift_is_one_per_org(env_org: Path, tmp_path: Path) -> None:
     once = _perturbed(env_org, tmp_path, Perturbation(kind="schema_drift", strength=0.2))
     with pytest.raises(ValueError, match="one schema_drift"):
         perturb_org(once, tmp_path / "twice.sqlite", [Perturbation(kind="schema_drift", strength=0.2, seed=1)])
+    assert not (tmp_path / "twice.sqlite").exists()  # no half-made org left behind
 
 
 def test_knowledge_drift_keeps_the_current_article_the_only_answer(
