@@ -88,6 +88,7 @@ from pydantic import Field as Attribute
 
 from crmarena_gym.datagen._manifest import MANIFEST_TABLE, Manifest, content_hash, manifest_schema, read_manifest
 from crmarena_gym.schema import (
+    ORG_MAINTAINED,
     Field,
     FieldType,
     OrgSchema,
@@ -101,8 +102,8 @@ from crmarena_gym.schema import (
 #: named after it, so a changed transform never reuses a stale file.
 #: 2: schema drift renames custom objects too.
 #: 3: duplicate cases among the distractors, dates written as text among the dirty values; the Pro orgs.
-#: 4: schema drift migrates standard fields to new custom ones (the standard field stays, emptied) instead of
-#: renaming them, which Salesforce never allows.
+#: 4: schema drift migrates standard fields (never one the org's automation writes) to new custom ones (the
+#: standard field stays, emptied) instead of renaming them, which Salesforce never allows.
 PERTURBATION_VERSION = 4
 #: The org perturbations, in the order their kinds are documented.
 PERTURBATION_KINDS = ("schema_drift", "distractors", "dirty_values", "knowledge_drift")
@@ -433,7 +434,8 @@ def _migratable(f: Field, fed: frozenset[str]) -> bool:
     default refills it on every new record; read-only, create-only and auto-number fields are the org's), a
     record name SOSL's ``IN NAME FIELDS`` searches, an External ID, a field holding record ids (a lookup the dump
     stores as text: ``RecordTypeId``, ``ToIds``), nor one a formula field is computed from (``FirstName``, which
-    ``Name`` joins: clearing it would change the formula's values): ``fed`` holds those, as quoted columns.
+    ``Name`` joins: clearing it would change the formula's values): ``fed`` holds those, as quoted columns. The
+    fields the org's automation writes (:data:`~crmarena_gym.schema.ORG_MAINTAINED`) are left out by the caller.
     """
     return not (
         f.required
@@ -470,7 +472,7 @@ def _schema_drift(conn: sqlite3.Connection, schema: OrgSchema, p: Perturbation) 
                 and not f.extra
                 and f.name not in _AUDIT
                 and f.column_name.lower() in present
-                and (f.custom or _migratable(f, fed))
+                and (f.custom or (f.name not in ORG_MAINTAINED.get(obj.name, ()) and _migratable(f, fed)))
             ):
                 candidates.append((obj.name, f))
     rng = _rng(p, "renames")

@@ -1315,9 +1315,15 @@ class OrgSession(LocalOrg):
         from its price book entry (list price, product) and its total follows its quantity, price and
         discount; an activity's account and a quote's account follow the records they are about.
         """
-        # Keyed by the declared names: after schema drift the org's automation still runs on the renamed fields.
+        # Keyed by the declared names: after schema drift the org's automation runs on the fields that carry the
+        # declared fields' values (renamed, or a migrated field's replacement), not on a deprecated one.
         name, declared = self._state.schema.declared_names(obj.name)
-        col = {declared.get(f.name, f.name): c for f in obj.fields if (c := layout.column_of(f)) is not None}
+        away = set(declared.values()) - set(declared)
+        col = {
+            declared.get(f.name, f.name): c
+            for f in obj.fields
+            if f.name not in away and (c := layout.column_of(f)) is not None
+        }
 
         def value(name: str) -> Any:
             column = col.get(name)

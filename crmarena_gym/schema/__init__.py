@@ -16,6 +16,7 @@ from crmarena_gym.schema._ids import id_checksum, is_valid_id, make_id
 from crmarena_gym.schema._kinds import (
     DEFAULT_KIND,
     ORG_KINDS,
+    ORG_MAINTAINED,
     OrgSchema,
     SchemaDrift,
     check_kind,
@@ -74,6 +75,7 @@ __all__ = [
     "ORDER_STATUSES",
     "ORG_CREATOR_SQL",
     "ORG_KINDS",
+    "ORG_MAINTAINED",
     "PUBLISH_STATUSES",
     "QUOTE_STATUSES",
     "STAGE_PROBABILITY",

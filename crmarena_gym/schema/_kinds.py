@@ -112,6 +112,19 @@ def _rebuild_drifted(kind: str, drift: SchemaDrift) -> OrgSchema:
 #: The org kinds, the default first.
 ORG_KINDS = ("service", "b2b", "b2c")
 DEFAULT_KIND = "service"
+#: The standard fields the org's own automation sets on a write (``OrgSession``: a case's close date, a stage's
+#: probability, an opportunity's amount summing its lines, a line's prices and product from its price book entry,
+#: an event's end, duration and day from its start, an activity's or a quote's account). Salesforce keeps writing
+#: them whatever an admin does, so schema drift never retires one for a custom field.
+ORG_MAINTAINED: Mapping[str, frozenset[str]] = {
+    "Case": frozenset({"ClosedDate"}),
+    "Opportunity": frozenset({"Probability", "Amount"}),
+    "OpportunityLineItem": frozenset({"Product2Id", "ListPrice", "UnitPrice", "TotalPrice"}),
+    "QuoteLineItem": frozenset({"Product2Id", "ListPrice", "TotalPrice"}),
+    "Event": frozenset({"StartDateTime", "EndDateTime", "DurationInMinutes", "ActivityDate", "AccountId"}),
+    "Task": frozenset({"AccountId"}),
+    "Quote": frozenset({"AccountId"}),
+}
 
 # The 4th and 5th characters of record ids, by kind. Pro's B2B dump has "Wt"; its B2C dump has "Ws", which the
 # service org (the original CRMArena org) already uses: "Wu" keeps a B2C id from ever naming a service record.
@@ -285,18 +298,22 @@ class OrgSchema:
 
     def declared_names(self, obj: str) -> tuple[str, dict[str, str]]:
         """The inverse of :meth:`current_names`: the declared name of the object this schema calls ``obj``, and
-        for each of its fields a drift renamed, the declared name by the current one (empty without a drift).
+        for each field that now carries a declared field's values (a renamed field, a migrated field's
+        replacement), the declared name by the current one (empty without a drift). A migrated standard field
+        keeps its name but no longer carries the values: it is not among them.
 
         Example:
-            >>> drifted = org_schema().drifted(SchemaDrift(renamed={"Case": {"Subject": "Case_Subject__c"}}))
-            >>> drifted.declared_names("Case")
-            ('Case', {'Case_Subject__c': 'Subject'})
+            >>> drift = SchemaDrift(renamed={"Product2": {"External_ID__c": "Legacy_ID__c"}},
+            ...                     migrated={"Product2": {"Description": "Product_Details__c"}})
+            >>> org_schema().drifted(drift).declared_names("Product2")
+            ('Product2', {'Legacy_ID__c': 'External_ID__c', 'Product_Details__c': 'Description'})
         """
         drift = getattr(self, "drift", None)
         if drift is None:
             return obj, {}
         declared = next((old for old, new in drift.objects.items() if new == obj), obj)
-        return declared, {new: old for old, new in drift.renamed.get(declared, {}).items()}
+        moved = {**drift.renamed.get(declared, {}), **drift.migrated.get(declared, {})}
+        return declared, {new: old for old, new in moved.items()}
 
     def get_object(self, name: str, *, standard: bool = False) -> SObject | None:
         """The object whose API name is ``name`` (case-insensitive), or None.

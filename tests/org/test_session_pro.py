@@ -596,54 +596,45 @@ def test_a_set_up_change_the_agent_sets_back_is_an_update_since_the_set_up_not_a
     assert [c.op for c in StateDiff(()).since(created)] == ["delete"]
 
 
-def test_the_orgs_automation_follows_a_schema_drift(org: tuple[str, Path, str], tmp_path: Path) -> None:
-    """After every renameable field got a new name, a stage still sets the probability, a line is still priced
-    from its price book entry and the amount still sums the lines: Salesforce's automation belongs to the
-    fields, whatever their API names (the expectations from the file read with plain SQLite and PRO.md's
-    stages; the new names from the perturbation's manifest)."""
+def test_the_orgs_automation_survives_a_schema_drift(org: tuple[str, Path, str], tmp_path: Path) -> None:
+    """Schema drift at full strength migrates the standard fields an admin could retire, never one Salesforce's
+    automation writes (a stage's probability, a line's prices, the amount): on the drifted org a stage still sets
+    the probability, a line is still priced from its price book entry and the amount still sums the lines, while
+    a migrated field's replacement takes the write the declared name stands for (the expectations from the file
+    read with plain SQLite and PRO.md's stages; what moved from the perturbation's manifest)."""
     from crmarena_gym.datagen import Perturbation, perturb_org, read_manifest
 
     drifted = tmp_path / "drifted.sqlite"
     perturb_org(org[1], drifted, [Perturbation(kind="schema_drift", strength=1.0, seed=0)])
-    renamed = read_manifest(drifted).perturbations[0]["drift"]["renamed"]
-
-    def n(sobject: str, name: str) -> str:
-        return renamed.get(sobject, {}).get(name, name)
-
-    moved = [n("Opportunity", "StageName"), n("Opportunity", "Probability"), n("OpportunityLineItem", "ListPrice")]
-    assert moved != ["StageName", "Probability", "ListPrice"]  # the automation's own fields were renamed
+    migrated = read_manifest(drifted).perturbations[0]["drift"]["migrated"]
+    automated = {
+        "Opportunity": {"Probability", "Amount", "StageName"},
+        "OpportunityLineItem": {"ListPrice", "UnitPrice", "TotalPrice", "Quantity"},
+    }
+    assert all(not set(migrated.get(o, {})) & fields for o, fields in automated.items())
+    assert "Description" in migrated["Opportunity"]  # a field an admin may retire did move
+    replacement = migrated["Opportunity"]["Description"]
     raw = sqlite3.connect(drifted.as_uri() + "?mode=ro", uri=True)
     account = str(_one(raw, "SELECT Id FROM Account ORDER BY Id LIMIT 1"))
     entry, price = raw.execute("SELECT Id, UnitPrice FROM PricebookEntry ORDER BY Id LIMIT 1").fetchone()
     raw.close()
     session = OrgSession(LocalOrg(drifted, today=TODAY))
     try:
-        opp = session.create(
-            "Opportunity",
-            {
-                n("Opportunity", "Name"): "Fleet renewal",
-                n("Opportunity", "StageName"): "Discovery",
-                n("Opportunity", "CloseDate"): "2024-03-01",
-                "AccountId": account,
-            },
+        values = {"Name": "Fleet renewal", "StageName": "Discovery", "CloseDate": "2024-03-01", "AccountId": account}
+        opp = session.create("Opportunity", {**values, replacement: "Renewal of the whole fleet"})
+        made = session.get("Opportunity", opp, ["Probability", "Description", replacement])
+        assert [made[k] for k in ("Probability", "Description", replacement)] == [
+            PROBABILITY["Discovery"],
+            None,
+            "Renewal of the whole fleet",
+        ]
+        session.update("Opportunity", opp, {"StageName": "Negotiation"})
+        assert session.get("Opportunity", opp, ["Probability"])["Probability"] == PROBABILITY["Negotiation"]
+        line = {"OpportunityId": opp, "PricebookEntryId": entry, "Quantity": 3, "UnitPrice": 1250.5}
+        priced = session.get(
+            "OpportunityLineItem", session.create("OpportunityLineItem", line), ["ListPrice", "TotalPrice"]
         )
-        probability = n("Opportunity", "Probability")
-        assert session.get("Opportunity", opp, [probability])[probability] == PROBABILITY["Discovery"]
-        session.update("Opportunity", opp, {n("Opportunity", "StageName"): "Negotiation"})
-        assert session.get("Opportunity", opp, [probability])[probability] == PROBABILITY["Negotiation"]
-        line = session.create(
-            "OpportunityLineItem",
-            {
-                "OpportunityId": opp,
-                "PricebookEntryId": entry,
-                n("OpportunityLineItem", "Quantity"): 3,
-                n("OpportunityLineItem", "UnitPrice"): 1250.5,
-            },
-        )
-        fields = [n("OpportunityLineItem", f) for f in ("ListPrice", "TotalPrice")]
-        made = session.get("OpportunityLineItem", line, fields)
-        assert [made[f] for f in fields] == [price, 3 * 1250.5]
-        amount = n("Opportunity", "Amount")
-        assert session.get("Opportunity", opp, [amount])[amount] == 3 * 1250.5
+        assert (priced["ListPrice"], priced["TotalPrice"]) == (price, 3 * 1250.5)
+        assert session.get("Opportunity", opp, ["Amount"])["Amount"] == 3 * 1250.5
     finally:
         session.drop()
