@@ -359,6 +359,34 @@ def test_polymorphic_owner_soql_follows_who_may_own(pro: tuple[str, LocalOrg, sq
     assert org.query("SELECT COUNT() FROM Calendar")["totalSize"] == 0
 
 
+def test_the_type_of_a_polymorphic_parent_is_the_object_its_id_names(
+    pro: tuple[str, LocalOrg, sqlite3.Connection],
+) -> None:
+    _kind, org, raw = pro
+    # What.Type is the Name object's Type (the record's object), not the opportunity's own Type picklist.
+    prefixes = {"006": "Opportunity", "001": "Account", "500": "Case", "800": "Contract", "0Q0": "Quote"}
+    want: dict[str, int] = defaultdict(int)
+    for (what,) in raw.execute('SELECT WhatId FROM "Task"'):
+        want[prefixes[what[:3]]] += 1
+    got = org.query("SELECT What.Type t, COUNT(Id) n FROM Task GROUP BY What.Type")["records"]
+    assert {r["t"]: r["n"] for r in got} == want and want
+    (n,) = raw.execute("SELECT COUNT(*) FROM \"Task\" WHERE WhatId LIKE '006%'").fetchone()
+    assert org.query("SELECT COUNT() FROM Task WHERE What.Type = 'Opportunity'")["totalSize"] == n > 0
+    assert org.query("SELECT COUNT() FROM Task WHERE What.Type IN ('Account', 'Case')")["totalSize"] == sum(
+        want[t] for t in ("Account", "Case")
+    )
+    (first,) = org.query("SELECT Id, Who.Type, Owner.Type FROM Event ORDER BY Id LIMIT 1")["records"]
+    (who,) = raw.execute('SELECT WhoId FROM "Event" WHERE Id = ?', (first["Id"],)).fetchone()
+    assert first["Who"]["Type"] == {"003": "Contact", "00Q": "Lead"}[who[:3]] and first["Owner"]["Type"] == "User"
+    # A queue-owned record would say Queue; every owner here is a user.
+    (leads,) = raw.execute('SELECT COUNT(*) FROM "Lead"').fetchone()
+    assert org.query("SELECT COUNT() FROM Lead WHERE Owner.Type = 'User'")["totalSize"] == leads
+    assert org.query("SELECT COUNT() FROM Lead WHERE Owner.Type = 'Queue'")["totalSize"] == 0
+    # An opportunity's owner is a User, which has no Type field: refused as Salesforce refuses it.
+    with pytest.raises(OrgError, match="No such column 'Type' on entity 'User'"):
+        org.query("SELECT Id, Owner.Type FROM Opportunity")
+
+
 def test_an_org_of_a_kind_this_version_does_not_know_is_refused_by_name(tmp_path: Path) -> None:
     import json
     import shutil
