@@ -52,6 +52,24 @@ def _ref(
     )
 
 
+def _owner(description: str, *, queues: bool = False, calendars: bool = False) -> Field:
+    """A record's ``OwnerId``: a user, or what else Salesforce lets own the object.
+
+    The Object Reference's "Refers To" of each object's OwnerId: ``User`` alone for accounts, contacts,
+    opportunities, contracts, campaigns and assets; ``Group, User`` where a queue (a Group of type Queue) may
+    own the record (leads, cases, orders, quotes, tasks, chat transcripts, custom objects); ``Calendar, User``
+    for an event (a public or resource calendar may own one). The describe's ``referenceTo``, ``TYPEOF`` and
+    ``Owner.Type`` follow from it.
+
+    Args:
+        description: The field's description.
+        queues: A queue may own the record too.
+        calendars: A public or resource calendar may own the record too.
+    """
+    also = (("Group",) if queues else ()) + (("Calendar",) if calendars else ())
+    return _ref("OwnerId", "User", "Owner", description, also=also)
+
+
 # The standard fields every real org has and the dump lacks, computed from the stored data. Quoted names
 # are the object's own columns; names in brackets or bare belong to the uncorrelated subqueries.
 # The org went live with its first order or case: records with no date of their own date from then.
@@ -189,7 +207,7 @@ CONTACT = SObject(
             child="Contacts",
             on_delete="cascade",
         ),
-        _ref("OwnerId", "User", "Owner", "The agent who owns this contact record (User)"),
+        _owner("The agent who owns this contact record (User)"),
         *_audit(_ORG_START, _ORG_START, '"OwnerId"'),
     ),
 )
@@ -227,9 +245,7 @@ CASE = SObject(
         ),
         _ref("IssueId__c", "Issue__c", "IssueId__r", "The kind of problem reported (Issue__c)", child="Cases__r"),
         _ref("AccountId", "Account", "Account", "The customer account (Account)", child="Cases", on_delete="restrict"),
-        _ref(
-            "OwnerId", "User", "Owner", "The agent who owns the case now, after any transfers (User)", also=("Group",)
-        ),
+        _owner("The agent who owns the case now, after any transfers (User)", queues=True),
         _autonumber("CaseNumber", "The case's number, in the order cases were filed", 1000),
         Field(
             "IsClosed", T.BOOLEAN, "Whether the case is closed", formula="IFNULL(\"Status\" = 'Closed', 0)", extra=True
@@ -480,7 +496,7 @@ LIVE_CHAT_TRANSCRIPT = SObject(
         _id("transcript"),
         _ref("CaseId", "Case", "Case", "The case the chat is about (Case)", child="LiveChatTranscripts"),
         _ref("AccountId", "Account", "Account", "The customer's account (Account)", child="LiveChatTranscripts"),
-        _ref("OwnerId", "User", "Owner", "The agent who answered the chat (User)", also=("Group",)),
+        _owner("The agent who answered the chat (User)", queues=True),
         Field("Body", T.LONG_TEXT, "Every message, one per line: [time] Name (Role): text", searchable=True),
         Field("EndTime", T.DATETIME, "When the chat ended (UTC)"),
         Field("LiveChatVisitorId", T.STRING, "Id of the web visitor session"),
@@ -602,10 +618,6 @@ def _standard(name: str, prefix: str, label: str, description: str, *fields: Fie
     return SObject(name, prefix, label, description, (_id(label.lower()), *fields, *_system()))
 
 
-def _owner() -> Field:
-    return _ref("OwnerId", "User", "Owner", "The user or queue that owns the record (User)", also=("Group",))
-
-
 def _text(name: str, description: str) -> Field:
     return Field(name, T.STRING, description)
 
@@ -625,6 +637,18 @@ GROUP = _standard(
     _text("DeveloperName", "Unique API name of the group"),
     _pick("Type", "Kind of group", "Queue", "Regular", "Role"),
     Field("Email", T.EMAIL, "Email address of the group"),
+)
+# What may own an event besides a user (Event.OwnerId refers to Calendar, User): a user's own calendar, a
+# public or a resource calendar, as the Object Reference's Calendar has it (API 45.0 and later, read-only).
+CALENDAR = _standard(
+    "Calendar",
+    "023",
+    "Calendar",
+    "A user's, public, resource or holiday calendar",
+    Field("Name", T.STRING, "Name of the calendar", length=80),
+    _pick("Type", "Kind of calendar", "Holiday", "Public", "Resource", "User"),
+    Field("IsActive", T.BOOLEAN, "Whether events can be saved to the calendar"),
+    _ref("UserId", "User", "User", "The user whose calendar it is, for a user calendar (User)"),
 )
 OPPORTUNITY = _standard(
     "Opportunity",
@@ -657,7 +681,7 @@ OPPORTUNITY = _standard(
     _text("NextStep", "The next step in the sale"),
     Field("Description", T.LONG_TEXT, "Notes on the opportunity"),
     _ref("Pricebook2Id", "Pricebook2", "Pricebook2", "The price book (Pricebook2)", child="Opportunities"),
-    _owner(),
+    _owner("The user who owns the opportunity (User)"),
 )
 LEAD = _standard(
     "Lead",
@@ -691,11 +715,13 @@ LEAD = _standard(
     _ref("ConvertedContactId", "Contact", "ConvertedContact", "The contact it became (Contact)"),
     _ref("ConvertedOpportunityId", "Opportunity", "ConvertedOpportunity", "The opportunity it became"),
     Field("Description", T.LONG_TEXT, "Notes on the lead"),
-    _owner(),
+    _owner("The user or queue that owns the lead (User or Group)", queues=True),
 )
 
 
-def _activity(name: str, prefix: str, label: str, description: str, child: str, *fields: Field) -> SObject:
+def _activity(
+    name: str, prefix: str, label: str, description: str, child: str, owner: Field, *fields: Field
+) -> SObject:
     return _standard(
         name,
         prefix,
@@ -711,7 +737,7 @@ def _activity(name: str, prefix: str, label: str, description: str, child: str, 
             "WhatId", "Account", "What", "The record concerned (Account, Case ...)", child=child, also=_ACTIVITY_PARENTS
         ),
         _ref("AccountId", "Account", "Account", "The account of the record concerned (Account)"),
-        _owner(),
+        owner,
     )
 
 
@@ -721,6 +747,7 @@ TASK = _activity(
     "Task",
     "A to-do item or a logged call",
     "Tasks",
+    _owner("The user or queue the task is assigned to (User or Group)", queues=True),
     _pick("Status", "Where the task stands", "Not Started", "In Progress", "Completed", "Deferred"),
     _pick("Priority", "Urgency", "High", "Normal", "Low"),
     Field("IsClosed", T.BOOLEAN, "Whether the task is done"),
@@ -733,6 +760,7 @@ EVENT = _activity(
     "Event",
     "A calendar event",
     "Events",
+    _owner("The user or public calendar the event belongs to (User or Calendar)", calendars=True),
     Field("StartDateTime", T.DATETIME, "When the event starts (UTC)"),
     Field("EndDateTime", T.DATETIME, "When the event ends (UTC)"),
     Field("ActivityDateTime", T.DATETIME, "When the event starts, for timed events (UTC)"),
@@ -753,7 +781,7 @@ CONTRACT = _standard(
     Field("ContractTerm", T.INTEGER, "Length in months"),
     _ref("Pricebook2Id", "Pricebook2", "Pricebook2", "The price book (Pricebook2)"),
     Field("Description", T.LONG_TEXT, "Notes on the contract"),
-    _owner(),
+    _owner("The user who owns the contract (User)"),
 )
 QUOTE = _standard(
     "Quote",
@@ -775,7 +803,7 @@ QUOTE = _standard(
     Field("Phone", T.PHONE, "Contact phone"),
     _ref("Pricebook2Id", "Pricebook2", "Pricebook2", "The price book (Pricebook2)"),
     Field("Description", T.LONG_TEXT, "Notes on the quote"),
-    _owner(),
+    _owner("The user or queue that owns the quote (User or Group)", queues=True),
 )
 CAMPAIGN = _standard(
     "Campaign",
@@ -795,7 +823,7 @@ CAMPAIGN = _standard(
     Field("NumberOfContacts", T.INTEGER, "Contacts in the campaign"),
     _ref("ParentId", "Campaign", "Parent", "The parent campaign (Campaign)", child="ChildCampaigns"),
     Field("Description", T.LONG_TEXT, "Notes on the campaign"),
-    _owner(),
+    _owner("The user who owns the campaign (User)"),
 )
 ASSET = _standard(
     "Asset",
@@ -814,7 +842,7 @@ ASSET = _standard(
     Field("Quantity", T.DOUBLE, "Number of units"),
     Field("Price", T.CURRENCY, "Price paid"),
     Field("Description", T.LONG_TEXT, "Notes on the asset"),
-    _owner(),
+    _owner("The user who owns the asset record (User)"),
 )
 CASE_COMMENT = _standard(
     "CaseComment",
@@ -830,6 +858,7 @@ CASE_COMMENT = _standard(
 #: with no rows, describe lists their fields) but not part of the agent's schema text or the generated file.
 STANDARD_OBJECTS: tuple[SObject, ...] = (
     GROUP,
+    CALENDAR,
     OPPORTUNITY,
     LEAD,
     TASK,

@@ -44,6 +44,7 @@ from crmarena_gym.schema._objects import (
     _audit,
     _autonumber,
     _id,
+    _owner,
     _ref,
 )
 from crmarena_gym.schema._types import Field, FieldType, SObject, declare, derive
@@ -133,10 +134,6 @@ def _stamped(created_by: str = _OWNER_CREATED, modified: str = '"CreatedDate"') 
     return (Field("CreatedDate", T.DATETIME, "When the record was created (UTC)"), *_audit(None, modified, created_by))
 
 
-def _owner(description: str) -> Field:
-    return _ref("OwnerId", "User", "Owner", description, also=("Group",))
-
-
 def _pick(name: str, description: str, values: tuple[str, ...]) -> Field:
     return Field(name, T.PICKLIST, description, picklist_values=values)
 
@@ -183,7 +180,7 @@ def _lead(kind: str) -> SObject:
                 "The opportunity the lead became (Opportunity)",
             ),
             Field("Description", T.LONG_TEXT, "Notes on the lead", searchable=True),
-            _owner("The sales representative who owns the lead (User)"),
+            _owner("The sales representative who owns the lead (User)", queues=True),
             *_stamped(),
         ),
     )
@@ -317,7 +314,7 @@ def _quote() -> SObject:
             ),
             Field("Email", T.EMAIL, "Email of the contact the quote is for", searchable=True),
             Field("Phone", T.PHONE, "Phone of the contact the quote is for", searchable=True),
-            _owner("The sales representative who prepared the quote (User)"),
+            _owner("The sales representative who prepared the quote (User)", queues=True),
             Field(
                 "Subtotal",
                 T.CURRENCY,
@@ -410,7 +407,7 @@ def _contract() -> SObject:
     )
 
 
-def _activity_fields(child: str) -> tuple[Field, ...]:
+def _activity_fields(child: str, owner: Field) -> tuple[Field, ...]:
     return (
         _ref(
             "WhatId",
@@ -422,7 +419,7 @@ def _activity_fields(child: str) -> tuple[Field, ...]:
         ),
         _ref("WhoId", "Contact", "Who", "The person concerned (Contact or Lead)", child=child, also=("Lead",)),
         _ref("AccountId", "Account", "Account", "The account of the record the activity is about (Account)"),
-        _owner("The employee the activity is assigned to (User)"),
+        owner,
     )
 
 
@@ -441,7 +438,8 @@ def _task() -> SObject:
             Field("Description", T.LONG_TEXT, "Details of the task", searchable=True),
             _pick("Type", "Kind of activity", ACTIVITY_TYPES),
             _pick("TaskSubtype", "Whether the task is a to-do, an email or a call", ("Task", "Email", "Call")),
-            *_activity_fields("Tasks"),
+            # A queue may own a task (Task.OwnerId refers to Group, User); Pro's tasks are all assigned to users.
+            *_activity_fields("Tasks", _owner("The employee the activity is assigned to (User)", queues=True)),
             Field(
                 "IsClosed",
                 T.BOOLEAN,
@@ -471,7 +469,8 @@ def _event() -> SObject:
             Field("Location", T.STRING, "Where the event takes place", searchable=True),
             Field("Description", T.LONG_TEXT, "Agenda and notes", searchable=True),
             _pick("Type", "Kind of activity", ACTIVITY_TYPES),
-            *_activity_fields("Events"),
+            # A public or resource calendar may own an event (Event.OwnerId refers to Calendar, User), never a queue.
+            *_activity_fields("Events", _owner("The employee the activity is assigned to (User)", calendars=True)),
             Field(
                 "ActivityDateTime",
                 T.DATETIME,
@@ -521,7 +520,7 @@ def _voice_call() -> SObject:
                 searchable=True,
             ),
             Field("EndTime__c", T.DATETIME, "When the call ended (UTC)"),
-            _owner("The sales representative on the call (User)"),
+            _owner("The sales representative on the call (User)", queues=True),  # a custom object: queues may own it
             *_stamped(),
         ),
     )
@@ -721,7 +720,7 @@ def _order(kind: str) -> SObject:
         else "A household's purchase: a delivered vehicle and what came with it",
         descriptions={"AccountId": "The account that placed the order (Account)"},  # a firm or a household
         # Pro's orders have an owner (PRO.md 4.1), who is also the one who created and last changed them.
-        after={"Pricebook2Id": (_owner("The employee who owns the order (User)"),)},
+        after={"Pricebook2Id": (_owner("The employee who owns the order (User)", queues=True),)},
         change={"CreatedById": {"formula": _OWNER_CREATED}, "LastModifiedById": {"formula": _OWNER_CREATED}},
     )
 

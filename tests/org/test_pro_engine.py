@@ -309,6 +309,84 @@ def test_describe_agrees_with_the_schema_module(pro: tuple[str, LocalOrg, sqlite
         org.describe("Solution")
 
 
+# The object an id names, by its key prefix (its first three characters): the owners Salesforce knows.
+_OWNER_PREFIXES = {"005": "User", "00G": "Group", "023": "Calendar"}
+
+
+def test_every_owner_in_the_file_is_of_a_type_its_field_refers_to(
+    pro: tuple[str, LocalOrg, sqlite3.Connection],
+) -> None:
+    kind, org, raw = pro
+    tables = [r[0] for r in raw.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+    owned: dict[str, list[str]] = {}
+    for table in tables:
+        if table.startswith(("sqlite_", "crmarena_")) or "OwnerId" not in [
+            r[1] for r in raw.execute(f"PRAGMA table_info({quote_identifier(table)})")
+        ]:
+            continue
+        by_name = {f["name"]: f for f in org.describe(table)["fields"]}
+        owned[table] = refers_to = by_name["OwnerId"]["referenceTo"]
+        assert by_name["OwnerId"]["polymorphicForeignKey"] == (len(refers_to) > 1), table
+        rows = raw.execute(f"SELECT Id, OwnerId FROM {quote_identifier(table)}").fetchall()
+        assert rows, table
+        for rid, owner in rows:
+            assert owner is not None and _OWNER_PREFIXES.get(owner[:3]) in refers_to, (kind, table, rid, owner)
+    # The sales objects queues may not own refer to users alone; the ones Salesforce lets queues own, to both.
+    assert owned["Opportunity"] == owned["Account"] == owned["Contract"] == owned["Contact"] == ["User"]
+    assert owned["Case"] == owned["Lead"] == owned["Order"] == owned["Task"] == owned["Quote"] == ["Group", "User"]
+    assert owned["VoiceCallTranscript__c"] == owned["LiveChatTranscript"] == ["Group", "User"]
+    assert owned["Event"] == ["Calendar", "User"]
+    assert len(owned) == 12
+
+
+def test_polymorphic_owner_soql_follows_who_may_own(pro: tuple[str, LocalOrg, sqlite3.Connection]) -> None:
+    _kind, org, raw = pro
+    # An opportunity's owner is always a user: TYPEOF is refused, as Salesforce refuses it on a plain lookup.
+    with pytest.raises(OrgError, match="MALFORMED_QUERY") as info:
+        org.query("SELECT Id, TYPEOF Owner WHEN User THEN Name END FROM Opportunity")
+    assert "always points to User" in info.value.message
+    # A lead's may be a queue, an event's a calendar, never a queue.
+    (n,) = raw.execute('SELECT COUNT(*) FROM "Lead"').fetchone()
+    leads = org.query("SELECT Id, TYPEOF Owner WHEN Group THEN Name WHEN User THEN Email END FROM Lead")
+    assert leads["totalSize"] == n and all("@" in r["Owner"]["Email"] for r in leads["records"])
+    with pytest.raises(OrgError, match="'Group' is not a type that 'Owner' can point to \\(Calendar, User\\)"):
+        org.query("SELECT Id, TYPEOF Owner WHEN Group THEN Name END FROM Event")
+    (first,) = org.query(
+        "SELECT Id, OwnerId, TYPEOF Owner WHEN Calendar THEN Name ELSE Email END FROM Event ORDER BY Id LIMIT 1"
+    )["records"]
+    (email,) = raw.execute('SELECT Email FROM "User" WHERE Id = ?', (first["OwnerId"],)).fetchone()
+    assert first["Owner"]["Email"] == email
+    assert org.query("SELECT COUNT() FROM Calendar")["totalSize"] == 0
+
+
+def test_the_type_of_a_polymorphic_parent_is_the_object_its_id_names(
+    pro: tuple[str, LocalOrg, sqlite3.Connection],
+) -> None:
+    _kind, org, raw = pro
+    # What.Type is the Name object's Type (the record's object), not the opportunity's own Type picklist.
+    prefixes = {"006": "Opportunity", "001": "Account", "500": "Case", "800": "Contract", "0Q0": "Quote"}
+    want: dict[str, int] = defaultdict(int)
+    for (what,) in raw.execute('SELECT WhatId FROM "Task"'):
+        want[prefixes[what[:3]]] += 1
+    got = org.query("SELECT What.Type t, COUNT(Id) n FROM Task GROUP BY What.Type")["records"]
+    assert {r["t"]: r["n"] for r in got} == want and want
+    (n,) = raw.execute("SELECT COUNT(*) FROM \"Task\" WHERE WhatId LIKE '006%'").fetchone()
+    assert org.query("SELECT COUNT() FROM Task WHERE What.Type = 'Opportunity'")["totalSize"] == n > 0
+    assert org.query("SELECT COUNT() FROM Task WHERE What.Type IN ('Account', 'Case')")["totalSize"] == sum(
+        want[t] for t in ("Account", "Case")
+    )
+    (first,) = org.query("SELECT Id, Who.Type, Owner.Type FROM Event ORDER BY Id LIMIT 1")["records"]
+    (who,) = raw.execute('SELECT WhoId FROM "Event" WHERE Id = ?', (first["Id"],)).fetchone()
+    assert first["Who"]["Type"] == {"003": "Contact", "00Q": "Lead"}[who[:3]] and first["Owner"]["Type"] == "User"
+    # A queue-owned record would say Queue; every owner here is a user.
+    (leads,) = raw.execute('SELECT COUNT(*) FROM "Lead"').fetchone()
+    assert org.query("SELECT COUNT() FROM Lead WHERE Owner.Type = 'User'")["totalSize"] == leads
+    assert org.query("SELECT COUNT() FROM Lead WHERE Owner.Type = 'Queue'")["totalSize"] == 0
+    # An opportunity's owner is a User, which has no Type field: refused as Salesforce refuses it.
+    with pytest.raises(OrgError, match="No such column 'Type' on entity 'User'"):
+        org.query("SELECT Id, Owner.Type FROM Opportunity")
+
+
 def test_an_org_of_a_kind_this_version_does_not_know_is_refused_by_name(tmp_path: Path) -> None:
     import json
     import shutil

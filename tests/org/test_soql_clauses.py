@@ -74,6 +74,20 @@ def test_typeof_owner_takes_the_user_branch(small_org: LocalOrg, raw_conn: sqlit
     assert rec["Owner"]["Alias"] == alias
 
 
+def test_owner_type_names_the_owners_object(small_org: LocalOrg, raw_conn: sqlite3.Connection) -> None:
+    # A case's Owner is Salesforce's Name object (a user or a queue): its Type is User or Queue, by the id's prefix.
+    want: dict[str | None, int] = {}
+    for (owner,) in raw_conn.execute('SELECT OwnerId FROM "Case"'):
+        kind = None if owner is None else {"005": "User", "00G": "Queue"}[owner[:3]]
+        want[kind] = want.get(kind, 0) + 1
+    got = small_org.query("SELECT Owner.Type t, COUNT(Id) n FROM Case GROUP BY Owner.Type")["records"]
+    assert {r["t"]: r["n"] for r in got} == want and want.get("User")
+    queued = small_org.query("SELECT COUNT() FROM Case WHERE Owner.Type = 'Queue'")["totalSize"]
+    assert queued == want.get("Queue", 0)
+    # A contact's owner is a user alone (a User, not a Name): User has no Type field.
+    _refused(small_org, "SELECT Owner.Type FROM Contact", "No such column 'Type' on entity 'User'", "INVALID_FIELD")
+
+
 def test_typeof_refusals(small_org: LocalOrg) -> None:
     _refused(small_org, "SELECT TYPEOF Contact WHEN Contact THEN Name END FROM Case", "polymorphic relationship")
     _refused(small_org, "SELECT TYPEOF Owner WHEN Account THEN Name END FROM Case", "'Account' is not a type")

@@ -16,7 +16,10 @@ import pytest
 from crmarena_gym.org import LocalOrg, OrgError
 from crmarena_gym.schema import OBJECTS, STANDARD_OBJECTS, get_object, schema_text
 
-NAMES = ("Opportunity", "Lead", "Task", "Event", "Contract", "Quote", "Campaign", "Asset", "CaseComment", "Group")
+NAMES = (
+    "Opportunity", "Lead", "Task", "Event", "Contract", "Quote", "Campaign", "Asset", "CaseComment", "Group",
+    "Calendar",
+)  # fmt: skip
 
 
 def test_known_empty_and_described(small_org: LocalOrg, raw_conn: sqlite3.Connection) -> None:

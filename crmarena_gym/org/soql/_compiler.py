@@ -471,6 +471,7 @@ class _Compiler:
         alias = scope.alias
         chain: list[tuple[str, SObject, str]] = []
         key: tuple[str, ...] = ()
+        last: tuple[Field, str] | None = None  # the last relationship followed and its id's SQL
         for rel, pos in zip(parts[:-1], positions[:-1], strict=True):
             ref = obj.get_relationship(rel)
             parent = (
@@ -494,7 +495,10 @@ class _Compiler:
                     f' ON {quote_identifier(join_alias)}."Id" = {ref_sql}'
                 )
             chain.append((ref.relationship_name or rel, parent, join_alias))
+            last = (ref, ref_sql)
             obj, alias = parent, join_alias
+        if last is not None and last[0].polymorphic and parts[-1].lower() == "type":
+            return self.parent_type(last[0], last[1], obj, fp, tuple(chain))
         leaf = obj.get_field(parts[-1])
         if leaf is None:
             raise invalid_field(self.text, positions[-1], parts[-1], obj.name)
@@ -508,6 +512,27 @@ class _Compiler:
             owner=obj,
             chain=tuple(chain),
         )
+
+    def parent_type(self, ref: Field, ref_sql: str, parent: SObject, fp: FieldPath, chain: tuple[Any, ...]) -> _Val:
+        """``What.Type``, ``Owner.Type``: on a polymorphic relationship, the type of the record it points to.
+
+        The parent of a polymorphic relationship is Salesforce's Name object, whose ``Type`` is the record's
+        object (``Account``, ``Opportunity``; an owner's ``User`` or, for a queue, ``Queue``), told here by the
+        id's key prefix; null without a parent. A relationship to one object has no such field (INVALID_FIELD
+        on the parent's, as Salesforce answers).
+        """
+        types = []
+        for name in (ref.reference_to or "", *ref.polymorphic):
+            target = self.catalog.schema.get_object(name, standard=True)
+            if target is not None:
+                types.append((target.key_prefix, "Queue" if target.name == "Group" else target.name))
+        whens = " ".join(f"WHEN '{prefix}' THEN '{label}'" for prefix, label in types)  # schema names: no quotes
+        sql = f"(CASE substr({ref_sql}, 1, 3) {whens} END)"
+        labels = tuple(label for _, label in types)
+        leaf = Field(
+            "Type", FieldType.PICKLIST, "The type of the record the relationship points to", picklist_values=labels
+        )
+        return _Val(sql, "text", "Type", fp.text, fp.pos, field=leaf, owner=parent, chain=chain)
 
     # -- expressions -----------------------------------------------------------------------------
 
