@@ -130,6 +130,20 @@ def _autonumber(name: str, description: str, start: int) -> Field:
     )
 
 
+# Salesforce's lengths of an address's parts, the same on every standard address (Account's Billing and Shipping,
+# Contact's Mailing, Lead's own): the Object Reference's Street 255 (a text area), City 40, State 80, PostalCode 20,
+# Country 80.
+_ADDRESS_LENGTHS = {"Street": 255, "City": 40, "State": 80, "PostalCode": 20, "Country": 80}
+#: Salesforce's length of a standard long text area (Case, Lead, Opportunity, Account ... ``Description``).
+LONG_TEXT_AREA = 32000
+
+
+def _address(prefix: str, part: str, description: str) -> Field:
+    """One part of a standard address (``ShippingCity``: prefix ``Shipping``, part ``City``), searchable, of
+    Salesforce's length for the part."""
+    return Field(f"{prefix}{part}", T.STRING, description, searchable=True, length=_ADDRESS_LENGTHS[part])
+
+
 _ORDER_DAY = "\"EffectiveDate\" || 'T00:00:00.000+0000'"
 _ORDER_ITEM_DAY = "(SELECT EffectiveDate FROM [Order] WHERE Id = \"OrderId\") || 'T00:00:00.000+0000'"
 _UNDATED = _audit(_ORG_START, _ORG_START, _ORG_CREATOR)
@@ -177,10 +191,8 @@ ACCOUNT = SObject(
         Field("PersonEmail", T.EMAIL, "Customer's email address", searchable=True),
         Field("Phone", T.PHONE, "Customer's phone number", searchable=True),
         Field("RecordTypeId", T.STRING, "Id of the record type (the person-account type)"),
-        Field("ShippingCity", T.STRING, "City the customer's orders ship to", searchable=True, length=40),
-        Field(
-            "ShippingState", T.STRING, "Two-letter US state the customer's orders ship to", searchable=True, length=80
-        ),
+        _address("Shipping", "City", "City the customer's orders ship to"),
+        _address("Shipping", "State", "Two-letter US state the customer's orders ship to"),
         Field(
             "IsPersonAccount", T.BOOLEAN, "Whether the account is a person account (always)", formula="1", extra=True
         ),
@@ -222,7 +234,11 @@ CASE = SObject(
         Field("Priority", T.PICKLIST, "Urgency of the case", picklist_values=CASE_PRIORITIES),
         Field("Subject", T.STRING, "One-line summary of the customer's problem", searchable=True, name_field=True),
         Field(
-            "Description", T.LONG_TEXT, "The customer's account of the problem, in full", searchable=True, length=32000
+            "Description",
+            T.LONG_TEXT,
+            "The customer's account of the problem, in full",
+            searchable=True,
+            length=LONG_TEXT_AREA,
         ),
         Field("Status", T.PICKLIST, "Where the case stands ('Closed' once resolved)", picklist_values=CASE_STATUSES),
         Field("Channel", T.PICKLIST, "How the customer reached us", picklist_values=CASE_CHANNELS),

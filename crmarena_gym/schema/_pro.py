@@ -33,6 +33,7 @@ from crmarena_gym.schema._objects import (
     ISSUE,
     KNOWLEDGE,
     LIVE_CHAT_TRANSCRIPT,
+    LONG_TEXT_AREA,
     ORDER,
     ORDER_ITEM,
     PRICEBOOK,
@@ -41,6 +42,7 @@ from crmarena_gym.schema._objects import (
     PRODUCT_CATEGORY,
     PRODUCT_CATEGORY_PRODUCT,
     USER,
+    _address,
     _audit,
     _autonumber,
     _id,
@@ -138,6 +140,11 @@ def _pick(name: str, description: str, values: tuple[str, ...]) -> Field:
     return Field(name, T.PICKLIST, description, picklist_values=values)
 
 
+def _notes(description: str) -> Field:
+    """A record's ``Description``: Salesforce's standard long text area (32,000 characters), searchable."""
+    return Field("Description", T.LONG_TEXT, description, searchable=True, length=LONG_TEXT_AREA)
+
+
 def _lead(kind: str) -> SObject:
     b2b = kind == "b2b"
     return SObject(
@@ -147,26 +154,27 @@ def _lead(kind: str) -> SObject:
         "A prospective buyer not yet qualified; converting a lead makes an account, a contact and an opportunity",
         (
             _id("lead"),
-            Field("FirstName", T.STRING, "Given name", searchable=True),
-            Field("LastName", T.STRING, "Family name", searchable=True),
+            Field("FirstName", T.STRING, "Given name", searchable=True, length=40),
+            Field("LastName", T.STRING, "Family name", searchable=True, length=80),
             Field("Name", T.STRING, "Full name (first and last)", formula=_PERSON_NAME, name_field=True),
             Field(
                 "Company",
                 T.STRING,
                 "The prospect's company" if b2b else "The prospect's company, for business buyers (mostly empty)",
                 searchable=True,
+                length=255,
             ),
-            Field("Title", T.STRING, "The prospect's job title", searchable=True),
-            Field("Email", T.EMAIL, "Email address", searchable=True),
-            Field("Phone", T.PHONE, "Phone number", searchable=True),
+            Field("Title", T.STRING, "The prospect's job title", searchable=True, length=128),
+            Field("Email", T.EMAIL, "Email address", searchable=True, length=80),
+            Field("Phone", T.PHONE, "Phone number", searchable=True, length=40),
             _pick("Status", "Where the lead stands", LEAD_STATUSES),
             _pick("LeadSource", "Where the lead came from", LEAD_SOURCES),
             _pick("Industry", "The prospect company's industry", INDUSTRIES),
             _pick("Rating", "How promising the lead looks", ("Hot", "Warm", "Cold")),
             Field("NumberOfEmployees", T.INTEGER, "Head count of the prospect's company"),
-            Field("City", T.STRING, "City", searchable=True),
-            Field("State", T.STRING, "Two-letter US state: the lead's region", searchable=True),
-            Field("Country", T.STRING, "Country", searchable=True),
+            _address("", "City", "City"),
+            _address("", "State", "Two-letter US state: the lead's region"),
+            _address("", "Country", "Country"),
             Field(
                 "IsConverted", T.BOOLEAN, "Whether the lead was converted (into an account, contact and opportunity)"
             ),
@@ -179,7 +187,7 @@ def _lead(kind: str) -> SObject:
                 "ConvertedOpportunity",
                 "The opportunity the lead became (Opportunity)",
             ),
-            Field("Description", T.LONG_TEXT, "Notes on the lead", searchable=True),
+            _notes("Notes on the lead"),
             _owner("The sales representative who owns the lead (User)", queues=True),
             *_stamped(),
         ),
@@ -197,8 +205,8 @@ def _opportunity(kind: str) -> SObject:
         else "A potential vehicle sale to a household, moving through the sales stages",
         (
             _id("opportunity"),
-            Field("Name", T.STRING, "Name of the opportunity", searchable=True, name_field=True),
-            Field("Description", T.LONG_TEXT, "Notes on the opportunity", searchable=True),
+            Field("Name", T.STRING, "Name of the opportunity", searchable=True, name_field=True, length=120),
+            _notes("Notes on the opportunity"),
             _ref("AccountId", "Account", "Account", "The account buying (Account)", child="Opportunities"),
             _ref("ContactId", "Contact", "Contact", "The main contact of the sale (Contact)", child="Opportunities"),
             _pick(
@@ -211,7 +219,7 @@ def _opportunity(kind: str) -> SObject:
             Field("CloseDate", T.DATE, "The day the sale closed, or is expected to close"),
             _pick("Type", "Kind of deal", OPPORTUNITY_TYPES),
             _pick("LeadSource", "Where the opportunity came from", LEAD_SOURCES),
-            Field("NextStep", T.STRING, "The next step in the sale"),
+            Field("NextStep", T.STRING, "The next step in the sale", length=255),
             _ref(
                 "Pricebook2Id",
                 "Pricebook2",
@@ -277,7 +285,7 @@ def _opportunity_line_item() -> SObject:
             Field("ListPrice", T.CURRENCY, "List price of one unit, in US dollars (from the price book)"),
             Field("TotalPrice", T.CURRENCY, "Quantity times sales price, in US dollars"),
             Field("ServiceDate", T.DATE, "The day the product is delivered or the service starts"),
-            Field("Description", T.TEXTAREA, "Notes on the line"),
+            Field("Description", T.TEXTAREA, "Notes on the line", length=255),
             *_audit(_LINE_DAY, _LINE_DAY, _ORG_CREATOR),
         ),
     )
@@ -297,13 +305,13 @@ def _quote() -> SObject:
         "A priced proposal for an opportunity: its lines, discounts and status",
         (
             _id("quote"),
-            Field("Name", T.STRING, "Name of the quote", searchable=True, name_field=True),
+            Field("Name", T.STRING, "Name of the quote", searchable=True, name_field=True, length=255),
             _ref("OpportunityId", "Opportunity", "Opportunity", "The opportunity quoted (Opportunity)", child="Quotes"),
             _ref("AccountId", "Account", "Account", "The account quoted (Account)", child="Quotes"),
             _ref("ContactId", "Contact", "Contact", "The contact the quote is for (Contact)", child="Quotes"),
             _pick("Status", "Where the quote stands ('Accepted' once the customer accepts it)", QUOTE_STATUSES),
             Field("ExpirationDate", T.DATE, "Last day the quote is valid"),
-            Field("Description", T.LONG_TEXT, "Notes on the quote", searchable=True),
+            _notes("Notes on the quote"),
             Field(
                 "ApprovedCompetingOffer__c",
                 T.BOOLEAN,
@@ -312,8 +320,8 @@ def _quote() -> SObject:
             _ref(
                 "Pricebook2Id", "Pricebook2", "Pricebook2", "The price book of its lines (Pricebook2)", child="Quotes"
             ),
-            Field("Email", T.EMAIL, "Email of the contact the quote is for", searchable=True),
-            Field("Phone", T.PHONE, "Phone of the contact the quote is for", searchable=True),
+            Field("Email", T.EMAIL, "Email of the contact the quote is for", searchable=True, length=80),
+            Field("Phone", T.PHONE, "Phone of the contact the quote is for", searchable=True, length=40),
             _owner("The sales representative who prepared the quote (User)", queues=True),
             Field(
                 "Subtotal",
@@ -367,7 +375,7 @@ def _quote_line_item() -> SObject:
                 formula='"Quantity" * "UnitPrice"',
             ),
             Field("TotalPrice", T.CURRENCY, "Quantity times sales price, less the discount, in US dollars"),
-            Field("Description", T.TEXTAREA, "Notes on the line"),
+            Field("Description", T.TEXTAREA, "Notes on the line", length=255),
             _autonumber("LineNumber", "The line's number, in the order lines were entered", 1),
             *_audit(_QUOTE_LINE_DAY, _QUOTE_LINE_DAY, _ORG_CREATOR),
         ),
@@ -395,10 +403,10 @@ def _contract() -> SObject:
                 "The customer's signatory (Contact)",
                 child="ContractsSigned",
             ),
-            Field("CustomerSignedTitle", T.STRING, "Job title of the customer's signatory"),
+            Field("CustomerSignedTitle", T.STRING, "Job title of the customer's signatory", length=40),
             Field("CompanySignedDate", T.DATE, "The day our company signed: the day the sale was won"),
             _ref("CompanySignedId", "User", "CompanySigned", "Our signatory (User)"),
-            Field("Description", T.LONG_TEXT, "Notes on the contract", searchable=True),
+            _notes("Notes on the contract"),
             _ref("Pricebook2Id", "Pricebook2", "Pricebook2", "The price book of the contract (Pricebook2)"),
             _owner("The sales representative who owns the contract (User)"),
             _autonumber("ContractNumber", "The contract's number, in the order contracts were made", 100),
@@ -431,11 +439,11 @@ def _task() -> SObject:
         "A to-do item of a sale or a case: what to do, for which record, and where it stands",
         (
             _id("task"),
-            Field("Subject", T.STRING, "What the task is", searchable=True, name_field=True),
+            Field("Subject", T.STRING, "What the task is", searchable=True, name_field=True, length=255),
             _pick("Status", "Where the task stands", TASK_STATUSES),
             _pick("Priority", "Urgency of the task", TASK_PRIORITIES),
             Field("ActivityDate", T.DATE, "The day the task is due"),
-            Field("Description", T.LONG_TEXT, "Details of the task", searchable=True),
+            _notes("Details of the task"),
             _pick("Type", "Kind of activity", ACTIVITY_TYPES),
             _pick("TaskSubtype", "Whether the task is a to-do, an email or a call", ("Task", "Email", "Call")),
             # A queue may own a task (Task.OwnerId refers to Group, User); Pro's tasks are all assigned to users.
@@ -460,14 +468,14 @@ def _event() -> SObject:
         "A meeting or call on the calendar: a demo, a site visit, a review",
         (
             _id("event"),
-            Field("Subject", T.STRING, "What the event is", searchable=True, name_field=True),
+            Field("Subject", T.STRING, "What the event is", searchable=True, name_field=True, length=255),
             Field("StartDateTime", T.DATETIME, "When the event starts (UTC)"),
             Field("EndDateTime", T.DATETIME, "When the event ends (UTC)"),
             Field("ActivityDate", T.DATE, "The day of the event"),
             Field("DurationInMinutes", T.INTEGER, "Length of the event, in minutes"),
             Field("IsAllDayEvent", T.BOOLEAN, "Whether the event lasts all day"),
-            Field("Location", T.STRING, "Where the event takes place", searchable=True),
-            Field("Description", T.LONG_TEXT, "Agenda and notes", searchable=True),
+            Field("Location", T.STRING, "Where the event takes place", searchable=True, length=255),
+            _notes("Agenda and notes"),
             _pick("Type", "Kind of activity", ACTIVITY_TYPES),
             # A public or resource calendar may own an event (Event.OwnerId refers to Calendar, User), never a queue.
             *_activity_fields("Events", _owner("The employee the activity is assigned to (User)", calendars=True)),
@@ -534,13 +542,14 @@ def _territory() -> SObject:
         "A sales territory: the states it covers and, through its user associations, its representatives",
         (
             _id("territory"),
-            Field("Name", T.STRING, "Name of the territory", searchable=True, name_field=True),
-            Field("DeveloperName", T.STRING, "Unique API name of the territory"),
+            Field("Name", T.STRING, "Name of the territory", searchable=True, name_field=True, length=80),
+            Field("DeveloperName", T.STRING, "Unique API name of the territory", length=80),
             Field(
                 "Description",
                 T.TEXTAREA,
                 "The two-letter US states the territory covers, comma-separated",
                 searchable=True,
+                length=1000,
             ),
             *_UNDATED,
         ),
@@ -583,7 +592,9 @@ def _user() -> SObject:
         # Pro's users are sales representatives and service agents: their title tells the roles apart.
         after={
             "Username": (
-                Field("Title", T.STRING, "The employee's job title (Account Executive, Support Engineer ...)"),
+                Field(
+                    "Title", T.STRING, "The employee's job title (Account Executive, Support Engineer ...)", length=80
+                ),
             )
         },
     )
@@ -606,6 +617,7 @@ def _account(kind: str) -> SObject:
                 "The company's name" if b2b else "The household's name (the main buyer's full name)",
                 searchable=True,
                 name_field=True,
+                length=255,
             ),
             # Pro's accounts come into being over the years (a converted lead makes one), so each stores its
             # CreatedDate and its owner created it; the service org's all date from the org's start.
@@ -635,13 +647,13 @@ def _account(kind: str) -> SObject:
                 Field("AnnualRevenue", T.CURRENCY, "The company's yearly revenue, in US dollars (when known)"),
             ),
             "Phone": (
-                Field("Website", T.STRING, "Web address", searchable=True),
-                Field("Description", T.LONG_TEXT, "Notes on the account", searchable=True),
-                Field("ShippingStreet", T.STRING, "Street address deliveries go to", searchable=True),
+                Field("Website", T.STRING, "Web address", searchable=True, length=255),
+                _notes("Notes on the account"),
+                _address("Shipping", "Street", "Street address deliveries go to"),
             ),
             "ShippingState": (
-                Field("ShippingPostalCode", T.STRING, "ZIP code deliveries go to", searchable=True),
-                Field("ShippingCountry", T.STRING, "Country deliveries go to", searchable=True),
+                _address("Shipping", "PostalCode", "ZIP code deliveries go to"),
+                _address("Shipping", "Country", "Country deliveries go to"),
                 _owner("The sales representative who owns the account (User)"),
             ),
         },
@@ -669,15 +681,18 @@ def _contact(kind: str) -> SObject:
         # A buyer at a firm: role, phone, mailing address and where the sale found them.
         after={
             "Name": (
-                Field("Title", T.STRING, "Job title" if b2b else "Job title (when given)", searchable=True),
-                Field("Department", T.STRING, "Department within the company" if b2b else "Department (when given)"),
+                Field("Title", T.STRING, "Job title" if b2b else "Job title (when given)", searchable=True, length=128),
+                Field(
+                    "Department",
+                    T.STRING,
+                    "Department within the company" if b2b else "Department (when given)",
+                    length=80,
+                ),
             ),
             "Email": (
-                Field("Phone", T.PHONE, "Phone number", searchable=True),
-                Field("MailingCity", T.STRING, "City of the contact's mailing address", searchable=True),
-                Field(
-                    "MailingState", T.STRING, "Two-letter US state of the contact's mailing address", searchable=True
-                ),
+                Field("Phone", T.PHONE, "Phone number", searchable=True, length=40),
+                _address("Mailing", "City", "City of the contact's mailing address"),
+                _address("Mailing", "State", "Two-letter US state of the contact's mailing address"),
             ),
             "AccountId": (_pick("LeadSource", "Where the contact first came from", LEAD_SOURCES),),
         },
@@ -699,7 +714,7 @@ def _product(kind: str) -> SObject:
         },
         # Salesforce's standard code and family: quote rules and the catalog group products by line.
         after={
-            "Name": (Field("ProductCode", T.STRING, "The product's code", searchable=True),),
+            "Name": (Field("ProductCode", T.STRING, "The product's code", searchable=True, length=255),),
             "Description": (_pick("Family", "The product line", PRODUCT_FAMILIES[kind]),),
         },
     )
