@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from crmarena_gym.org import LocalOrg, OrgError, OrgSession
-from crmarena_gym.schema import Field, FieldType, make_id
+from crmarena_gym.schema import Field, FieldType, make_id, org_schema, quote_identifier
 from tests.org.conftest import file_sha256, small_pro_org
 
 TODAY = "2024-01-31"
@@ -638,3 +638,92 @@ def test_the_orgs_automation_survives_a_schema_drift(org: tuple[str, Path, str],
         assert session.get("Opportunity", opp, ["Amount"])["Amount"] == 3 * 1250.5
     finally:
         session.drop()
+
+
+# Salesforce's lengths of standard text fields of Pro's objects, as the Object Reference (the Salesforce Field
+# Reference's tables) gives them: written here, not read from the schema module.
+SALESFORCE_LENGTHS = {
+    ("Lead", "City"): 40,
+    ("Lead", "State"): 80,
+    ("Lead", "Country"): 80,
+    ("Lead", "FirstName"): 40,
+    ("Lead", "LastName"): 80,
+    ("Lead", "Title"): 128,
+    ("Lead", "Company"): 255,
+    ("Lead", "Description"): 32000,
+    ("Account", "ShippingStreet"): 255,
+    ("Account", "ShippingCity"): 40,
+    ("Account", "ShippingPostalCode"): 20,
+    ("Account", "ShippingCountry"): 80,
+    ("Contact", "MailingCity"): 40,
+    ("Contact", "MailingState"): 80,
+    ("Contact", "Title"): 128,
+    ("Contact", "Department"): 80,
+    ("User", "Title"): 80,
+    ("Opportunity", "Name"): 120,
+    ("Opportunity", "NextStep"): 255,
+    ("Contract", "CustomerSignedTitle"): 40,
+    ("Event", "Location"): 255,
+    ("Territory2", "Name"): 80,
+    ("Territory2", "Description"): 1000,
+}
+
+
+def test_describe_answers_salesforces_lengths(org: tuple[str, Path, str]) -> None:
+    local = LocalOrg(org[1], today=TODAY)
+    try:
+        described = {
+            sobject: {f["name"]: f for f in local.describe(sobject)["fields"]}
+            for sobject in {name for name, _ in SALESFORCE_LENGTHS}
+        }
+        got = {key: described[key[0]][key[1]]["length"] for key in SALESFORCE_LENGTHS}
+    finally:
+        local.close()
+    assert got == SALESFORCE_LENGTHS
+
+
+def test_a_value_longer_than_salesforce_allows_is_refused(session: OrgSession, raw: sqlite3.Connection) -> None:
+    lead = session.create("Lead", {"LastName": "Ng", "Company": "Quartz Labs", "City": "c" * 40})
+    assert session.get("Lead", lead, ["City"])["City"] == "c" * 40  # exactly the length fits
+    for sobject, record, field, length in (
+        ("Lead", lead, "City", 40),
+        ("Lead", lead, "Title", 128),
+        ("Account", str(_one(raw, "SELECT Id FROM Account ORDER BY Id LIMIT 1")), "ShippingPostalCode", 20),
+        ("Opportunity", str(_one(raw, "SELECT Id FROM Opportunity ORDER BY Id LIMIT 1")), "Name", 120),
+    ):
+        with pytest.raises(OrgError) as info:
+            session.update(sobject, record, {field: "x" * (length + 1)})
+        err = info.value
+        assert err.code == "STRING_TOO_LONG", (sobject, field)
+        assert err.message.startswith(f"{field}: data value too large: ")
+        assert err.message.endswith(f"(max length={length})")
+        assert err.fields == [field]  # type: ignore[attr-defined]
+    with pytest.raises(OrgError) as created:
+        session.create("Lead", {"LastName": "Ng", "Company": "Quartz Labs", "City": "y" * 41})
+    assert created.value.code == "STRING_TOO_LONG"
+    # Refused writes change nothing: the lead keeps its values, the refused create made no lead.
+    kept = session.get("Lead", lead, ["City", "Title"])
+    assert (kept["City"], kept["Title"]) == ("c" * 40, None)
+    assert session.query("SELECT COUNT() FROM Lead WHERE LastName = 'Ng'")["totalSize"] == 1 + int(
+        _one(raw, "SELECT COUNT(*) FROM Lead WHERE LastName = 'Ng'")
+    )
+
+
+def test_every_stored_value_fits_its_declared_length(org: tuple[str, Path, str], raw: sqlite3.Connection) -> None:
+    kind = org[0]
+    declared = [(o, f) for o in org_schema(kind).objects for f in o.fields if f.stored and f.length is not None]
+    tables = {r[0] for r in raw.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    checked = set()
+    for obj, f in declared:
+        if obj.name not in tables:
+            continue
+        table, column = quote_identifier(obj.name), quote_identifier(f.column_name)
+        over = raw.execute(
+            f"SELECT Id, length({column}) FROM {table} WHERE length({column}) > ? LIMIT 3", (f.length,)
+        ).fetchall()
+        assert not over, (kind, obj.name, f.name, f.length, over)
+        filled = raw.execute(f"SELECT COUNT(*) FROM {table} WHERE {column} IS NOT NULL").fetchone()[0]
+        if filled:
+            checked.add((obj.name, f.name))
+    # The check reached the fields Pro's generator fills, not only empty columns.
+    assert {("Lead", "City"), ("Lead", "LastName"), ("Opportunity", "Name"), ("Account", "ShippingCity")} <= checked
