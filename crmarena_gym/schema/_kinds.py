@@ -206,8 +206,9 @@ class OrgSchema:
 
         Raises:
             ValueError: A change names an object or field the schema lacks, renames a standard field (which
-                Salesforce never allows), a reference or the Id, migrates a custom field or to a standard name,
-                or makes two fields of an object share a name.
+                Salesforce never allows), a reference or the Id, migrates a custom field, a field the org's
+                automation writes (:data:`ORG_MAINTAINED`) or to a standard name, or makes two fields of an
+                object share a name.
 
         Example:
             >>> drift = SchemaDrift(migrated={"Account": {"ShippingState": "Shipping_State__c"}})
@@ -244,6 +245,11 @@ class OrgSchema:
                     fields.append(replace(f, name=new, column=f.column_name))
                     continue
                 assert replacement is not None
+                if f.name in ORG_MAINTAINED.get(obj.name, ()):
+                    raise ValueError(
+                        f"schema drift cannot migrate {obj.name}.{f.name}: the org's own automation writes it "
+                        "(Salesforce keeps it current whatever an admin does)"
+                    )
                 if f.custom or not replacement.endswith("__c"):
                     raise ValueError(
                         f"schema drift migrates {obj.name}.{f.name} to {replacement!r}: a migration moves a standard "
