@@ -18,8 +18,9 @@ Kinds (what each does at strength ``s`` in ``(0, 1]``):
   standard field that can stay empty for good is migrated (the rule, :func:`_migratable`, reads the schema's
   field declarations): never a required one (``Name``, ``StageName``, ``LastName``), a checkbox (never null on
   Salesforce), one the org fills itself (a create's default: ``Status``, ``Priority``; read-only, create-only
-  or auto-number), a record name SOSL's ``IN NAME FIELDS`` searches (``Subject``), an External ID, a field
-  holding record ids (``RecordTypeId``) or one a formula is computed from (``FirstName``, part of ``Name``).
+  or auto-number; one its automation writes, ``schema.ORG_MAINTAINED``: a stage's ``Probability``), a record
+  name SOSL's ``IN NAME FIELDS`` searches (``Subject``), an External ID, a field holding record ids
+  (``RecordTypeId``) or one a formula is computed from (``FirstName``, part of ``Name``).
   Also a share ``s`` of the objects get a new custom field with values, and each custom object is renamed
   with probability ``s`` (``Issue__c`` becomes ``Support_Issue__c``; ``INVALID_TYPE`` for the old name).
 
