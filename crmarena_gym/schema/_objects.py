@@ -130,18 +130,25 @@ def _autonumber(name: str, description: str, start: int) -> Field:
     )
 
 
-# Salesforce's lengths of an address's parts, the same on every standard address (Account's Billing and Shipping,
+# Salesforce's types and lengths of an address's parts, the same on every standard address (Account's Billing and Shipping,
 # Contact's Mailing, Lead's own): the Object Reference's Street 255 (a text area), City 40, State 80, PostalCode 20,
 # Country 80.
-_ADDRESS_LENGTHS = {"Street": 255, "City": 40, "State": 80, "PostalCode": 20, "Country": 80}
+_ADDRESS_PARTS = {
+    "Street": (T.TEXTAREA, 255),
+    "City": (T.STRING, 40),
+    "State": (T.STRING, 80),
+    "PostalCode": (T.STRING, 20),
+    "Country": (T.STRING, 80),
+}
 #: Salesforce's length of a standard long text area (Case, Lead, Opportunity, Account ... ``Description``).
 LONG_TEXT_AREA = 32000
 
 
 def _address(prefix: str, part: str, description: str) -> Field:
     """One part of a standard address (``ShippingCity``: prefix ``Shipping``, part ``City``), searchable, of
-    Salesforce's length for the part."""
-    return Field(f"{prefix}{part}", T.STRING, description, searchable=True, length=_ADDRESS_LENGTHS[part])
+    Salesforce's type and length for the part (the street is a text area, the rest strings)."""
+    kind, length = _ADDRESS_PARTS[part]
+    return Field(f"{prefix}{part}", kind, description, searchable=True, length=length)
 
 
 _ORDER_DAY = "\"EffectiveDate\" || 'T00:00:00.000+0000'"
@@ -160,7 +167,7 @@ USER = SObject(
         Field("LastName", T.STRING, "Agent's family name", searchable=True, length=80),
         Field("Name", T.STRING, "Agent's full name (first and last)", formula=_PERSON_NAME, name_field=True),
         Field("Email", T.EMAIL, "Agent's work email address", searchable=True, length=128),
-        Field("Phone", T.PHONE, "Agent's work phone number", searchable=True),
+        Field("Phone", T.PHONE, "Agent's work phone number", searchable=True, length=40),
         Field("Username", T.STRING, "Login name of the agent, unique across the org", searchable=True, length=80),
         Field("Alias", T.STRING, "Short handle of the agent, at most 8 characters", searchable=True, length=8),
         Field("ProfileId", T.STRING, "Id of the permission profile the agent has"),
@@ -188,8 +195,8 @@ ACCOUNT = SObject(
         Field("FirstName", T.STRING, "Customer's given name", searchable=True, length=40),
         Field("LastName", T.STRING, "Customer's family name", searchable=True, length=80),
         Field("Name", T.STRING, "Customer's full name (first and last)", formula=_PERSON_NAME, name_field=True),
-        Field("PersonEmail", T.EMAIL, "Customer's email address", searchable=True),
-        Field("Phone", T.PHONE, "Customer's phone number", searchable=True),
+        Field("PersonEmail", T.EMAIL, "Customer's email address", searchable=True, length=80),
+        Field("Phone", T.PHONE, "Customer's phone number", searchable=True, length=40),
         Field("RecordTypeId", T.STRING, "Id of the record type (the person-account type)"),
         _address("Shipping", "City", "City the customer's orders ship to"),
         _address("Shipping", "State", "Two-letter US state the customer's orders ship to"),
@@ -210,7 +217,7 @@ CONTACT = SObject(
         Field("FirstName", T.STRING, "Contact's given name", searchable=True, length=40),
         Field("LastName", T.STRING, "Contact's family name", searchable=True, length=80),
         Field("Name", T.STRING, "Contact's full name (first and last)", formula=_PERSON_NAME, name_field=True),
-        Field("Email", T.EMAIL, "Contact's email address", searchable=True),
+        Field("Email", T.EMAIL, "Contact's email address", searchable=True, length=80),
         _ref(
             "AccountId",
             "Account",
@@ -232,7 +239,14 @@ CASE = SObject(
     (
         _id("case"),
         Field("Priority", T.PICKLIST, "Urgency of the case", picklist_values=CASE_PRIORITIES),
-        Field("Subject", T.STRING, "One-line summary of the customer's problem", searchable=True, name_field=True),
+        Field(
+            "Subject",
+            T.STRING,
+            "One-line summary of the customer's problem",
+            searchable=True,
+            name_field=True,
+            length=255,
+        ),
         Field(
             "Description",
             T.LONG_TEXT,
@@ -284,10 +298,10 @@ KNOWLEDGE = SObject(
     "A help-center article: store policies, procedures and product FAQs",
     (
         _id("article version"),
-        Field("Title", T.STRING, "Headline of the article", searchable=True, name_field=True),
+        Field("Title", T.STRING, "Headline of the article", searchable=True, name_field=True, length=255),
         Field("FAQ_Answer__c", T.LONG_TEXT, "The article's body text", searchable=True),
         Field("Summary", T.TEXTAREA, "A short abstract of the article", searchable=True, length=1000),
-        Field("UrlName", T.STRING, "Unique slug used in the article's web address"),
+        Field("UrlName", T.STRING, "Unique slug used in the article's web address", length=255),
         Field("PublishStatus", T.PICKLIST, "Publication state ('Online' when live)", picklist_values=PUBLISH_STATUSES),
         Field("Language", T.PICKLIST, "Language of this version", picklist_values=("en_US",)),
         *_UNDATED,
@@ -301,7 +315,7 @@ PRODUCT_CATEGORY = SObject(
     "A section of the store catalog (for example running shoes)",
     (
         _id("category"),
-        Field("Name", T.STRING, "Name of the category", searchable=True, name_field=True),
+        Field("Name", T.STRING, "Name of the category", searchable=True, name_field=True, length=255),
         Field("CatalogId", T.STRING, "Id of the catalog that holds the category"),
         *_UNDATED,
     ),
@@ -314,7 +328,7 @@ PRODUCT = SObject(
     "An item the store sells",
     (
         _id("product"),
-        Field("Name", T.STRING, "Product name as shown in the store", searchable=True, name_field=True),
+        Field("Name", T.STRING, "Product name as shown in the store", searchable=True, name_field=True, length=255),
         Field("Description", T.TEXTAREA, "Marketing description of the product", searchable=True, length=4000),
         Field("IsActive", T.BOOLEAN, "Whether the product can be ordered now"),
         Field(
@@ -364,8 +378,8 @@ PRICEBOOK = SObject(
     "A price list valid over a period",
     (
         _id("price book"),
-        Field("Name", T.STRING, "Name of the price book", searchable=True, name_field=True),
-        Field("Description", T.TEXTAREA, "What the price book is for", searchable=True),
+        Field("Name", T.STRING, "Name of the price book", searchable=True, name_field=True, length=255),
+        Field("Description", T.TEXTAREA, "What the price book is for", searchable=True, length=255),
         Field("IsActive", T.BOOLEAN, "Whether orders may use the price book"),
         Field("ValidFrom", T.DATETIME, "Start of the validity period (UTC)"),
         Field("ValidTo", T.DATETIME, "End of the validity period (UTC)"),

@@ -137,7 +137,8 @@ def _stamped(created_by: str = _OWNER_CREATED, modified: str = '"CreatedDate"') 
 
 
 def _pick(name: str, description: str, values: tuple[str, ...]) -> Field:
-    return Field(name, T.PICKLIST, description, picklist_values=values)
+    # A standard picklist holds up to 255 characters (the Field Reference's length of LeadSource, Type ...).
+    return Field(name, T.PICKLIST, description, picklist_values=values, length=255)
 
 
 def _notes(description: str) -> Field:
@@ -156,7 +157,8 @@ def _lead(kind: str) -> SObject:
             _id("lead"),
             Field("FirstName", T.STRING, "Given name", searchable=True, length=40),
             Field("LastName", T.STRING, "Family name", searchable=True, length=80),
-            Field("Name", T.STRING, "Full name (first and last)", formula=_PERSON_NAME, name_field=True),
+            # A person's compound Name: first and last name with a space, 121 characters at most in Salesforce.
+            Field("Name", T.STRING, "Full name (first and last)", formula=_PERSON_NAME, name_field=True, length=121),
             Field(
                 "Company",
                 T.STRING,
