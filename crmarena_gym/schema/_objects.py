@@ -130,9 +130,9 @@ def _autonumber(name: str, description: str, start: int) -> Field:
     )
 
 
-# Salesforce's types and lengths of an address's parts, the same on every standard address (Account's Billing and Shipping,
-# Contact's Mailing, Lead's own): the Object Reference's Street 255 (a text area), City 40, State 80, PostalCode 20,
-# Country 80.
+# Salesforce's types and lengths of an address's parts, the same on every standard address (Account's Billing and
+# Shipping, Contact's Mailing, Lead's own): the Object Reference's Street 255 (a text area), City 40, State 80,
+# PostalCode 20, Country 80.
 _ADDRESS_PARTS = {
     "Street": (T.TEXTAREA, 255),
     "City": (T.STRING, 40),
