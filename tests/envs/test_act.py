@@ -511,8 +511,10 @@ def test_act_mode_on_a_drifted_org_writes_and_grades_the_maintained_fields(
 ) -> None:
     """After schema drift (every standard field an admin could retire migrated to a custom one) the set-up records
     are written to the maintained fields, not the deprecated ones, the oracle (reading the names from the schema
-    text) makes the change, and the grader expects it on the fields the org maintains."""
+    text) makes the change, and the grader expects it on the fields the org maintains; the reactive oracle reads
+    the set-up records by the maintained fields too."""
     from crmarena_gym.datagen import read_manifest
+    from crmarena_gym.policies import ReactiveOraclePolicy
 
     _, tasks = _setup(env_id, env_org, pro_env_orgs)
     org_file = drifted_pro_orgs[env_id.split("-")[2].lower()]
@@ -536,4 +538,16 @@ def test_act_mode_on_a_drifted_org_writes_and_grades_the_maintained_fields(
             assert set(change["values"]) <= changed and not set(change["values"]) & set(
                 migrated.get(change["sobject"], {})
             )
+    # the reactive oracle reads the set-up records by the maintained fields info["setup"] names, and solves
+    reactive = ReactiveOraclePolicy()
+    reactive.attach(env)
+    for instance in tasks[:4]:
+        obs, info = env.reset(options={"idx": instance.idx})
+        for entry in info["setup"]:
+            assert not set(entry["fields"]) & set(migrated.get(objects[entry["ref"]], {})), entry
+        reactive.reset(obs, info)
+        done = False
+        while not done:
+            obs, reward, done, _, step_info = env.step(reactive.act(obs))
+        assert reward == 1.0, (instance.idx, step_info["diff_check"], step_info.get("answer_check"))
     env.close()
