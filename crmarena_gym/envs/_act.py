@@ -120,12 +120,29 @@ class CRMArenaActEnv(CRMArenaEnv):
         info["answer_mode"] = "act"
         info["records"] = dict(self._refs)
         info["act_answers"] = plan.answers  # the final submit carries an answer graded beside the diff
+        info["setup"] = self._setup_info(plan)
         if required is not None:
             info["context"] = {**info["context"], "required": asked.metadata.required}
         if self.privileged:
             info["expected_changes"] = [c.to_dict() for c in self._expected(plan)]
             info["act_calls"] = self._act_calls(plan)
         return observation, info
+
+    def _setup_info(self, plan: ActPlan) -> list[dict[str, Any]]:
+        """The set-up records as ``info["setup"]`` shows them: each one's ref, object, Id and the fields the question
+        leaves out for the agent to read, in the org's names (after schema drift, the maintained ones), never their
+        values; a privileged environment adds the hidden parameter each field stands for (an oracle's reading)."""
+        assert self._session is not None
+        schema = self._session.schema
+        shown = []
+        for record in plan.setup:
+            sobject, reads = schema.current_names(record.sobject, record.reads)
+            entry: dict[str, Any] = {"ref": record.ref, "sobject": sobject, "id": self._refs[record.ref]}
+            entry["fields"] = list(reads)
+            if self.privileged:
+                entry["params"] = dict(reads)
+            shown.append(entry)
+        return shown
 
     # A plan names objects and fields as the org kind declares them; after schema drift the session's diff and
     # the write tools use the org's own names, so what the plan expects is compared and shown in those.

@@ -20,8 +20,9 @@ act plan for that answer (as the replaying oracle plans it, never from the gold)
 turn, then ``submit done`` (or the answer itself where the task grades one beside the change: the article a
 quote breaks). A wrong answer makes a wrong change; an answer no change stands for, or a refused write, ends
 the work at once with the submission, and the last turn is always kept for it. Where the question's matter is
-in a set-up record rather than in the question (Pro's new case: its subject and description), it reads the
-record first, as an agent would, and solves with what it read.
+in a set-up record rather than in the question (a new case's subject and description, a new lead's region), it
+first reads each such record by the Id and fields the environment names (``info["setup"]``, as the act plan
+declares them), as an agent would, and solves with what it read, never with the hidden values those fields hold.
 """
 
 from __future__ import annotations
@@ -175,11 +176,19 @@ class ReactiveOraclePolicy(OraclePolicy):
         acting = info.get("answer_mode") == "act"
         self._act_setup = (self._instance, dict(info.get("records") or {})) if acting else None
         self._act_answers = bool(info.get("act_answers"))
-        self._reading: ToolCall | None = None  # act mode: a set-up record whose text the question leaves out
-        records = info.get("records") or {}
-        if acting and self._instance.is_pro and self._instance.task == "case_routing" and "case" in records:
-            soql = f"SELECT Subject, Description FROM Case WHERE Id = '{records['case']}'"
-            self._reading = ToolCall("issue_soql_query", {"query": self._names.query(soql) if self._names else soql})
+        # Act mode: the set-up records whose fields the question leaves out, read first by the Id the environment
+        # gives, in the org's names (info["setup"]); each read with the hidden parameters its fields stand for.
+        self._reading = [
+            (
+                ToolCall(
+                    "issue_soql_query",
+                    {"query": f"SELECT {', '.join(r['fields'])} FROM {r['sobject']} WHERE Id = '{r['id']}'"},
+                ),
+                dict(r.get("params") or {}),
+            )
+            for r in (info.get("setup") or ())
+            if acting and r.get("fields")
+        ]
 
     def step_details(self) -> dict[str, Any]:
         """What the policy made of the last observation (a retry, a damaged result ...), if anything."""
@@ -193,7 +202,7 @@ class ReactiveOraclePolicy(OraclePolicy):
         self._note = ""
         if self._writes is not None:
             return self._next_write(observation)
-        if self._reading is not None:
+        if self._reading:
             read = self._read_record(observation)
             if read is not None:
                 return read
@@ -309,27 +318,32 @@ class ReactiveOraclePolicy(OraclePolicy):
         return ToolCall("submit", {"content": self._final}).to_action()
 
     def _read_record(self, observation: str) -> str | None:
-        """Act mode: the read of the set-up record first, then its text added to the question the solver reads
-        (None once read, or once it failed: the solver then works with the question alone)."""
-        assert self._reading is not None and self._instance is not None
-        call = self._reading
-        if self._pending is None:  # the first turn: issue the read
+        """Act mode: the read of the next set-up record, then what it answered taken into the instance the solver
+        reads (None once every record is read, or a read failed: the solver then works without what is missing).
+
+        The values read join the question (the text a solver matches, as the new case's) and stand for the hidden
+        parameters the plan says the fields carry (the new lead's State is the region); a parameter whose field
+        could not be read is dropped, never taken from the hidden ones.
+        """
+        assert self._reading and self._instance is not None
+        call, params = self._reading[0]
+        if self._pending is None:  # not yet asked: issue the read
             self._pending, self._attempts, self._asked_again = call, 0, False
             return call.to_action()
         retry = self._read(observation)
         if retry is not None:
             return retry
-        self._reading = None
-        if self._results and self._results[-1][0] == call:
-            _, rows = self._results.pop()
-            if self._names is not None:
-                rows = self._names.rows(rows, call.arguments["query"])
-            texts = (
-                [str(v) for row in rows if isinstance(row, dict) for v in row.values() if v]
-                if isinstance(rows, list)
-                else []
-            )
-            self._instance = self._instance.model_copy(update={"query": " ".join([self._instance.query, *texts])})
-        else:
-            self._note = self._note or "the set-up record could not be read: solving with the question alone"
+        self._reading.pop(0)
+        rows: Any = self._results.pop()[1] if self._results and self._results[-1][0] == call else None
+        row = rows[0] if isinstance(rows, list) and rows and isinstance(rows[0], dict) else {}
+        if not row:
+            self._note = self._note or "a set-up record could not be read: solving without its fields"
+        texts = [str(v) for v in row.values() if v]
+        known = {param: row[f] for f, param in params.items() if param is not None and row.get(f) not in (None, "")}
+        kept = {k: v for k, v in self._instance.params.items() if k not in set(params.values()) - set(known)}
+        self._instance = self._instance.model_copy(
+            update={"query": " ".join([self._instance.query, *texts]), "params": {**kept, **known}}
+        )
+        if self._reading:  # the next record's read, on this turn
+            return self._read_record(observation)
         return None

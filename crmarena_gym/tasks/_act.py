@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from crmarena_gym.tasks._act_plan import ANSWER_MODES, DONE, ActPlan, AnswerMode, SetupRecord
+from crmarena_gym.tasks._act_plan import ANSWER_MODES, CASE_TEXT_READS, DONE, ActPlan, AnswerMode, SetupRecord
 from crmarena_gym.tasks._instance import TaskInstance
 from crmarena_gym.tasks._oracle import ToolCall
 from crmarena_gym.tasks._spec import PRO_ORG_KINDS
@@ -50,7 +50,9 @@ def _ncr_plan(instance: TaskInstance) -> ActPlan:
         )
     text = {"Subject": params["case_subject"], "Description": params["case_description"]}
     # Unowned, as a web case waiting for routing (a session would otherwise own it: its user may be an agent).
-    case = SetupRecord("case", "Case", {**text, "Status": "New", "Channel": "Web", "OwnerId": None})
+    case = SetupRecord(
+        "case", "Case", {**text, "Status": "New", "Channel": "Web", "OwnerId": None}, reads=CASE_TEXT_READS
+    )
     instruction = _NCR_ACT_TEMPLATES[instance.idx % len(_NCR_ACT_TEMPLATES)] + _ACT_ENDING
     gold = instance.answer
 

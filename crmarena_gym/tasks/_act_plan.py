@@ -4,19 +4,25 @@ calls that make them (see :mod:`crmarena_gym.tasks._act`)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Literal
 
 from crmarena_gym.org import ExpectedChange
 from crmarena_gym.tasks._oracle import ToolCall
 
-__all__ = ["ANSWER_MODES", "DONE", "ActPlan", "AnswerMode", "SetupRecord"]
+__all__ = ["ANSWER_MODES", "CASE_TEXT_READS", "DONE", "ActPlan", "AnswerMode", "SetupRecord"]
 
 #: How an instance is answered: by naming the answer (``name``, the benchmark's way) or by making the change.
 AnswerMode = Literal["name", "act"]
 ANSWER_MODES: tuple[str, ...] = ("name", "act")
 #: What an act-mode agent submits when it has made the change.
 DONE = "done"
+#: What a new case's question leaves out (CRMArena's and Pro's routing): its text, the case_subject and
+#: case_description parameters.
+CASE_TEXT_READS: Mapping[str, str | None] = MappingProxyType(
+    {"Subject": "case_subject", "Description": "case_description"}
+)
 
 
 @dataclass(frozen=True)
@@ -28,12 +34,16 @@ class SetupRecord:
         sobject: The object's API name.
         fields: Its field values.
         id: An existing record to update with ``fields`` (a quote put up for review) instead of a new one.
+        reads: The fields the question leaves out, which an agent reads off the record by its Id (the new case's
+            subject and description), each with the hidden parameter its value stands for (None: none). The
+            environment names them, never their values, in ``info["setup"]``.
     """
 
     ref: str
     sobject: str
     fields: Mapping[str, Any]
     id: str | None = None
+    reads: Mapping[str, str | None] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -402,6 +402,70 @@ def test_the_reactive_oracle_makes_the_change_its_own_answer_stands_for(act_case
     env.close()
 
 
+# What each act id's question leaves out of a set-up record (read off the plans' docs, not their code): a new case's
+# text, a new lead's region; the quote categories and the stage audit name everything they ask about.
+_LEFT_OUT = {"NCR": {"case": ("Case", {"Subject", "Description"})}, "LRO": {"lead": ("Lead", {"State"})}}
+
+
+def test_the_setup_info_names_the_records_to_read_never_their_values(act_case) -> None:  # type: ignore[no-untyped-def]
+    """``info["setup"]`` lists every set-up record (ref, object, Id) with the fields the question leaves out, names
+    only; the reactive oracle's first calls read exactly those, by that Id."""
+    from crmarena_gym.policies import ReactiveOraclePolicy
+
+    env_id, org_file, tasks = act_case
+    expected = _LEFT_OUT.get(env_id.split("-")[-3], {})
+    shown = gym.make(env_id, org=org_file, tasks=tasks, toolset="flex")
+    privileged = gym.make(env_id, org=org_file, tasks=tasks, toolset="flex", privileged=True)
+    policy = ReactiveOraclePolicy()
+    policy.attach(privileged)
+    instance = tasks[0]
+    _, info = shown.reset(options={"idx": instance.idx})
+    setup = {e["ref"]: e for e in info["setup"]}
+    assert set(setup) == set(info["records"]) and all(setup[r]["id"] == i for r, i in info["records"].items())
+    assert {r: (e["sobject"], set(e["fields"])) for r, e in setup.items() if e["fields"]} == expected
+    assert all("params" not in e for e in info["setup"])  # the hidden parameters' names only when privileged
+    values = [str(v) for k, v in instance.params.items() if k in ("case_subject", "case_description", "region")]
+    assert not any(v in json.dumps(info["setup"]) for v in values)
+    obs, info = privileged.reset(options={"idx": instance.idx})
+    policy.reset(obs, info)
+    reads = []
+    for _ in expected:
+        action = json.loads(policy.act(obs))
+        reads.append(action)
+        obs = privileged.step(json.dumps(action))[0]
+    for action, (ref, (sobject, fields)) in zip(reads, expected.items(), strict=True):
+        query = action["arguments"]["query"]
+        assert action["name"] == "issue_soql_query" and f"FROM {sobject} WHERE Id = '{info['records'][ref]}'" in query
+        assert {f.strip() for f in query.split("SELECT ", 1)[1].split(" FROM")[0].split(",")} == fields
+    shown.close()
+    privileged.close()
+
+
+@pytest.mark.parametrize("env_id", ["CRMArena-Pro-B2B-NCR-Act-v0", "CRMArena-Pro-B2C-LRO-Act-v0"])
+def test_the_reactive_oracle_routes_by_what_it_read_not_by_the_hidden_values(
+    env_id: str, env_org: Path, pro_env_orgs: dict[str, Path]
+) -> None:
+    """A set-up record whose read comes back empty leaves the reactive oracle without the case's text or the lead's
+    region: it makes no gold change, though the privileged info holds the hidden values."""
+    from crmarena_gym.policies import ReactiveOraclePolicy
+
+    org_file, tasks = _setup(env_id, env_org, pro_env_orgs)
+    env = gym.make(env_id, org=org_file, tasks=tasks, toolset="flex", privileged=True)
+    policy = ReactiveOraclePolicy()
+    policy.attach(env)
+    instance = next(i for i in tasks if isinstance(i.answer, str))
+    obs, info = env.reset(options={"idx": instance.idx})
+    policy.reset(obs, info)
+    done, reward, record = False, 1.0, info["records"][next(iter(info["records"]))]
+    while not done:
+        action = policy.act(obs)
+        obs, reward, done, _, step_info = env.step(action)
+        if f"WHERE Id = '{record}'" in action:  # the set-up record's read: its result lost
+            obs = "[]"
+    assert reward == 0.0 and instance.answer not in json.dumps(step_info["state_diff"])
+    env.close()
+
+
 def test_the_reactive_oracle_that_loses_every_result_never_makes_the_gold_change(act_case) -> None:  # type: ignore[no-untyped-def]
     from crmarena_gym.policies import PolicyError, ReactiveOraclePolicy
     from crmarena_gym.wrappers import ToolResultDropout
@@ -447,8 +511,10 @@ def test_act_mode_on_a_drifted_org_writes_and_grades_the_maintained_fields(
 ) -> None:
     """After schema drift (every standard field an admin could retire migrated to a custom one) the set-up records
     are written to the maintained fields, not the deprecated ones, the oracle (reading the names from the schema
-    text) makes the change, and the grader expects it on the fields the org maintains."""
+    text) makes the change, and the grader expects it on the fields the org maintains; the reactive oracle reads
+    the set-up records by the maintained fields too."""
     from crmarena_gym.datagen import read_manifest
+    from crmarena_gym.policies import ReactiveOraclePolicy
 
     _, tasks = _setup(env_id, env_org, pro_env_orgs)
     org_file = drifted_pro_orgs[env_id.split("-")[2].lower()]
@@ -472,4 +538,16 @@ def test_act_mode_on_a_drifted_org_writes_and_grades_the_maintained_fields(
             assert set(change["values"]) <= changed and not set(change["values"]) & set(
                 migrated.get(change["sobject"], {})
             )
+    # the reactive oracle reads the set-up records by the maintained fields info["setup"] names, and solves
+    reactive = ReactiveOraclePolicy()
+    reactive.attach(env)
+    for instance in tasks[:4]:
+        obs, info = env.reset(options={"idx": instance.idx})
+        for entry in info["setup"]:
+            assert not set(entry["fields"]) & set(migrated.get(objects[entry["ref"]], {})), entry
+        reactive.reset(obs, info)
+        done = False
+        while not done:
+            obs, reward, done, _, step_info = env.step(reactive.act(obs))
+        assert reward == 1.0, (instance.idx, step_info["diff_check"], step_info.get("answer_check"))
     env.close()

@@ -30,7 +30,7 @@ from typing import Any
 
 from crmarena_gym.datagen._names import FIRST_NAMES, LAST_NAMES
 from crmarena_gym.schema import STAGE_PROBABILITY
-from crmarena_gym.tasks._act_plan import DONE, ActPlan, SetupRecord
+from crmarena_gym.tasks._act_plan import CASE_TEXT_READS, DONE, ActPlan, SetupRecord
 from crmarena_gym.tasks._instance import TaskInstance
 from crmarena_gym.tasks._oracle import ToolCall
 
@@ -126,6 +126,7 @@ def _case_plan(instance: TaskInstance, conn: sqlite3.Connection) -> ActPlan:
         "case",
         "Case",
         {"Subject": subject, "Description": description, "Status": "New", "Channel": "Web", "OwnerId": None},
+        reads=CASE_TEXT_READS,
     )
     expected = ({"sobject": "Case", "id": "{case}", "op": "update", "values": {"OwnerId": gold}},)
     instruction = _template(instance, _CASE_TEMPLATES) + _DONE_ENDING
@@ -140,7 +141,7 @@ def _lead_plan(instance: TaskInstance, conn: sqlite3.Connection) -> ActPlan:
     fields: dict[str, Any] = {"FirstName": first, "LastName": last, "State": region, "LeadSource": "Web"}
     if instance.kind == "b2b":
         fields["Company"] = f"{last} Holdings"
-    lead = SetupRecord("lead", "Lead", {**fields, "OwnerId": None})
+    lead = SetupRecord("lead", "Lead", {**fields, "OwnerId": None}, reads={"State": "region"})
     # The context names the new lead in place of the instance's region or existing lead (the policy stays).
     policy = [
         line

@@ -33,6 +33,7 @@ __all__ = [
     "nothing_held_back",
     "opening",
     "pro_window_phrase",
+    "product_and_window_held_back",
     "record_held_back",
     "window_criterion",
     "without_lines",
@@ -106,6 +107,28 @@ def record_held_back(name: str) -> Callable[[TaskInstance, np.random.Generator],
         criterion = id_criterion(rng, name, name, record)
         required = without_lines(instance.metadata.required, record)
         return split_of(instance, instance.query, (criterion,), required=required)
+
+    return split
+
+
+def product_and_window_held_back(
+    goals: tuple[str, ...], answer: str
+) -> Callable[[TaskInstance, np.random.Generator], InteractiveSplit]:
+    """The splitter of a category whose question is about one product over a window (its Id in the instance's
+    ``product_id`` parameter, the window in ``window``): both are held back, and the user opens with one of the
+    category's ``goals`` and its ``answer`` format sentence.
+
+    Example:
+        >>> split = product_and_window_held_back(("Which month peaked?",), "Return only the name of the month.")
+        >>> split.__doc__
+        'Held back: the product and the window.'
+    """
+
+    def split(instance: TaskInstance, rng: np.random.Generator) -> InteractiveSplit:
+        """Held back: the product and the window."""
+        p = instance.params
+        product = id_criterion(rng, "product", "product", p["product_id"])  # drawn before the opening: same words
+        return split_of(instance, opening(rng, goals, instance.query, (answer,)), (product, window_criterion(rng, p)))
 
     return split
 

@@ -18,13 +18,11 @@ from typing import Any
 
 import numpy as np
 
-from crmarena_gym.tasks._instance import TaskInstance
-from crmarena_gym.tasks._interactive import InteractiveSplit, split_of
 from crmarena_gym.tasks._oracle import SolverCalls
 from crmarena_gym.tasks._phrasing import capitalize_first, pick
 from crmarena_gym.tasks.pro._balance import gold_shares, retry, thin
 from crmarena_gym.tasks.pro._category import Category, ProAnswer, ProDraw, ProFacts, ProQuestion
-from crmarena_gym.tasks.pro._conversation import id_criterion, opening, window_criterion
+from crmarena_gym.tasks.pro._conversation import product_and_window_held_back
 from crmarena_gym.tasks.pro._windows import relative_window, soql_datetime_in, today_line
 
 _FIRST_DAY = dt.date(2020, 1, 1)
@@ -144,18 +142,11 @@ _GOALS = (
 )
 
 
-def _split(instance: TaskInstance, rng: np.random.Generator) -> InteractiveSplit:
-    """Held back: the product and the trailing window."""
-    p = instance.params
-    product = id_criterion(rng, "product", "product", p["product_id"])
-    return split_of(instance, opening(rng, _GOALS, instance.query, (_ANSWER,)), (product, window_criterion(rng, p)))
-
-
 CATEGORY = Category(
     "monthly_trend_analysis",
     _draw,
     _gold_sql,
     _solve,
-    split=_split,
+    split=product_and_window_held_back(_GOALS, _ANSWER),
     split_needs=("today", "start", "end", "window", "product_id"),
 )
