@@ -156,6 +156,33 @@ _FORMATTED = {
     "date": "fmt_date",
     "datetime": "fmt_datetime",
 }
+# Salesforce's Name object, the parent of a polymorphic relationship (What, Who, a case's Owner): the only fields a
+# query reads through one, answered from the record the id names. Field -> (type, the objects that answer it; None:
+# every object that has the field). Name (and NameOrAlias) is each object's name field (a case's CaseNumber); Type
+# is the record's object (compiled apart). The Object Reference: Alias, IsActive, Phone, ProfileId, Title,
+# Username, UserRoleId only for a user; Email for a user or a queue; FirstName and LastName for a person.
+_PEOPLE = ("User", "Contact", "Lead")
+NAME_OBJECT_FIELDS: dict[str, tuple[FieldType, tuple[str, ...] | None]] = {
+    "Id": (FieldType.ID, None),
+    "Name": (FieldType.STRING, None),
+    "NameOrAlias": (FieldType.STRING, None),
+    "Type": (FieldType.PICKLIST, None),
+    "Alias": (FieldType.STRING, ("User",)),
+    "CommunityNickname": (FieldType.STRING, ("User",)),
+    "Email": (FieldType.EMAIL, ("User", "Group")),
+    "FirstName": (FieldType.STRING, _PEOPLE),
+    "LastName": (FieldType.STRING, _PEOPLE),
+    "IsActive": (FieldType.BOOLEAN, ("User",)),
+    "Phone": (FieldType.PHONE, ("User",)),
+    "Title": (FieldType.STRING, ("User",)),
+    "Username": (FieldType.STRING, ("User",)),
+    "ProfileId": (FieldType.ID, ("User",)),
+    "UserRoleId": (FieldType.ID, ("User",)),
+    "RecordTypeId": (FieldType.ID, None),
+    "LastReferencedDate": (FieldType.DATETIME, None),
+    "LastViewedDate": (FieldType.DATETIME, None),
+}
+_NAME_OBJECT_BY_LOWER = {name.lower(): name for name in NAME_OBJECT_FIELDS}
 _ID_CHARS = re.compile(r"^[A-Za-z0-9]+$")
 _SUFFIX = "ABCDEFGHIJKLMNOPQRSTUVWXYZ012345"
 _FORMULA_COLUMN = re.compile(r'"((?:[^"]|"")*)"')
@@ -335,6 +362,23 @@ class Plan:
         return _bind(self.params, today)
 
 
+@dataclass(frozen=True)
+class _Link:
+    """One relationship a field path follows: the nested record it puts in a record.
+
+    Attributes:
+        name: The relationship name, the nested record's key (``Account``, ``What``).
+        obj: The parent object's name (its records' ``attributes.type``); ``Name`` for a polymorphic relationship.
+        id_sql: The parent record's id (null without one).
+        object_sql: For a polymorphic relationship, the SQL naming the record's object (its url's); else None.
+    """
+
+    name: str
+    obj: str
+    id_sql: str
+    object_sql: str | None = None
+
+
 @dataclass
 class _Val:
     """A compiled expression."""
@@ -346,7 +390,7 @@ class _Val:
     pos: int
     field: Field | None = None
     owner: SObject | None = None  # the object the leaf field belongs to
-    chain: tuple[tuple[str, SObject, str], ...] = ()  # (relationship name, parent object, join alias)
+    chain: tuple[_Link, ...] = ()  # the relationships followed to the leaf
     aggregate: bool = False
     func: str | None = None
 
@@ -419,6 +463,9 @@ class _Compiler:
         self.relative = False
         self.n_alias = 0
         self.n_children = 0
+        # The field paths a TYPEOF's WHEN branch selects (by id): read from the branch's object, not the Name object.
+        self.typed_paths: set[int] = set()
+        self.typed_keep: list[FieldPath] = []  # keeps them alive while their ids are in typed_paths
         # While compiling one grouping set of ROLLUP/CUBE: the SQL of the group fields rolled up there.
         self.rolled: frozenset[str] | None = None
 
@@ -469,10 +516,10 @@ class _Compiler:
             ):
                 parts, positions = parts[1:], positions[1:]
         alias = scope.alias
-        chain: list[tuple[str, SObject, str]] = []
+        chain: list[_Link] = []
         key: tuple[str, ...] = ()
-        last: tuple[Field, str] | None = None  # the last relationship followed and its id's SQL
-        for rel, pos in zip(parts[:-1], positions[:-1], strict=True):
+        typed = id(fp) in self.typed_paths
+        for i, (rel, pos) in enumerate(zip(parts[:-1], positions[:-1], strict=True)):
             ref = obj.get_relationship(rel)
             parent = (
                 self.catalog.schema.get_object(ref.reference_to, standard=True)
@@ -485,20 +532,15 @@ class _Compiler:
                 ref_sql = self.column(alias, obj, ref, pos)
             except SoqlError:
                 raise invalid_relationship(self.text, pos, rel) from None
+            if ref.polymorphic and not typed:
+                # The parent is Salesforce's Name object, which has no relationship this org holds.
+                if i + 2 < len(parts):
+                    raise invalid_relationship(self.text, positions[i + 1], parts[i + 1])
+                return self.name_field(scope, ref, ref_sql, (*key, ref.name.lower()), chain, fp, positions[-1])
             key = (*key, ref.name.lower())
-            join_alias = scope.joins.get(key)
-            if join_alias is None:
-                join_alias = self.new_alias()
-                scope.joins[key] = join_alias
-                scope.join_sql.append(
-                    f"LEFT JOIN {self.catalog.table_sql(parent)} AS {quote_identifier(join_alias)}"
-                    f' ON {quote_identifier(join_alias)}."Id" = {ref_sql}'
-                )
-            chain.append((ref.relationship_name or rel, parent, join_alias))
-            last = (ref, ref_sql)
+            join_alias = self.join(scope, key, parent, ref_sql)
+            chain.append(_Link(ref.relationship_name or rel, parent.name, f'{quote_identifier(join_alias)}."Id"'))
             obj, alias = parent, join_alias
-        if last is not None and last[0].polymorphic and parts[-1].lower() == "type":
-            return self.parent_type(last[0], last[1], obj, fp, tuple(chain))
         leaf = obj.get_field(parts[-1])
         if leaf is None:
             raise invalid_field(self.text, positions[-1], parts[-1], obj.name)
@@ -513,7 +555,68 @@ class _Compiler:
             chain=tuple(chain),
         )
 
-    def parent_type(self, ref: Field, ref_sql: str, parent: SObject, fp: FieldPath, chain: tuple[Any, ...]) -> _Val:
+    def join(self, scope: _Scope, key: tuple[str, ...], parent: SObject, ref_sql: str) -> str:
+        """The alias of ``parent`` joined on ``ref_sql`` under ``key`` (joined once per query scope)."""
+        join_alias = scope.joins.get(key)
+        if join_alias is None:
+            join_alias = self.new_alias()
+            scope.joins[key] = join_alias
+            scope.join_sql.append(
+                f"LEFT JOIN {self.catalog.table_sql(parent)} AS {quote_identifier(join_alias)}"
+                f' ON {quote_identifier(join_alias)}."Id" = {ref_sql}'
+            )
+        return join_alias
+
+    def name_field(
+        self, scope: _Scope, ref: Field, ref_sql: str, key: tuple[str, ...], chain: list[_Link], fp: FieldPath, pos: int
+    ) -> _Val:
+        """A field of Salesforce's Name object through the polymorphic relationship ``ref`` (``What.Name``).
+
+        The value comes from the record the id names, whatever its object: a CASE on the id's key prefix over one
+        LEFT JOIN per object the relationship may point to and the org has a table for (an id never names a record
+        of another object's table). An object without the field answers null (``What.Email`` of an opportunity);
+        a field the Name object lacks is refused, as Salesforce refuses it (INVALID_FIELD on entity 'Name').
+        """
+        name = _NAME_OBJECT_BY_LOWER.get(fp.parts[-1].lower())
+        if name is None:
+            raise invalid_field(self.text, pos, fp.parts[-1], "Name")
+        ftype, answering = NAME_OBJECT_FIELDS[name]
+        targets: list[tuple[SObject, str]] = []
+        for target_name in (ref.reference_to or "", *ref.polymorphic):
+            target = self.catalog.schema.get_object(target_name, standard=True)
+            if target is not None and target.name in self.catalog.tables and self.catalog.has(target):
+                alias = self.join(scope, (*key, target.name.lower()), target, ref_sql)
+                targets.append((target, alias))
+        prefix = f"substr({ref_sql}, 1, 3)"
+        # Schema names and key prefixes only: nothing in these CASEs is quoted from the query.
+        id_sql = " ".join(f"WHEN '{t.key_prefix}' THEN {quote_identifier(a)}.\"Id\"" for t, a in targets)
+        id_sql = f"(CASE {prefix} {id_sql} END)" if targets else "NULL"
+        objects = " ".join(f"WHEN '{t.key_prefix}' THEN '{t.name}'" for t, _ in targets)
+        link = _Link(ref.relationship_name or ref.name, "Name", id_sql, f"(CASE {prefix} {objects} END)")
+        links = (*chain, link)
+        if name == "Type":
+            return self.parent_type(ref, ref_sql, fp, links)
+        if name == "Id":
+            sql = id_sql
+        else:
+            whens = []
+            for target, alias in targets:
+                if answering is not None and target.name not in answering:
+                    continue
+                f = target.get_field(name)
+                if name in ("Name", "NameOrAlias"):  # the object's name field: a case's number, a contract's ...
+                    f = target.get_field("Name") or target.get_field(f"{target.name}Number")
+                if f is None or not self.catalog.available(target, f):
+                    continue
+                value = self.column(alias, target, f, pos)
+                if f.column_name.lower() not in self.catalog.columns[target.name]:  # a formula: no record, no value
+                    value = f'CASE WHEN {quote_identifier(alias)}."Id" IS NOT NULL THEN {value} END'
+                whens.append(f"WHEN '{target.key_prefix}' THEN {value}")
+            sql = f"(CASE {prefix} {' '.join(whens)} END)" if whens else "NULL"
+        leaf = Field(name, ftype, f"The {name} of the record the relationship points to (Name object)")
+        return _Val(sql, _CATEGORY[ftype], name, fp.text, fp.pos, field=leaf, chain=links)
+
+    def parent_type(self, ref: Field, ref_sql: str, fp: FieldPath, chain: tuple[_Link, ...]) -> _Val:
         """``What.Type``, ``Owner.Type``: on a polymorphic relationship, the type of the record it points to.
 
         The parent of a polymorphic relationship is Salesforce's Name object, whose ``Type`` is the record's
@@ -532,7 +635,7 @@ class _Compiler:
         leaf = Field(
             "Type", FieldType.PICKLIST, "The type of the record the relationship points to", picklist_values=labels
         )
-        return _Val(sql, "text", "Type", fp.text, fp.pos, field=leaf, owner=parent, chain=chain)
+        return _Val(sql, "text", "Type", fp.text, fp.pos, field=leaf, chain=chain)
 
     # -- expressions -----------------------------------------------------------------------------
 
@@ -1067,8 +1170,9 @@ class _Compiler:
             return index[sql]
 
         id_col = col(f'{quote_identifier(scope.alias)}."Id"')
-        # The record tree: key -> leaf (column, category), nested node (object, id column, children) or
-        # a child subquery's placeholder (None,).
+        # The record tree: key -> leaf (column, category), nested node (object name, id column, children, column
+        # naming the record's object for the Name object of a polymorphic relationship, else None) or a child
+        # subquery's placeholder (None,).
         root: dict[str, Any] = {}
         seen: set[str] = set()
         subs: list[ChildSubquery] = []
@@ -1097,14 +1201,15 @@ class _Compiler:
                 raise malformed(self.text, item.expr.pos, f"duplicate field selected: {v.text}")
             seen.add(key)
             node = root
-            for rel, parent, alias in v.chain:
-                entry = node.get(rel)
+            for link in v.chain:
+                entry = node.get(link.name)
                 if entry is None:
-                    entry = (parent, col(f'{quote_identifier(alias)}."Id"'), {})
-                    node[rel] = entry
+                    object_col = None if link.object_sql is None else col(link.object_sql)
+                    entry = (link.obj, col(link.id_sql), {}, object_col)
+                    node[link.name] = entry
                 node = entry[2]
             node[v.name] = (col(v.sql), v.cat)
-        return _record_source(scope.obj, id_col, root), subs
+        return _record_source(scope.obj.name, id_col, root), subs
 
     def expand_typeof(
         self, scope: _Scope, items: Sequence[SelectItem | ChildSubquery | TypeOf]
@@ -1147,6 +1252,8 @@ class _Compiler:
                     chosen = fields
             for fp in chosen:
                 path = FieldPath((item.relationship, *fp.parts), fp.pos, (item.rel_pos, *fp.part_pos))
+                self.typed_paths.add(id(path))  # the branch's object's field, not the Name object's
+                self.typed_keep.append(path)
                 out.append(SelectItem(path, None, -1))
         return out
 
@@ -1400,17 +1507,27 @@ def _convert(cat: str, expr: str) -> str:
     return expr if fn is None else f"{fn}({expr})"
 
 
-def _record_source(obj: SObject, id_col: int, node: dict[str, Any]) -> str:
-    url = f"{URL_PREFIX}{obj.name}/"
-    parts = [f"'attributes': {{'type': {obj.name!r}, 'url': {url!r} + r[{id_col}]}}"]
+def _record_source(obj: str, id_col: int, node: dict[str, Any], object_col: int | None = None) -> str:
+    """The source of one record's dict: ``obj``'s attributes, then ``node``'s entries (see ``record_columns``).
+
+    The parent of a polymorphic relationship is typed ``Name``, as Salesforce's REST API answers it; its url
+    names the record's own object (``/sobjects/Account/001...``), which column ``object_col`` holds.
+    """
+    if object_col is None:
+        url = f"{URL_PREFIX}{obj}/"
+        attributes = f"'attributes': {{'type': {obj!r}, 'url': {url!r} + r[{id_col}]}}"
+    else:
+        url = f"{URL_PREFIX!r} + r[{object_col}] + '/' + r[{id_col}]"
+        attributes = f"'attributes': {{'type': {obj!r}, 'url': {url}}}"
+    parts = [attributes]
     for key, entry in node.items():
         if len(entry) == 1:  # a child subquery's place, filled in after the parents are shaped
             parts.append(f"{key!r}: None")
         elif len(entry) == 2:
             parts.append(f"{key!r}: {_convert(entry[1], f'r[{entry[0]}]')}")
         else:
-            parent, parent_id, children = entry
-            inner = _record_source(parent, parent_id, children)
+            parent, parent_id, children, parent_object = entry
+            inner = _record_source(parent, parent_id, children, parent_object)
             parts.append(f"{key!r}: ({inner} if r[{parent_id}] is not None else None)")
     return "{" + ", ".join(parts) + "}"
 
