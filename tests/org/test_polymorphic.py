@@ -212,3 +212,62 @@ def test_owner_name_on_cases_and_leads_is_the_users(org_path: Path, raw: sqlite3
                 True,
             ), obj
     org.close()
+
+
+def test_typeof_takes_each_records_own_branch(
+    written: tuple[OrgSession, dict[str, dict[str, object]]], raw: sqlite3.Connection
+) -> None:
+    session, expect = written
+    ids = [k for k in expect if k.startswith("00T")]
+    quoted = ", ".join(f"'{i}'" for i in ids)
+    soql = (
+        "SELECT Id, TYPEOF What WHEN Opportunity THEN Name, Amount WHEN Account THEN Industry ELSE Name END, "
+        f"TYPEOF Who WHEN Lead THEN Company WHEN Contact THEN Title END FROM Task WHERE Id IN ({quoted})"
+    )
+    got = {r["Id"]: r for r in session.query(soql)["records"]}
+    for task in ids:
+        want, record = expect[task], got[task]
+        if want["what_type"] == "Opportunity":
+            amount = _first(raw, f"SELECT Amount FROM Opportunity WHERE Id = '{want['what']}'")[0]
+            assert record["What"] == {
+                "attributes": {"type": "Opportunity", "url": f"{URL}Opportunity/{want['what']}"},
+                "Name": want["what_name"],
+                "Amount": amount,
+            }
+        elif want["what_type"] == "Account":
+            (industry,) = _first(raw, f"SELECT Industry FROM Account WHERE Id = '{want['what']}'")
+            assert record["What"] == {
+                "attributes": {"type": "Account", "url": f"{URL}Account/{want['what']}"},
+                "Industry": industry,
+            }
+        else:
+            assert record["What"] is None
+        if want["who_type"] == "Lead":
+            (company,) = _first(raw, f"SELECT Company FROM Lead WHERE Id = '{want['who']}'")
+            assert record["Who"] == {
+                "attributes": {"type": "Lead", "url": f"{URL}Lead/{want['who']}"},
+                "Company": company,
+            }
+        elif want["who_type"] == "Contact":
+            (title,) = _first(raw, f"SELECT Title FROM Contact WHERE Id = '{want['who']}'")
+            assert record["Who"]["Title"] == title and record["Who"]["attributes"]["type"] == "Contact"
+        else:
+            assert record["Who"] is None
+    # A record of no WHEN's type takes the ELSE fields (the Name object's), typed with its own object.
+    (event,) = [k for k in expect if k.startswith("00U")]
+    soql = f"SELECT TYPEOF What WHEN Opportunity THEN Amount ELSE Name, Type END FROM Event WHERE Id = '{event}'"
+    (record,) = session.query(soql)["records"]
+    assert record["What"] == {
+        "attributes": {"type": "Case", "url": f"{URL}Case/{expect[event]['what']}"},
+        "Name": expect[event]["what_name"],
+        "Type": "Case",
+    }
+    # The same relationship both in a TYPEOF and in the field list is refused, as Salesforce refuses it.
+    for soql in (
+        "SELECT What.Name, TYPEOF What WHEN Account THEN Name END FROM Task",
+        "SELECT TYPEOF What WHEN Account THEN Name END, What.Name FROM Task",
+        "SELECT TYPEOF What WHEN Account THEN Name ELSE Amount END FROM Task",
+    ):
+        with pytest.raises(OrgError) as info:
+            session.query(soql)
+        assert info.value.code in ("MALFORMED_QUERY", "INVALID_FIELD"), soql

@@ -379,6 +379,23 @@ class _Link:
     object_sql: str | None = None
 
 
+@dataclass(frozen=True)
+class _TypeOfNode:
+    """A TYPEOF's place in a record: the parent shaped by its own type.
+
+    Attributes:
+        prefix_col: The column of the id's key prefix.
+        branches: Per WHEN whose object has a table: (key prefix, object name, the joined record's id column, the
+            branch's record tree).
+        otherwise: The ELSE branch: (the Name object's id column, the column naming the record's object, its
+            record tree); None without ELSE.
+    """
+
+    prefix_col: int
+    branches: tuple[tuple[str, str, int, dict[str, Any]], ...]
+    otherwise: tuple[int, int, dict[str, Any]] | None
+
+
 @dataclass
 class _Val:
     """A compiled expression."""
@@ -463,9 +480,6 @@ class _Compiler:
         self.relative = False
         self.n_alias = 0
         self.n_children = 0
-        # The field paths a TYPEOF's WHEN branch selects (by id): read from the branch's object, not the Name object.
-        self.typed_paths: set[int] = set()
-        self.typed_keep: list[FieldPath] = []  # keeps them alive while their ids are in typed_paths
         # While compiling one grouping set of ROLLUP/CUBE: the SQL of the group fields rolled up there.
         self.rolled: frozenset[str] | None = None
 
@@ -505,20 +519,20 @@ class _Compiler:
             formula = _BRACKETED_TABLE.sub(r"main.[\1]", formula)
         return "(" + _FORMULA_COLUMN.sub(lambda m: f"{qa}.{m.group(0)}", formula) + ")"
 
-    def resolve(self, scope: _Scope, fp: FieldPath) -> _Val:
+    def resolve(self, scope: _Scope, fp: FieldPath, start: tuple[SObject, str, tuple[str, ...]] | None = None) -> _Val:
+        """The field path ``fp`` of the scope's object, or of ``start`` (object, its join alias, its join key)."""
         parts = list(fp.parts)
         positions = list(fp.part_pos) or [fp.pos] * len(parts)
-        obj = scope.obj
-        if len(parts) > 1:
+        obj = scope.obj if start is None else start[0]
+        if len(parts) > 1 and start is None:
             first = parts[0].lower()
             if (scope.user_alias and first == scope.user_alias.lower()) or (
                 first == obj.name.lower() and obj.get_relationship(parts[0]) is None
             ):
                 parts, positions = parts[1:], positions[1:]
-        alias = scope.alias
+        alias = scope.alias if start is None else start[1]
         chain: list[_Link] = []
-        key: tuple[str, ...] = ()
-        typed = id(fp) in self.typed_paths
+        key: tuple[str, ...] = () if start is None else start[2]
         for i, (rel, pos) in enumerate(zip(parts[:-1], positions[:-1], strict=True)):
             ref = obj.get_relationship(rel)
             parent = (
@@ -532,7 +546,7 @@ class _Compiler:
                 ref_sql = self.column(alias, obj, ref, pos)
             except SoqlError:
                 raise invalid_relationship(self.text, pos, rel) from None
-            if ref.polymorphic and not typed:
+            if ref.polymorphic:
                 # The parent is Salesforce's Name object, which has no relationship this org holds.
                 if i + 2 < len(parts):
                     raise invalid_relationship(self.text, positions[i + 1], parts[i + 1])
@@ -1153,7 +1167,7 @@ class _Compiler:
         )
 
     def record_columns(
-        self, scope: _Scope, items: Sequence[SelectItem | ChildSubquery], columns: list[str]
+        self, scope: _Scope, items: Sequence[SelectItem | ChildSubquery | TypeOf], columns: list[str]
     ) -> tuple[str, list[ChildSubquery]]:
         """Compile a record query's SELECT list into ``columns`` (appended to in place).
 
@@ -1176,7 +1190,15 @@ class _Compiler:
         root: dict[str, Any] = {}
         seen: set[str] = set()
         subs: list[ChildSubquery] = []
-        for item in self.expand_typeof(scope, items):
+        for item in items:
+            if isinstance(item, TypeOf):
+                name, node = self.typeof_node(scope, item, col)
+                if name in root:
+                    raise malformed(
+                        self.text, item.rel_pos, f"TYPEOF {item.relationship} cannot be used with {name} selected"
+                    )
+                root[name] = node
+                continue
             if isinstance(item, ChildSubquery):
                 found = self.catalog.schema.get_child_relationship(scope.obj, item.query.object_name)
                 name = found[1].child_relationship or "" if found else item.query.object_name
@@ -1203,6 +1225,10 @@ class _Compiler:
             node = root
             for link in v.chain:
                 entry = node.get(link.name)
+                if isinstance(entry, _TypeOfNode):
+                    raise malformed(
+                        self.text, item.expr.pos, f"{v.text} cannot be selected with a TYPEOF of {link.name}"
+                    )
                 if entry is None:
                     object_col = None if link.object_sql is None else col(link.object_sql)
                     entry = (link.obj, col(link.id_sql), {}, object_col)
@@ -1211,51 +1237,94 @@ class _Compiler:
             node[v.name] = (col(v.sql), v.cat)
         return _record_source(scope.obj.name, id_col, root), subs
 
-    def expand_typeof(
-        self, scope: _Scope, items: Sequence[SelectItem | ChildSubquery | TypeOf]
-    ) -> list[SelectItem | ChildSubquery]:
-        """The SELECT list with each ``TYPEOF`` replaced by the parent fields its record's type selects.
+    def typeof_node(self, scope: _Scope, item: TypeOf, col: Callable[[str], int]) -> tuple[str, _TypeOfNode]:
+        """``TYPEOF What WHEN Account THEN ... ELSE ... END``: the fields of each record's own type.
 
-        Every parent here is of the relationship's main type (owners are users: the org has no queues),
-        so its WHEN branch applies, or ELSE without one.
+        Each WHEN branch reads its object's fields from a LEFT JOIN of that object (a branch whose object the org
+        has no table for matches no record); a record of another type gets the ELSE fields, those of the Name
+        object, or no parent without an ELSE. Every parent is typed with its own object, as TYPEOF answers it.
         """
-        out: list[SelectItem | ChildSubquery] = []
-        for item in items:
-            if not isinstance(item, TypeOf):
-                out.append(item)
-                continue
-            ref = scope.obj.get_relationship(item.relationship)
-            if ref is None or ref.reference_to is None:
-                raise invalid_relationship(self.text, item.rel_pos, item.relationship)
-            if not ref.polymorphic:
+        ref = scope.obj.get_relationship(item.relationship)
+        if ref is None or ref.reference_to is None:
+            raise invalid_relationship(self.text, item.rel_pos, item.relationship)
+        if not ref.polymorphic:
+            raise malformed(
+                self.text,
+                item.rel_pos,
+                f"TYPEOF can only be used on a polymorphic relationship, and '{item.relationship}' always "
+                f"points to {ref.reference_to}",
+            )
+        allowed = {t.lower(): t for t in (ref.reference_to, *ref.polymorphic)}
+        ref_sql = self.column(scope.alias, scope.obj, ref, item.rel_pos)
+        name = ref.relationship_name or item.relationship
+        prefix_col = col(f"substr({ref_sql}, 1, 3)")
+        branches: list[tuple[str, str, int, dict[str, Any]]] = []
+        seen: set[str] = set()
+        for type_name, pos, fields in item.whens:
+            if type_name.lower() not in allowed:
                 raise malformed(
                     self.text,
-                    item.rel_pos,
-                    f"TYPEOF can only be used on a polymorphic relationship, and '{item.relationship}' always "
-                    f"points to {ref.reference_to}",
+                    pos,
+                    f"'{type_name}' is not a type that '{item.relationship}' can point to "
+                    f"({', '.join(sorted(allowed.values()))})",
                 )
-            allowed = {t.lower(): t for t in (ref.reference_to, *ref.polymorphic)}
-            chosen = item.otherwise
-            for type_name, pos, fields in item.whens:
-                if type_name.lower() not in allowed:
-                    raise malformed(
-                        self.text,
-                        pos,
-                        f"'{type_name}' is not a type that '{item.relationship}' can point to "
-                        f"({', '.join(sorted(allowed.values()))})",
-                    )
-                target = self.catalog.schema.get_object(type_name, standard=True)
-                for fp in fields:
-                    if target is not None and len(fp.parts) == 1 and target.get_field(fp.parts[0]) is None:
-                        raise invalid_field(self.text, fp.pos, fp.parts[0], target.name)
-                if type_name.lower() == ref.reference_to.lower():
-                    chosen = fields
-            for fp in chosen:
+            if type_name.lower() in seen:
+                raise malformed(self.text, pos, f"duplicate WHEN {type_name} in TYPEOF {item.relationship}")
+            seen.add(type_name.lower())
+            target = self.catalog.schema.get_object(type_name, standard=True)
+            if target is None:  # pragma: no cover - the schema checks every reference's targets
+                raise invalid_type(self.text, pos, type_name)
+            for fp in fields:
+                first = target.get_field(fp.parts[0]) if len(fp.parts) == 1 else None
+                if len(fp.parts) == 1 and first is None:
+                    raise invalid_field(self.text, fp.pos, fp.parts[0], target.name)
+            if not (target.name in self.catalog.tables and self.catalog.has(target)):
+                continue  # no table: no record of the type, whatever its fields
+            key = (ref.name.lower(), target.name.lower())
+            alias = self.join(scope, key, target, ref_sql)
+            node: dict[str, Any] = {}
+            self.branch_fields(scope, fields, (target, alias, key), node, col)
+            branches.append((target.key_prefix, target.name, col(f'{quote_identifier(alias)}."Id"'), node))
+        otherwise = None
+        if item.otherwise:
+            node = {}
+            link = None
+            for fp in item.otherwise:
                 path = FieldPath((item.relationship, *fp.parts), fp.pos, (item.rel_pos, *fp.part_pos))
-                self.typed_paths.add(id(path))  # the branch's object's field, not the Name object's
-                self.typed_keep.append(path)
-                out.append(SelectItem(path, None, -1))
-        return out
+                v = self.resolve(scope, path)  # a field of the Name object
+                link = v.chain[-1]
+                if v.name.lower() in (k.lower() for k in node):
+                    raise malformed(self.text, fp.pos, f"duplicate field selected: {fp.text}")
+                node[v.name] = (col(v.sql), v.cat)
+            assert link is not None and link.object_sql is not None
+            otherwise = (col(link.id_sql), col(link.object_sql), node)
+        return name, _TypeOfNode(prefix_col, tuple(branches), otherwise)
+
+    def branch_fields(
+        self,
+        scope: _Scope,
+        fields: Sequence[FieldPath],
+        start: tuple[SObject, str, tuple[str, ...]],
+        node: dict[str, Any],
+        col: Callable[[str], int],
+    ) -> None:
+        """The fields of one TYPEOF branch into ``node`` (leaves and nested parents, as a record's own)."""
+        seen: set[str] = set()
+        for fp in fields:
+            v = self.resolve(scope, fp, start)
+            key = f"{v.sql} {v.name.lower()}"
+            if key in seen:
+                raise malformed(self.text, fp.pos, f"duplicate field selected: {fp.text}")
+            seen.add(key)
+            at = node
+            for link in v.chain:
+                entry = at.get(link.name)
+                if entry is None:
+                    object_col = None if link.object_sql is None else col(link.object_sql)
+                    entry = (link.obj, col(link.id_sql), {}, object_col)
+                    at[link.name] = entry
+                at = entry[2]
+            at[v.name] = (col(v.sql), v.cat)
 
     def fields_kind(self, e: FuncCall) -> str:
         """``ALL``, ``STANDARD`` or ``CUSTOM``, the argument of ``FIELDS()``."""
@@ -1507,21 +1576,27 @@ def _convert(cat: str, expr: str) -> str:
     return expr if fn is None else f"{fn}({expr})"
 
 
-def _record_source(obj: str, id_col: int, node: dict[str, Any], object_col: int | None = None) -> str:
+def _record_source(
+    obj: str, id_col: int, node: dict[str, Any], object_col: int | None = None, typed: bool = False
+) -> str:
     """The source of one record's dict: ``obj``'s attributes, then ``node``'s entries (see ``record_columns``).
 
     The parent of a polymorphic relationship is typed ``Name``, as Salesforce's REST API answers it; its url
-    names the record's own object (``/sobjects/Account/001...``), which column ``object_col`` holds.
+    names the record's own object (``/sobjects/Account/001...``), which column ``object_col`` holds. ``typed``:
+    the record is typed with that object instead (a TYPEOF's ELSE branch).
     """
     if object_col is None:
         url = f"{URL_PREFIX}{obj}/"
         attributes = f"'attributes': {{'type': {obj!r}, 'url': {url!r} + r[{id_col}]}}"
     else:
         url = f"{URL_PREFIX!r} + r[{object_col}] + '/' + r[{id_col}]"
-        attributes = f"'attributes': {{'type': {obj!r}, 'url': {url}}}"
+        kind = f"r[{object_col}]" if typed else repr(obj)
+        attributes = f"'attributes': {{'type': {kind}, 'url': {url}}}"
     parts = [attributes]
     for key, entry in node.items():
-        if len(entry) == 1:  # a child subquery's place, filled in after the parents are shaped
+        if isinstance(entry, _TypeOfNode):
+            parts.append(f"{key!r}: {_typeof_source(entry)}")
+        elif len(entry) == 1:  # a child subquery's place, filled in after the parents are shaped
             parts.append(f"{key!r}: None")
         elif len(entry) == 2:
             parts.append(f"{key!r}: {_convert(entry[1], f'r[{entry[0]}]')}")
@@ -1530,6 +1605,19 @@ def _record_source(obj: str, id_col: int, node: dict[str, Any], object_col: int 
             inner = _record_source(parent, parent_id, children, parent_object)
             parts.append(f"{key!r}: ({inner} if r[{parent_id}] is not None else None)")
     return "{" + ", ".join(parts) + "}"
+
+
+def _typeof_source(entry: _TypeOfNode) -> str:
+    """The source of a TYPEOF's parent: the first branch whose type and record the row has, else ELSE's, else None."""
+    source = "None"
+    if entry.otherwise is not None:
+        id_col, object_col, node = entry.otherwise
+        inner = _record_source("", id_col, node, object_col, typed=True)
+        source = f"({inner} if r[{id_col}] is not None else None)"
+    for prefix, obj, id_col, node in reversed(entry.branches):
+        inner = _record_source(obj, id_col, node)
+        source = f"({inner} if r[{entry.prefix_col}] == {prefix!r} and r[{id_col}] is not None else {source})"
+    return source
 
 
 def _f(v: Any) -> float | None:
