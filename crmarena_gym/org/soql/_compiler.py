@@ -603,10 +603,16 @@ class _Compiler:
                 targets.append((target, alias))
         prefix = f"substr({ref_sql}, 1, 3)"
         # Schema names and key prefixes only: nothing in these CASEs is quoted from the query.
-        id_sql = " ".join(f"WHEN '{t.key_prefix}' THEN {quote_identifier(a)}.\"Id\"" for t, a in targets)
-        id_sql = f"(CASE {prefix} {id_sql} END)" if targets else "NULL"
-        objects = " ".join(f"WHEN '{t.key_prefix}' THEN '{t.name}'" for t, _ in targets)
-        link = _Link(ref.relationship_name or ref.name, "Name", id_sql, f"(CASE {prefix} {objects} END)")
+        # One object with a table (a case's owner: a user, queues have none here): its join alone says it all.
+        single = len(targets) == 1
+        if single:
+            id_sql, object_sql = f'{quote_identifier(targets[0][1])}."Id"', f"'{targets[0][0].name}'"
+        else:
+            whens = " ".join(f"WHEN '{t.key_prefix}' THEN {quote_identifier(a)}.\"Id\"" for t, a in targets)
+            id_sql = f"(CASE {prefix} {whens} END)" if targets else "NULL"
+            objects = " ".join(f"WHEN '{t.key_prefix}' THEN '{t.name}'" for t, _ in targets)
+            object_sql = f"(CASE {prefix} {objects} END)" if targets else "NULL"
+        link = _Link(ref.relationship_name or ref.name, "Name", id_sql, object_sql)
         links = (*chain, link)
         if name == "Type":
             return self.parent_type(ref, ref_sql, fp, links)
@@ -626,7 +632,10 @@ class _Compiler:
                 if f.column_name.lower() not in self.catalog.columns[target.name]:  # a formula: no record, no value
                     value = f'CASE WHEN {quote_identifier(alias)}."Id" IS NOT NULL THEN {value} END'
                 whens.append(f"WHEN '{target.key_prefix}' THEN {value}")
-            sql = f"(CASE {prefix} {' '.join(whens)} END)" if whens else "NULL"
+            if single and whens:
+                sql = whens[0].split(" THEN ", 1)[1]
+            else:
+                sql = f"(CASE {prefix} {' '.join(whens)} END)" if whens else "NULL"
         leaf = Field(name, ftype, f"The {name} of the record the relationship points to (Name object)")
         return _Val(sql, _CATEGORY[ftype], name, fp.text, fp.pos, field=leaf, chain=links)
 
@@ -1230,7 +1239,7 @@ class _Compiler:
                         self.text, item.expr.pos, f"{v.text} cannot be selected with a TYPEOF of {link.name}"
                     )
                 if entry is None:
-                    object_col = None if link.object_sql is None else col(link.object_sql)
+                    object_col = _object_entry(link, col)
                     entry = (link.obj, col(link.id_sql), {}, object_col)
                     node[link.name] = entry
                 node = entry[2]
@@ -1320,7 +1329,7 @@ class _Compiler:
             for link in v.chain:
                 entry = at.get(link.name)
                 if entry is None:
-                    object_col = None if link.object_sql is None else col(link.object_sql)
+                    object_col = _object_entry(link, col)
                     entry = (link.obj, col(link.id_sql), {}, object_col)
                     at[link.name] = entry
                 at = entry[2]
@@ -1577,16 +1586,16 @@ def _convert(cat: str, expr: str) -> str:
 
 
 def _record_source(
-    obj: str, id_col: int, node: dict[str, Any], object_col: int | None = None, typed: bool = False
+    obj: str, id_col: int, node: dict[str, Any], object_col: int | str | None = None, typed: bool = False
 ) -> str:
     """The source of one record's dict: ``obj``'s attributes, then ``node``'s entries (see ``record_columns``).
 
     The parent of a polymorphic relationship is typed ``Name``, as Salesforce's REST API answers it; its url
-    names the record's own object (``/sobjects/Account/001...``), which column ``object_col`` holds. ``typed``:
+    names the record's own object (``/sobjects/Account/001...``): ``object_col``, or the column it numbers. ``typed``:
     the record is typed with that object instead (a TYPEOF's ELSE branch).
     """
-    if object_col is None:
-        url = f"{URL_PREFIX}{obj}/"
+    if object_col is None or isinstance(object_col, str):
+        url = f"{URL_PREFIX}{obj if object_col is None else object_col}/"
         attributes = f"'attributes': {{'type': {obj!r}, 'url': {url!r} + r[{id_col}]}}"
     else:
         url = f"{URL_PREFIX!r} + r[{object_col}] + '/' + r[{id_col}]"
@@ -1605,6 +1614,15 @@ def _record_source(
             inner = _record_source(parent, parent_id, children, parent_object)
             parts.append(f"{key!r}: ({inner} if r[{parent_id}] is not None else None)")
     return "{" + ", ".join(parts) + "}"
+
+
+def _object_entry(link: _Link, col: Callable[[str], int]) -> int | str | None:
+    """How a nested record's url names its object: None (the link's own object), a constant, or a column."""
+    if link.object_sql is None:
+        return None
+    if link.object_sql.startswith("'"):  # one object: a schema name, quoted by name_field
+        return link.object_sql[1:-1]
+    return col(link.object_sql)
 
 
 def _typeof_source(entry: _TypeOfNode) -> str:
