@@ -46,7 +46,7 @@ REFUSALS = [
         "SELECT Owner.LanguageLocaleKey FROM Case",
         "INVALID_FIELD",
         "No such column 'LanguageLocaleKey' on entity 'Name'",
-    ),  # noqa: E501
+    ),
     ("SELECT Contact.Owner.Foo FROM Case", "INVALID_FIELD", "No such column 'Foo' on entity 'User'"),
     ("SELECT Foo.Name FROM Case", "INVALID_FIELD", "Didn't understand relationship 'Foo' in field path"),
     ("SELECT IssueId__c.Name FROM Case", "INVALID_FIELD", "Didn't understand relationship 'IssueId__c'"),
