@@ -85,6 +85,10 @@ def test_every_parent_relationship_joins_as_sql_does(pro: tuple[str, LocalOrg, s
             parent = schema.get_object(f.reference_to or "")
             if parent is None:
                 continue
+            if f.polymorphic:  # the parent is the Name object: checked below, whatever the record's object
+                _check_name_parent(org, raw, schema, obj, f)
+                checked += 1
+                continue
             label = next(
                 (p for p in parent.fields if p.name_field and p.stored),
                 next(p for p in parent.stored_fields if p.name != "Id"),
@@ -104,6 +108,32 @@ def test_every_parent_relationship_joins_as_sql_does(pro: tuple[str, LocalOrg, s
             assert got == [tuple(r) for r in want], (obj.name, f.name)
             checked += 1
     assert checked >= 60
+
+
+def _check_name_parent(org: LocalOrg, raw: sqlite3.Connection, schema: Any, obj: SObject, f: Any) -> None:
+    """``Rel.Id`` and ``Rel.Name`` of the polymorphic ``f`` name the record its id names, in whichever table."""
+    names: dict[str, Any] = {}
+    for target in (f.reference_to, *f.polymorphic):
+        t = schema.get_object(target)
+        if t is None:
+            continue
+        stored = t.get_field("Name")
+        column = quote_identifier(stored.column_name) if stored is not None and stored.stored else "NULL"
+        for record_id, name in raw.execute(f"SELECT Id, {column} FROM {quote_identifier(t.name)}"):
+            names[record_id] = (name, stored is not None and stored.stored)
+    rel = f.relationship_name
+    got = org.query(f"SELECT Id, {f.name}, {rel}.Id, {rel}.Name FROM {obj.name} ORDER BY Id")["records"]
+    assert len(got) == raw.execute(f"SELECT COUNT(*) FROM {quote_identifier(obj.name)}").fetchone()[0]
+    for r in got:
+        ref = r[f.name]
+        parent = r[rel]
+        if ref not in names:
+            assert parent is None, (obj.name, f.name)
+            continue
+        assert parent["Id"] == ref and parent["attributes"]["type"] == "Name", (obj.name, f.name)
+        name, comparable = names[ref]
+        if comparable:
+            assert parent["Name"] == name, (obj.name, f.name)
 
 
 def test_every_child_relationship_nests_the_rows_sql_groups(pro: tuple[str, LocalOrg, sqlite3.Connection]) -> None:

@@ -70,3 +70,23 @@ def test_serve_org_kind_chooses_the_org_and_checks_a_given_file(b2b: Path, tmp_p
     finally:
         process.kill()
         process.communicate(timeout=30)
+
+
+def test_the_served_org_reads_a_polymorphic_parent_through_the_name_object(sf: object, b2b: Path) -> None:
+    raw = sqlite3.connect(b2b)
+    account, name = raw.execute("SELECT Id, Name FROM Account ORDER BY Id LIMIT 1").fetchone()
+    lead, first, last = raw.execute("SELECT Id, FirstName, LastName FROM Lead ORDER BY Id LIMIT 1").fetchone()
+    raw.close()
+    task = sf.Task.create({"Subject": "About the account", "WhatId": account, "WhoId": lead})["id"]  # type: ignore[attr-defined]
+    (record,) = sf.query(f"SELECT What.Name, What.Type, Who.Name FROM Task WHERE Id = '{task}'")["records"]  # type: ignore[attr-defined]
+    # Salesforce types the parent Name; its url names the record's own object.
+    assert record["What"] == {
+        "attributes": {"type": "Name", "url": f"/services/data/v60.0/sobjects/Account/{account}"},
+        "Name": name,
+        "Type": "Account",
+    }
+    assert record["Who"]["Name"] == f"{first} {last}"
+    with pytest.raises(simple_salesforce.exceptions.SalesforceMalformedRequest) as info:
+        sf.query("SELECT What.Amount FROM Task")  # type: ignore[attr-defined]
+    assert info.value.content[0]["errorCode"] == "INVALID_FIELD"
+    assert "No such column 'Amount' on entity 'Name'" in info.value.content[0]["message"]

@@ -39,7 +39,15 @@ REFUSALS = [
         "No such column 'Foo' on entity 'Case'. If you are attempting to use a custom field",
     ),
     ("SELECT Id FROM Case WHERE Foo__c = 'x'", "INVALID_FIELD", "No such column 'Foo__c' on entity 'Case'"),
-    ("SELECT Owner.Foo FROM Case", "INVALID_FIELD", "No such column 'Foo' on entity 'User'"),
+    # A case's owner may be a user or a queue: its parent is the Name object, which has no Foo, nor a user's
+    # LanguageLocaleKey.
+    ("SELECT Owner.Foo FROM Case", "INVALID_FIELD", "No such column 'Foo' on entity 'Name'"),
+    (
+        "SELECT Owner.LanguageLocaleKey FROM Case",
+        "INVALID_FIELD",
+        "No such column 'LanguageLocaleKey' on entity 'Name'",
+    ),
+    ("SELECT Contact.Owner.Foo FROM Case", "INVALID_FIELD", "No such column 'Foo' on entity 'User'"),
     ("SELECT Foo.Name FROM Case", "INVALID_FIELD", "Didn't understand relationship 'Foo' in field path"),
     ("SELECT IssueId__c.Name FROM Case", "INVALID_FIELD", "Didn't understand relationship 'IssueId__c'"),
     ("SELECT Owner FROM Case", "INVALID_FIELD", "No such column 'Owner' on entity 'Case'"),

@@ -69,8 +69,9 @@ def test_parent_paths_of_any_depth_with_null_parents(small_org: LocalOrg, rows: 
         if owner is None:
             assert rec["Owner"] is None
         else:
+            # A case's owner may be a user or a queue: Salesforce types the parent Name, its url names a User.
             assert rec["Owner"] == {
-                "attributes": {"type": "User", "url": f"/services/data/v60.0/sobjects/User/{owner['Id']}"},
+                "attributes": {"type": "Name", "url": f"/services/data/v60.0/sobjects/User/{owner['Id']}"},
                 "Name": f"{owner['FirstName']} {owner['LastName']}",
             }
         contact = contacts.get(row["ContactId"])

@@ -156,6 +156,33 @@ _FORMATTED = {
     "date": "fmt_date",
     "datetime": "fmt_datetime",
 }
+# Salesforce's Name object, the parent of a polymorphic relationship (What, Who, a case's Owner): the only fields a
+# query reads through one, answered from the record the id names. Field -> (type, the objects that answer it; None:
+# every object that has the field). Name (and NameOrAlias) is each object's name field (a case's CaseNumber); Type
+# is the record's object (compiled apart). The Object Reference: Alias, IsActive, Phone, ProfileId, Title,
+# Username, UserRoleId only for a user; Email for a user or a queue; FirstName and LastName for a person.
+_PEOPLE = ("User", "Contact", "Lead")
+NAME_OBJECT_FIELDS: dict[str, tuple[FieldType, tuple[str, ...] | None]] = {
+    "Id": (FieldType.ID, None),
+    "Name": (FieldType.STRING, None),
+    "NameOrAlias": (FieldType.STRING, None),
+    "Type": (FieldType.PICKLIST, None),
+    "Alias": (FieldType.STRING, ("User",)),
+    "CommunityNickname": (FieldType.STRING, ("User",)),
+    "Email": (FieldType.EMAIL, ("User", "Group")),
+    "FirstName": (FieldType.STRING, _PEOPLE),
+    "LastName": (FieldType.STRING, _PEOPLE),
+    "IsActive": (FieldType.BOOLEAN, ("User",)),
+    "Phone": (FieldType.PHONE, ("User",)),
+    "Title": (FieldType.STRING, ("User",)),
+    "Username": (FieldType.STRING, ("User",)),
+    "ProfileId": (FieldType.ID, ("User",)),
+    "UserRoleId": (FieldType.ID, ("User",)),
+    "RecordTypeId": (FieldType.ID, None),
+    "LastReferencedDate": (FieldType.DATETIME, None),
+    "LastViewedDate": (FieldType.DATETIME, None),
+}
+_NAME_OBJECT_BY_LOWER = {name.lower(): name for name in NAME_OBJECT_FIELDS}
 _ID_CHARS = re.compile(r"^[A-Za-z0-9]+$")
 _SUFFIX = "ABCDEFGHIJKLMNOPQRSTUVWXYZ012345"
 _FORMULA_COLUMN = re.compile(r'"((?:[^"]|"")*)"')
@@ -335,6 +362,40 @@ class Plan:
         return _bind(self.params, today)
 
 
+@dataclass(frozen=True)
+class _Link:
+    """One relationship a field path follows: the nested record it puts in a record.
+
+    Attributes:
+        name: The relationship name, the nested record's key (``Account``, ``What``).
+        obj: The parent object's name (its records' ``attributes.type``); ``Name`` for a polymorphic relationship.
+        id_sql: The parent record's id (null without one).
+        object_sql: For a polymorphic relationship, the SQL naming the record's object (its url's); else None.
+    """
+
+    name: str
+    obj: str
+    id_sql: str
+    object_sql: str | None = None
+
+
+@dataclass(frozen=True)
+class _TypeOfNode:
+    """A TYPEOF's place in a record: the parent shaped by its own type.
+
+    Attributes:
+        prefix_col: The column of the id's key prefix.
+        branches: Per WHEN whose object has a table: (key prefix, object name, the joined record's id column, the
+            branch's record tree).
+        otherwise: The ELSE branch: (the Name object's id column, the column naming the record's object, its
+            record tree); None without ELSE.
+    """
+
+    prefix_col: int
+    branches: tuple[tuple[str, str, int, dict[str, Any]], ...]
+    otherwise: tuple[int, int, dict[str, Any]] | None
+
+
 @dataclass
 class _Val:
     """A compiled expression."""
@@ -346,7 +407,7 @@ class _Val:
     pos: int
     field: Field | None = None
     owner: SObject | None = None  # the object the leaf field belongs to
-    chain: tuple[tuple[str, SObject, str], ...] = ()  # (relationship name, parent object, join alias)
+    chain: tuple[_Link, ...] = ()  # the relationships followed to the leaf
     aggregate: bool = False
     func: str | None = None
 
@@ -458,21 +519,21 @@ class _Compiler:
             formula = _BRACKETED_TABLE.sub(r"main.[\1]", formula)
         return "(" + _FORMULA_COLUMN.sub(lambda m: f"{qa}.{m.group(0)}", formula) + ")"
 
-    def resolve(self, scope: _Scope, fp: FieldPath) -> _Val:
+    def resolve(self, scope: _Scope, fp: FieldPath, start: tuple[SObject, str, tuple[str, ...]] | None = None) -> _Val:
+        """The field path ``fp`` of the scope's object, or of ``start`` (object, its join alias, its join key)."""
         parts = list(fp.parts)
         positions = list(fp.part_pos) or [fp.pos] * len(parts)
-        obj = scope.obj
-        if len(parts) > 1:
+        obj = scope.obj if start is None else start[0]
+        if len(parts) > 1 and start is None:
             first = parts[0].lower()
             if (scope.user_alias and first == scope.user_alias.lower()) or (
                 first == obj.name.lower() and obj.get_relationship(parts[0]) is None
             ):
                 parts, positions = parts[1:], positions[1:]
-        alias = scope.alias
-        chain: list[tuple[str, SObject, str]] = []
-        key: tuple[str, ...] = ()
-        last: tuple[Field, str] | None = None  # the last relationship followed and its id's SQL
-        for rel, pos in zip(parts[:-1], positions[:-1], strict=True):
+        alias = scope.alias if start is None else start[1]
+        chain: list[_Link] = []
+        key: tuple[str, ...] = () if start is None else start[2]
+        for i, (rel, pos) in enumerate(zip(parts[:-1], positions[:-1], strict=True)):
             ref = obj.get_relationship(rel)
             parent = (
                 self.catalog.schema.get_object(ref.reference_to, standard=True)
@@ -485,20 +546,15 @@ class _Compiler:
                 ref_sql = self.column(alias, obj, ref, pos)
             except SoqlError:
                 raise invalid_relationship(self.text, pos, rel) from None
+            if ref.polymorphic:
+                # The parent is Salesforce's Name object, which has no relationship this org holds.
+                if i + 2 < len(parts):
+                    raise invalid_relationship(self.text, positions[i + 1], parts[i + 1])
+                return self.name_field(scope, ref, ref_sql, (*key, ref.name.lower()), chain, fp, positions[-1])
             key = (*key, ref.name.lower())
-            join_alias = scope.joins.get(key)
-            if join_alias is None:
-                join_alias = self.new_alias()
-                scope.joins[key] = join_alias
-                scope.join_sql.append(
-                    f"LEFT JOIN {self.catalog.table_sql(parent)} AS {quote_identifier(join_alias)}"
-                    f' ON {quote_identifier(join_alias)}."Id" = {ref_sql}'
-                )
-            chain.append((ref.relationship_name or rel, parent, join_alias))
-            last = (ref, ref_sql)
+            join_alias = self.join(scope, key, parent, ref_sql)
+            chain.append(_Link(ref.relationship_name or rel, parent.name, f'{quote_identifier(join_alias)}."Id"'))
             obj, alias = parent, join_alias
-        if last is not None and last[0].polymorphic and parts[-1].lower() == "type":
-            return self.parent_type(last[0], last[1], obj, fp, tuple(chain))
         leaf = obj.get_field(parts[-1])
         if leaf is None:
             raise invalid_field(self.text, positions[-1], parts[-1], obj.name)
@@ -513,7 +569,77 @@ class _Compiler:
             chain=tuple(chain),
         )
 
-    def parent_type(self, ref: Field, ref_sql: str, parent: SObject, fp: FieldPath, chain: tuple[Any, ...]) -> _Val:
+    def join(self, scope: _Scope, key: tuple[str, ...], parent: SObject, ref_sql: str) -> str:
+        """The alias of ``parent`` joined on ``ref_sql`` under ``key`` (joined once per query scope)."""
+        join_alias = scope.joins.get(key)
+        if join_alias is None:
+            join_alias = self.new_alias()
+            scope.joins[key] = join_alias
+            scope.join_sql.append(
+                f"LEFT JOIN {self.catalog.table_sql(parent)} AS {quote_identifier(join_alias)}"
+                f' ON {quote_identifier(join_alias)}."Id" = {ref_sql}'
+            )
+        return join_alias
+
+    def name_field(
+        self, scope: _Scope, ref: Field, ref_sql: str, key: tuple[str, ...], chain: list[_Link], fp: FieldPath, pos: int
+    ) -> _Val:
+        """A field of Salesforce's Name object through the polymorphic relationship ``ref`` (``What.Name``).
+
+        The value comes from the record the id names, whatever its object: a CASE on the id's key prefix over one
+        LEFT JOIN per object the relationship may point to and the org has a table for (an id never names a record
+        of another object's table). An object without the field answers null (``What.Email`` of an opportunity);
+        a field the Name object lacks is refused, as Salesforce refuses it (INVALID_FIELD on entity 'Name').
+        """
+        name = _NAME_OBJECT_BY_LOWER.get(fp.parts[-1].lower())
+        if name is None:
+            raise invalid_field(self.text, pos, fp.parts[-1], "Name")
+        ftype, answering = NAME_OBJECT_FIELDS[name]
+        targets: list[tuple[SObject, str]] = []
+        for target_name in (ref.reference_to or "", *ref.polymorphic):
+            target = self.catalog.schema.get_object(target_name, standard=True)
+            if target is not None and target.name in self.catalog.tables and self.catalog.has(target):
+                alias = self.join(scope, (*key, target.name.lower()), target, ref_sql)
+                targets.append((target, alias))
+        prefix = f"substr({ref_sql}, 1, 3)"
+        # Schema names and key prefixes only: nothing in these CASEs is quoted from the query.
+        # One object with a table (a case's owner: a user, queues have none here): its join alone says it all.
+        single = len(targets) == 1
+        if single:
+            id_sql, object_sql = f'{quote_identifier(targets[0][1])}."Id"', f"'{targets[0][0].name}'"
+        else:
+            whens = " ".join(f"WHEN '{t.key_prefix}' THEN {quote_identifier(a)}.\"Id\"" for t, a in targets)
+            id_sql = f"(CASE {prefix} {whens} END)" if targets else "NULL"
+            objects = " ".join(f"WHEN '{t.key_prefix}' THEN '{t.name}'" for t, _ in targets)
+            object_sql = f"(CASE {prefix} {objects} END)" if targets else "NULL"
+        link = _Link(ref.relationship_name or ref.name, "Name", id_sql, object_sql)
+        links = (*chain, link)
+        if name == "Type":
+            return self.parent_type(ref, ref_sql, fp, links)
+        if name == "Id":
+            sql = id_sql
+        else:
+            whens = []
+            for target, alias in targets:
+                if answering is not None and target.name not in answering:
+                    continue
+                f = target.get_field(name)
+                if name in ("Name", "NameOrAlias"):  # the object's name field: a case's number, a contract's ...
+                    f = target.get_field("Name") or target.get_field(f"{target.name}Number")
+                if f is None or not self.catalog.available(target, f):
+                    continue
+                value = self.column(alias, target, f, pos)
+                if f.column_name.lower() not in self.catalog.columns[target.name]:  # a formula: no record, no value
+                    value = f'CASE WHEN {quote_identifier(alias)}."Id" IS NOT NULL THEN {value} END'
+                whens.append(f"WHEN '{target.key_prefix}' THEN {value}")
+            if single and whens:
+                sql = whens[0].split(" THEN ", 1)[1]
+            else:
+                sql = f"(CASE {prefix} {' '.join(whens)} END)" if whens else "NULL"
+        leaf = Field(name, ftype, f"The {name} of the record the relationship points to (Name object)")
+        return _Val(sql, _CATEGORY[ftype], name, fp.text, fp.pos, field=leaf, chain=links)
+
+    def parent_type(self, ref: Field, ref_sql: str, fp: FieldPath, chain: tuple[_Link, ...]) -> _Val:
         """``What.Type``, ``Owner.Type``: on a polymorphic relationship, the type of the record it points to.
 
         The parent of a polymorphic relationship is Salesforce's Name object, whose ``Type`` is the record's
@@ -532,7 +658,7 @@ class _Compiler:
         leaf = Field(
             "Type", FieldType.PICKLIST, "The type of the record the relationship points to", picklist_values=labels
         )
-        return _Val(sql, "text", "Type", fp.text, fp.pos, field=leaf, owner=parent, chain=chain)
+        return _Val(sql, "text", "Type", fp.text, fp.pos, field=leaf, chain=chain)
 
     # -- expressions -----------------------------------------------------------------------------
 
@@ -1050,7 +1176,7 @@ class _Compiler:
         )
 
     def record_columns(
-        self, scope: _Scope, items: Sequence[SelectItem | ChildSubquery], columns: list[str]
+        self, scope: _Scope, items: Sequence[SelectItem | ChildSubquery | TypeOf], columns: list[str]
     ) -> tuple[str, list[ChildSubquery]]:
         """Compile a record query's SELECT list into ``columns`` (appended to in place).
 
@@ -1067,12 +1193,21 @@ class _Compiler:
             return index[sql]
 
         id_col = col(f'{quote_identifier(scope.alias)}."Id"')
-        # The record tree: key -> leaf (column, category), nested node (object, id column, children) or
-        # a child subquery's placeholder (None,).
+        # The record tree: key -> leaf (column, category), nested node (object name, id column, children, column
+        # naming the record's object for the Name object of a polymorphic relationship, else None) or a child
+        # subquery's placeholder (None,).
         root: dict[str, Any] = {}
         seen: set[str] = set()
         subs: list[ChildSubquery] = []
-        for item in self.expand_typeof(scope, items):
+        for item in items:
+            if isinstance(item, TypeOf):
+                name, node = self.typeof_node(scope, item, col)
+                if name in root:
+                    raise malformed(
+                        self.text, item.rel_pos, f"TYPEOF {item.relationship} cannot be used with {name} selected"
+                    )
+                root[name] = node
+                continue
             if isinstance(item, ChildSubquery):
                 found = self.catalog.schema.get_child_relationship(scope.obj, item.query.object_name)
                 name = found[1].child_relationship or "" if found else item.query.object_name
@@ -1097,58 +1232,108 @@ class _Compiler:
                 raise malformed(self.text, item.expr.pos, f"duplicate field selected: {v.text}")
             seen.add(key)
             node = root
-            for rel, parent, alias in v.chain:
-                entry = node.get(rel)
+            for link in v.chain:
+                entry = node.get(link.name)
+                if isinstance(entry, _TypeOfNode):
+                    raise malformed(
+                        self.text, item.expr.pos, f"{v.text} cannot be selected with a TYPEOF of {link.name}"
+                    )
                 if entry is None:
-                    entry = (parent, col(f'{quote_identifier(alias)}."Id"'), {})
-                    node[rel] = entry
+                    object_col = _object_entry(link, col)
+                    entry = (link.obj, col(link.id_sql), {}, object_col)
+                    node[link.name] = entry
                 node = entry[2]
             node[v.name] = (col(v.sql), v.cat)
-        return _record_source(scope.obj, id_col, root), subs
+        return _record_source(scope.obj.name, id_col, root), subs
 
-    def expand_typeof(
-        self, scope: _Scope, items: Sequence[SelectItem | ChildSubquery | TypeOf]
-    ) -> list[SelectItem | ChildSubquery]:
-        """The SELECT list with each ``TYPEOF`` replaced by the parent fields its record's type selects.
+    def typeof_node(self, scope: _Scope, item: TypeOf, col: Callable[[str], int]) -> tuple[str, _TypeOfNode]:
+        """``TYPEOF What WHEN Account THEN ... ELSE ... END``: the fields of each record's own type.
 
-        Every parent here is of the relationship's main type (owners are users: the org has no queues),
-        so its WHEN branch applies, or ELSE without one.
+        Each WHEN branch reads its object's fields from a LEFT JOIN of that object (a branch whose object the org
+        has no table for matches no record); a record of another type gets the ELSE fields, those of the Name
+        object, or no parent without an ELSE. Every parent is typed with its own object, as TYPEOF answers it.
         """
-        out: list[SelectItem | ChildSubquery] = []
-        for item in items:
-            if not isinstance(item, TypeOf):
-                out.append(item)
-                continue
-            ref = scope.obj.get_relationship(item.relationship)
-            if ref is None or ref.reference_to is None:
-                raise invalid_relationship(self.text, item.rel_pos, item.relationship)
-            if not ref.polymorphic:
+        ref = scope.obj.get_relationship(item.relationship)
+        if ref is None or ref.reference_to is None:
+            raise invalid_relationship(self.text, item.rel_pos, item.relationship)
+        if not ref.polymorphic:
+            raise malformed(
+                self.text,
+                item.rel_pos,
+                f"TYPEOF can only be used on a polymorphic relationship, and '{item.relationship}' always "
+                f"points to {ref.reference_to}",
+            )
+        allowed = {t.lower(): t for t in (ref.reference_to, *ref.polymorphic)}
+        ref_sql = self.column(scope.alias, scope.obj, ref, item.rel_pos)
+        name = ref.relationship_name or item.relationship
+        prefix_col = col(f"substr({ref_sql}, 1, 3)")
+        branches: list[tuple[str, str, int, dict[str, Any]]] = []
+        seen: set[str] = set()
+        for type_name, pos, fields in item.whens:
+            if type_name.lower() not in allowed:
                 raise malformed(
                     self.text,
-                    item.rel_pos,
-                    f"TYPEOF can only be used on a polymorphic relationship, and '{item.relationship}' always "
-                    f"points to {ref.reference_to}",
+                    pos,
+                    f"'{type_name}' is not a type that '{item.relationship}' can point to "
+                    f"({', '.join(sorted(allowed.values()))})",
                 )
-            allowed = {t.lower(): t for t in (ref.reference_to, *ref.polymorphic)}
-            chosen = item.otherwise
-            for type_name, pos, fields in item.whens:
-                if type_name.lower() not in allowed:
-                    raise malformed(
-                        self.text,
-                        pos,
-                        f"'{type_name}' is not a type that '{item.relationship}' can point to "
-                        f"({', '.join(sorted(allowed.values()))})",
-                    )
-                target = self.catalog.schema.get_object(type_name, standard=True)
-                for fp in fields:
-                    if target is not None and len(fp.parts) == 1 and target.get_field(fp.parts[0]) is None:
-                        raise invalid_field(self.text, fp.pos, fp.parts[0], target.name)
-                if type_name.lower() == ref.reference_to.lower():
-                    chosen = fields
-            for fp in chosen:
+            if type_name.lower() in seen:
+                raise malformed(self.text, pos, f"duplicate WHEN {type_name} in TYPEOF {item.relationship}")
+            seen.add(type_name.lower())
+            target = self.catalog.schema.get_object(type_name, standard=True)
+            if target is None:  # pragma: no cover - the schema checks every reference's targets
+                raise invalid_type(self.text, pos, type_name)
+            for fp in fields:
+                first = target.get_field(fp.parts[0]) if len(fp.parts) == 1 else None
+                if len(fp.parts) == 1 and first is None:
+                    raise invalid_field(self.text, fp.pos, fp.parts[0], target.name)
+            if not (target.name in self.catalog.tables and self.catalog.has(target)):
+                continue  # no table: no record of the type, whatever its fields
+            key = (ref.name.lower(), target.name.lower())
+            alias = self.join(scope, key, target, ref_sql)
+            node: dict[str, Any] = {}
+            self.branch_fields(scope, fields, (target, alias, key), node, col)
+            branches.append((target.key_prefix, target.name, col(f'{quote_identifier(alias)}."Id"'), node))
+        otherwise = None
+        if item.otherwise:
+            node = {}
+            link = None
+            for fp in item.otherwise:
                 path = FieldPath((item.relationship, *fp.parts), fp.pos, (item.rel_pos, *fp.part_pos))
-                out.append(SelectItem(path, None, -1))
-        return out
+                v = self.resolve(scope, path)  # a field of the Name object
+                link = v.chain[-1]
+                if v.name.lower() in (k.lower() for k in node):
+                    raise malformed(self.text, fp.pos, f"duplicate field selected: {fp.text}")
+                node[v.name] = (col(v.sql), v.cat)
+            assert link is not None and link.object_sql is not None
+            otherwise = (col(link.id_sql), col(link.object_sql), node)
+        return name, _TypeOfNode(prefix_col, tuple(branches), otherwise)
+
+    def branch_fields(
+        self,
+        scope: _Scope,
+        fields: Sequence[FieldPath],
+        start: tuple[SObject, str, tuple[str, ...]],
+        node: dict[str, Any],
+        col: Callable[[str], int],
+    ) -> None:
+        """The fields of one TYPEOF branch into ``node`` (leaves and nested parents, as a record's own)."""
+        seen: set[str] = set()
+        for fp in fields:
+            v = self.resolve(scope, fp, start)
+            key = f"{v.sql} {v.name.lower()}"
+            if key in seen:
+                raise malformed(self.text, fp.pos, f"duplicate field selected: {fp.text}")
+            seen.add(key)
+            at = node
+            for link in v.chain:
+                entry = at.get(link.name)
+                if entry is None:
+                    object_col = _object_entry(link, col)
+                    entry = (link.obj, col(link.id_sql), {}, object_col)
+                    at[link.name] = entry
+                at = entry[2]
+            at[v.name] = (col(v.sql), v.cat)
 
     def fields_kind(self, e: FuncCall) -> str:
         """``ALL``, ``STANDARD`` or ``CUSTOM``, the argument of ``FIELDS()``."""
@@ -1400,19 +1585,57 @@ def _convert(cat: str, expr: str) -> str:
     return expr if fn is None else f"{fn}({expr})"
 
 
-def _record_source(obj: SObject, id_col: int, node: dict[str, Any]) -> str:
-    url = f"{URL_PREFIX}{obj.name}/"
-    parts = [f"'attributes': {{'type': {obj.name!r}, 'url': {url!r} + r[{id_col}]}}"]
+def _record_source(
+    obj: str, id_col: int, node: dict[str, Any], object_col: int | str | None = None, typed: bool = False
+) -> str:
+    """The source of one record's dict: ``obj``'s attributes, then ``node``'s entries (see ``record_columns``).
+
+    The parent of a polymorphic relationship is typed ``Name``, as Salesforce's REST API answers it; its url
+    names the record's own object (``/sobjects/Account/001...``): ``object_col``, or the column it numbers. ``typed``:
+    the record is typed with that object instead (a TYPEOF's ELSE branch).
+    """
+    if object_col is None or isinstance(object_col, str):
+        url = f"{URL_PREFIX}{obj if object_col is None else object_col}/"
+        attributes = f"'attributes': {{'type': {obj!r}, 'url': {url!r} + r[{id_col}]}}"
+    else:
+        url = f"{URL_PREFIX!r} + r[{object_col}] + '/' + r[{id_col}]"
+        kind = f"r[{object_col}]" if typed else repr(obj)
+        attributes = f"'attributes': {{'type': {kind}, 'url': {url}}}"
+    parts = [attributes]
     for key, entry in node.items():
-        if len(entry) == 1:  # a child subquery's place, filled in after the parents are shaped
+        if isinstance(entry, _TypeOfNode):
+            parts.append(f"{key!r}: {_typeof_source(entry)}")
+        elif len(entry) == 1:  # a child subquery's place, filled in after the parents are shaped
             parts.append(f"{key!r}: None")
         elif len(entry) == 2:
             parts.append(f"{key!r}: {_convert(entry[1], f'r[{entry[0]}]')}")
         else:
-            parent, parent_id, children = entry
-            inner = _record_source(parent, parent_id, children)
+            parent, parent_id, children, parent_object = entry
+            inner = _record_source(parent, parent_id, children, parent_object)
             parts.append(f"{key!r}: ({inner} if r[{parent_id}] is not None else None)")
     return "{" + ", ".join(parts) + "}"
+
+
+def _object_entry(link: _Link, col: Callable[[str], int]) -> int | str | None:
+    """How a nested record's url names its object: None (the link's own object), a constant, or a column."""
+    if link.object_sql is None:
+        return None
+    if link.object_sql.startswith("'"):  # one object: a schema name, quoted by name_field
+        return link.object_sql[1:-1]
+    return col(link.object_sql)
+
+
+def _typeof_source(entry: _TypeOfNode) -> str:
+    """The source of a TYPEOF's parent: the first branch whose type and record the row has, else ELSE's, else None."""
+    source = "None"
+    if entry.otherwise is not None:
+        id_col, object_col, node = entry.otherwise
+        inner = _record_source("", id_col, node, object_col, typed=True)
+        source = f"({inner} if r[{id_col}] is not None else None)"
+    for prefix, obj, id_col, node in reversed(entry.branches):
+        inner = _record_source(obj, id_col, node)
+        source = f"({inner} if r[{entry.prefix_col}] == {prefix!r} and r[{id_col}] is not None else {source})"
+    return source
 
 
 def _f(v: Any) -> float | None:
