@@ -1231,20 +1231,20 @@ class _Compiler:
             if key in seen:
                 raise malformed(self.text, item.expr.pos, f"duplicate field selected: {v.text}")
             seen.add(key)
-            node = root
-            for link in v.chain:
-                entry = node.get(link.name)
-                if isinstance(entry, _TypeOfNode):
-                    raise malformed(
-                        self.text, item.expr.pos, f"{v.text} cannot be selected with a TYPEOF of {link.name}"
-                    )
-                if entry is None:
-                    object_col = _object_entry(link, col)
-                    entry = (link.obj, col(link.id_sql), {}, object_col)
-                    node[link.name] = entry
-                node = entry[2]
-            node[v.name] = (col(v.sql), v.cat)
+            self.place(root, v, col, item.expr.pos)
         return _record_source(scope.obj.name, id_col, root), subs
+
+    def place(self, node: dict[str, Any], v: _Val, col: Callable[[str], int], pos: int) -> None:
+        """Put ``v`` into the record tree ``node``: each relationship it follows as a nested parent, then its leaf."""
+        for link in v.chain:
+            entry = node.get(link.name)
+            if isinstance(entry, _TypeOfNode):
+                raise malformed(self.text, pos, f"{v.text} cannot be selected with a TYPEOF of {link.name}")
+            if entry is None:
+                entry = (link.obj, col(link.id_sql), {}, _object_entry(link, col))
+                node[link.name] = entry
+            node = entry[2]
+        node[v.name] = (col(v.sql), v.cat)
 
     def typeof_node(self, scope: _Scope, item: TypeOf, col: Callable[[str], int]) -> tuple[str, _TypeOfNode]:
         """``TYPEOF What WHEN Account THEN ... ELSE ... END``: the fields of each record's own type.
@@ -1325,15 +1325,7 @@ class _Compiler:
             if key in seen:
                 raise malformed(self.text, fp.pos, f"duplicate field selected: {fp.text}")
             seen.add(key)
-            at = node
-            for link in v.chain:
-                entry = at.get(link.name)
-                if entry is None:
-                    object_col = _object_entry(link, col)
-                    entry = (link.obj, col(link.id_sql), {}, object_col)
-                    at[link.name] = entry
-                at = entry[2]
-            at[v.name] = (col(v.sql), v.cat)
+            self.place(node, v, col, fp.pos)
 
     def fields_kind(self, e: FuncCall) -> str:
         """``ALL``, ``STANDARD`` or ``CUSTOM``, the argument of ``FIELDS()``."""
