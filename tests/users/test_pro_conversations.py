@@ -13,13 +13,13 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import crmarena_gym  # noqa: F401 - registers the environments
-from crmarena_gym.chat import EpisodeRecorder
 from crmarena_gym.envs import interactive_counterpart, pro_interactive_env_ids
 from crmarena_gym.policies import ReactiveOraclePolicy
 from crmarena_gym.tasks import ASKING, SLOT_WORDS, SPLITTERS, TaskInstance, interactive_split
 from crmarena_gym.tasks.pro import PRO_CATEGORY_ABBREVS, PRO_CATEGORY_NAMES, generate_pro_tasks, get_pro_spec
 from crmarena_gym.tasks.pro import pro_category as _pro_category
 from crmarena_gym.users import ScriptedUser
+from tests.users.test_interactive_env import _run
 from tests.users.test_scripted_user import _holds, _message
 
 KINDS = ("b2b", "b2c")
@@ -38,16 +38,11 @@ def pro_tasks(pro_env_orgs: dict[str, Path]) -> dict[str, list[TaskInstance]]:
     return _TASKS
 
 
-def _run(env: gym.Env, policy: Any, idx: int, seed: int = 0) -> tuple[float, dict[str, Any], dict[str, Any]]:
-    observation, info = env.reset(seed=seed, options={"idx": idx})
-    recorder = EpisodeRecorder(observation, info, idx=idx)
-    policy.reset(observation, info)
-    while True:
-        action = policy.act(observation)
-        observation, reward, terminated, truncated, step_info = env.step(action)
-        recorder.step(action, observation, float(reward), terminated, truncated, step_info)
-        if terminated or truncated:
-            return float(reward), step_info, recorder.finish()
+def _privileged_env(kind: str, orgs: dict[str, Path], tasks: list[TaskInstance]) -> gym.Env:
+    """The kind's mixed conversation env over ``tasks``, with the task functions and the hidden parameters."""
+    return gym.make(
+        f"CRMArena-Pro-{kind.upper()}-Interactive-v0", org=orgs[kind], tasks=tasks, toolset="functions", privileged=True
+    )
 
 
 def test_every_category_declares_its_split_under_its_own_key(pro_tasks: dict[str, list[TaskInstance]]) -> None:
@@ -128,13 +123,7 @@ def test_asking_oracle_scores_one_on_every_category(
     kind: str, pro_env_orgs: dict[str, Path], pro_tasks: dict[str, list[TaskInstance]]
 ) -> None:
     tasks = pro_tasks[kind]
-    env = gym.make(
-        f"CRMArena-Pro-{kind.upper()}-Interactive-v0",
-        org=pro_env_orgs[kind],
-        tasks=tasks,
-        toolset="functions",
-        privileged=True,
-    )
+    env = _privileged_env(kind, pro_env_orgs, tasks)
     policy = ReactiveOraclePolicy()
     policy.attach(env)
     rewards: dict[str, list[float]] = {}
@@ -174,13 +163,7 @@ def test_answering_at_once_scores_what_the_withheld_criteria_allow(
     kind: str, pro_env_orgs: dict[str, Path], pro_tasks: dict[str, list[TaskInstance]]
 ) -> None:
     tasks = pro_tasks[kind]
-    env = gym.make(
-        f"CRMArena-Pro-{kind.upper()}-Interactive-v0",
-        org=pro_env_orgs[kind],
-        tasks=tasks,
-        toolset="functions",
-        privileged=True,
-    )
+    env = _privileged_env(kind, pro_env_orgs, tasks)
     policy = _AnswerAtOnce()
     policy.attach(env)
     got: dict[str, list[float]] = {}
