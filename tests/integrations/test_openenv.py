@@ -4,7 +4,12 @@ observations for the same seed and actions, and bad input answered without a cra
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
+import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -396,16 +401,14 @@ def test_non_loopback_addresses_are_refused_unless_asked(capsys: pytest.CaptureF
     assert "refusing to listen on '0.0.0.0'" in capsys.readouterr().err
 
 
-def test_the_serve_env_command_serves_an_episode(env_org: Path) -> None:
-    import os
-    import signal
-    import subprocess
-    import sys
-
+@contextlib.contextmanager
+def _serve_env(env_org: Path, *options: str) -> Iterator[str]:
+    """``crmarena-gym serve-env`` in a process of its own on a free loopback port, with ``options``: its URL once
+    ``/health`` answers; stopped with SIGINT (as Ctrl-C stops it) on leaving."""
     entry = "import sys; from crmarena_gym.cli import main; sys.exit(main(sys.argv[1:]))"
-    command = [sys.executable, "-c", entry, "serve-env", "--port", "0", "--org", str(env_org)]
+    command = [sys.executable, "-c", entry, "serve-env", "--port", "0", "--org", str(env_org), "--per-task", "2"]
     process = subprocess.Popen(
-        [*command, "--per-task", "2"],
+        [*command, *options],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -424,57 +427,31 @@ def test_the_serve_env_command_serves_an_episode(env_org: Path) -> None:
             except httpx.TransportError:
                 assert time.monotonic() < deadline, "the server did not answer"
                 time.sleep(0.1)
-        with CRMArenaHTTPClient(url) as client:
-            start = client.reset(split="test", task="BRI", seed=0)
-            assert start.observation.task == "BRI" and start.observation.split == "test"
-            assert client.step(CRMArenaAction(text="submit None")).done
+        yield url
     finally:
         process.send_signal(signal.SIGINT)
         process.wait(timeout=30)
+
+
+def test_the_serve_env_command_serves_an_episode(env_org: Path) -> None:
+    with _serve_env(env_org) as url, CRMArenaHTTPClient(url) as client:
+        start = client.reset(split="test", task="BRI", seed=0)
+        assert start.observation.task == "BRI" and start.observation.split == "test"
+        assert client.step(CRMArenaAction(text="submit None")).done
 
 
 @pytest.mark.slow
 def test_serve_env_user_flag_serves_conversations(env_org: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    import os
-    import signal
-    import subprocess
-    import sys
-
     assert main(["serve-env", "--port", "0", "--org", str(env_org), "--user", "gpt-4o"]) == 2
     assert "unknown user 'gpt-4o'" in capsys.readouterr().err
-    entry = "import sys; from crmarena_gym.cli import main; sys.exit(main(sys.argv[1:]))"
-    command = [sys.executable, "-c", entry, "serve-env", "--port", "0", "--org", str(env_org), "--per-task", "2"]
-    process = subprocess.Popen(
-        [*command, "--user", "scripted"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=dict(os.environ),
-        preexec_fn=default_signals,
-    )
-    try:
-        line = process.stdout.readline()  # type: ignore[union-attr]
-        assert line.startswith("serving CRMArena (OpenEnv) on http://127.0.0.1:"), line + process.stderr.read()  # type: ignore[union-attr]
-        url = line.split(" on ")[1].split()[0]
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(url + "/health").status_code == 200:
-                    break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline, "the server did not answer"
-                time.sleep(0.1)
-        with CRMArenaHTTPClient(url) as client:
-            start = client.reset(split="test", task="BRI", seed=0)
-            assert "respond" in [t["function"]["name"] for t in start.observation.tools]
-            reply = client.step(
-                CRMArenaAction(tool_call=ToolCall(name="respond", arguments={"message": "For which period?"}))
-            )
-            # the simulated user's answer comes back as the next user message
-            assert not reply.done and reply.observation.messages[-1]["role"] == "user"
-            assert reply.observation.messages[-1]["content"] == reply.observation.text and reply.observation.text
-            final = client.step(CRMArenaAction(tool_call=ToolCall(name="respond", arguments={"message": "None"})))
-            assert final.done and final.observation.text == "###STOP###"
-    finally:
-        process.send_signal(signal.SIGINT)
-        process.wait(timeout=30)
+    with _serve_env(env_org, "--user", "scripted") as url, CRMArenaHTTPClient(url) as client:
+        start = client.reset(split="test", task="BRI", seed=0)
+        assert "respond" in [t["function"]["name"] for t in start.observation.tools]
+        reply = client.step(
+            CRMArenaAction(tool_call=ToolCall(name="respond", arguments={"message": "For which period?"}))
+        )
+        # the simulated user's answer comes back as the next user message
+        assert not reply.done and reply.observation.messages[-1]["role"] == "user"
+        assert reply.observation.messages[-1]["content"] == reply.observation.text and reply.observation.text
+        final = client.step(CRMArenaAction(tool_call=ToolCall(name="respond", arguments={"message": "None"})))
+        assert final.done and final.observation.text == "###STOP###"
