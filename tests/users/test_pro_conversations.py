@@ -20,7 +20,7 @@ from crmarena_gym.tasks.pro import PRO_CATEGORY_ABBREVS, PRO_CATEGORY_NAMES, gen
 from crmarena_gym.tasks.pro import pro_category as _pro_category
 from crmarena_gym.users import ScriptedUser
 from tests.users.test_interactive_env import _run
-from tests.users.test_scripted_user import _holds, _message
+from tests.users.test_scripted_user import _fuzzed_conversation
 
 KINDS = ("b2b", "b2c")
 # Where the request itself is the test (the right reply declines it), independently of the splits: the categories
@@ -201,22 +201,8 @@ def test_fuzz_never_reveals_gold_leak_facts_or_unasked_criteria(pro_tasks: dict[
     messages = revealed_any = 0
     while messages < 10_000:
         instance = instances[messages % len(instances)]
-        split = interactive_split(instance, seed=int(rng.integers(1000)))
-        user = ScriptedUser()
-        said = [user.start(instance, split, seed=messages).text]
-        for _ in range(10):
-            message = _message(rng, slots)
-            reply = user.reply(message)
-            messages += 1
-            said.append(reply.text)
-            asked_for = {c.name for c in split.criteria if any(_holds(message, s) for s in c.slots)}
-            for criterion in split.criteria:
-                if criterion.reveal in reply.text:
-                    assert criterion.name in asked_for, (message, reply.text)
-                    revealed_any += 1
-            assert set(reply.revealed) <= asked_for
-            if reply.ended:
-                break
+        said, sent, revealed = _fuzzed_conversation(rng, slots, instance, messages)
+        messages, revealed_any = messages + sent, revealed_any + revealed
         for text in said:
             residue = re.sub(r"(Return only|Answer with|Reply with)[^.]*\.", "", text)
             for gold in instance.answer_values:

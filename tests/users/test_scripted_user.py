@@ -51,6 +51,32 @@ def _holds(message: str, slot: str) -> bool:
     return re.search(rf"(?<!\w){words}(?!\w)", message, re.IGNORECASE) is not None
 
 
+def _fuzzed_conversation(
+    rng: np.random.Generator, slots: list[str], instance: TaskInstance, seed: int
+) -> tuple[list[str], int, int]:
+    """Up to 10 fuzzed agent messages to a scripted user over a seeded split of ``instance``, each reply checked to
+    reveal only criteria the message asked for (by :func:`_holds`): what the user said, the messages sent and the
+    criteria revealed."""
+    split = interactive_split(instance, seed=int(rng.integers(1000)))
+    user = ScriptedUser()
+    said = [user.start(instance, split, seed=seed).text]
+    sent = revealed = 0
+    for _ in range(10):
+        message = _message(rng, slots)
+        reply = user.reply(message)
+        sent += 1
+        said.append(reply.text)
+        asked_for = {c.name for c in split.criteria if any(_holds(message, s) for s in c.slots)}
+        for criterion in split.criteria:
+            if criterion.reveal in reply.text:
+                assert criterion.name in asked_for, (message, reply.text)
+                revealed += 1
+        assert set(reply.revealed) <= asked_for
+        if reply.ended:
+            break
+    return said, sent, revealed
+
+
 def test_fuzz_never_reveals_gold_or_unasked_criteria(all_tasks: list[TaskInstance]) -> None:
     rng = np.random.default_rng(2828)
     slots = sorted({s for words in SLOT_WORDS.values() for s in words})
@@ -59,23 +85,8 @@ def test_fuzz_never_reveals_gold_or_unasked_criteria(all_tasks: list[TaskInstanc
     instances = [i for i in all_tasks]
     while messages < 10_000:
         instance = instances[messages % len(instances)]
-        split = interactive_split(instance, seed=int(rng.integers(1000)))
-        user = ScriptedUser()
-        opening = user.start(instance, split, seed=messages)
-        said = [opening.text]
-        for _ in range(10):
-            message = _message(rng, slots)
-            reply = user.reply(message)
-            messages += 1
-            said.append(reply.text)
-            asked_for = {c.name for c in split.criteria if any(_holds(message, s) for s in c.slots)}
-            for criterion in split.criteria:
-                if criterion.reveal in reply.text:
-                    assert criterion.name in asked_for, (message, reply.text)
-                    revealed_any += 1
-            assert set(reply.revealed) <= asked_for
-            if reply.ended:
-                break
+        said, sent, revealed = _fuzzed_conversation(rng, slots, instance, messages)
+        messages, revealed_any = messages + sent, revealed_any + revealed
         for answer in [instance.answer] if instance.answer else []:
             for text in said:
                 # The answer format the single-turn query states ("for example, NY") is no disclosure.
