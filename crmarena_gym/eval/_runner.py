@@ -44,6 +44,7 @@ from crmarena_gym.eval._results import (
     rewrite_results,
     write_metadata,
 )
+from crmarena_gym.eval._signals import Signalled, watch_signals
 from crmarena_gym.eval._summary import ERROR_END_REASONS, summarize
 from crmarena_gym.eval._viewer import RESULTS_FORMAT
 from crmarena_gym.org import LocalOrg, Org
@@ -156,7 +157,7 @@ def run_episode(
     trial: int = 0,
     *,
     seed: int = 0,
-    stop: threading.Event | None = None,
+    stop: threading.Event | Signalled | None = None,
 ) -> dict[str, Any]:
     """Play one episode and return its record (a line of ``results.jsonl``).
 
@@ -336,7 +337,7 @@ class _Worker:
         self.policy.attach(self.env)
         self.seed = seed
 
-    def run(self, idx: int, trial: int, stop: threading.Event | None = None) -> dict[str, Any]:
+    def run(self, idx: int, trial: int, stop: threading.Event | Signalled | None = None) -> dict[str, Any]:
         return run_episode(self.env, self.policy, idx, trial, seed=self.seed, stop=stop)
 
     def close(self) -> None:
@@ -705,6 +706,7 @@ def evaluate(
 
     directory = Path(out) if out is not None else None
     with ExitStack() as stack:
+        signalled = stack.enter_context(watch_signals())
         done: list[dict[str, Any]] = []
         writer: ResultsWriter | None = None
         if directory is not None:
@@ -768,11 +770,11 @@ def evaluate(
                 )
             else:
                 stream = _run_threads(
-                    pending, env_id, org_obj, instances, factory, env_kwargs, seed, concurrency, wrappers
+                    pending, env_id, org_obj, instances, factory, env_kwargs, seed, concurrency, wrappers, signalled
                 )
             unreachable = _Unreachable()
             try:
-                for result in stream:
+                for result in _until_signalled(stream, signalled):
                     _keep_system_prompt(result, metadata, directory)
                     if writer is not None:
                         writer.write(result)
@@ -789,6 +791,21 @@ def evaluate(
     return EvalRun(results, summarize(results), metadata, directory, len(new))
 
 
+def _until_signalled(stream: Iterator[dict[str, Any]], signalled: Signalled) -> Iterator[dict[str, Any]]:
+    """``stream``'s results until a signal stopped the run, then KeyboardInterrupt, as if it had not been
+    swallowed: an episode that ended after the signal is not kept (the interrupt may be inside it)."""
+    try:
+        for result in stream:
+            if signalled.is_set():
+                break
+            yield result
+    except EpisodeCancelled:
+        if not signalled.is_set():
+            raise
+    if signalled.is_set():
+        raise KeyboardInterrupt
+
+
 def _run_threads(
     pending: Sequence[tuple[int, int]],
     env_id: str,
@@ -799,13 +816,18 @@ def _run_threads(
     seed: int,
     concurrency: int,
     wrappers: Sequence[Mapping[str, Any]] = (),
+    signalled: Signalled | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """Play the episodes on ``concurrency`` threads; yield each result as it ends."""
+    """Play the episodes on ``concurrency`` threads; yield each result as it ends.
+
+    One episode at a time plays in the main thread, where a signal's KeyboardInterrupt lands: ``signalled``
+    ends it before its next step should the interrupt have been swallowed on the way.
+    """
     if concurrency == 1:
         worker = _Worker(env_id, org, instances, factory, env_kwargs, seed, wrappers)
         try:
             for idx, trial in pending:
-                yield worker.run(idx, trial)
+                yield worker.run(idx, trial, signalled)
         finally:
             worker.close()
         return

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from crmarena_gym.eval import read_results
+from crmarena_gym.eval import evaluate, read_results
 from crmarena_gym.org import LocalOrg, OrgError
 from crmarena_gym.tasks import TaskInstance, save_tasks
+from tests.cli.heavy_policy import HeavyQueries
 from tests.processes import popen
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -90,3 +91,40 @@ def test_a_signal_stops_the_run_keeps_its_episodes_and_says_how_to_resume(
     final = read_results(results)
     assert len(final) == 120 and final[: len(kept)] == kept
     assert "QUERY_TIMEOUT" not in json.dumps(final)
+
+
+class _SwallowsASignal(HeavyQueries):
+    """On its ``at``-th action sends its process SIGINT inside a block that swallows the KeyboardInterrupt,
+    as SQLite's progress callback does with one that lands in it; counts every action."""
+
+    def __init__(self, at: int) -> None:
+        super().__init__(delay=0.0)
+        self.at = at
+        self.acted = 0
+
+    def act(self, observation: str) -> str:
+        self.acted += 1
+        if self.acted == self.at:
+            try:
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(5)  # the handler runs here at the latest (a signal ends the sleep)
+            except KeyboardInterrupt:
+                pass
+        return super().act(observation)
+
+
+def test_a_swallowed_interrupt_still_stops_the_run_before_its_next_step(
+    tmp_path: Path, env_org: Path, env_tasks: list[TaskInstance]
+) -> None:
+    # 9 actions an episode (8 queries, then submit): the signal lands in the second episode's third step.
+    policy = _SwallowsASignal(at=12)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            evaluate(lambda: policy, tasks=env_tasks, org=env_org, limit=4, out=tmp_path / "run", progress=False)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert policy.acted == 12  # no step after the signal's
+    kept = read_results(tmp_path / "run" / "results.jsonl")
+    assert [(r["idx"], r["trial"], r["turns"]) for r in kept] == [(env_tasks[0].idx, 0, 9)]
+    assert signal.getsignal(signal.SIGINT) is previous  # the run's own handler is gone
