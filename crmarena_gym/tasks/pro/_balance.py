@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Hashable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -54,3 +54,24 @@ def thin(rng: np.random.Generator, shares: dict[Hashable, float], gold: Hashable
     ranked = sorted(shares.values(), reverse=True)
     limit = min(cap, ranked[1]) if len(ranked) > 1 else cap
     return share <= limit or rng.random() < limit / share
+
+
+def balanced_draw(
+    facts: ProFacts,
+    key: str,
+    attempt: Callable[[np.random.Generator, bool], tuple[Any, ...] | None],
+    rng: np.random.Generator,
+    want_none: bool,
+    *,
+    attempts: int,
+    cap: float,
+    pilot: int,
+) -> tuple[Any, ...] | None:
+    """A category's draw whose ``attempt(rng, want_none)`` gives a tuple with the gold first: up to ``attempts``
+    attempts (:func:`retry`), then a frequent gold thinned (:func:`thin`) against the golds of ``pilot`` pilot
+    attempts (:func:`gold_shares`, under ``key``). A None gold (an unanswerable question) is never thinned."""
+    found = retry(lambda: attempt(rng, want_none), attempts)
+    if found is None or found[0] is None:
+        return found
+    shares = gold_shares(facts, key, lambda r: (attempt(r, False) or (None,))[0], pilot)
+    return found if thin(rng, shares, found[0], cap) else None

@@ -14,6 +14,7 @@ import sqlite3
 from collections import defaultdict
 from collections.abc import Mapping
 from fractions import Fraction
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -22,7 +23,7 @@ from crmarena_gym.tasks._instance import TaskInstance
 from crmarena_gym.tasks._interactive import InteractiveSplit, split_of
 from crmarena_gym.tasks._oracle import SolverCalls
 from crmarena_gym.tasks._phrasing import capitalize_first, pick
-from crmarena_gym.tasks.pro._balance import gold_shares, retry, thin
+from crmarena_gym.tasks.pro._balance import balanced_draw
 from crmarena_gym.tasks.pro._category import Category, ProAnswer, ProDraw, ProFacts, ProQuestion
 from crmarena_gym.tasks.pro._conversation import opening, window_criterion
 from crmarena_gym.tasks.pro._windows import draw_day, draw_window, soql_datetime_in, today_line
@@ -82,16 +83,13 @@ def _attempt(closed: _Closed, rng: np.random.Generator, want_none: bool) -> tupl
 
 def _draw(facts: ProFacts, rng: np.random.Generator, want_none: bool) -> ProDraw | None:
     closed = facts.once("best_region_identification", lambda: _Closed(facts.conn))
-    found = retry(lambda: _attempt(closed, rng, want_none), _ATTEMPTS)
+    attempt = partial(_attempt, closed)
+    found = balanced_draw(
+        facts, "best_region_identification", attempt, rng, want_none, attempts=_ATTEMPTS, cap=_CAP, pilot=1500
+    )
     if found is None:
         return None
     answer, today, window = found
-    if answer is not None:
-        shares = gold_shares(
-            facts, "best_region_identification", lambda r: (_attempt(closed, r, False) or (None,))[0], 1500
-        )
-        if not thin(rng, shares, answer, _CAP):
-            return None
     query = pick(rng, _TEMPLATES).format(window=window.phrase, Window=capitalize_first(window.phrase))
     params = {"today": today.isoformat(), **window.params(), "direction": "min"}
     return ProDraw(answer, f"{query} {_ANSWER}", today_line(today), params)

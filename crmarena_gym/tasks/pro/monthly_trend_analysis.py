@@ -20,7 +20,7 @@ import numpy as np
 
 from crmarena_gym.tasks._oracle import SolverCalls
 from crmarena_gym.tasks._phrasing import capitalize_first, pick
-from crmarena_gym.tasks.pro._balance import gold_shares, retry, thin
+from crmarena_gym.tasks.pro._balance import balanced_draw
 from crmarena_gym.tasks.pro._category import Category, ProAnswer, ProDraw, ProFacts, ProQuestion
 from crmarena_gym.tasks.pro._conversation import product_and_window_held_back
 from crmarena_gym.tasks.pro._windows import relative_window, soql_datetime_in, today_line
@@ -90,13 +90,19 @@ def _draw(facts: ProFacts, rng: np.random.Generator, want_none: bool) -> ProDraw
     if want_none:
         return None  # Pro asks no unanswerable trend question (None rate 0)
     cases = facts.once("monthly_trend_analysis", lambda: _Cases(facts.conn))
-    found = retry(lambda: _attempt(cases, rng), _ATTEMPTS)
+    found = balanced_draw(
+        facts,
+        "monthly_trend_analysis",
+        lambda r, _: _attempt(cases, r),
+        rng,
+        False,
+        attempts=_ATTEMPTS,
+        cap=_CAP,
+        pilot=2000,
+    )
     if found is None:
         return None
     answer, product, today, window = found
-    shares = gold_shares(facts, "monthly_trend_analysis", lambda r: (_attempt(cases, r) or (None,))[0], 2000)
-    if not thin(rng, shares, answer, _CAP):
-        return None
     query = pick(rng, _TEMPLATES).format(product=product, window=window.phrase, Window=capitalize_first(window.phrase))
     params = {"today": today.isoformat(), **window.params(), "product_id": product}
     return ProDraw(answer, f"{query} {_ANSWER}", today_line(today), params)

@@ -14,6 +14,7 @@ import sqlite3
 from collections import defaultdict
 from collections.abc import Mapping
 from fractions import Fraction
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -22,7 +23,7 @@ from crmarena_gym.tasks._instance import TaskInstance
 from crmarena_gym.tasks._interactive import InteractiveSplit, split_of
 from crmarena_gym.tasks._oracle import SolverCalls
 from crmarena_gym.tasks._phrasing import capitalize_first, pick
-from crmarena_gym.tasks.pro._balance import gold_shares, retry, thin
+from crmarena_gym.tasks.pro._balance import balanced_draw
 from crmarena_gym.tasks.pro._category import Category, ProAnswer, ProDraw, ProFacts, ProQuestion
 from crmarena_gym.tasks.pro._conversation import direction_criterion, opening, window_criterion
 from crmarena_gym.tasks.pro._windows import draw_day, draw_window, soql_date_in, today_line
@@ -90,16 +91,13 @@ def _attempt(deals: _Deals, rng: np.random.Generator, want_none: bool) -> tuple[
 
 def _draw(facts: ProFacts, rng: np.random.Generator, want_none: bool) -> ProDraw | None:
     deals = facts.once("sales_cycle_understanding", lambda: _Deals(facts.conn))
-    found = retry(lambda: _attempt(deals, rng, want_none), _ATTEMPTS)
+    attempt = partial(_attempt, deals)
+    found = balanced_draw(
+        facts, "sales_cycle_understanding", attempt, rng, want_none, attempts=_ATTEMPTS, cap=_CAP, pilot=1500
+    )
     if found is None:
         return None
     answer, today, window, direction = found
-    if answer is not None:
-        shares = gold_shares(
-            facts, "sales_cycle_understanding", lambda r: (_attempt(deals, r, False) or (None,))[0], 1500
-        )
-        if not thin(rng, shares, answer, _CAP):
-            return None
     query = pick(rng, _TEMPLATES).format(
         adj=pick(rng, _WORDS[direction]), window=window.phrase, Window=capitalize_first(window.phrase)
     )

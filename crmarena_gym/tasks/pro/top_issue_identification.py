@@ -12,13 +12,14 @@ import datetime as dt
 import sqlite3
 from collections import Counter
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from crmarena_gym.tasks._oracle import SolverCalls
 from crmarena_gym.tasks._phrasing import capitalize_first, pick
-from crmarena_gym.tasks.pro._balance import gold_shares, retry, thin
+from crmarena_gym.tasks.pro._balance import balanced_draw
 from crmarena_gym.tasks.pro._category import Category, ProAnswer, ProDraw, ProFacts, ProQuestion
 from crmarena_gym.tasks.pro._conversation import product_and_window_held_back
 from crmarena_gym.tasks.pro._windows import (
@@ -90,16 +91,13 @@ def _attempt(cases: _Cases, rng: np.random.Generator, want_none: bool) -> tuple[
 
 def _draw(facts: ProFacts, rng: np.random.Generator, want_none: bool) -> ProDraw | None:
     cases = facts.once("top_issue_identification", lambda: _Cases(facts.conn))
-    found = retry(lambda: _attempt(cases, rng, want_none), _ATTEMPTS)
+    attempt = partial(_attempt, cases)
+    found = balanced_draw(
+        facts, "top_issue_identification", attempt, rng, want_none, attempts=_ATTEMPTS, cap=_CAP, pilot=6000
+    )
     if found is None:
         return None
     answer, product, today, window = found
-    if answer is not None:
-        shares = gold_shares(
-            facts, "top_issue_identification", lambda r: (_attempt(cases, r, False) or (None,))[0], 6000
-        )
-        if not thin(rng, shares, answer, _CAP):
-            return None
     query = pick(rng, _TEMPLATES).format(product=product, window=window.phrase, Window=capitalize_first(window.phrase))
     params = {"today": today.isoformat(), **window.params(), "product_id": product}
     return ProDraw(answer, f"{query} {_ANSWER}", today_line(today), params)
