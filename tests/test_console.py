@@ -109,7 +109,7 @@ def test_a_non_blocking_lock_fails_at_once_while_another_process_holds_it(tmp_pa
         with pytest.raises(LockHeldError, match=r"l\.lock' is locked by another process"):
             with exclusive_lock(lock, blocking=False):
                 pass
-        assert time.monotonic() - started < 1.0  # it did not wait for the holder
+        assert time.monotonic() - started < 5  # it did not wait for the holder (who holds it 10 s)
         assert isinstance(LockHeldError("x"), OSError)
     finally:
         release.touch()
