@@ -35,6 +35,7 @@ __all__ = [
     "pro_window_phrase",
     "product_and_window_held_back",
     "record_held_back",
+    "window_and_direction_held_back",
     "window_criterion",
     "without_lines",
 ]
@@ -129,6 +130,28 @@ def product_and_window_held_back(
         p = instance.params
         product = id_criterion(rng, "product", "product", p["product_id"])  # drawn before the opening: same words
         return split_of(instance, opening(rng, goals, instance.query, (answer,)), (product, window_criterion(rng, p)))
+
+    return split
+
+
+def window_and_direction_held_back(
+    goals: tuple[str, ...], said: dict[str, tuple[str, ...]], answer: str
+) -> Callable[[TaskInstance, np.random.Generator], InteractiveSplit]:
+    """The splitter of a category whose question asks for the extreme (``direction``: "min" or "max", said in the
+    words of ``said``) over a window: both are held back, and the user opens with one of ``goals`` and the
+    ``answer`` format sentence.
+
+    Example:
+        >>> said = {"min": ("fewest",), "max": ("most",)}
+        >>> window_and_direction_held_back(("Who stands out?",), said, "Return only the Id.").__doc__
+        'Held back: the window and the direction.'
+    """
+
+    def split(instance: TaskInstance, rng: np.random.Generator) -> InteractiveSplit:
+        """Held back: the window and the direction."""
+        p = instance.params
+        criteria = (window_criterion(rng, p), direction_criterion(rng, p["direction"], said))
+        return split_of(instance, opening(rng, goals, instance.query, (answer,)), criteria)
 
     return split
 

@@ -20,13 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from crmarena_gym.tasks._instance import TaskInstance
-from crmarena_gym.tasks._interactive import InteractiveSplit, split_of
 from crmarena_gym.tasks._oracle import SolverCalls
 from crmarena_gym.tasks._phrasing import capitalize_first, pick
 from crmarena_gym.tasks.pro._balance import gold_shares, retry, thin
 from crmarena_gym.tasks.pro._category import Category, ProAnswer, ProDraw, ProFacts, ProQuestion
-from crmarena_gym.tasks.pro._conversation import direction_criterion, opening, window_criterion
+from crmarena_gym.tasks.pro._conversation import window_and_direction_held_back
 from crmarena_gym.tasks.pro._windows import draw_day, draw_window, soql_date_in, soql_datetime_in, today_line
 
 _FIRST_DAY = dt.date(2020, 1, 1)
@@ -163,18 +161,11 @@ _SAID = {
 }
 
 
-def _split(instance: TaskInstance, rng: np.random.Generator) -> InteractiveSplit:
-    """Held back: the window and the direction."""
-    p = instance.params
-    criteria = (window_criterion(rng, p), direction_criterion(rng, p["direction"], _SAID))
-    return split_of(instance, opening(rng, _GOALS, instance.query, (_ANSWER,)), criteria)
-
-
 CATEGORY = Category(
     "conversion_rate_comprehension",
     _draw,
     _gold_sql,
     _solve,
-    split=_split,
+    split=window_and_direction_held_back(_GOALS, _SAID, _ANSWER),
     split_needs=("today", "start", "end", "window", "direction"),
 )
