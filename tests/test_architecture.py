@@ -67,7 +67,9 @@ def test_no_upward_imports(layer: str, path: Path) -> None:
         assert RANK[target] < RANK[layer], f"{path.relative_to(PACKAGE)} ({layer}) imports {module} ({target})"
 
 
-@pytest.mark.parametrize("name", ["_console.py", "_files.py", "_json.py", "_llm.py", "_memory.py", "_secrets.py"])
+@pytest.mark.parametrize(
+    "name", ["_console.py", "_files.py", "_json.py", "_llm.py", "_memory.py", "_secrets.py", "_signals.py"]
+)
 def test_shared_utilities_import_no_layer(name: str) -> None:
     layers = {m.split(".")[1] for m in _imports(PACKAGE / name) if m.startswith("crmarena_gym.")}
     assert not layers & set(RANK), f"{name} sits below every layer but imports {layers & set(RANK)}"

@@ -15,6 +15,7 @@ from typing import Any
 
 from crmarena_gym import __version__
 from crmarena_gym._secrets import redacted_output
+from crmarena_gym._signals import watch_signals
 from crmarena_gym.cli._voice import EXIT_CODES
 
 # Each module defines ``register(subparsers)`` which adds its subcommand and sets ``func``.
@@ -63,8 +64,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.argv = list(argv) if argv is not None else sys.argv[1:]  # to print the command that resumes a run
     previous = _stop_on_sigterm()
     # No key given on the command line (--api-base ...?key=), in the environment or echoed by a provider
-    # reaches the terminal.
-    with redacted_output():
+    # reaches the terminal. Signals are watched, so that one SQLite swallowed still stops the command.
+    with redacted_output(), watch_signals():
         return _run(args, previous)
 
 

@@ -33,6 +33,7 @@ import numpy as np
 import crmarena_gym
 from crmarena_gym._files import LockHeldError, exclusive_lock
 from crmarena_gym._secrets import register_secret
+from crmarena_gym._signals import Signalled, watch_signals
 from crmarena_gym.chat import EpisodeRecorder, jsonable, prompt_sha256
 from crmarena_gym.eval._progress import ProgressBar
 from crmarena_gym.eval._results import (
@@ -44,7 +45,6 @@ from crmarena_gym.eval._results import (
     rewrite_results,
     write_metadata,
 )
-from crmarena_gym.eval._signals import Signalled, watch_signals
 from crmarena_gym.eval._summary import ERROR_END_REASONS, summarize
 from crmarena_gym.eval._viewer import RESULTS_FORMAT
 from crmarena_gym.org import LocalOrg, Org

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
+from crmarena_gym import _signals as signals
 from crmarena_gym._memory import BytesLRU, measured_bytes
 from crmarena_gym.datagen import manifest_schema
 from crmarena_gym.org._base import Org, OrgError, check_max_records
@@ -109,6 +110,21 @@ def refusal_key(soql: str) -> tuple[str, bytes]:
     return ("refused", hashlib.blake2b(soql.encode("utf-8", "surrogatepass"), digest_size=16).digest())
 
 
+def raise_if_signalled(exc: sqlite3.Error, seen: int, deadline: float) -> None:
+    """Raise KeyboardInterrupt when a statement's failure ``exc`` was a signal's doing, not the statement's.
+
+    A signal's KeyboardInterrupt that lands inside one of SQLite's callbacks is swallowed by it: the progress
+    handler reports "interrupted", the authorizer "not authorized". The failure is the signal's when a signal
+    was received (:func:`crmarena_gym._signals.received` moved from ``seen``, its value before the statement),
+    or, where signals are not watched, when the progress handler interrupted before ``deadline``. The program
+    then stops as Ctrl-C asked; it never answers a timeout or an error the agent did not make.
+    """
+    if signals.received() != seen or (
+        isinstance(exc, sqlite3.OperationalError) and "interrupt" in str(exc) and time.monotonic() <= deadline
+    ):
+        raise KeyboardInterrupt from None
+
+
 class _Deadline(Protocol):
     deadline: float
 
@@ -123,6 +139,7 @@ def run_bounded(
     lock. Rows past the head are stepped through and counted, not kept, so memory stays bounded by
     ``keep`` however many rows match.
     """
+    seen = signals.received()
     owner.deadline = time.monotonic() + timeout
     try:
         cursor = conn.execute(sql, params)
@@ -136,11 +153,8 @@ def run_bounded(
                 total += len(batch)
         return rows, total
     except sqlite3.Error as exc:
+        raise_if_signalled(exc, seen, owner.deadline)
         if isinstance(exc, sqlite3.OperationalError) and "interrupt" in str(exc):
-            if time.monotonic() <= owner.deadline:
-                # Not our deadline: a signal's KeyboardInterrupt, raised inside SQLite's progress
-                # callback, which swallows it. Stop the program, never answer a timeout.
-                raise KeyboardInterrupt from None
             raise OrgError("QUERY_TIMEOUT", _TIMEOUT_MESSAGE) from None
         if _SQLITE_LIMIT.search(str(exc)):
             raise too_complicated(str(exc)) from None

@@ -72,6 +72,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from crmarena_gym import _signals as signals
 from crmarena_gym._memory import BytesLRU
 from crmarena_gym.org._base import OrgError
 from crmarena_gym.org._diff import RecordChange, StateDiff
@@ -81,6 +82,7 @@ from crmarena_gym.org._local import (
     LocalOrg,
     _Backend,
     _coerce_today,
+    raise_if_signalled,
     run_bounded,
 )
 from crmarena_gym.org._sosl import (
@@ -667,12 +669,14 @@ class _SessionIndex(SearchIndex):
             if expression is not None and limit > 0:
                 cols = " ".join(f"c{i}" for i, f in enumerate(fields) if f.name in wanted)
                 state.deadline = deadline
+                seen = signals.received()
                 try:
                     found = conn.execute(
                         f'SELECT rid FROM temp."{fts}" WHERE "{fts}" MATCH ? ORDER BY rank, rid LIMIT ?',
                         ("{" + cols + "} : (" + expression + ")", limit),
                     ).fetchall()
                 except sqlite3.Error as exc:
+                    raise_if_signalled(exc, seen, deadline)
                     raise _search_error(exc) from None
                 finally:
                     state.deadline = math.inf

@@ -75,9 +75,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from crmarena_gym import _signals as signals
 from crmarena_gym._memory import bytes_cache
 from crmarena_gym.org._base import OrgError
-from crmarena_gym.org._local import _TIMEOUT_MESSAGE
+from crmarena_gym.org._local import _TIMEOUT_MESSAGE, raise_if_signalled
 from crmarena_gym.org.soql import MAX_OFFSET, positioned_message
 from crmarena_gym.schema import DEFAULT_KIND, Field, FieldType, OrgSchema, SObject, org_schema, quote_identifier
 
@@ -987,11 +988,11 @@ class SearchIndex:
         sql = f"SELECT rid FROM {_TABLE} WHERE {_TABLE} MATCH ? ORDER BY rank, rid LIMIT ?"
         reader = self._checkout(index)
         reader.deadline = deadline
+        seen = signals.received()
         try:
             rows = reader.conn.execute(sql, ("{" + cols + "} : (" + expression + ")", limit)).fetchall()
         except sqlite3.Error as exc:
-            if "interrupt" in str(exc) and time.monotonic() <= deadline:
-                raise KeyboardInterrupt from None  # a signal, swallowed by SQLite's callback: not a timeout
+            raise_if_signalled(exc, seen, deadline)
             raise _search_error(exc) from None
         finally:
             reader.deadline = math.inf

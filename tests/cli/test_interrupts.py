@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -14,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from crmarena_gym._signals import watch_signals
 from crmarena_gym.eval import evaluate, read_results
 from crmarena_gym.org import LocalOrg, OrgError
 from crmarena_gym.tasks import TaskInstance, save_tasks
@@ -42,6 +45,34 @@ def test_a_signal_inside_sqlite_interrupts_the_program_and_a_deadline_still_time
     with pytest.raises(OrgError) as err:
         backend.execute(CROSS, (), 0.2)
     assert err.value.code == "QUERY_TIMEOUT"
+
+
+def test_a_signal_swallowed_by_sqlites_authorizer_stops_the_program_while_signals_are_watched(
+    tmp_path: Path, env_org: Path
+) -> None:
+    copy = tmp_path / "org.sqlite"  # a backend of its own: the authorizer below must not reach other tests
+    shutil.copyfile(env_org, copy)
+    org = LocalOrg(copy)
+    backend = org._live()  # type: ignore[attr-defined]
+
+    def authorize(*_: object) -> int:
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(5)  # the KeyboardInterrupt comes here, and SQLite swallows it: it denies the statement
+        return sqlite3.SQLITE_OK
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        backend.conn.set_authorizer(authorize)
+        # Unwatched, the swallowed signal is indistinguishable from a denial (what an agent was once answered).
+        with pytest.raises(OrgError, match="not authorized"):
+            backend.execute('SELECT COUNT(*) FROM "Case" WHERE 1 = 1', (), 60.0)
+        with watch_signals() as signalled, pytest.raises(KeyboardInterrupt):
+            backend.execute('SELECT COUNT(*) FROM "Case" WHERE 2 = 2', (), 60.0)
+        assert signalled.signum == signal.SIGINT
+    finally:
+        backend.conn.set_authorizer(None)
+        signal.signal(signal.SIGINT, previous)
+        org.close()
 
 
 @pytest.mark.parametrize(
