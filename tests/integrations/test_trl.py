@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import pickle
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -152,13 +153,37 @@ def test_a_row_without_task_id_is_refused_with_its_keys(env_org: Path) -> None:
         env.get_issues()
 
 
+def _steered_grpo_args(tmp_path: Path, tokenizer: Any, completion: str, **extra: Any) -> Any:
+    """One GRPO step's config on CPU whose sampling is biased towards ``completion``: each of its tokens, only
+    right after the tokens that precede it there (from the assistant's turn on)."""
+    from trl import GRPOConfig
+
+    tail = tokenizer("<|im_start|>assistant\n", add_special_tokens=False)["input_ids"]
+    steered = tail + tokenizer(completion, add_special_tokens=False)["input_ids"]
+    bias = [[steered[i - len(tail) : i + 1], 100.0] for i in range(len(tail), len(steered))]
+    return GRPOConfig(
+        output_dir=str(tmp_path),
+        per_device_train_batch_size=2,
+        num_generations=2,
+        max_completion_length=48,
+        max_steps=1,
+        report_to=[],
+        use_cpu=True,
+        logging_steps=1,
+        save_strategy="no",
+        generation_kwargs={"sequence_bias": bias},
+        seed=0,
+        **extra,
+    )
+
+
 def test_grpo_trainer_trains_a_step_on_a_tiny_local_model(env_org: Path, tmp_path: Path, monkeypatch) -> None:
     """TRL's own rollout: the tiny random model, steered by a sampling bias towards one tool call (submit
     with the gold answer), generates it; TRL parses it, calls the environment's method, and scores the
     rollout with get_reward; then GRPO takes a step."""
     pytest.importorskip("trl")
     from transformers import Trainer
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOTrainer
     from trl.chat_template_utils import parse_response
 
     from crmarena_gym.integrations.trl import tiny_model, tiny_tokenizer, trl_dataset
@@ -171,24 +196,7 @@ def test_grpo_trainer_trains_a_step_on_a_tiny_local_model(env_org: Path, tmp_pat
     model = tiny_model(tokenizer)
     answer = json.dumps({"content": instance.answer or "None"})
     call = f'<tool_call>\n{{"name": "submit", "arguments": {answer}}}\n</tool_call><|im_end|>'
-    # Sampling bias: each token of the call, only right after the tokens that precede it there.
-    tail = tokenizer("<|im_start|>assistant\n", add_special_tokens=False)["input_ids"]
-    steered = tail + tokenizer(call, add_special_tokens=False)["input_ids"]
-    bias = [[steered[i - len(tail) : i + 1], 100.0] for i in range(len(tail), len(steered))]
-    args = GRPOConfig(
-        output_dir=str(tmp_path),
-        per_device_train_batch_size=2,
-        num_generations=2,
-        max_completion_length=48,
-        max_steps=1,
-        report_to=[],
-        use_cpu=True,
-        logging_steps=1,
-        save_strategy="no",
-        max_tool_calling_iterations=1,
-        generation_kwargs={"sequence_bias": bias},
-        seed=0,
-    )
+    args = _steered_grpo_args(tmp_path, tokenizer, call, max_tool_calling_iterations=1)
     env_cls = trl_environment(env_org, per_task=1)
     trainer = GRPOTrainer(
         model=model, args=args, train_dataset=dataset, processing_class=tokenizer, environment_factory=env_cls
@@ -223,7 +231,7 @@ def test_grpo_trainer_trains_a_step_of_react_episodes_through_the_text_rollout(
     rollout_func; the tiny model, steered towards a ReAct submission of the gold answer, writes it; the
     environment reads it and get_reward scores it; GRPO takes a step on the model's tokens."""
     pytest.importorskip("trl")
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOTrainer
 
     from crmarena_gym.integrations.trl import TRLTextRollout, tiny_model, tiny_tokenizer, trl_dataset
 
@@ -233,22 +241,7 @@ def test_grpo_trainer_trains_a_step_of_react_episodes_through_the_text_rollout(
     reply = f"Thought: I know it.\nAction: submit {instance.answer}<|im_end|>"
     tokenizer = tiny_tokenizer([dataset[0]["prompt"][0]["content"], reply])
     model = tiny_model(tokenizer)
-    tail = tokenizer("<|im_start|>assistant\n", add_special_tokens=False)["input_ids"]
-    steered = tail + tokenizer(reply, add_special_tokens=False)["input_ids"]
-    bias = [[steered[i - len(tail) : i + 1], 100.0] for i in range(len(tail), len(steered))]
-    args = GRPOConfig(
-        output_dir=str(tmp_path),
-        per_device_train_batch_size=2,
-        num_generations=2,
-        max_completion_length=48,
-        max_steps=1,
-        report_to=[],
-        use_cpu=True,
-        logging_steps=1,
-        save_strategy="no",
-        generation_kwargs={"sequence_bias": bias},
-        seed=0,
-    )
+    args = _steered_grpo_args(tmp_path, tokenizer, reply)
     env_cls = trl_environment(env_org, per_task=1, toolset="soql", framework="react")
     trainer = GRPOTrainer(
         model=model,
