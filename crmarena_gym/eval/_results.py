@@ -12,6 +12,7 @@ A run directory also holds ``.lock``, locked while a run writes there, so that t
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 import warnings
@@ -27,9 +28,12 @@ __all__ = [
     "LOCK_FILE",
     "METADATA_FILE",
     "RESULTS_FILE",
+    "USAGE_NUMBERS",
     "ResultsWriter",
+    "finite_number",
     "load_run",
     "read_results",
+    "record_problems",
     "rewrite_results",
     "write_metadata",
 ]
@@ -38,6 +42,56 @@ RESULTS_FILE = "results.jsonl"
 METADATA_FILE = "metadata.json"
 #: Locked (``fcntl``) by the run writing in the directory.
 LOCK_FILE = ".lock"
+
+
+#: The counts a record's ``usage`` may hold (numbers, summed by the summaries).
+USAGE_NUMBERS = frozenset({"calls", "prompt_tokens", "completion_tokens", "total_tokens", "cost", "unpriced_calls"})
+
+
+def finite_number(value: Any) -> bool:
+    """None or a finite number, not a bool (Python's JSON reads Infinity and NaN, which poison every sum).
+
+    Example:
+        >>> finite_number(None), finite_number(2.5), finite_number(float("inf")), finite_number(True)
+        (True, True, False, False)
+    """
+    return value is None or (isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value))
+
+
+def record_problems(record: Any) -> list[tuple[str, str]]:
+    """What keeps ``record`` from being read as an episode record (the fields the summaries compute with): a
+    ``(field, problem)`` pair each, the field as ``usage.cost`` inside an object; ``[]`` when nothing does.
+
+    Example:
+        >>> record_problems({"idx": 1, "trial": 0, "reward": 1.0})
+        []
+        >>> record_problems({"idx": 1, "trial": 0, "turns": [3], "usage": {"cost": float("nan")}})
+        [('turns', 'its turns [3] is not a finite number'), ('usage.cost', 'its usage cost nan is not a finite number')]
+    """
+    if not isinstance(record, dict):
+        return [("", "it is not a JSON object")]
+    problems = []
+    for key in ("idx", "trial"):
+        value = record.get(key)
+        if not isinstance(value, int) or isinstance(value, bool):
+            problems.append((key, f"its {key} {value!r} is not an integer"))
+    for key in ("reward", "turns", "f1"):
+        if not finite_number(record.get(key)):
+            problems.append((key, f"its {key} {record[key]!r} is not a finite number"))
+    trajectory = record.get("trajectory")
+    if trajectory is not None and not (isinstance(trajectory, list) and all(isinstance(s, dict) for s in trajectory)):
+        problems.append(("trajectory", "its trajectory is not a list of steps"))
+    usage, breakdown = record.get("usage"), record.get("reward_breakdown")
+    for key, value in (("usage", usage), ("reward_breakdown", breakdown)):
+        if value is not None and not isinstance(value, dict):
+            problems.append((key, f"its {key} {value!r} is not an object"))
+    for key, value in usage.items() if isinstance(usage, dict) else ():
+        if key in USAGE_NUMBERS and not finite_number(value):
+            problems.append((f"usage.{key}", f"its usage {key} {value!r} is not a finite number"))
+    details = breakdown.get("details") if isinstance(breakdown, dict) else None
+    if details is not None and not (isinstance(details, dict) and finite_number(details.get("em"))):
+        problems.append(("reward_breakdown.details", "its reward_breakdown details lack a numeric em"))
+    return problems
 
 
 def _complete_lines(data: bytes) -> tuple[list[bytes], int]:
@@ -71,8 +125,9 @@ def read_results(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
             record = json.loads(line)
         except (json.JSONDecodeError, UnicodeDecodeError) as err:
             raise ValueError(f"{str(path)!r} line {number} is not JSON ({err}): {line[:80]!r}") from err
-        if not isinstance(record, dict) or "idx" not in record or "trial" not in record:
-            raise ValueError(f"{str(path)!r} line {number} is not an episode record: {line[:80]!r}")
+        problems = record_problems(record)
+        if problems:
+            raise ValueError(f"{str(path)!r} line {number} is not an episode record ({problems[0][1]}): {line[:80]!r}")
         key = (record["idx"], record["trial"])
         if key in seen:
             warnings.warn(f"{str(path)!r} repeats episode {key} at line {number}; the first counts", stacklevel=2)
@@ -183,6 +238,8 @@ def load_run(directory: str | os.PathLike[str]) -> tuple[dict[str, Any], list[di
         raise FileNotFoundError(f"{str(directory)!r} is not a run directory: it has no {RESULTS_FILE}")
     metadata_path = directory / METADATA_FILE
     metadata = json.loads(metadata_path.read_text(encoding="utf-8")) if metadata_path.is_file() else {}
+    if not isinstance(metadata, dict):
+        raise ValueError(f"{str(metadata_path)!r} is not a JSON object: it is not a run's metadata")
     return metadata, read_results(results_path)
 
 

@@ -31,7 +31,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from crmarena_gym.envs import parse_action
 from crmarena_gym.eval._metrics import bootstrap_ci
-from crmarena_gym.eval._results import METADATA_FILE, RESULTS_FILE, _complete_lines
+from crmarena_gym.eval._results import METADATA_FILE, RESULTS_FILE, _complete_lines, finite_number, record_problems
 from crmarena_gym.eval._summary import ERROR_END_REASONS, summarize, task_key
 
 __all__ = ["EPISODE_SORTS", "RESULTS_FORMAT", "ViewerData", "ViewerError"]
@@ -53,7 +53,6 @@ _MAX_LIMIT = 1000
 # Context around a search hit in an episode list.
 _HIT_BEFORE, _HIT_AFTER = 40, 60
 # The usage figures the tables add up.
-_USAGE_NUMBERS = frozenset({"calls", "prompt_tokens", "completion_tokens", "total_tokens", "cost", "unpriced_calls"})
 # As the runner does: the raw result (the observation shows it) and what the record keeps on its own.
 _TRAJECTORY_INFO_SKIPPED = frozenset({"result", "turn", "submitted", "reward_breakdown"})
 # Gymnasium's own checkers, left out of a stack as shown.
@@ -194,36 +193,24 @@ def _expand(path: Path) -> list[tuple[Path, str, dict[str, str]]]:
     return [(path, base, {})]
 
 
-def _number(value: Any) -> bool:
-    """None or a number (not a bool)."""
-    return value is None or (isinstance(value, int | float) and not isinstance(value, bool))
-
-
 def _repair(record: dict[str, Any]) -> list[str]:
     """Make a record safe to show (what a damaged or foreign line lacks is set aside); what was wrong."""
-    problems = []
     if not isinstance(record.get("abbrev"), str) or not record["abbrev"]:
         record["abbrev"] = task_key(record)  # a foreign record without one: its task's, as summaries group it
-    for key in ("reward", "turns"):
-        if not _number(record.get(key)):
-            problems.append(f"its {key} {record[key]!r} is not a number; shown as 0")
-            record[key] = 0
-    trajectory = record.get("trajectory")
-    if trajectory is not None and (
-        not isinstance(trajectory, list) or not all(isinstance(s, dict) for s in trajectory)
-    ):
-        problems.append("its trajectory is not a list of steps; shown without it")
-        record["trajectory"] = []
-    for key in ("usage", "reward_breakdown"):
-        if record.get(key) is not None and not isinstance(record[key], dict):
-            problems.append(f"its {key} is not an object; shown without it")
-            record[key] = None
-    usage = record.get("usage") or {}
-    for key, value in list(usage.items()):
-        if key in _USAGE_NUMBERS and not _number(value):
-            problems.append(f"its usage {key} {value!r} is not a number; left out")
-            del usage[key]
-    return problems
+    said = []
+    for where, problem in record_problems(record):
+        key, _, inner = where.partition(".")
+        if key in ("reward", "turns"):
+            record[key], done = 0, "shown as 0"
+        elif key == "trajectory":
+            record[key], done = [], "shown without it"
+        elif inner:  # a usage count, the breakdown's details
+            del record[key][inner]
+            done = "left out"
+        else:  # f1, usage, reward_breakdown
+            record[key], done = None, "left out" if key == "f1" else "shown without it"
+        said.append(f"{problem}; {done}")
+    return said
 
 
 def _grew(previous: tuple[Any, ...] | None, now: tuple[Any, ...], source: _Source) -> bool:
@@ -1303,7 +1290,7 @@ def _trajectory_record(number: int, lines: list[dict[str, Any]]) -> dict[str, An
         step.update({k: v for k, v in step_info.items() if k not in _TRAJECTORY_INFO_SKIPPED})
         trajectory.append(step)
         if line.get("terminated"):
-            record["reward"] = float(line.get("reward") or 0.0) if _number(line.get("reward")) else 0.0
+            record["reward"] = float(line.get("reward") or 0.0) if finite_number(line.get("reward")) else 0.0
             record["end_reason"] = "submitted"
             record["submitted"] = step_info.get("submitted")
             record["reward_breakdown"] = step_info.get("reward_breakdown")

@@ -105,6 +105,35 @@ def test_report_of_a_missing_run(capsys: pytest.CaptureFixture[str], tmp_path: P
     assert code == 2 and "no results.jsonl" in err
 
 
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        ('{"idx": 0, "trial": 0, "turns": Infinity}', "its turns inf is not a finite number"),
+        ('{"idx": 0, "trial": 0, "reward": NaN}', "its reward nan is not a finite number"),
+        ('{"idx": 0, "trial": 0, "turns": [1]}', "its turns [1] is not a finite number"),
+        ('{"idx": "a", "trial": 0}', "its idx 'a' is not an integer"),
+        ('{"idx": 0, "trial": 0, "usage": 5}', "its usage 5 is not an object"),
+        ('{"idx": 0, "trial": 0, "usage": {"cost": "x"}}', "its usage cost 'x' is not a finite number"),
+        ('{"idx": 0, "trial": 0, "reward_breakdown": {"details": {"em": "z"}}}', "details lack a numeric em"),
+    ],
+)
+def test_report_of_a_damaged_record_names_its_line_and_field(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, line: str, said: str
+) -> None:
+    good = '{"idx": 1, "trial": 0, "abbrev": "BRI", "reward": 1.0, "turns": 2}'
+    (tmp_path / "results.jsonl").write_text(f"{good}\n{line}\n", encoding="utf-8")
+    code, out, err = _run(capsys, "report", str(tmp_path))
+    assert code == 2 and "line 2 is not an episode record" in err and said in err, err
+    assert "Traceback" not in err and not out
+
+
+def test_report_of_metadata_that_is_not_an_object(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    (tmp_path / "results.jsonl").write_text('{"idx": 1, "trial": 0, "reward": 1.0}\n', encoding="utf-8")
+    (tmp_path / "metadata.json").write_text("[1]", encoding="utf-8")
+    code, _, err = _run(capsys, "report", str(tmp_path))
+    assert code == 2 and "metadata.json' is not a JSON object" in err, err
+
+
 def test_a_killed_run_resumes_with_every_episode_once(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, tasks_file: Path, env_org: Path
 ) -> None:

@@ -307,6 +307,21 @@ def test_any_record_is_shown_or_said_wrong_never_a_traceback(tmp_path: Path, rec
     json.dumps(documents)  # every document is JSON
 
 
+def test_infinite_and_nan_numbers_are_said_wrong_and_shown_as_0(tmp_path: Path) -> None:
+    # Python's json writes (and reads) Infinity and NaN; summing them made the viewer fail with a traceback.
+    records = [
+        {"idx": 0, "trial": 0, "abbrev": "BRI", "reward": float("nan"), "turns": float("inf")},
+        {"idx": 1, "trial": 0, "abbrev": "BRI", "reward": 1.0, "turns": 3, "usage": {"cost": float("-inf")}},
+    ]
+    data = ViewerData([write_run(tmp_path / "odd", records, {"episodes": 2})])
+    (run,) = data.api("/api/runs")["runs"]
+    assert any("its reward nan is not a finite number; shown as 0" in p for p in run["problems"])
+    assert any("its turns inf is not a finite number; shown as 0" in p for p in run["problems"])
+    assert any("its usage cost -inf is not a finite number; left out" in p for p in run["problems"])
+    assert run["accuracy"] == 0.5 and run["turns"] == 1.5
+    json.dumps(data.api("/api/runs/odd"), allow_nan=False)
+
+
 _TRAJECTORY_LINE = st.fixed_dictionaries(
     {"episode": st.integers(0, 2), "step": st.integers(0, 3)},
     optional={k: _JSON for k in ("action", "observation", "reward", "terminated", "truncated", "seed")}
