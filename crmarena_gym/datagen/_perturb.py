@@ -528,7 +528,7 @@ def _schema_drift(conn: sqlite3.Connection, schema: OrgSchema, p: Perturbation) 
     objects_renamed = {
         o.name: _OBJECT_NAMES.get(o.name, o.name[:-3] + "_Record__c")
         for o in schema.objects
-        if o.name.endswith("__c") and rng.random() < p.strength
+        if o.custom and rng.random() < p.strength
     }
     drift = {"renamed": renamed, "migrated": migrated, "added": added, "objects": objects_renamed}
     # The drifted schema must be valid (no name clash) before the file is written.

@@ -222,9 +222,11 @@ class OrgSchema:
         for name in (*drift.renamed, *drift.added, *drift.objects, *drift.migrated):
             if name not in known:
                 raise ValueError(f"schema drift names object {name!r}, which the {self.kind} org does not store")
-        for name in drift.objects:
-            if not name.endswith("__c"):
+        for name, new_name in drift.objects.items():
+            if not self._stored[name.lower()].custom:
                 raise ValueError(f"schema drift cannot rename the standard object {name!r} (Salesforce does not)")
+            if not new_name.lower().endswith("__c"):
+                raise ValueError(f"schema drift renames the custom object {name!r} to {new_name!r}, not ending in __c")
         for obj in self.objects:
             renames = drift.renamed.get(obj.name, {})
             migrations = drift.migrated.get(obj.name, {})

@@ -232,6 +232,12 @@ class SObject:
         """The SQLite table name (``name`` unless the object was renamed)."""
         return self.table or self.name
 
+    @property
+    def custom(self) -> bool:
+        """Whether the object is custom (``__c``: ``Issue__c``), as describe tells them apart and schema drift
+        renames them (every custom object of the original and Pro dumps has the suffix)."""
+        return self.name.lower().endswith("__c")
+
     def __post_init__(self) -> None:
         if len(self.key_prefix) != 3:
             raise ValueError(f"object {self.name!r}: key prefix {self.key_prefix!r} is not 3 characters")

@@ -45,6 +45,7 @@ def test_a_migrated_standard_field_stays_deprecated_beside_its_replacement() -> 
         (SchemaDrift(migrated={"Case": {"OwnerId": "Owner__c"}}), "an Id, reference or formula"),
         (SchemaDrift(migrated={"Account": {"Nope": "Nope__c"}}), "migrates Account.Nope, which is no field"),
         (SchemaDrift(objects={"Case": "Ticket__c"}), "cannot rename the standard object 'Case'"),
+        (SchemaDrift(objects={"Issue__c": "Problem"}), "to 'Problem', not ending in __c"),
         (SchemaDrift(migrated={"Case": {"ClosedDate": "Closed_On__c"}}), "the org's own automation writes it"),
         (SchemaDrift(migrated={"Account": {"Phone": "PersonEmail"}}), "a migration moves a standard"),
         (SchemaDrift(migrated={"Account": {"Phone": "State__c", "ShippingState": "State__c"}}), "two fields"),
