@@ -1,10 +1,11 @@
 """Benchmark of polymorphic relationships read through Salesforce's Name object (``What.Name``, ``Who.Name``).
 
-On a B2B org (a task's What may name an opportunity, an account, a case, a contract, a quote or an order; its Who
-a contact or a lead), it times warm ``LocalOrg.query`` of every task's What and Who names (one LEFT JOIN per object
-the org has a table for, a CASE on the id's key prefix) against two baselines in the same run: the same rows
-without any parent (``WhatId, WhoId``) and with one single-object parent (``Account.Name``). Rounds alternate
-between the queries; the medians of wall and CPU time are printed with their ratios and the machine's load.
+On a B2B org (a task's What may name an opportunity, an account, a case, a contract, a quote or an order; its Who a
+contact or a lead), it times warm ``LocalOrg.query`` of every task's What and Who names and types (one LEFT JOIN per
+object the org has a table for, a CASE on the id's key prefix), in SELECT, WHERE and GROUP BY, against two baselines
+in the same run: the same rows without any parent (``WhatId, WhoId``) and with one single-object parent
+(``Account.Name``). Rounds alternate between the queries; the medians of wall and CPU time are printed with their
+ratios and the machine's load.
 
 Run: ``python benchmarks/bench_polymorphic.py [--scale 1] [--rounds 40] [--workdir DIR]``.
 """
@@ -29,6 +30,10 @@ QUERIES = {
     "WHERE What.Type + ORDER BY What.Name": (
         "SELECT Id, What.Name FROM Task WHERE What.Type IN ('Opportunity', 'Account') ORDER BY What.Name"
     ),
+    # Type alone: the record's object, null when no record has the id (it must look the record up).
+    "What.Type, Who.Type": "SELECT Id, What.Type, Who.Type FROM Task",
+    "WHERE What.Type": "SELECT Id FROM Task WHERE What.Type = 'Opportunity'",
+    "GROUP BY What.Type": "SELECT What.Type, COUNT(Id) FROM Task GROUP BY What.Type",
 }
 
 

@@ -8,21 +8,22 @@ content hash. The same base org and the same perturbations always give the same 
 Kinds (what each does at strength ``s`` in ``(0, 1]``):
 
 - ``schema_drift``: what an admin's changes do to a schema, only as Salesforce allows them. A share ``s`` of the
-  eligible fields (stored, neither an Id, a reference nor an audit field) change: a custom field (``__c``) gets a
-  new API name (``FAQ_Answer__c`` becomes ``FAQ_Answer_Value__c``), and the old name is refused
-  (``INVALID_FIELD``). A standard field, whose API name Salesforce never lets an admin change, is
-  *migrated* instead, as admins retire one: a new custom field (``ShippingState`` gets ``Shipping_State__c``)
-  holds its values, and the standard field stays in the schema (describe, SOQL, SOSL, the schema text), valid to
-  query but no longer maintained: every value cleared (NULL), its description in the schema text saying it is
-  deprecated and naming the field that replaced it (``DEPRECATED, replaced by Shipping_State__c: ...``). Only a
-  standard field that can stay empty for good is migrated (the rule, :func:`_migratable`, reads the schema's
-  field declarations): never a required one (``Name``, ``StageName``, ``LastName``), a checkbox (never null on
-  Salesforce), one the org fills itself (a create's default: ``Status``, ``Priority``; read-only, create-only
-  or auto-number; one its automation writes, ``schema.ORG_MAINTAINED``: a stage's ``Probability``), a record
-  name SOSL's ``IN NAME FIELDS`` searches (``Subject``), an External ID, a field holding record ids
-  (``RecordTypeId``) or one a formula is computed from (``FirstName``, part of ``Name``).
-  Also a share ``s`` of the objects get a new custom field with values, and each custom object is renamed
-  with probability ``s`` (``Issue__c`` becomes ``Support_Issue__c``; ``INVALID_TYPE`` for the old name).
+  eligible fields (stored, neither an Id, a reference nor an audit field) change: a custom field gets a new API name
+  (``FAQ_Answer__c`` becomes ``FAQ_Answer_Value__c``), and the old name is refused (``INVALID_FIELD``). Custom is
+  what the schema says (``Field.custom``): a ``__c`` field, or one the original org's dump names without the suffix
+  (``Case.Channel``, which the live org calls ``Channel__c``: it becomes ``Channel_Value__c``). A standard field,
+  whose API name Salesforce never lets an admin change, is *migrated* instead, as admins retire one: a new custom
+  field (``ShippingState`` gets ``Shipping_State__c``) holds its values, and the standard field stays in the schema
+  (describe, SOQL, SOSL, the schema text), valid to query but no longer maintained: every value cleared (NULL), its
+  description in the schema text saying it is deprecated and naming the field that replaced it (``DEPRECATED,
+  replaced by Shipping_State__c: ...``). Only a standard field that can stay empty for good is migrated (the rule,
+  :func:`_migratable`, reads the schema's field declarations): never a required one (``Name``, ``StageName``,
+  ``LastName``), a checkbox (never null on Salesforce), one the org fills itself (a create's default: ``Status``,
+  ``Priority``; read-only, create-only or auto-number; one its automation writes, ``schema.ORG_MAINTAINED``: a
+  stage's ``Probability``), a record name SOSL's ``IN NAME FIELDS`` searches (``Subject``), an External ID, a field
+  holding record ids (``RecordTypeId``) or one a formula is computed from (``FirstName``, part of ``Name``). Also a
+  share ``s`` of the objects get a new custom field with values, and each custom object is renamed with probability
+  ``s`` (``Issue__c`` becomes ``Support_Issue__c``; ``INVALID_TYPE`` for the old name).
 
   Storage: the rows stay in their tables and every value in its column, so gold is unchanged: a renamed field
   and a migrated field's replacement read the old column; a migrated standard field reads a new, empty column
@@ -105,7 +106,10 @@ from crmarena_gym.schema import (
 #: 3: duplicate cases among the distractors, dates written as text among the dirty values; the Pro orgs.
 #: 4: schema drift migrates standard fields (never one the org's automation writes) to new custom ones (the
 #: standard field stays, emptied) instead of renaming them, which Salesforce never allows.
-PERTURBATION_VERSION = 4
+#: 5: the original org's custom fields whose dump names lack ``__c`` (``Case.Channel``,
+#: ``ProductCategoryProduct.ProductCategory`` and ``.Product``) are renamed as custom fields, no longer migrated as
+#: standard ones (no deprecated column, their old names refused).
+PERTURBATION_VERSION = 5
 #: The org perturbations, in the order their kinds are documented.
 PERTURBATION_KINDS = ("schema_drift", "distractors", "dirty_values", "knowledge_drift")
 PerturbationKind = Literal["schema_drift", "distractors", "dirty_values", "knowledge_drift"]
@@ -421,11 +425,17 @@ _ADDED = (
 _OBJECT_NAMES = {"Issue__c": "Support_Issue__c", "CaseHistory__c": "Case_History_Log__c"}
 
 
-def _drifted_name(name: str) -> str:
-    base = name[:-3] if name.endswith("__c") else name
+def _drifted_name(f: Field) -> str:
+    """The custom field an admin's change gives ``f``: its words joined by underscores (``ShippingState`` gets
+    ``Shipping_State__c``), or, for a custom field already so named, with ``_Value`` (``FAQ_Answer_Value__c``).
+    A custom field the dump names without ``__c`` is ``Channel__c`` on the live org, so that name is no rename:
+    it gets ``Channel_Value__c``."""
+    name = f.name
+    base = name[:-3] if name.lower().endswith("__c") else name
     words = re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+", base) or [base]
     new = "_".join(w[:1].upper() + w[1:] for w in words) + "__c"
-    return new if new.lower() != name.lower() else "_".join(words) + "_Value__c"
+    current = f"{base}__c" if f.custom else name
+    return new if new.lower() != current.lower() else "_".join(words) + "_Value__c"
 
 
 def _migratable(f: Field, fed: frozenset[str]) -> bool:
@@ -485,9 +495,9 @@ def _schema_drift(conn: sqlite3.Connection, schema: OrgSchema, p: Perturbation) 
         # field: the values stay in their column, which the new field names, and the standard field gets a new,
         # empty column (its values cleared).
         if f.custom:
-            renamed.setdefault(obj_name, {})[f.name] = _drifted_name(f.name)
+            renamed.setdefault(obj_name, {})[f.name] = _drifted_name(f)
             continue
-        migrated.setdefault(obj_name, {})[f.name] = _drifted_name(f.name)
+        migrated.setdefault(obj_name, {})[f.name] = _drifted_name(f)
         conn.execute(
             f"ALTER TABLE {quote_identifier(obj_name)} ADD COLUMN "
             f"{quote_identifier(deprecated_column(f))} {column_affinity(f)}"
@@ -518,7 +528,7 @@ def _schema_drift(conn: sqlite3.Connection, schema: OrgSchema, p: Perturbation) 
     objects_renamed = {
         o.name: _OBJECT_NAMES.get(o.name, o.name[:-3] + "_Record__c")
         for o in schema.objects
-        if o.name.endswith("__c") and rng.random() < p.strength
+        if o.custom and rng.random() < p.strength
     }
     drift = {"renamed": renamed, "migrated": migrated, "added": added, "objects": objects_renamed}
     # The drifted schema must be valid (no name clash) before the file is written.

@@ -90,7 +90,7 @@ def describe_object(name: str, catalog: Catalog) -> dict[str, Any]:
         "name": obj.name,
         "label": obj.label,
         "keyPrefix": obj.key_prefix,
-        "custom": obj.name.endswith("__c"),
+        "custom": obj.custom,
         "queryable": True,
         "searchable": any(f.searchable or f.name_field for f in obj.fields),
         "createable": False,

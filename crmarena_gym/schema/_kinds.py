@@ -36,7 +36,8 @@ from crmarena_gym.schema._types import Field, FieldType, SObject
 class SchemaDrift:
     """How an org's schema drifted from its kind's (``OrgSchema.drifted``), as an admin changes a real org.
 
-    Salesforce lets an admin rename a custom field or a custom object, never a standard field's API name; a
+    Salesforce lets an admin rename a custom field (``Field.custom``: ``__c``, or one the original org's dump
+    names without the suffix, ``Case.Channel``) or a custom object, never a standard field's API name; a
     standard field an admin replaces is *migrated*: a new custom field takes its values, and the standard field
     stays (it cannot be deleted), no longer maintained and emptied.
 
@@ -206,9 +207,9 @@ class OrgSchema:
 
         Raises:
             ValueError: A change names an object or field the schema lacks, renames a standard field (which
-                Salesforce never allows), a reference or the Id, migrates a custom field, a field the org's
-                automation writes (:data:`ORG_MAINTAINED`) or to a standard name, or makes two fields of an
-                object share a name.
+                Salesforce never allows), a reference or the Id, or to a name without ``__c``, migrates a custom
+                field, a field the org's automation writes (:data:`ORG_MAINTAINED`) or to a standard name, or makes
+                two fields of an object share a name.
 
         Example:
             >>> drift = SchemaDrift(migrated={"Account": {"ShippingState": "Shipping_State__c"}})
@@ -221,9 +222,11 @@ class OrgSchema:
         for name in (*drift.renamed, *drift.added, *drift.objects, *drift.migrated):
             if name not in known:
                 raise ValueError(f"schema drift names object {name!r}, which the {self.kind} org does not store")
-        for name in drift.objects:
-            if not name.endswith("__c"):
+        for name, new_name in drift.objects.items():
+            if not self._stored[name.lower()].custom:
                 raise ValueError(f"schema drift cannot rename the standard object {name!r} (Salesforce does not)")
+            if not new_name.lower().endswith("__c"):
+                raise ValueError(f"schema drift renames the custom object {name!r} to {new_name!r}, not ending in __c")
         for obj in self.objects:
             renames = drift.renamed.get(obj.name, {})
             migrations = drift.migrated.get(obj.name, {})
@@ -242,7 +245,12 @@ class OrgSchema:
                             f"schema drift cannot rename the standard field {obj.name}.{f.name}: Salesforce lets an "
                             "admin rename custom fields only (a standard field is migrated to a custom one instead)"
                         )
-                    fields.append(replace(f, name=new, column=f.column_name))
+                    if not new.lower().endswith("__c"):
+                        raise ValueError(
+                            f"schema drift renames the custom field {obj.name}.{f.name} to {new!r}: a custom field's "
+                            "API name ends in __c"
+                        )
+                    fields.append(replace(f, name=new, column=f.column_name, unsuffixed_custom=False))
                     continue
                 assert replacement is not None
                 if f.name in ORG_MAINTAINED.get(obj.name, ()):

@@ -255,7 +255,11 @@ CASE = SObject(
             length=LONG_TEXT_AREA,
         ),
         Field("Status", T.PICKLIST, "Where the case stands ('Closed' once resolved)", picklist_values=CASE_STATUSES),
-        Field("Channel", T.PICKLIST, "How the customer reached us", picklist_values=CASE_CHANNELS),
+        # Custom in the original org, though its dump drops the suffix: Salesforce's Case has no standard Channel
+        # field (its own is Origin, "Case Origin").
+        Field(
+            "Channel", T.PICKLIST, "How the customer reached us", picklist_values=CASE_CHANNELS, unsuffixed_custom=True
+        ),
         _ref(
             "ContactId",
             "Contact",
@@ -349,8 +353,23 @@ PRODUCT_CATEGORY_PRODUCT = SObject(
     "Links a product to a catalog category it is listed under",
     (
         _id("category assignment"),
-        Field("ProductCategory", T.STRING, "Name of the category, copied for convenience", searchable=True),
-        Field("Product", T.STRING, "External key of the product, copied for convenience", searchable=True),
+        # Custom text copies in the original org, though its dump drops the suffix: Salesforce's standard fields here
+        # are the references ProductCategoryId and ProductId (whose relationships are named ProductCategory and
+        # Product), CatalogId, IsPrimaryCategory, Name and ProductToCategory.
+        Field(
+            "ProductCategory",
+            T.STRING,
+            "Name of the category, copied for convenience",
+            searchable=True,
+            unsuffixed_custom=True,
+        ),
+        Field(
+            "Product",
+            T.STRING,
+            "External key of the product, copied for convenience",
+            searchable=True,
+            unsuffixed_custom=True,
+        ),
         _ref(
             "ProductCategoryId",
             "ProductCategory",

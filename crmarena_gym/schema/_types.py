@@ -117,6 +117,10 @@ class Field:
             (REQUIRED_FIELD_MISSING), an update may not clear it.
         default: The value a create that leaves the field out gets (Salesforce's picklist and checkbox
             defaults: a new case is ``New``; a read-only field's value until the org sets it); None: none.
+        unsuffixed_custom: A custom field of the original org whose API name in its dump lacks the ``__c``
+            suffix (``Case.Channel``: the Object Reference gives Case no standard Channel field). It keeps the
+            dump's name, the one agents query, and is custom wherever that matters (:attr:`custom`: describe,
+            ``FIELDS(CUSTOM)``, schema drift, which renames a custom field and never migrates it).
     """
 
     name: str
@@ -140,8 +144,11 @@ class Field:
     create_only: bool = False
     required: bool = False
     default: str | bool | None = None
+    unsuffixed_custom: bool = False
 
     def __post_init__(self) -> None:
+        if self.unsuffixed_custom and self.name.lower().endswith("__c"):
+            raise ValueError(f"field {self.name!r} ends in __c: it is custom by its name, not unsuffixed_custom")
         if (self.type is FieldType.REFERENCE) != (self.reference_to is not None):
             raise ValueError(f"field {self.name!r}: reference_to goes with type 'reference' only")
         if self.reference_to is not None and not self.relationship_name:
@@ -183,8 +190,15 @@ class Field:
 
     @property
     def custom(self) -> bool:
-        """Whether the field is custom (``__c``), as ``FIELDS(CUSTOM)`` and describe tell them apart."""
-        return self.name.lower().endswith("__c")
+        """Whether the field is custom (``__c``, or :attr:`unsuffixed_custom`), as ``FIELDS(CUSTOM)``, describe
+        and schema drift tell them apart.
+
+        Example:
+            >>> [Field(n, FieldType.STRING, "x", unsuffixed_custom=u).custom
+            ...  for n, u in (("Subject", False), ("Channel", True), ("Code__c", False))]
+            [False, True, True]
+        """
+        return self.unsuffixed_custom or self.name.lower().endswith("__c")
 
     @property
     def stored(self) -> bool:
@@ -217,6 +231,12 @@ class SObject:
     def table_name(self) -> str:
         """The SQLite table name (``name`` unless the object was renamed)."""
         return self.table or self.name
+
+    @property
+    def custom(self) -> bool:
+        """Whether the object is custom (``__c``: ``Issue__c``), as describe tells them apart and schema drift
+        renames them (every custom object of the original and Pro dumps has the suffix)."""
+        return self.name.lower().endswith("__c")
 
     def __post_init__(self) -> None:
         if len(self.key_prefix) != 3:

@@ -237,7 +237,11 @@ def test_schema_drift_is_one_a_real_org_could_undergo_and_keeps_gold(
     assert drift["renamed"] and drift["migrated"] and drift["added"]
     if strength == 1.0:  # every field that may change did; the ones Salesforce or the org keep filled did not
         assert {"ShippingState", "ShippingCity", "PersonEmail"} <= set(drift["migrated"]["Account"])
-        assert {"Description", "Channel"} == set(drift["migrated"]["Case"])  # not Subject, Status, Priority
+        assert {"Description"} == set(drift["migrated"]["Case"])  # not Subject, Status, Priority
+        # The original org's custom fields its dump names without __c are renamed, as custom ones, never migrated.
+        assert drift["renamed"]["Case"] == {"Channel": "Channel_Value__c"}
+        assert set(drift["renamed"]["ProductCategoryProduct"]) == {"ProductCategory", "Product"}
+        assert "ProductCategoryProduct" not in drift["migrated"]
         assert "LastName" not in drift["migrated"].get("Contact", {}) and "Name" not in drift["migrated"]["Product2"]
         assert set(drift["renamed"]["Product2"]) == {"External_ID__c"}
     org, base = LocalOrg(path), LocalOrg(env_org)
@@ -263,19 +267,29 @@ def test_schema_drift_is_one_a_real_org_could_undergo_and_keeps_gold(
             assert inst.answer == expected, inst.idx
 
 
-def test_a_drifted_org_of_an_older_version_is_refused_with_a_clear_message(env_org: Path, tmp_path: Path) -> None:
-    """A file perturbed before standard fields were migrated renames one, which no real org can: refused."""
+@pytest.mark.parametrize(
+    ("version", "renamed", "migrated", "wrong"),
+    [
+        # before standard fields were migrated: one renamed, which no real org can
+        (3, {"Account": {"ShippingState": "Shipping_State__c"}}, {}, "cannot rename the standard field"),
+        # before the dump's unsuffixed custom fields were told apart: Case.Channel migrated as a standard one
+        (4, {}, {"Case": {"Channel": "Channel__c"}}, "a migration moves a standard field"),
+    ],
+)
+def test_a_drifted_org_of_an_older_version_is_refused_with_a_clear_message(
+    env_org: Path, tmp_path: Path, version: int, renamed: dict, migrated: dict, wrong: str
+) -> None:
     path = _perturbed(env_org, tmp_path, Perturbation(kind="schema_drift", strength=0.3, seed=3))
     conn = sqlite3.connect(path)
     (text,) = conn.execute("SELECT manifest FROM crmarena_manifest").fetchone()
     manifest = json.loads(text)
-    manifest["perturbations"][0]["version"] = 3
-    manifest["perturbations"][0]["drift"]["renamed"] = {"Account": {"ShippingState": "Shipping_State__c"}}
-    manifest["perturbations"][0]["drift"]["migrated"] = {}
+    manifest["perturbations"][0]["version"] = version
+    manifest["perturbations"][0]["drift"]["renamed"] = renamed
+    manifest["perturbations"][0]["drift"]["migrated"] = migrated
     conn.execute("UPDATE crmarena_manifest SET manifest = ?", (json.dumps(manifest),))
     conn.commit()
     conn.close()
-    with pytest.raises(ValueError, match=r"perturbation version 3; perturb the base org again.*standard field"):
+    with pytest.raises(ValueError, match=rf"perturbation version {version}; perturb the base org again.*{wrong}"):
         LocalOrg(path)
 
 

@@ -53,7 +53,7 @@ def _summary(version: str, obj: SObject, schema: OrgSchema | None = None) -> dic
         "label": obj.label,
         "labelPlural": _plural(obj.label),
         "keyPrefix": obj.key_prefix,
-        "custom": obj.name.endswith("__c"),
+        "custom": obj.custom,
         "createable": writable,
         "updateable": writable,
         "deletable": writable and obj.name not in UNDELETABLE,

@@ -615,7 +615,7 @@ class _Compiler:
         link = _Link(ref.relationship_name or ref.name, "Name", id_sql, object_sql)
         links = (*chain, link)
         if name == "Type":
-            return self.parent_type(ref, ref_sql, fp, links)
+            return self.parent_type(ref, ref_sql, id_sql, fp, links)
         if name == "Id":
             sql = id_sql
         else:
@@ -639,13 +639,15 @@ class _Compiler:
         leaf = Field(name, ftype, f"The {name} of the record the relationship points to (Name object)")
         return _Val(sql, _CATEGORY[ftype], name, fp.text, fp.pos, field=leaf, chain=links)
 
-    def parent_type(self, ref: Field, ref_sql: str, fp: FieldPath, chain: tuple[_Link, ...]) -> _Val:
+    def parent_type(self, ref: Field, ref_sql: str, id_sql: str, fp: FieldPath, chain: tuple[_Link, ...]) -> _Val:
         """``What.Type``, ``Owner.Type``: on a polymorphic relationship, the type of the record it points to.
 
         The parent of a polymorphic relationship is Salesforce's Name object, whose ``Type`` is the record's
         object (``Account``, ``Opportunity``; an owner's ``User`` or, for a queue, ``Queue``), told here by the
-        id's key prefix; null without a parent. A relationship to one object has no such field (INVALID_FIELD
-        on the parent's, as Salesforce answers).
+        id's key prefix once ``id_sql`` (the parent's ``Id``, read off its object's join) found the record; null
+        without a parent, as for an id that names no record (Salesforce's relationship is then null, so
+        ``WHERE What.Type = 'Account'`` does not match it). A relationship to one object has no such field
+        (INVALID_FIELD on the parent's, as Salesforce answers).
         """
         types = []
         for name in (ref.reference_to or "", *ref.polymorphic):
@@ -653,7 +655,7 @@ class _Compiler:
             if target is not None:
                 types.append((target.key_prefix, "Queue" if target.name == "Group" else target.name))
         whens = " ".join(f"WHEN '{prefix}' THEN '{label}'" for prefix, label in types)  # schema names: no quotes
-        sql = f"(CASE substr({ref_sql}, 1, 3) {whens} END)"
+        sql = f"(CASE WHEN {id_sql} IS NOT NULL THEN (CASE substr({ref_sql}, 1, 3) {whens} END) END)"
         labels = tuple(label for _, label in types)
         leaf = Field(
             "Type", FieldType.PICKLIST, "The type of the record the relationship points to", picklist_values=labels
