@@ -13,6 +13,8 @@ from crmarena_gym.schema._types import Field, FieldType, SObject, declare
 T = FieldType
 
 # Salesforce's person Name: first and last name with one space (either may be missing); null without a record.
+# Its length is the Field Reference's 121 (User, Contact, Lead: ``Full Name``).
+PERSON_NAME_LENGTH = 121
 _PERSON_NAME = "NULLIF(TRIM(IFNULL(\"FirstName\", '') || ' ' || IFNULL(\"LastName\", '')), '')"
 
 CASE_STATUSES = ("New", "Working", "Escalated", "Waiting on Customer", "Closed")
@@ -123,10 +125,21 @@ def _audit(created: str | None, modified: str, created_by: str) -> tuple[Field, 
     )
 
 
-def _autonumber(name: str, description: str, start: int) -> Field:
+#: Salesforce's length of a standard auto-number (the Field Reference: Case.CaseNumber, Order.OrderNumber,
+#: OrderItem.OrderItemNumber, Contract.ContractNumber, Quote.QuoteNumber are ``string`` of 30).
+AUTONUMBER_LENGTH = 30
+
+
+def _autonumber(name: str, description: str, start: int, *, length: int = AUTONUMBER_LENGTH) -> Field:
     # Salesforce's auto-number: eight digits, in the order records were inserted.
     return Field(
-        name, T.STRING, description, formula=f"printf('%08d', \"rowid\" + {start - 1})", extra=True, autonumber=True
+        name,
+        T.STRING,
+        description,
+        formula=f"printf('%08d', \"rowid\" + {start - 1})",
+        extra=True,
+        autonumber=True,
+        length=length,
     )
 
 
@@ -151,6 +164,13 @@ def _address(prefix: str, part: str, description: str) -> Field:
     return Field(f"{prefix}{part}", kind, description, searchable=True, length=length)
 
 
+def _picklist(name: str, description: str, values: tuple[str, ...], length: int) -> Field:
+    """A standard picklist of Salesforce's ``length`` for the field: the Field Reference gives each its own (most
+    are 255, a user's locale keys 40, Order.Status and Contract.Status 100, Task.Priority 20); a write longer than
+    it is refused with STRING_TOO_LONG, as a text field's."""
+    return Field(name, T.PICKLIST, description, picklist_values=values, length=length)
+
+
 _ORDER_DAY = "\"EffectiveDate\" || 'T00:00:00.000+0000'"
 _ORDER_ITEM_DAY = "(SELECT EffectiveDate FROM [Order] WHERE Id = \"OrderId\") || 'T00:00:00.000+0000'"
 _UNDATED = _audit(_ORG_START, _ORG_START, _ORG_CREATOR)
@@ -165,21 +185,28 @@ USER = SObject(
         _id("agent"),
         Field("FirstName", T.STRING, "Agent's given name", searchable=True, length=40),
         Field("LastName", T.STRING, "Agent's family name", searchable=True, length=80),
-        Field("Name", T.STRING, "Agent's full name (first and last)", formula=_PERSON_NAME, name_field=True),
+        Field(
+            "Name",
+            T.STRING,
+            "Agent's full name (first and last)",
+            formula=_PERSON_NAME,
+            name_field=True,
+            length=PERSON_NAME_LENGTH,
+        ),
         Field("Email", T.EMAIL, "Agent's work email address", searchable=True, length=128),
         Field("Phone", T.PHONE, "Agent's work phone number", searchable=True, length=40),
         Field("Username", T.STRING, "Login name of the agent, unique across the org", searchable=True, length=80),
         Field("Alias", T.STRING, "Short handle of the agent, at most 8 characters", searchable=True, length=8),
         Field("ProfileId", T.STRING, "Id of the permission profile the agent has"),
-        Field("LanguageLocaleKey", T.PICKLIST, "Language of the agent's interface", picklist_values=("en_US",)),
-        Field("EmailEncodingKey", T.PICKLIST, "Character encoding of outgoing email", picklist_values=("UTF-8",)),
-        Field(
+        _picklist("LanguageLocaleKey", "Language of the agent's interface", ("en_US",), 40),
+        _picklist("EmailEncodingKey", "Character encoding of outgoing email", ("UTF-8",), 40),
+        _picklist(
             "TimeZoneSidKey",
-            T.PICKLIST,
             "The agent's time zone",
-            picklist_values=("America/Los_Angeles", "America/Denver", "America/Chicago", "America/New_York"),
+            ("America/Los_Angeles", "America/Denver", "America/Chicago", "America/New_York"),
+            40,
         ),
-        Field("LocaleSidKey", T.PICKLIST, "Locale for dates and numbers", picklist_values=("en_US",)),
+        _picklist("LocaleSidKey", "Locale for dates and numbers", ("en_US",), 40),
         Field("IsActive", T.BOOLEAN, "Whether the user can log in", formula="1", extra=True),
         *_UNDATED,
     ),
@@ -216,7 +243,14 @@ CONTACT = SObject(
         _id("contact"),
         Field("FirstName", T.STRING, "Contact's given name", searchable=True, length=40),
         Field("LastName", T.STRING, "Contact's family name", searchable=True, length=80),
-        Field("Name", T.STRING, "Contact's full name (first and last)", formula=_PERSON_NAME, name_field=True),
+        Field(
+            "Name",
+            T.STRING,
+            "Contact's full name (first and last)",
+            formula=_PERSON_NAME,
+            name_field=True,
+            length=PERSON_NAME_LENGTH,
+        ),
         Field("Email", T.EMAIL, "Contact's email address", searchable=True, length=80),
         _ref(
             "AccountId",
@@ -238,7 +272,7 @@ CASE = SObject(
     "A customer's service request about one purchased item",
     (
         _id("case"),
-        Field("Priority", T.PICKLIST, "Urgency of the case", picklist_values=CASE_PRIORITIES),
+        _picklist("Priority", "Urgency of the case", CASE_PRIORITIES, 255),
         Field(
             "Subject",
             T.STRING,
@@ -254,7 +288,7 @@ CASE = SObject(
             searchable=True,
             length=LONG_TEXT_AREA,
         ),
-        Field("Status", T.PICKLIST, "Where the case stands ('Closed' once resolved)", picklist_values=CASE_STATUSES),
+        _picklist("Status", "Where the case stands ('Closed' once resolved)", CASE_STATUSES, 255),
         # Custom in the original org, though its dump drops the suffix: Salesforce's Case has no standard Channel
         # field (its own is Origin, "Case Origin").
         Field(
@@ -306,8 +340,8 @@ KNOWLEDGE = SObject(
         Field("FAQ_Answer__c", T.LONG_TEXT, "The article's body text", searchable=True),
         Field("Summary", T.TEXTAREA, "A short abstract of the article", searchable=True, length=1000),
         Field("UrlName", T.STRING, "Unique slug used in the article's web address", length=255),
-        Field("PublishStatus", T.PICKLIST, "Publication state ('Online' when live)", picklist_values=PUBLISH_STATUSES),
-        Field("Language", T.PICKLIST, "Language of this version", picklist_values=("en_US",)),
+        _picklist("PublishStatus", "Publication state ('Online' when live)", PUBLISH_STATUSES, 40),
+        _picklist("Language", "Language of this version", ("en_US",), 40),
         *_UNDATED,
     ),
 )
@@ -449,7 +483,7 @@ ORDER = SObject(
             child="Orders",
             on_delete="restrict",
         ),
-        Field("Status", T.PICKLIST, "'Activated' once placed, 'Draft' before", picklist_values=ORDER_STATUSES),
+        _picklist("Status", "'Activated' once placed, 'Draft' before", ORDER_STATUSES, 100),
         Field("EffectiveDate", T.DATE, "The day the order was placed"),
         _ref(
             "Pricebook2Id",
@@ -519,7 +553,7 @@ EMAIL_MESSAGE = SObject(
     (
         _id("email"),
         Field("Subject", T.STRING, "Subject line", searchable=True, name_field=True, length=3000),
-        Field("TextBody", T.LONG_TEXT, "Plain-text body of the email", searchable=True),
+        Field("TextBody", T.LONG_TEXT, "Plain-text body of the email", searchable=True, length=131072),
         _ref(
             "ParentId",
             "Case",
@@ -528,7 +562,7 @@ EMAIL_MESSAGE = SObject(
             child="EmailMessages",
             on_delete="cascade",
         ),
-        Field("FromAddress", T.EMAIL, "Sender's address", searchable=True),
+        Field("FromAddress", T.EMAIL, "Sender's address", searchable=True, length=1000),
         Field("ToAddress", T.EMAIL, "Recipient's address", searchable=True),
         Field("ToIds", T.STRING, "Ids of the recipients, as a JSON list"),
         Field("MessageDate", T.DATETIME, "When the email was sent (UTC)"),
@@ -546,7 +580,9 @@ LIVE_CHAT_TRANSCRIPT = SObject(
         _ref("CaseId", "Case", "Case", "The case the chat is about (Case)", child="LiveChatTranscripts"),
         _ref("AccountId", "Account", "Account", "The customer's account (Account)", child="LiveChatTranscripts"),
         _owner("The agent who answered the chat (User)", queues=True),
-        Field("Body", T.LONG_TEXT, "Every message, one per line: [time] Name (Role): text", searchable=True),
+        Field(
+            "Body", T.LONG_TEXT, "Every message, one per line: [time] Name (Role): text", searchable=True, length=131072
+        ),
         Field("EndTime", T.DATETIME, "When the chat ended (UTC)"),
         Field("LiveChatVisitorId", T.STRING, "Id of the web visitor session"),
         _ref("ContactId", "Contact", "Contact", "The customer's contact (Contact)", child="LiveChatTranscripts"),
@@ -667,12 +703,18 @@ def _standard(name: str, prefix: str, label: str, description: str, *fields: Fie
     return SObject(name, prefix, label, description, (_id(label.lower()), *fields, *_system()))
 
 
-def _text(name: str, description: str) -> Field:
-    return Field(name, T.STRING, description)
+def _text(name: str, description: str, length: int | None = None) -> Field:
+    return Field(name, T.STRING, description, length=length)
 
 
-def _pick(name: str, description: str, *values: str) -> Field:
-    return Field(name, T.PICKLIST, description, picklist_values=values)
+def _pick(name: str, description: str, *values: str, length: int | None = None) -> Field:
+    return Field(name, T.PICKLIST, description, picklist_values=values, length=length)
+
+
+def _notes(description: str) -> Field:
+    # A standard long text area: the Field Reference's Description of Opportunity, Lead, Task, Event, Contract,
+    # Quote, Campaign and Asset is a textarea of 32,000.
+    return Field("Description", T.LONG_TEXT, description, length=LONG_TEXT_AREA)
 
 
 _ACTIVITY_PARENTS = ("Asset", "Campaign", "Case", "Contract", "Opportunity", "Order", "Quote")
@@ -704,7 +746,7 @@ OPPORTUNITY = _standard(
     "006",
     "Opportunity",
     "A potential sale",
-    _text("Name", "Name of the opportunity"),
+    _text("Name", "Name of the opportunity", 120),
     _ref("AccountId", "Account", "Account", "The account (Account)", child="Opportunities"),
     _ref("ContactId", "Contact", "Contact", "The main contact (Contact)", child="Opportunities"),
     _pick(
@@ -727,8 +769,8 @@ OPPORTUNITY = _standard(
     Field("IsClosed", T.BOOLEAN, "Whether the opportunity is closed"),
     Field("IsWon", T.BOOLEAN, "Whether the opportunity was won"),
     _pick("ForecastCategoryName", "Forecast category", "Pipeline", "Best Case", "Commit", "Omitted", "Closed"),
-    _text("NextStep", "The next step in the sale"),
-    Field("Description", T.LONG_TEXT, "Notes on the opportunity"),
+    _text("NextStep", "The next step in the sale", 255),
+    _notes("Notes on the opportunity"),
     _ref("Pricebook2Id", "Pricebook2", "Pricebook2", "The price book (Pricebook2)", child="Opportunities"),
     _owner("The user who owns the opportunity (User)"),
 )
@@ -737,11 +779,11 @@ LEAD = _standard(
     "00Q",
     "Lead",
     "A prospect not yet qualified",
-    _text("FirstName", "Given name"),
-    _text("LastName", "Family name"),
-    _text("Name", "Full name"),
-    _text("Company", "The prospect's company"),
-    _text("Title", "Job title"),
+    _text("FirstName", "Given name", 40),
+    _text("LastName", "Family name", 80),
+    _text("Name", "Full name", PERSON_NAME_LENGTH),
+    _text("Company", "The prospect's company", 255),
+    _text("Title", "Job title", 128),
     Field("Email", T.EMAIL, "Email address"),
     Field("Phone", T.PHONE, "Phone number"),
     _pick(
@@ -755,15 +797,15 @@ LEAD = _standard(
     _pick("LeadSource", "Where the lead came from", "Web", "Phone Inquiry", "Partner Referral", "Other"),
     _text("Industry", "The company's industry"),
     _pick("Rating", "How promising the lead is", "Hot", "Warm", "Cold"),
-    _text("City", "City"),
-    _text("State", "State"),
-    _text("Country", "Country"),
+    _text("City", "City", 40),
+    _text("State", "State", 80),
+    _text("Country", "Country", 80),
     Field("IsConverted", T.BOOLEAN, "Whether the lead was converted"),
     Field("ConvertedDate", T.DATE, "The day the lead was converted"),
     _ref("ConvertedAccountId", "Account", "ConvertedAccount", "The account it became (Account)"),
     _ref("ConvertedContactId", "Contact", "ConvertedContact", "The contact it became (Contact)"),
     _ref("ConvertedOpportunityId", "Opportunity", "ConvertedOpportunity", "The opportunity it became"),
-    Field("Description", T.LONG_TEXT, "Notes on the lead"),
+    _notes("Notes on the lead"),
     _owner("The user or queue that owns the lead (User or Group)", queues=True),
 )
 
@@ -780,7 +822,7 @@ def _activity(
         *fields,
         Field("ActivityDate", T.DATE, "The day of the activity"),
         _pick("Type", "Kind of activity", "Call", "Email", "Meeting", "Other"),
-        Field("Description", T.LONG_TEXT, "Notes on the activity"),
+        _notes("Notes on the activity"),
         _ref("WhoId", "Contact", "Who", "The person concerned (Contact or Lead)", child=child, also=("Lead",)),
         _ref(
             "WhatId", "Account", "What", "The record concerned (Account, Case ...)", child=child, also=_ACTIVITY_PARENTS
@@ -798,9 +840,9 @@ TASK = _activity(
     "Tasks",
     _owner("The user or queue the task is assigned to (User or Group)", queues=True),
     _pick("Status", "Where the task stands", "Not Started", "In Progress", "Completed", "Deferred"),
-    _pick("Priority", "Urgency", "High", "Normal", "Low"),
+    _pick("Priority", "Urgency", "High", "Normal", "Low", length=20),
     Field("IsClosed", T.BOOLEAN, "Whether the task is done"),
-    _text("TaskSubtype", "Task, Email, Call ..."),
+    _pick("TaskSubtype", "Task, Email, Call ...", "Task", "Email", "Call", length=40),
     Field("CallDurationInSeconds", T.INTEGER, "Length of a logged call"),
 )
 EVENT = _activity(
@@ -823,13 +865,13 @@ CONTRACT = _standard(
     "Contract",
     "An agreement with a customer",
     _ref("AccountId", "Account", "Account", "The customer (Account)", child="Contracts"),
-    _text("ContractNumber", "The contract's number"),
-    _pick("Status", "Where the contract stands", "Draft", "In Approval Process", "Activated"),
+    _text("ContractNumber", "The contract's number", AUTONUMBER_LENGTH),
+    _pick("Status", "Where the contract stands", "Draft", "In Approval Process", "Activated", length=100),
     Field("StartDate", T.DATE, "First day of the contract"),
     Field("EndDate", T.DATE, "Last day of the contract"),
     Field("ContractTerm", T.INTEGER, "Length in months"),
     _ref("Pricebook2Id", "Pricebook2", "Pricebook2", "The price book (Pricebook2)"),
-    Field("Description", T.LONG_TEXT, "Notes on the contract"),
+    _notes("Notes on the contract"),
     _owner("The user who owns the contract (User)"),
 )
 QUOTE = _standard(
@@ -841,8 +883,18 @@ QUOTE = _standard(
     _ref("OpportunityId", "Opportunity", "Opportunity", "The opportunity (Opportunity)", child="Quotes"),
     _ref("AccountId", "Account", "Account", "The account (Account)"),
     _ref("ContactId", "Contact", "Contact", "The contact (Contact)"),
-    _text("QuoteNumber", "The quote's number"),
-    _pick("Status", "Where the quote stands", "Draft", "Needs Review", "In Review", "Approved", "Rejected", "Accepted"),
+    _text("QuoteNumber", "The quote's number", AUTONUMBER_LENGTH),
+    _pick(
+        "Status",
+        "Where the quote stands",
+        "Draft",
+        "Needs Review",
+        "In Review",
+        "Approved",
+        "Rejected",
+        "Accepted",
+        length=40,
+    ),
     Field("ExpirationDate", T.DATE, "Last day the quote is valid"),
     Field("Subtotal", T.CURRENCY, "Sum of the lines before discount"),
     Field("Discount", T.DOUBLE, "Discount, in percent"),
@@ -851,7 +903,7 @@ QUOTE = _standard(
     Field("Email", T.EMAIL, "Contact email"),
     Field("Phone", T.PHONE, "Contact phone"),
     _ref("Pricebook2Id", "Pricebook2", "Pricebook2", "The price book (Pricebook2)"),
-    Field("Description", T.LONG_TEXT, "Notes on the quote"),
+    _notes("Notes on the quote"),
     _owner("The user or queue that owns the quote (User or Group)", queues=True),
 )
 CAMPAIGN = _standard(
@@ -859,7 +911,7 @@ CAMPAIGN = _standard(
     "701",
     "Campaign",
     "A marketing campaign",
-    _text("Name", "Name of the campaign"),
+    _text("Name", "Name of the campaign", 80),
     _pick("Type", "Kind of campaign", "Email", "Webinar", "Advertisement", "Other"),
     _pick("Status", "Where the campaign stands", "Planned", "In Progress", "Completed", "Aborted"),
     Field("StartDate", T.DATE, "First day"),
@@ -871,7 +923,7 @@ CAMPAIGN = _standard(
     Field("NumberOfLeads", T.INTEGER, "Leads in the campaign"),
     Field("NumberOfContacts", T.INTEGER, "Contacts in the campaign"),
     _ref("ParentId", "Campaign", "Parent", "The parent campaign (Campaign)", child="ChildCampaigns"),
-    Field("Description", T.LONG_TEXT, "Notes on the campaign"),
+    _notes("Notes on the campaign"),
     _owner("The user who owns the campaign (User)"),
 )
 ASSET = _standard(
@@ -883,14 +935,14 @@ ASSET = _standard(
     _ref("AccountId", "Account", "Account", "The owner (Account)", child="Assets"),
     _ref("ContactId", "Contact", "Contact", "The contact (Contact)", child="Assets"),
     _ref("Product2Id", "Product2", "Product2", "The product (Product2)", child="Assets"),
-    _text("SerialNumber", "Serial number"),
+    _text("SerialNumber", "Serial number", 80),
     _pick("Status", "Where the asset stands", "Purchased", "Shipped", "Installed", "Registered", "Obsolete"),
     Field("PurchaseDate", T.DATE, "The day it was bought"),
     Field("InstallDate", T.DATE, "The day it was installed"),
     Field("UsageEndDate", T.DATE, "Last day of use"),
     Field("Quantity", T.DOUBLE, "Number of units"),
     Field("Price", T.CURRENCY, "Price paid"),
-    Field("Description", T.LONG_TEXT, "Notes on the asset"),
+    _notes("Notes on the asset"),
     _owner("The user who owns the asset record (User)"),
 )
 CASE_COMMENT = _standard(

@@ -36,6 +36,7 @@ from crmarena_gym.schema._objects import (
     LONG_TEXT_AREA,
     ORDER,
     ORDER_ITEM,
+    PERSON_NAME_LENGTH,
     PRICEBOOK,
     PRICEBOOK_ENTRY,
     PRODUCT,
@@ -136,9 +137,10 @@ def _stamped(created_by: str = _OWNER_CREATED, modified: str = '"CreatedDate"') 
     return (Field("CreatedDate", T.DATETIME, "When the record was created (UTC)"), *_audit(None, modified, created_by))
 
 
-def _pick(name: str, description: str, values: tuple[str, ...]) -> Field:
-    # A standard picklist holds up to 255 characters (the Field Reference's length of LeadSource, Type ...).
-    return Field(name, T.PICKLIST, description, picklist_values=values, length=255)
+def _pick(name: str, description: str, values: tuple[str, ...], length: int = 255) -> Field:
+    # A standard picklist's length is the Field Reference's: 255 for most (LeadSource, Industry, Type, StageName,
+    # a lead's or a task's Status ...), less for a few (Task.Priority 20, Quote.Status 40, Contract.Status 100).
+    return Field(name, T.PICKLIST, description, picklist_values=values, length=length)
 
 
 def _notes(description: str) -> Field:
@@ -158,7 +160,14 @@ def _lead(kind: str) -> SObject:
             Field("FirstName", T.STRING, "Given name", searchable=True, length=40),
             Field("LastName", T.STRING, "Family name", searchable=True, length=80),
             # A person's compound Name: first and last name with a space, 121 characters at most in Salesforce.
-            Field("Name", T.STRING, "Full name (first and last)", formula=_PERSON_NAME, name_field=True, length=121),
+            Field(
+                "Name",
+                T.STRING,
+                "Full name (first and last)",
+                formula=_PERSON_NAME,
+                name_field=True,
+                length=PERSON_NAME_LENGTH,
+            ),
             Field(
                 "Company",
                 T.STRING,
@@ -311,7 +320,7 @@ def _quote() -> SObject:
             _ref("OpportunityId", "Opportunity", "Opportunity", "The opportunity quoted (Opportunity)", child="Quotes"),
             _ref("AccountId", "Account", "Account", "The account quoted (Account)", child="Quotes"),
             _ref("ContactId", "Contact", "Contact", "The contact the quote is for (Contact)", child="Quotes"),
-            _pick("Status", "Where the quote stands ('Accepted' once the customer accepts it)", QUOTE_STATUSES),
+            _pick("Status", "Where the quote stands ('Accepted' once the customer accepts it)", QUOTE_STATUSES, 40),
             Field("ExpirationDate", T.DATE, "Last day the quote is valid"),
             _notes("Notes on the quote"),
             Field(
@@ -378,7 +387,8 @@ def _quote_line_item() -> SObject:
             ),
             Field("TotalPrice", T.CURRENCY, "Quantity times sales price, less the discount, in US dollars"),
             Field("Description", T.TEXTAREA, "Notes on the line", length=255),
-            _autonumber("LineNumber", "The line's number, in the order lines were entered", 1),
+            # The Field Reference's QuoteLineItem.LineNumber is 255 long, where other auto-numbers are 30.
+            _autonumber("LineNumber", "The line's number, in the order lines were entered", 1, length=255),
             *_audit(_QUOTE_LINE_DAY, _QUOTE_LINE_DAY, _ORG_CREATOR),
         ),
     )
@@ -393,7 +403,7 @@ def _contract() -> SObject:
         (
             _id("contract"),
             _ref("AccountId", "Account", "Account", "The account (Account)", child="Contracts"),
-            _pick("Status", "Where the contract stands ('Activated' once in force)", CONTRACT_STATUSES),
+            _pick("Status", "Where the contract stands ('Activated' once in force)", CONTRACT_STATUSES, 100),
             Field("StartDate", T.DATE, "First day of the contract"),
             Field("EndDate", T.DATE, "Last day of the contract"),
             Field("ContractTerm", T.INTEGER, "Length of the contract, in months"),
@@ -443,11 +453,11 @@ def _task() -> SObject:
             _id("task"),
             Field("Subject", T.STRING, "What the task is", searchable=True, name_field=True, length=255),
             _pick("Status", "Where the task stands", TASK_STATUSES),
-            _pick("Priority", "Urgency of the task", TASK_PRIORITIES),
+            _pick("Priority", "Urgency of the task", TASK_PRIORITIES, 20),
             Field("ActivityDate", T.DATE, "The day the task is due"),
             _notes("Details of the task"),
             _pick("Type", "Kind of activity", ACTIVITY_TYPES),
-            _pick("TaskSubtype", "Whether the task is a to-do, an email or a call", ("Task", "Email", "Call")),
+            _pick("TaskSubtype", "Whether the task is a to-do, an email or a call", ("Task", "Email", "Call"), 40),
             # A queue may own a task (Task.OwnerId refers to Group, User); Pro's tasks are all assigned to users.
             *_activity_fields("Tasks", _owner("The employee the activity is assigned to (User)", queues=True)),
             Field(
@@ -546,9 +556,10 @@ def _territory() -> SObject:
             _id("territory"),
             Field("Name", T.STRING, "Name of the territory", searchable=True, name_field=True, length=80),
             Field("DeveloperName", T.STRING, "Unique API name of the territory", length=80),
+            # The Field Reference's Territory2.Description is a string of 1,000 (not a text area).
             Field(
                 "Description",
-                T.TEXTAREA,
+                T.STRING,
                 "The two-letter US states the territory covers, comma-separated",
                 searchable=True,
                 length=1000,
@@ -649,7 +660,7 @@ def _account(kind: str) -> SObject:
                 Field("AnnualRevenue", T.CURRENCY, "The company's yearly revenue, in US dollars (when known)"),
             ),
             "Phone": (
-                Field("Website", T.STRING, "Web address", searchable=True, length=255),
+                Field("Website", T.URL, "Web address", searchable=True, length=255),
                 _notes("Notes on the account"),
                 _address("Shipping", "Street", "Street address deliveries go to"),
             ),

@@ -17,6 +17,7 @@ class FieldType(enum.StrEnum):
     LONG_TEXT = "long_text"
     EMAIL = "email"
     PHONE = "phone"
+    URL = "url"
     PICKLIST = "picklist"
     DATE = "date"
     DATETIME = "datetime"
@@ -56,6 +57,7 @@ _LENGTHS = {
     FieldType.LONG_TEXT: 131072,
     FieldType.EMAIL: 80,
     FieldType.PHONE: 40,
+    FieldType.URL: 255,
     FieldType.PICKLIST: 255,
 }
 _UNGROUPABLE = frozenset({FieldType.LONG_TEXT, FieldType.DATETIME, FieldType.DOUBLE, FieldType.CURRENCY})
@@ -68,6 +70,7 @@ _TEXT_TYPES = frozenset(
         FieldType.LONG_TEXT,
         FieldType.EMAIL,
         FieldType.PHONE,
+        FieldType.URL,
         FieldType.PICKLIST,
     }
 )

@@ -210,14 +210,62 @@ def test_schema_text_of_each_kind_lists_every_shown_field_once(kind: str) -> Non
             assert listed is not None and f"{name} (" in listed.group(1)
 
 
-# Salesforce's facts of fields every kind shares (the Object Reference): text lengths.
+# Salesforce's facts of fields every kind has (stored, or an empty standard object of the service org): the Length
+# column of the Salesforce Field Reference (Summer '26, API 67.0), developer.salesforce.com/docs/atlas.en-us.sfFieldRef
+# .meta/sfFieldRef/salesforce_field_reference_<Object>.htm: Case, Order, OrderItem, User, Contact, Account, Product2,
+# EmailMessage, LiveChatTranscript, Knowledge__kav, Lead, Opportunity, Task, Event, Contract, Quote. Written here,
+# not read from the schema. A standard picklist's length is its own: most are 255, some are not (Task.Priority 20).
 _SALESFORCE_LENGTHS = {
     ("Contact", "FirstName"): 40,
     ("Contact", "LastName"): 80,
+    ("Contact", "Name"): 121,
     ("Account", "ShippingCity"): 40,
     ("Account", "ShippingState"): 80,
     ("Product2", "Description"): 4000,
     ("Knowledge__kav", "Summary"): 1000,
+    ("Knowledge__kav", "Title"): 255,
+    ("Knowledge__kav", "PublishStatus"): 40,
+    ("Knowledge__kav", "Language"): 40,
+    ("Case", "CaseNumber"): 30,
+    ("Case", "Status"): 255,
+    ("Case", "Priority"): 255,
+    ("Case", "Subject"): 255,
+    ("Case", "Description"): 32000,
+    ("Order", "Status"): 100,
+    ("Order", "OrderNumber"): 30,
+    ("OrderItem", "OrderItemNumber"): 30,
+    ("User", "Name"): 121,
+    ("User", "Alias"): 8,
+    ("User", "Email"): 128,
+    ("User", "TimeZoneSidKey"): 40,
+    ("User", "LocaleSidKey"): 40,
+    ("User", "LanguageLocaleKey"): 40,
+    ("User", "EmailEncodingKey"): 40,
+    ("EmailMessage", "Subject"): 3000,
+    ("EmailMessage", "TextBody"): 131072,
+    ("EmailMessage", "FromAddress"): 1000,
+    ("LiveChatTranscript", "Body"): 131072,
+    ("Lead", "Status"): 255,
+    ("Lead", "LeadSource"): 255,
+    ("Lead", "Rating"): 255,
+    ("Lead", "Name"): 121,
+    ("Lead", "Description"): 32000,
+    ("Opportunity", "Name"): 120,
+    ("Opportunity", "StageName"): 255,
+    ("Opportunity", "Type"): 255,
+    ("Opportunity", "LeadSource"): 255,
+    ("Opportunity", "Description"): 32000,
+    ("Task", "Priority"): 20,
+    ("Task", "Status"): 255,
+    ("Task", "TaskSubtype"): 40,
+    ("Task", "Description"): 32000,
+    ("Event", "Description"): 32000,
+    ("Contract", "Status"): 100,
+    ("Contract", "ContractNumber"): 30,
+    ("Contract", "Description"): 32000,
+    ("Quote", "Status"): 40,
+    ("Quote", "QuoteNumber"): 30,
+    ("Quote", "Description"): 32000,
 }
 
 
@@ -225,7 +273,18 @@ _SALESFORCE_LENGTHS = {
 def test_shared_fields_have_salesforces_lengths_in_every_kind(kind: str) -> None:
     schema = org_schema(kind)
     for (obj, name), length in _SALESFORCE_LENGTHS.items():
-        assert schema.get_object(obj).get_field(name).max_length == length, (kind, obj, name)  # type: ignore[union-attr]
+        f = schema.get_object(obj, standard=True).get_field(name)  # type: ignore[union-attr]
+        assert f is not None and f.max_length == length, (kind, obj, name, f and f.max_length)
+
+
+@pytest.mark.parametrize("kind", ORG_KINDS)
+def test_every_picklist_value_fits_its_fields_length(kind: str) -> None:
+    # A value the org offers (describe's picklistValues) must be one a write can store: never over the length.
+    schema = org_schema(kind)
+    picklists = [(o, f) for o in schema.objects + schema.standard_objects for f in o.fields if f.picklist_values]
+    assert len(picklists) > 10
+    for obj, f in picklists:
+        assert max(len(v) for v in f.picklist_values) <= f.max_length, (kind, obj.name, f.name)
 
 
 # Who may own a record of each object: the "Refers To" of its OwnerId in Salesforce's Object Reference. Queues
@@ -298,20 +357,33 @@ def test_pro_fields_of_the_service_objects_keep_the_service_facts(kind: str) -> 
 # objects (the Field Reference), written here apart from the schema's declarations.
 _PRO_LENGTHS = {
     "Lead": {"FirstName": 40, "LastName": 80, "Name": 121, "Company": 255, "Title": 128, "Email": 80, "Phone": 40,
-             "City": 40, "State": 80, "Country": 80, "Description": 32000, "LeadSource": 255, "Status": 255},
-    "Opportunity": {"Name": 120, "NextStep": 255, "Description": 32000, "StageName": 255, "LeadSource": 255},
-    "Quote": {"Name": 255, "Email": 80, "Phone": 40, "Description": 32000},
-    "Contract": {"CustomerSignedTitle": 40, "Description": 32000},
-    "Task": {"Subject": 255, "Description": 32000},
+             "City": 40, "State": 80, "Country": 80, "Description": 32000, "LeadSource": 255, "Status": 255,
+             "Industry": 255, "Rating": 255},
+    "Opportunity": {"Name": 120, "NextStep": 255, "Description": 32000, "StageName": 255, "LeadSource": 255,
+                    "Type": 255},
+    "Quote": {"Name": 255, "Email": 80, "Phone": 40, "Description": 32000, "Status": 40, "QuoteNumber": 30},
+    "QuoteLineItem": {"LineNumber": 255},
+    "Contract": {"CustomerSignedTitle": 40, "Description": 32000, "Status": 100, "ContractNumber": 30},
+    "Task": {"Subject": 255, "Description": 32000, "Priority": 20, "Status": 255, "TaskSubtype": 40},
+    "UserTerritory2Association": {"RoleInTerritory2": 255},
     "Event": {"Subject": 255, "Location": 255, "Description": 32000},
     "Territory2": {"Name": 80, "DeveloperName": 80, "Description": 1000},
     "Account": {"Name": 255, "Website": 255, "ShippingStreet": 255, "ShippingCity": 40, "ShippingState": 80,
-                "ShippingPostalCode": 20, "ShippingCountry": 80, "Description": 32000},
-    "Contact": {"Title": 128, "Department": 80, "Phone": 40, "MailingCity": 40, "MailingState": 80},
+                "ShippingPostalCode": 20, "ShippingCountry": 80, "Description": 32000, "Industry": 255, "Type": 255},
+    "Contact": {"Title": 128, "Department": 80, "Phone": 40, "MailingCity": 40, "MailingState": 80,
+                "LeadSource": 255},
     "User": {"Title": 80},
 }  # fmt: skip
 _STRING_LIKE = frozenset(
-    {FieldType.STRING, FieldType.TEXTAREA, FieldType.LONG_TEXT, FieldType.EMAIL, FieldType.PHONE, FieldType.PICKLIST}
+    {
+        FieldType.STRING,
+        FieldType.TEXTAREA,
+        FieldType.LONG_TEXT,
+        FieldType.EMAIL,
+        FieldType.PHONE,
+        FieldType.URL,
+        FieldType.PICKLIST,
+    }
 )
 
 
@@ -323,17 +395,13 @@ def test_pro_declares_salesforces_length_of_every_standard_text_field_it_adds(ki
         for name, length in lengths.items():
             assert schema.get_object(obj).get_field(name).max_length == length, (kind, obj, name)  # type: ignore[union-attr]
     # Every standard string-like field of Pro's objects names its length, but for these service-org fields Pro
-    # inherits unchanged, whose Salesforce type or length differs from what the service org declares (picklists
-    # of 40 characters, an email's addresses, a reference stored as text, a person's compound Name of 121): the
-    # service schema's to settle, not Pro's.
+    # inherits unchanged, whose Salesforce type differs from what the service org declares (a reference stored as
+    # text: ProfileId, CatalogId, LiveChatVisitorId; ToAddress, a string of 4,000 on Salesforce, an email here):
+    # the service schema's to settle, not Pro's.
     unsettled = {
-        "User": {"Name", "ProfileId", "EmailEncodingKey", "LanguageLocaleKey", "LocaleSidKey", "TimeZoneSidKey"},
-        "Contact": {"Name"},
-        "Case": {"Priority", "Status"},
-        "Order": {"Status"},
-        "EmailMessage": {"FromAddress", "TextBody", "ToAddress", "ToIds"},
-        "Knowledge__kav": {"Language", "PublishStatus"},
-        "LiveChatTranscript": {"Body", "LiveChatVisitorId"},
+        "User": {"ProfileId"},
+        "EmailMessage": {"ToAddress", "ToIds"},
+        "LiveChatTranscript": {"LiveChatVisitorId"},
         "ProductCategory": {"CatalogId"},
     }
     missing = [
@@ -350,3 +418,7 @@ def test_pro_declares_salesforces_length_of_every_standard_text_field_it_adds(ki
             assert mine is not None and base is not None and (mine.type, mine.length) == (base.type, base.length)
     street = schema.get_object("Account").get_field("ShippingStreet")  # type: ignore[union-attr]
     assert street is not None and street.type is FieldType.TEXTAREA  # Salesforce's street is a text area
+    # The Field Reference's types: Account.Website is a url (255), Territory2.Description a string (1,000).
+    for obj, name, kind_of in (("Account", "Website", FieldType.URL), ("Territory2", "Description", FieldType.STRING)):
+        f = schema.get_object(obj).get_field(name)  # type: ignore[union-attr]
+        assert f is not None and f.type is kind_of, (kind, obj, name)

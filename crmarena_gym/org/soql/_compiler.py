@@ -116,6 +116,7 @@ _CATEGORY = {
     FieldType.TEXTAREA: "text",
     FieldType.EMAIL: "text",
     FieldType.PHONE: "text",
+    FieldType.URL: "text",
     FieldType.PICKLIST: "text",
     FieldType.LONG_TEXT: "longtext",
     FieldType.DATE: "date",
