@@ -8,6 +8,8 @@ import sqlite3
 
 import pytest
 
+from crmarena_gym.schema import OBJECTS, quote_identifier
+
 # Every reference field, written out by hand: (table, column, parent table).
 REFERENCES = [
     ("Contact", "AccountId", "Account"),
@@ -239,3 +241,36 @@ def test_case_texts_vary_and_name_the_product(db: sqlite3.Connection) -> None:
     # Subjects are not just the issue names.
     issue_names = {r[0] for r in db.execute("SELECT Name FROM Issue__c")}
     assert sum(s in issue_names for s, _d, _p in rows) < 0.4 * len(rows)
+
+
+def test_every_generated_text_value_fits_its_salesforce_length(db: sqlite3.Connection) -> None:
+    """No generated value is longer than its field allows (a write of it would be refused with STRING_TOO_LONG)."""
+    # The lengths a generated value must fit, written out (the Salesforce Field Reference's): a regression in the
+    # schema's lengths must not make this check pass.
+    documented = {
+        ("Case", "Priority"): 255,
+        ("Case", "Status"): 255,
+        ("Order", "Status"): 100,
+        ("User", "TimeZoneSidKey"): 40,
+        ("User", "Alias"): 8,
+        ("User", "Name"): 121,
+        ("Contact", "Name"): 121,
+        ("Account", "ShippingCity"): 40,
+        ("Knowledge__kav", "PublishStatus"): 40,
+        ("Case", "CaseNumber"): 30,
+        ("Order", "OrderNumber"): 30,
+        ("OrderItem", "OrderItemNumber"): 30,
+    }
+    checked = set()
+    for obj in OBJECTS:
+        for f in obj.fields:
+            if not f.type.is_text:
+                continue
+            limit = documented.get((obj.name, f.name), f.max_length)
+            # A computed field (a person's Name, an auto-number) is its SQL expression over the stored columns.
+            value = f.formula or quote_identifier(f.column_name)
+            longest = db.execute(f"SELECT MAX(length({value})) FROM {quote_identifier(obj.name)}").fetchone()[0]
+            assert longest is None or longest <= limit, (obj.name, f.name, longest, limit)
+            if longest is not None:
+                checked.add((obj.name, f.name))
+    assert set(documented) <= checked  # the generator fills each of them

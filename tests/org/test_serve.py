@@ -134,6 +134,30 @@ def test_search_describe_get_and_limits(server: OrgServer, raw: sqlite3.Connecti
     assert {"58.0", "60.0", "62.0"} <= {v["version"] for v in versions}
 
 
+def test_served_picklists_keep_salesforces_lengths(server: OrgServer, raw: sqlite3.Connection) -> None:
+    # The Salesforce Field Reference (Summer '26): Case.Priority and Case.Status are picklists of 255, Order.Status
+    # one of 100, Case.CaseNumber an auto-number string of 30.
+    sf = _sf(server)
+    case = {f["name"]: f for f in sf.Case.describe()["fields"]}
+    order = {f["name"]: f for f in sf.Order.describe()["fields"]}
+    assert [
+        (d[n]["type"], d[n]["length"]) for d, n in ((case, "Priority"), (order, "Status"), (case, "CaseNumber"))
+    ] == [
+        ("picklist", 255),
+        ("picklist", 100),
+        ("string", 30),
+    ]
+    (case_id, priority) = raw.execute('SELECT "Id", "Priority" FROM "Case" ORDER BY "Id" LIMIT 1').fetchone()
+    (order_id, status) = raw.execute('SELECT "Id", "Status" FROM "Order" ORDER BY "Id" LIMIT 1').fetchone()
+    for sobject, record, field, length in (("Case", case_id, "Priority", 255), ("Order", order_id, "Status", 100)):
+        with pytest.raises(simple_salesforce.exceptions.SalesforceMalformedRequest) as info:
+            getattr(sf, sobject).update(record, {field: "x" * (length + 1)})
+        error = info.value.content[0]
+        assert (error["errorCode"], error["fields"]) == ("STRING_TOO_LONG", [field]), error
+        assert error["message"].endswith(f"(max length={length})")
+    assert (sf.Case.get(case_id)["Priority"], sf.Order.get(order_id)["Status"]) == (priority, status)  # unchanged
+
+
 def test_crud_round_trip_and_isolation(server: OrgServer, raw: sqlite3.Connection) -> None:
     a, b = _sf(server), _sf(server)
     (contact_id,) = raw.execute('SELECT "Id" FROM "Contact" LIMIT 1').fetchone()

@@ -130,6 +130,33 @@ def test_records_of_pro_objects_over_rest(org: tuple[str, Path], sf: Any, raw: s
     assert fields["Company"]["nillable"] is (kind == "b2c")
 
 
+def test_served_describe_and_writes_keep_salesforces_lengths(sf: Any, raw: sqlite3.Connection) -> None:
+    # The Salesforce Field Reference (Summer '26): Task.Priority is a picklist of 20, Contract.Status one of 100,
+    # Account.Website a url of 255 (a string to SOQL and to Apex), Territory2.Description a string of 1,000.
+    task = {f["name"]: f for f in sf.Task.describe()["fields"]}
+    account = {f["name"]: f for f in sf.Account.describe()["fields"]}
+    contract = {f["name"]: f for f in sf.Contract.describe()["fields"]}
+    territory = {f["name"]: f for f in sf.Territory2.describe()["fields"]}
+    assert (task["Priority"]["type"], task["Priority"]["length"]) == ("picklist", 20)
+    assert (contract["Status"]["type"], contract["Status"]["length"]) == ("picklist", 100)
+    assert (account["Website"]["type"], account["Website"]["length"], account["Website"]["soapType"]) == (
+        "url",
+        255,
+        "xsd:string",
+    )
+    assert (territory["Description"]["type"], territory["Description"]["length"]) == ("string", 1000)
+    (task_id, priority) = raw.execute("SELECT Id, Priority FROM Task ORDER BY Id LIMIT 1").fetchone()
+    for value, code in (("x" * 21, "STRING_TOO_LONG"), ("x" * 20, "INVALID_OR_NULL_FOR_RESTRICTED_PICKLIST")):
+        assert _error(lambda value=value: sf.Task.update(task_id, {"Priority": value})) == code
+    assert _error(lambda: sf.Task.create({"Subject": "Too urgent", "Priority": "U" * 21})) == "STRING_TOO_LONG"
+    assert sf.Task.get(task_id)["Priority"] == priority  # refused: unchanged
+    (account_id,) = raw.execute("SELECT Id FROM Account ORDER BY Id LIMIT 1").fetchone()
+    assert _error(lambda: sf.Account.update(account_id, {"Website": "w" * 256})) == "STRING_TOO_LONG"
+    sf.Account.update(account_id, {"Website": "www.quartz-labs.example.com"})
+    found = sf.query("SELECT Id FROM Account WHERE Website LIKE '%quartz-labs%'")["records"]
+    assert [r["Id"] for r in found] == [account_id]
+
+
 def test_collections_and_trees_of_pro_objects(sf: Any, raw: sqlite3.Connection) -> None:
     opp, book = raw.execute(
         "SELECT Id, Pricebook2Id FROM Opportunity WHERE Pricebook2Id IS NOT NULL ORDER BY Id LIMIT 1"

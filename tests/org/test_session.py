@@ -418,6 +418,58 @@ def test_limits_of_fields_and_storage(small_org: LocalOrg, raw_conn: sqlite3.Con
         s.drop()
 
 
+# Salesforce's lengths of standard fields of the service org, as the Salesforce Field Reference (Summer '26, API
+# 67.0: developer.salesforce.com/docs/atlas.en-us.sfFieldRef.meta/sfFieldRef/salesforce_field_reference_<Object>.htm)
+# lists them, with the describe type: written here, not read from the schema.
+_SERVICE_DESCRIBE = {
+    ("Case", "CaseNumber"): ("string", 30),
+    ("Case", "Status"): ("picklist", 255),
+    ("Case", "Priority"): ("picklist", 255),
+    ("Order", "Status"): ("picklist", 100),
+    ("Order", "OrderNumber"): ("string", 30),
+    ("OrderItem", "OrderItemNumber"): ("string", 30),
+    ("User", "Name"): ("string", 121),
+    ("User", "TimeZoneSidKey"): ("picklist", 40),
+    ("User", "LanguageLocaleKey"): ("picklist", 40),
+    ("Contact", "Name"): ("string", 121),
+    ("EmailMessage", "TextBody"): ("textarea", 131072),
+    ("EmailMessage", "FromAddress"): ("email", 1000),
+    ("LiveChatTranscript", "Body"): ("textarea", 131072),
+    ("Knowledge__kav", "PublishStatus"): ("picklist", 40),
+    # The standard objects the service org leaves empty describe as Salesforce's do.
+    ("Task", "Priority"): ("picklist", 20),
+    ("Task", "TaskSubtype"): ("picklist", 40),
+    ("Contract", "Status"): ("picklist", 100),
+    ("Quote", "Status"): ("picklist", 40),
+    ("Opportunity", "Description"): ("textarea", 32000),
+    ("Lead", "Name"): ("string", 121),
+}
+
+
+def test_describe_and_writes_keep_salesforces_lengths(small_org: LocalOrg, session: OrgSession) -> None:
+    described = {
+        name: {f["name"]: f for f in small_org.describe(name)["fields"]} for name in {o for o, _ in _SERVICE_DESCRIBE}
+    }
+    got = {(o, n): (described[o][n]["type"], described[o][n]["length"]) for o, n in _SERVICE_DESCRIBE}
+    assert got == _SERVICE_DESCRIBE
+    # A picklist value longer than the field is refused as a text field's (STRING_TOO_LONG, naming the length),
+    # before the value is checked against the picklist; one that fits but is no value is the picklist's refusal.
+    case = session.create("Case", {"Subject": "Picklist lengths"})
+    order = session.query("SELECT Id FROM Order ORDER BY Id LIMIT 1")["records"][0]["Id"]
+    for sobject, record, field, length in (("Case", case, "Priority", 255), ("Order", order, "Status", 100)):
+        with pytest.raises(OrgError) as info:
+            session.update(sobject, record, {field: "x" * (length + 1)})
+        assert info.value.code == "STRING_TOO_LONG", (sobject, field)
+        assert info.value.message.endswith(f"(max length={length})") and info.value.fields == [field]  # type: ignore[attr-defined]
+        assert (
+            _code(session.update, sobject, record, {field: "x" * length}) == "INVALID_OR_NULL_FOR_RESTRICTED_PICKLIST"
+        )
+    assert _code(session.create, "Case", {"Subject": "Too long", "Status": "y" * 256}) == "STRING_TOO_LONG"
+    kept = session.get("Case", case, ["Priority", "Status"])
+    assert (kept["Priority"], kept["Status"]) == ("Medium", "New")  # refused writes changed nothing
+    assert session.query("SELECT COUNT() FROM Case WHERE Subject = 'Too long'")["totalSize"] == 0
+
+
 def test_upsert_by_external_id(session: OrgSession, rows: dict[str, list[dict]]) -> None:
     # Upsert: one match is updated, none creates (with the key set), several answer MULTIPLE_RECORDS_FOUND,
     # a field that is not an External ID answers NOT_FOUND.

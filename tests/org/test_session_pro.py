@@ -666,6 +666,29 @@ SALESFORCE_LENGTHS = {
     ("Event", "Location"): 255,
     ("Territory2", "Name"): 80,
     ("Territory2", "Description"): 1000,
+    # Picklists: most standard ones are 255, a few are not; auto-numbers are 30 (a quote line's 255).
+    ("Lead", "Industry"): 255,
+    ("Lead", "Status"): 255,
+    ("Account", "Industry"): 255,
+    ("Account", "Website"): 255,
+    ("Opportunity", "StageName"): 255,
+    ("Task", "Priority"): 20,
+    ("Task", "Status"): 255,
+    ("Task", "TaskSubtype"): 40,
+    ("Contract", "Status"): 100,
+    ("Contract", "ContractNumber"): 30,
+    ("Quote", "Status"): 40,
+    ("Quote", "QuoteNumber"): 30,
+    ("QuoteLineItem", "LineNumber"): 255,
+    ("Order", "Status"): 100,
+    ("UserTerritory2Association", "RoleInTerritory2"): 255,
+}
+# The Field Reference's types where they are not the obvious ones: a web address is a url, a territory's
+# description a string (not a text area).
+SALESFORCE_TYPES = {
+    ("Account", "Website"): "url",
+    ("Territory2", "Description"): "string",
+    ("Task", "Priority"): "picklist",
 }
 
 
@@ -677,9 +700,16 @@ def test_describe_answers_salesforces_lengths(org: tuple[str, Path, str]) -> Non
             for sobject in {name for name, _ in SALESFORCE_LENGTHS}
         }
         got = {key: described[key[0]][key[1]]["length"] for key in SALESFORCE_LENGTHS}
+        types = {key: described[key[0]][key[1]]["type"] for key in SALESFORCE_TYPES}
+        # SOQL reads a url as text: the org's web addresses, as plain SQLite finds them.
+        websites = local.query("SELECT Id FROM Account WHERE Website LIKE 'www.%'")["totalSize"]
     finally:
         local.close()
     assert got == SALESFORCE_LENGTHS
+    assert types == SALESFORCE_TYPES
+    with sqlite3.connect(org[1].as_uri() + "?mode=ro", uri=True) as raw:
+        expected = raw.execute("SELECT COUNT(*) FROM Account WHERE Website LIKE 'www.%'").fetchone()[0]
+    assert websites == expected and (expected > 0 or org[0] == "b2c")  # every B2B firm has one; households rarely
 
 
 def test_a_value_longer_than_salesforce_allows_is_refused(session: OrgSession, raw: sqlite3.Connection) -> None:
@@ -690,6 +720,11 @@ def test_a_value_longer_than_salesforce_allows_is_refused(session: OrgSession, r
         ("Lead", lead, "Title", 128),
         ("Account", str(_one(raw, "SELECT Id FROM Account ORDER BY Id LIMIT 1")), "ShippingPostalCode", 20),
         ("Opportunity", str(_one(raw, "SELECT Id FROM Opportunity ORDER BY Id LIMIT 1")), "Name", 120),
+        # Picklists follow the same rule: the length first (STRING_TOO_LONG), then the picklist's values.
+        ("Task", str(_one(raw, "SELECT Id FROM Task ORDER BY Id LIMIT 1")), "Priority", 20),
+        ("Contract", str(_one(raw, "SELECT Id FROM Contract ORDER BY Id LIMIT 1")), "Status", 100),
+        ("Quote", str(_one(raw, "SELECT Id FROM Quote ORDER BY Id LIMIT 1")), "Status", 40),
+        ("Account", str(_one(raw, "SELECT Id FROM Account ORDER BY Id LIMIT 1")), "Website", 255),
     ):
         with pytest.raises(OrgError) as info:
             session.update(sobject, record, {field: "x" * (length + 1)})
@@ -698,8 +733,19 @@ def test_a_value_longer_than_salesforce_allows_is_refused(session: OrgSession, r
         assert err.message.startswith(f"{field}: data value too large: ")
         assert err.message.endswith(f"(max length={length})")
         assert err.fields == [field]  # type: ignore[attr-defined]
+    task = str(_one(raw, "SELECT Id FROM Task ORDER BY Id LIMIT 1"))
+    with pytest.raises(OrgError) as unknown:
+        session.update("Task", task, {"Priority": "p" * 20})  # fits the length: no value of the picklist
+    assert unknown.value.code == "INVALID_OR_NULL_FOR_RESTRICTED_PICKLIST"
+    site = "https://www." + "w" * 231 + ".example.com"  # a url of exactly 255 characters is taken
+    account = str(_one(raw, "SELECT Id FROM Account ORDER BY Id LIMIT 1"))
+    session.update("Account", account, {"Website": site})
+    assert session.get("Account", account, ["Website"])["Website"] == site
     with pytest.raises(OrgError) as created:
         session.create("Lead", {"LastName": "Ng", "Company": "Quartz Labs", "City": "y" * 41})
+    assert created.value.code == "STRING_TOO_LONG"
+    with pytest.raises(OrgError) as created:
+        session.create("Task", {"Subject": "Call back", "Priority": "z" * 21})
     assert created.value.code == "STRING_TOO_LONG"
     # Refused writes change nothing: the lead keeps its values, the refused create made no lead.
     kept = session.get("Lead", lead, ["City", "Title"])
@@ -711,19 +757,28 @@ def test_a_value_longer_than_salesforce_allows_is_refused(session: OrgSession, r
 
 def test_every_stored_value_fits_its_declared_length(org: tuple[str, Path, str], raw: sqlite3.Connection) -> None:
     kind = org[0]
-    declared = [(o, f) for o in org_schema(kind).objects for f in o.fields if f.stored and f.length is not None]
+    # Every text field, stored or computed: a length the schema declares or the type's (a picklist's, a url's ...).
+    declared = [(o, f) for o in org_schema(kind).objects for f in o.fields if f.type.is_text]
     tables = {r[0] for r in raw.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     checked = set()
     for obj, f in declared:
         if obj.name not in tables:
             continue
-        table, column = quote_identifier(obj.name), quote_identifier(f.column_name)
+        # A computed field (a person's Name, an auto-number) is its SQL expression over the stored columns.
+        table, column = quote_identifier(obj.name), f.formula or quote_identifier(f.column_name)
         over = raw.execute(
-            f"SELECT Id, length({column}) FROM {table} WHERE length({column}) > ? LIMIT 3", (f.length,)
+            f"SELECT Id, length({column}) FROM {table} WHERE length({column}) > ? LIMIT 3", (f.max_length,)
         ).fetchall()
-        assert not over, (kind, obj.name, f.name, f.length, over)
+        assert not over, (kind, obj.name, f.name, f.max_length, over)
         filled = raw.execute(f"SELECT COUNT(*) FROM {table} WHERE {column} IS NOT NULL").fetchone()[0]
         if filled:
             checked.add((obj.name, f.name))
     # The check reached the fields Pro's generator fills, not only empty columns.
     assert {("Lead", "City"), ("Lead", "LastName"), ("Opportunity", "Name"), ("Account", "ShippingCity")} <= checked
+    assert {
+        ("Task", "Priority"),
+        ("Contract", "Status"),
+        ("Quote", "Status"),
+        ("Contract", "ContractNumber"),
+    } <= checked
+    assert {("Lead", "Name"), ("User", "Name"), ("Order", "Status"), ("Case", "CaseNumber")} <= checked
