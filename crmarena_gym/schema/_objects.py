@@ -21,6 +21,41 @@ CASE_STATUSES = ("New", "Working", "Escalated", "Waiting on Customer", "Closed")
 CASE_PRIORITIES = ("Low", "Medium", "High", "Critical")
 CASE_CHANNELS = ("Email", "Phone", "Web", "Chat", "Social Media")
 ORDER_STATUSES = ("Draft", "Activated")
+#: Salesforce's standard Account.Industry and Lead.Industry values.
+INDUSTRIES = (
+    "Agriculture",
+    "Apparel",
+    "Banking",
+    "Biotechnology",
+    "Chemicals",
+    "Communications",
+    "Construction",
+    "Consulting",
+    "Education",
+    "Electronics",
+    "Energy",
+    "Engineering",
+    "Entertainment",
+    "Environmental",
+    "Finance",
+    "Food & Beverage",
+    "Government",
+    "Healthcare",
+    "Hospitality",
+    "Insurance",
+    "Machinery",
+    "Manufacturing",
+    "Media",
+    "Not For Profit",
+    "Other",
+    "Recreation",
+    "Retail",
+    "Shipping",
+    "Technology",
+    "Telecommunications",
+    "Transportation",
+    "Utilities",
+)
 HISTORY_FIELDS = ("Case Creation", "Owner Assignment", "Case Closed")
 PUBLISH_STATUSES = ("Online", "Draft", "Archived")
 
@@ -795,7 +830,7 @@ LEAD = _standard(
         "Closed - Not Converted",
     ),
     _pick("LeadSource", "Where the lead came from", "Web", "Phone Inquiry", "Partner Referral", "Other"),
-    _text("Industry", "The company's industry"),
+    _pick("Industry", "The company's industry", *INDUSTRIES),
     _pick("Rating", "How promising the lead is", "Hot", "Warm", "Cold"),
     _text("City", "City", 40),
     _text("State", "State", 80),
@@ -818,7 +853,8 @@ def _activity(
         prefix,
         label,
         description,
-        _text("Subject", "What the activity is about"),
+        # A combobox (a picklist that takes any text too): the Field Reference's Task.Subject and Event.Subject.
+        Field("Subject", T.COMBOBOX, "What the activity is about", length=255),
         *fields,
         Field("ActivityDate", T.DATE, "The day of the activity"),
         _pick("Type", "Kind of activity", "Call", "Email", "Meeting", "Other"),

@@ -30,6 +30,7 @@ from crmarena_gym.schema._objects import (
     CASE_HISTORY,
     CONTACT,
     EMAIL_MESSAGE,
+    INDUSTRIES,
     ISSUE,
     KNOWLEDGE,
     LIVE_CHAT_TRANSCRIPT,
@@ -70,41 +71,6 @@ TASK_STATUSES = ("Not Started", "In Progress", "Completed", "Waiting on someone 
 TASK_PRIORITIES = ("High", "Normal", "Low")
 ACTIVITY_TYPES = ("Call", "Email", "Meeting", "Other")
 LEAD_SOURCES = ("Web", "Phone Inquiry", "Partner Referral", "Purchased List", "Trade Show", "Other")
-#: Salesforce's standard Account.Industry values.
-INDUSTRIES = (
-    "Agriculture",
-    "Apparel",
-    "Banking",
-    "Biotechnology",
-    "Chemicals",
-    "Communications",
-    "Construction",
-    "Consulting",
-    "Education",
-    "Electronics",
-    "Energy",
-    "Engineering",
-    "Entertainment",
-    "Environmental",
-    "Finance",
-    "Food & Beverage",
-    "Government",
-    "Healthcare",
-    "Hospitality",
-    "Insurance",
-    "Machinery",
-    "Manufacturing",
-    "Media",
-    "Not For Profit",
-    "Other",
-    "Recreation",
-    "Retail",
-    "Shipping",
-    "Technology",
-    "Telecommunications",
-    "Transportation",
-    "Utilities",
-)
 ACCOUNT_TYPES = (
     "Prospect",
     "Customer - Direct",
@@ -451,7 +417,7 @@ def _task() -> SObject:
         "A to-do item of a sale or a case: what to do, for which record, and where it stands",
         (
             _id("task"),
-            Field("Subject", T.STRING, "What the task is", searchable=True, name_field=True, length=255),
+            Field("Subject", T.COMBOBOX, "What the task is", searchable=True, name_field=True, length=255),
             _pick("Status", "Where the task stands", TASK_STATUSES),
             _pick("Priority", "Urgency of the task", TASK_PRIORITIES, 20),
             Field("ActivityDate", T.DATE, "The day the task is due"),
@@ -480,7 +446,7 @@ def _event() -> SObject:
         "A meeting or call on the calendar: a demo, a site visit, a review",
         (
             _id("event"),
-            Field("Subject", T.STRING, "What the event is", searchable=True, name_field=True, length=255),
+            Field("Subject", T.COMBOBOX, "What the event is", searchable=True, name_field=True, length=255),
             Field("StartDateTime", T.DATETIME, "When the event starts (UTC)"),
             Field("EndDateTime", T.DATETIME, "When the event ends (UTC)"),
             Field("ActivityDate", T.DATE, "The day of the event"),

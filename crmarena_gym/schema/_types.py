@@ -18,6 +18,7 @@ class FieldType(enum.StrEnum):
     EMAIL = "email"
     PHONE = "phone"
     URL = "url"
+    COMBOBOX = "combobox"
     PICKLIST = "picklist"
     DATE = "date"
     DATETIME = "datetime"
@@ -58,6 +59,7 @@ _LENGTHS = {
     FieldType.EMAIL: 80,
     FieldType.PHONE: 40,
     FieldType.URL: 255,
+    FieldType.COMBOBOX: 255,
     FieldType.PICKLIST: 255,
 }
 _UNGROUPABLE = frozenset({FieldType.LONG_TEXT, FieldType.DATETIME, FieldType.DOUBLE, FieldType.CURRENCY})
@@ -71,6 +73,7 @@ _TEXT_TYPES = frozenset(
         FieldType.EMAIL,
         FieldType.PHONE,
         FieldType.URL,
+        FieldType.COMBOBOX,
         FieldType.PICKLIST,
     }
 )

@@ -443,6 +443,9 @@ _SERVICE_DESCRIBE = {
     ("Quote", "Status"): ("picklist", 40),
     ("Opportunity", "Description"): ("textarea", 32000),
     ("Lead", "Name"): ("string", 121),
+    ("Lead", "Industry"): ("picklist", 255),
+    ("Task", "Subject"): ("combobox", 255),
+    ("Event", "Subject"): ("combobox", 255),
 }
 
 
@@ -468,6 +471,29 @@ def test_describe_and_writes_keep_salesforces_lengths(small_org: LocalOrg, sessi
     kept = session.get("Case", case, ["Priority", "Status"])
     assert (kept["Priority"], kept["Status"]) == ("Medium", "New")  # refused writes changed nothing
     assert session.query("SELECT COUNT() FROM Case WHERE Subject = 'Too long'")["totalSize"] == 0
+
+
+def test_ids_of_objects_the_org_lacks_stay_text_and_their_relationships_are_refused(
+    small_org: LocalOrg, raw_conn: sqlite3.Connection
+) -> None:
+    # On Salesforce User.ProfileId refers to Profile, ProductCategory.CatalogId to ProductCatalog and
+    # LiveChatTranscript.LiveChatVisitorId to LiveChatVisitor (the Field Reference: reference, 18). This org has none
+    # of those objects: the ids stay plain text, describe offers no relationship, and a query through one is refused
+    # as Salesforce refuses a relationship or an object it does not know, never answered with nulls.
+    for sobject, field, relationship, target in (
+        ("User", "ProfileId", "Profile", "Profile"),
+        ("ProductCategory", "CatalogId", "Catalog", "ProductCatalog"),
+        ("LiveChatTranscript", "LiveChatVisitorId", "LiveChatVisitor", "LiveChatVisitor"),
+    ):
+        described = {f["name"]: f for f in small_org.describe(sobject)["fields"]}[field]
+        assert (described["type"], described["relationshipName"], described["referenceTo"]) == ("string", None, [])
+        with pytest.raises(OrgError) as info:
+            small_org.query(f"SELECT {relationship}.Name FROM {sobject}")
+        assert info.value.code == "INVALID_FIELD", (sobject, info.value)
+        assert f"Didn't understand relationship '{relationship}'" in info.value.message
+        assert _code(small_org.query, f"SELECT Id FROM {target}") == "INVALID_TYPE"
+    (user, profile) = _first(raw_conn, 'SELECT "Id", "ProfileId" FROM "User" ORDER BY "Id" LIMIT 1')
+    assert small_org.query(f"SELECT ProfileId FROM User WHERE Id = '{user}'")["records"][0]["ProfileId"] == profile
 
 
 def test_upsert_by_external_id(session: OrgSession, rows: dict[str, list[dict]]) -> None:

@@ -684,11 +684,13 @@ SALESFORCE_LENGTHS = {
     ("UserTerritory2Association", "RoleInTerritory2"): 255,
 }
 # The Field Reference's types where they are not the obvious ones: a web address is a url, a territory's
-# description a string (not a text area).
+# description a string (not a text area), an activity's subject a combobox.
 SALESFORCE_TYPES = {
     ("Account", "Website"): "url",
     ("Territory2", "Description"): "string",
     ("Task", "Priority"): "picklist",
+    ("Task", "Subject"): "combobox",
+    ("Event", "Subject"): "combobox",
 }
 
 

@@ -382,6 +382,7 @@ _STRING_LIKE = frozenset(
         FieldType.EMAIL,
         FieldType.PHONE,
         FieldType.URL,
+        FieldType.COMBOBOX,
         FieldType.PICKLIST,
     }
 )
@@ -418,7 +419,13 @@ def test_pro_declares_salesforces_length_of_every_standard_text_field_it_adds(ki
             assert mine is not None and base is not None and (mine.type, mine.length) == (base.type, base.length)
     street = schema.get_object("Account").get_field("ShippingStreet")  # type: ignore[union-attr]
     assert street is not None and street.type is FieldType.TEXTAREA  # Salesforce's street is a text area
-    # The Field Reference's types: Account.Website is a url (255), Territory2.Description a string (1,000).
-    for obj, name, kind_of in (("Account", "Website", FieldType.URL), ("Territory2", "Description", FieldType.STRING)):
+    # The Field Reference's types: Account.Website is a url (255), Territory2.Description a string (1,000), a task's
+    # and an event's Subject a combobox (255).
+    for obj, name, kind_of in (
+        ("Account", "Website", FieldType.URL),
+        ("Territory2", "Description", FieldType.STRING),
+        ("Task", "Subject", FieldType.COMBOBOX),
+        ("Event", "Subject", FieldType.COMBOBOX),
+    ):
         f = schema.get_object(obj).get_field(name)  # type: ignore[union-attr]
         assert f is not None and f.type is kind_of, (kind, obj, name)

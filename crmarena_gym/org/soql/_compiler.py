@@ -117,6 +117,7 @@ _CATEGORY = {
     FieldType.EMAIL: "text",
     FieldType.PHONE: "text",
     FieldType.URL: "text",
+    FieldType.COMBOBOX: "text",
     FieldType.PICKLIST: "text",
     FieldType.LONG_TEXT: "longtext",
     FieldType.DATE: "date",
