@@ -191,7 +191,8 @@ def _opportunity(kind: str) -> SObject:
                 "The sales stage, in order: Qualification, Discovery, Quote, Negotiation, Closed",
                 OPPORTUNITY_STAGES,
             ),
-            Field("Probability", T.DOUBLE, "Likelihood of closing, in percent (follows the stage)"),
+            # A percent, as the Field Reference types Opportunity.Probability and QuoteLineItem.Discount: a number.
+            Field("Probability", T.PERCENT, "Likelihood of closing, in percent (follows the stage)"),
             Field("Amount", T.CURRENCY, "Value of the sale: the sum of its line items' total prices, in US dollars"),
             Field("CloseDate", T.DATE, "The day the sale closed, or is expected to close"),
             _pick("Type", "Kind of deal", OPPORTUNITY_TYPES),
@@ -262,7 +263,8 @@ def _opportunity_line_item() -> SObject:
             Field("ListPrice", T.CURRENCY, "List price of one unit, in US dollars (from the price book)"),
             Field("TotalPrice", T.CURRENCY, "Quantity times sales price, in US dollars"),
             Field("ServiceDate", T.DATE, "The day the product is delivered or the service starts"),
-            Field("Description", T.TEXTAREA, "Notes on the line", length=255),
+            # The Field Reference's line Description is a string of 255 (not a text area), as a quote line's.
+            Field("Description", T.STRING, "Notes on the line", length=255),
             *_audit(_LINE_DAY, _LINE_DAY, _ORG_CREATOR),
         ),
     )
@@ -344,7 +346,7 @@ def _quote_line_item() -> SObject:
             Field("Quantity", T.DOUBLE, "Number of units"),
             Field("UnitPrice", T.CURRENCY, "Sales price of one unit, in US dollars"),
             Field("ListPrice", T.CURRENCY, "List price of one unit, in US dollars"),
-            Field("Discount", T.DOUBLE, "Discount on the line, in percent (10 means 10%)"),
+            Field("Discount", T.PERCENT, "Discount on the line, in percent (10 means 10%)"),
             Field(
                 "Subtotal",
                 T.CURRENCY,
@@ -352,7 +354,7 @@ def _quote_line_item() -> SObject:
                 formula='"Quantity" * "UnitPrice"',
             ),
             Field("TotalPrice", T.CURRENCY, "Quantity times sales price, less the discount, in US dollars"),
-            Field("Description", T.TEXTAREA, "Notes on the line", length=255),
+            Field("Description", T.STRING, "Notes on the line", length=255),
             # The Field Reference's QuoteLineItem.LineNumber is 255 long, where other auto-numbers are 30.
             _autonumber("LineNumber", "The line's number, in the order lines were entered", 1, length=255),
             *_audit(_QUOTE_LINE_DAY, _QUOTE_LINE_DAY, _ORG_CREATOR),

@@ -13,6 +13,7 @@ _AFFINITY = {
     FieldType.BOOLEAN: "INTEGER",
     FieldType.INTEGER: "INTEGER",
     FieldType.DOUBLE: "REAL",
+    FieldType.PERCENT: "REAL",
     FieldType.CURRENCY: "REAL",
 }
 

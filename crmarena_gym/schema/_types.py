@@ -23,6 +23,7 @@ class FieldType(enum.StrEnum):
     DATE = "date"
     DATETIME = "datetime"
     DOUBLE = "double"
+    PERCENT = "percent"
     CURRENCY = "currency"
     INTEGER = "int"
     BOOLEAN = "boolean"
@@ -35,7 +36,7 @@ class FieldType(enum.StrEnum):
     @property
     def is_numeric(self) -> bool:
         """Whether values are numbers (sums and averages apply)."""
-        return self in (FieldType.DOUBLE, FieldType.CURRENCY, FieldType.INTEGER)
+        return self in (FieldType.DOUBLE, FieldType.PERCENT, FieldType.CURRENCY, FieldType.INTEGER)
 
     @property
     def is_temporal(self) -> bool:
@@ -62,7 +63,9 @@ _LENGTHS = {
     FieldType.COMBOBOX: 255,
     FieldType.PICKLIST: 255,
 }
-_UNGROUPABLE = frozenset({FieldType.LONG_TEXT, FieldType.DATETIME, FieldType.DOUBLE, FieldType.CURRENCY})
+_UNGROUPABLE = frozenset(
+    {FieldType.LONG_TEXT, FieldType.DATETIME, FieldType.DOUBLE, FieldType.PERCENT, FieldType.CURRENCY}
+)
 _TEXT_TYPES = frozenset(
     {
         FieldType.ID,

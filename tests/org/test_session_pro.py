@@ -691,6 +691,10 @@ SALESFORCE_TYPES = {
     ("Task", "Priority"): "picklist",
     ("Task", "Subject"): "combobox",
     ("Event", "Subject"): "combobox",
+    ("Opportunity", "Probability"): "percent",
+    ("QuoteLineItem", "Discount"): "percent",
+    ("OpportunityLineItem", "Description"): "string",
+    ("QuoteLineItem", "Description"): "string",
 }
 
 
@@ -702,13 +706,22 @@ def test_describe_answers_salesforces_lengths(org: tuple[str, Path, str]) -> Non
             for sobject in {name for name, _ in SALESFORCE_LENGTHS}
         }
         got = {key: described[key[0]][key[1]]["length"] for key in SALESFORCE_LENGTHS}
+        for sobject in {name for name, _ in SALESFORCE_TYPES} - set(described):
+            described[sobject] = {f["name"]: f for f in local.describe(sobject)["fields"]}
         types = {key: described[key[0]][key[1]]["type"] for key in SALESFORCE_TYPES}
+        # A percent is a number to SOQL (compared and summed as one), and cannot be grouped, as a double.
+        stages = local.query("SELECT COUNT() FROM Opportunity WHERE Probability >= 50")["totalSize"]
+        with pytest.raises(OrgError) as grouped:
+            local.query("SELECT Probability, COUNT(Id) FROM Opportunity GROUP BY Probability")
         # SOQL reads a url as text: the org's web addresses, as plain SQLite finds them.
         websites = local.query("SELECT Id FROM Account WHERE Website LIKE 'www.%'")["totalSize"]
     finally:
         local.close()
     assert got == SALESFORCE_LENGTHS
     assert types == SALESFORCE_TYPES
+    assert "can not be grouped" in grouped.value.message
+    with sqlite3.connect(org[1].as_uri() + "?mode=ro", uri=True) as raw:
+        assert stages == raw.execute("SELECT COUNT(*) FROM Opportunity WHERE Probability >= 50").fetchone()[0] > 0
     with sqlite3.connect(org[1].as_uri() + "?mode=ro", uri=True) as raw:
         expected = raw.execute("SELECT COUNT(*) FROM Account WHERE Website LIKE 'www.%'").fetchone()[0]
     assert websites == expected and (expected > 0 or org[0] == "b2c")  # every B2B firm has one; households rarely

@@ -426,6 +426,10 @@ def test_pro_declares_salesforces_length_of_every_standard_text_field_it_adds(ki
         ("Territory2", "Description", FieldType.STRING),
         ("Task", "Subject", FieldType.COMBOBOX),
         ("Event", "Subject", FieldType.COMBOBOX),
+        ("Opportunity", "Probability", FieldType.PERCENT),
+        ("QuoteLineItem", "Discount", FieldType.PERCENT),
+        ("OpportunityLineItem", "Description", FieldType.STRING),
+        ("QuoteLineItem", "Description", FieldType.STRING),
     ):
         f = schema.get_object(obj).get_field(name)  # type: ignore[union-attr]
         assert f is not None and f.type is kind_of, (kind, obj, name)

@@ -15,6 +15,7 @@ _SOAP = {
     FieldType.DATE: "xsd:date",
     FieldType.DATETIME: "xsd:dateTime",
     FieldType.DOUBLE: "xsd:double",
+    FieldType.PERCENT: "xsd:double",
     FieldType.CURRENCY: "xsd:double",
     FieldType.INTEGER: "xsd:int",
     FieldType.BOOLEAN: "xsd:boolean",

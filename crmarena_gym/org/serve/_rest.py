@@ -73,6 +73,7 @@ _APEX_TYPES = {
     FieldType.DATE: "Date",
     FieldType.DATETIME: "Datetime",
     FieldType.DOUBLE: "Double",
+    FieldType.PERCENT: "Double",
     FieldType.CURRENCY: "Decimal",
     FieldType.INTEGER: "Integer",
     FieldType.BOOLEAN: "Boolean",

@@ -123,6 +123,7 @@ _CATEGORY = {
     FieldType.DATE: "date",
     FieldType.DATETIME: "datetime",
     FieldType.DOUBLE: "double",
+    FieldType.PERCENT: "double",  # a number to SOQL (a percent of 50 is 50)
     FieldType.CURRENCY: "currency",
     FieldType.INTEGER: "int",
     FieldType.BOOLEAN: "boolean",
