@@ -598,7 +598,9 @@ EMAIL_MESSAGE = SObject(
             on_delete="cascade",
         ),
         Field("FromAddress", T.EMAIL, "Sender's address", searchable=True, length=1000),
-        Field("ToAddress", T.EMAIL, "Recipient's address", searchable=True),
+        # The Field Reference's ToAddress is a string of 4,000 (a list of addresses), not an email field: SOSL's
+        # IN EMAIL FIELDS does not search it, and a write is not checked as one address.
+        Field("ToAddress", T.STRING, "Recipient's address", searchable=True, length=4000),
         Field("ToIds", T.STRING, "Ids of the recipients, as a JSON list"),
         Field("MessageDate", T.DATETIME, "When the email was sent (UTC)"),
         *_audit('"MessageDate"', '"MessageDate"', _ORG_CREATOR),

@@ -434,6 +434,7 @@ _SERVICE_DESCRIBE = {
     ("Contact", "Name"): ("string", 121),
     ("EmailMessage", "TextBody"): ("textarea", 131072),
     ("EmailMessage", "FromAddress"): ("email", 1000),
+    ("EmailMessage", "ToAddress"): ("string", 4000),
     ("LiveChatTranscript", "Body"): ("textarea", 131072),
     ("Knowledge__kav", "PublishStatus"): ("picklist", 40),
     # The standard objects the service org leaves empty describe as Salesforce's do.
@@ -471,6 +472,12 @@ def test_describe_and_writes_keep_salesforces_lengths(small_org: LocalOrg, sessi
     kept = session.get("Case", case, ["Priority", "Status"])
     assert (kept["Priority"], kept["Status"]) == ("Medium", "New")  # refused writes changed nothing
     assert session.query("SELECT COUNT() FROM Case WHERE Subject = 'Too long'")["totalSize"] == 0
+    # ToAddress is Salesforce's string of 4,000: a list of recipients is taken, 4,001 characters are not.
+    recipients = "ann@example.com; bo@example.com"
+    mail = session.create("EmailMessage", {"ParentId": case, "FromAddress": "cy@example.com", "ToAddress": recipients})
+    assert session.get("EmailMessage", mail, ["ToAddress"])["ToAddress"] == recipients
+    too_many = {"ParentId": case, "ToAddress": "a" * 4001}
+    assert _code(session.create, "EmailMessage", too_many) == "STRING_TOO_LONG"
 
 
 def test_ids_of_objects_the_org_lacks_stay_text_and_their_relationships_are_refused(

@@ -244,6 +244,7 @@ _SALESFORCE_LENGTHS = {
     ("EmailMessage", "Subject"): 3000,
     ("EmailMessage", "TextBody"): 131072,
     ("EmailMessage", "FromAddress"): 1000,
+    ("EmailMessage", "ToAddress"): 4000,
     ("LiveChatTranscript", "Body"): 131072,
     ("Lead", "Status"): 255,
     ("Lead", "LeadSource"): 255,
@@ -397,11 +398,10 @@ def test_pro_declares_salesforces_length_of_every_standard_text_field_it_adds(ki
             assert schema.get_object(obj).get_field(name).max_length == length, (kind, obj, name)  # type: ignore[union-attr]
     # Every standard string-like field of Pro's objects names its length, but for these service-org fields Pro
     # inherits unchanged, whose Salesforce type differs from what the service org declares (a reference stored as
-    # text: ProfileId, CatalogId, LiveChatVisitorId; ToAddress, a string of 4,000 on Salesforce, an email here):
-    # the service schema's to settle, not Pro's.
+    # text: ProfileId, CatalogId, LiveChatVisitorId, ToIds): the service schema's to settle, not Pro's.
     unsettled = {
         "User": {"ProfileId"},
-        "EmailMessage": {"ToAddress", "ToIds"},
+        "EmailMessage": {"ToIds"},
         "LiveChatTranscript": {"LiveChatVisitorId"},
         "ProductCategory": {"CatalogId"},
     }
