@@ -69,7 +69,7 @@ from crmarena_gym.datagen._perturb import (
     perturbation_hash,
 )
 from crmarena_gym.datagen._pro import ProKnobs
-from crmarena_gym.datagen._text import COMPANY, ISSUES, case_text
+from crmarena_gym.datagen._text import COMPANY, ISSUES, CaseReading, case_text, read_case_text
 
 __all__ = [
     "COMPANY",
@@ -84,6 +84,7 @@ __all__ = [
     "ORIGINAL_ROW_COUNTS",
     "PERTURBATION_KINDS",
     "PERTURBATION_VERSION",
+    "CaseReading",
     "Manifest",
     "Perturbation",
     "ProKnobs",
@@ -96,6 +97,7 @@ __all__ = [
     "parse_perturbations",
     "perturb_org",
     "perturbation_hash",
+    "read_case_text",
     "read_hidden",
     "read_latent",
     "read_manifest",

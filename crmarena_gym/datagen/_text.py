@@ -14,6 +14,7 @@ Example:
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass
 
 from crmarena_gym.datagen._rand import Rand
@@ -267,25 +268,84 @@ def issue_description(issue: int) -> str:
     return ISSUES[issue][1]
 
 
+# What a customer may add at the end of a case description.
+_EXTRAS = (
+    " I've been a customer for years and this is the first time this has happened.",
+    " I'd appreciate a quick reply.",
+    " Please let me know what you need from me.",
+    " This is pretty frustrating.",
+    " Thanks in advance for your help.",
+)
+
+
 def case_text(rand: Rand, issue: int, product: str) -> tuple[str, str]:
     """A case subject and description for a product and an issue (0-based index into ISSUES).
 
-    Task generators use this too, to phrase new cases for routing.
+    Task generators use this too, to phrase new cases for routing; :func:`read_case_text` reads them back.
     """
     subject = rand.choice(_SUBJECTS[issue]).format(product=product)
     description = rand.choice(_DESCRIPTIONS[issue]).format(product=product)
     if rand.chance(0.5):
-        extra = rand.choice(
-            (
-                " I've been a customer for years and this is the first time this has happened.",
-                " I'd appreciate a quick reply.",
-                " Please let me know what you need from me.",
-                " This is pretty frustrating.",
-                " Thanks in advance for your help.",
-            )
-        )
-        description += extra
+        description += rand.choice(_EXTRAS)
     return subject, description
+
+
+@dataclass(frozen=True)
+class CaseReading:
+    """What a case's text says: the issue it is about (by its name in :data:`ISSUES`) and the product it names.
+
+    Attributes:
+        issue: The issue's name (``"Product Defect"``).
+        product: The product's name as the text writes it.
+    """
+
+    issue: str
+    product: str
+
+
+def _pattern(template: str) -> re.Pattern[str]:
+    """``template`` as a pattern that matches the whole text, ``{product}`` read as any non-empty text."""
+    parts = [re.escape(part) for part in template.split("{product}")]
+    assert len(parts) <= 2, f"a case template names its product at most once: {template!r}"
+    return re.compile("(?P<product>.+)".join(parts), re.DOTALL)
+
+
+_SUBJECT_PATTERNS = tuple(tuple(_pattern(t) for t in templates) for templates in _SUBJECTS)
+# Per template, with each closing sentence before the bare template: a description that ends with one of them ends
+# with that sentence, which is no part of the product's name.
+_DESCRIPTION_PATTERNS = tuple(
+    tuple(tuple(_pattern(t + extra) for extra in (*_EXTRAS, "")) for t in templates) for templates in _DESCRIPTIONS
+)
+
+
+def read_case_text(subject: str, description: str) -> tuple[CaseReading, ...]:
+    """Every reading of a case's subject and description as :func:`case_text` writes them: the issues whose
+    templates give both texts, each with the product the texts name (the same in both where the subject names
+    one). It stands for a perfect reader of the case: an issue is recognised by what the text says, not by its
+    name, which most texts never write ("Defective ..." is a Product Defect).
+
+    Returns:
+        The readings, sorted; none for a text no template writes, several where the text fits more than one.
+
+    Example:
+        >>> subject, description = case_text(Rand(1), 3, "Men's Trail Running Shoes")
+        >>> read_case_text(subject, description)
+        (CaseReading(issue='Product Defect', product="Men's Trail Running Shoes"),)
+        >>> read_case_text("Hello", "My shoes are fine.")
+        ()
+    """
+    subject, description = subject.strip(), description.strip()
+    found: set[CaseReading] = set()
+    for issue, (subjects, descriptions) in enumerate(zip(_SUBJECT_PATTERNS, _DESCRIPTION_PATTERNS, strict=True)):
+        named = [m for m in (p.fullmatch(subject) for p in subjects) if m is not None]
+        if not named:
+            continue
+        in_subject = {m.groupdict().get("product") for m in named}
+        for closings in descriptions:
+            match = next((m for m in (p.fullmatch(description) for p in closings) if m is not None), None)
+            if match is not None and (None in in_subject or match["product"] in in_subject):
+                found.add(CaseReading(ISSUES[issue][0], match["product"]))
+    return tuple(sorted(found, key=lambda r: (r.issue, r.product)))
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,15 @@ import gymnasium as gym
 from crmarena_gym.envs import QUERY_OUTPUT_PREFIX
 from crmarena_gym.policies._base import PolicyError
 from crmarena_gym.policies._simple import OraclePolicy, episode_instance
-from crmarena_gym.tasks import NONE_ANSWER, OracleError, SchemaNames, TaskInstance, ToolCall, run_solver
+from crmarena_gym.tasks import (
+    CASE_TEXT_READS,
+    NONE_ANSWER,
+    OracleError,
+    SchemaNames,
+    TaskInstance,
+    ToolCall,
+    run_solver,
+)
 from crmarena_gym.wrappers import INVALID_SESSION_ID, REQUEST_LIMIT_EXCEEDED, TRANSIENT_ERROR, TurnLimit
 
 __all__ = ["ReactiveOraclePolicy"]
@@ -174,6 +182,9 @@ class ReactiveOraclePolicy(OraclePolicy):
         self._names = SchemaNames.read(info.get("schema"), self._instance.kind)
         self._writes = None
         acting = info.get("answer_mode") == "act"
+        if not acting:  # the question states the new case: its text is read there, never from the hidden values
+            params = {k: v for k, v in self._instance.params.items() if k not in CASE_TEXT_READS.values()}
+            self._instance = self._instance.model_copy(update={"params": params})
         self._act_setup = (self._instance, dict(info.get("records") or {})) if acting else None
         self._act_answers = bool(info.get("act_answers"))
         # Act mode: the set-up records whose fields the question leaves out, read first by the Id the environment

@@ -46,6 +46,7 @@ import re
 
 from crmarena_gym._memory import bytes_cache
 from crmarena_gym.rl._facts import QuestionFacts
+from crmarena_gym.tasks import read_new_case
 from crmarena_gym.tools import get_period, get_start_date, to_argument_datetime
 
 __all__ = [
@@ -75,10 +76,6 @@ _UNITS = {"day": "days", "week": "weeks", "month": "months", "quarter": "quarter
 _PER_UNIT = {"year": 12}  # a year is twelve months to the date tools, which have no year unit
 _TODAY_RE = re.compile(r"Today's date:\s*(\d{4}-\d{2}-\d{2})")
 _ID_PREFIXES = {"product_id": "01t", "contact_id": "003", "case_id": "500", "issue_id": "a1M"}
-_CASE_LINE_RE = {
-    key: re.compile(rf"^- (?:Case )?{label}:[ \t]*(\S.*)$", re.MULTILINE)
-    for key, label in (("case_subject", "Subject"), ("case_description", "Description"))
-}
 
 
 def _number(word: str) -> int | None:
@@ -330,8 +327,7 @@ def parse_question(task: str, text: str) -> QuestionFacts:
     term = parse_search_term(question) if purchase_date and contact_id else None
     words = term.split() if term else []
     readings = tuple(dict.fromkeys(" ".join(words[-n:]) for n in (len(words), 2, 1) if words))
-    subject = _CASE_LINE_RE["case_subject"].search(question)
-    description = _CASE_LINE_RE["case_description"].search(question)
+    subject, description = read_new_case(question)
     return QuestionFacts(
         task=task,
         text=text,
@@ -346,7 +342,7 @@ def parse_question(task: str, text: str) -> QuestionFacts:
         issue_id=_quoted_id(text, _ID_PREFIXES["issue_id"]),
         purchase_date=purchase_date if contact_id else None,
         search_term=term,
-        case_subject=subject.group(1).strip() if subject else None,
-        case_description=description.group(1).strip() if description else None,
+        case_subject=subject,
+        case_description=description,
         search_terms=readings,
     )

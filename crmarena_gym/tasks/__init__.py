@@ -13,6 +13,7 @@ from __future__ import annotations
 from crmarena_gym.tasks._act import (
     ACT_TASKS,
     ANSWER_MODES,
+    CASE_TEXT_READS,
     ActPlan,
     AnswerMode,
     SetupRecord,
@@ -59,6 +60,7 @@ from crmarena_gym.tasks._interactive import (
     register_splitter,
 )
 from crmarena_gym.tasks._loader import TaskFileError, load_tasks, save_tasks
+from crmarena_gym.tasks._new_case import new_case_lines, read_new_case
 from crmarena_gym.tasks._oracle import (
     ORACLES,
     OracleError,
@@ -114,6 +116,7 @@ __all__ = [
     "ANSWER_CAP",
     "ANSWER_MODES",
     "ASKING",
+    "CASE_TEXT_READS",
     "DEFAULT_DISTRIBUTION",
     "DEFAULT_PER_TASK",
     "DEFAULT_TASK_SEED",
@@ -177,10 +180,12 @@ __all__ = [
     "measure_competition",
     "missing_gold_records",
     "month_window",
+    "new_case_lines",
     "normalize_answer",
     "oracle_trace",
     "past_window",
     "quarter_window",
+    "read_new_case",
     "recompute_tasks",
     "register_splitter",
     "run_solver",

@@ -28,7 +28,16 @@ from crmarena_gym.tasks._oracle import ToolCall
 from crmarena_gym.tasks._spec import PRO_ORG_KINDS
 from crmarena_gym.tasks.pro._act import PRO_ACT_PLANS
 
-__all__ = ["ACT_TASKS", "ANSWER_MODES", "ActPlan", "AnswerMode", "SetupRecord", "act_plan", "act_task_names"]
+__all__ = [
+    "ACT_TASKS",
+    "ANSWER_MODES",
+    "CASE_TEXT_READS",
+    "ActPlan",
+    "AnswerMode",
+    "SetupRecord",
+    "act_plan",
+    "act_task_names",
+]
 
 _NCR_ACT_TEMPLATES = (
     "A new case has just been logged as {case}. Route it by the case routing policy: make the agent the policy "

@@ -8,7 +8,10 @@ unanswerable share at ``null_share`` for the tasks that can be unanswerable.
 The four tasks that are not aggregates draw as follows:
 
 - NCR: an issue and a product; the new case's subject and description come from the generator's case
-  text templates (:func:`crmarena_gym.datagen.case_text`), so that they read like the org's cases.
+  text templates (:func:`crmarena_gym.datagen.case_text`), so that they read like the org's cases. A draw is
+  kept only if an agent can route it from what it reads: the text reads as that issue and product alone
+  (:func:`crmarena_gym.datagen.read_case_text`), no other issue bears the issue's name, and where the issue's
+  rule leaves agents tied, a search for the product's name finds no other product that was ordered.
 - NED: a purchase (contact, day, product) of an activated order; the customer describes the product
   by its type and a detail or two its record supports, and asks relative to today. About a third of
   the draws misremember the day or describe another product, which makes them unanswerable. A draw
@@ -38,7 +41,7 @@ from typing import Any, Literal, TypeVar
 
 import numpy as np
 
-from crmarena_gym.datagen import ISSUES, case_text
+from crmarena_gym.datagen import ISSUES, CaseReading, case_text, read_case_text
 from crmarena_gym.schema import get_object
 from crmarena_gym.tasks import _gold as gold
 from crmarena_gym.tasks._context import (
@@ -50,12 +53,15 @@ from crmarena_gym.tasks._context import (
     todays_date_line,
 )
 from crmarena_gym.tasks._instance import TaskInstance
+from crmarena_gym.tasks._new_case import new_case_lines
 from crmarena_gym.tasks._periods import MONTH_NAMES
 from crmarena_gym.tasks._phrasing import PhrasedWindow, capitalize_first, pick, random_window, say_number
 from crmarena_gym.tasks._spec import TASK_SPECS, TaskSpec, get_task_spec
 
-#: Bump whenever the instances generated for some org and seed change (it keys the task-set cache).
-TASK_GENERATOR_VERSION = 3
+#: Bump whenever the instances generated for some org and seed change (it keys the task-set cache). Version 4
+#: keeps only NCR draws an agent can route from what it reads (see the module docs); on the orgs measured, it
+#: changed instances only where the routing policy's first rule ties (small orgs, scale 0.2).
+TASK_GENERATOR_VERSION = 4
 T = TypeVar("T")
 
 Distribution = Literal["discriminating", "legacy"]
@@ -141,12 +147,15 @@ class OrgFacts:
         return self._memo[key]  # type: ignore[no-any-return]
 
     def issues(self) -> list[tuple[str, int]]:
-        """``(Issue__c Id, index into datagen's ISSUES)`` of the issues whose name the text templates know."""
+        """``(Issue__c Id, index into datagen's ISSUES)`` of the issues whose name the text templates know and no
+        other issue bears (a case's text names its issue by what it says: two issues of one name are one to a
+        reader)."""
 
         def build() -> list[tuple[str, int]]:
             names = [name for name, _ in ISSUES]
             rows = self.conn.execute('SELECT "Id", "Name" FROM "Issue__c" ORDER BY "Id"').fetchall()
-            return [(issue_id, names.index(name)) for issue_id, name in rows if name in names]
+            borne = Counter(name for _, name in rows)
+            return [(issue_id, names.index(name)) for issue_id, name in rows if name in names and borne[name] == 1]
 
         return self._once("issues", build)
 
@@ -169,6 +178,16 @@ class OrgFacts:
             return {row[0]: name_words(" ".join(v for v in row[1:] if v)) for row in rows}
 
         return self._once("product_search_words", build)
+
+    def ordered_products_found(self, term: str) -> list[str]:
+        """The products with order lines that a search of products for ``term`` finds (every word of it in the
+        fields :meth:`product_search_words` holds), sorted."""
+        ordered = self._once(
+            "ordered_products",
+            lambda: {pid for (pid,) in self.conn.execute('SELECT DISTINCT "Product2Id" FROM "OrderItem"')},
+        )
+        words = name_words(term)
+        return sorted(pid for pid, held in self.product_search_words().items() if words <= held and pid in ordered)
 
     def product_profiles(self) -> dict[str, ProductProfile]:
         """What a customer could say about each product (from the latent attributes, else from the name)."""
@@ -522,10 +541,17 @@ def _draw_case_routing(facts: OrgFacts, rng: np.random.Generator) -> Draw | None
     answers = gold.gold_case_routing(facts.conn, issue_id, product_id)
     competition = Competition(len(gold.closed_on_issue(facts.conn, issue_id)))
     subject, description = case_text(_TextRand(rng), issue_index, name)  # type: ignore[arg-type]
+    # Routable from what an agent reads: the text reads as this issue and product alone, and where the issue's rule
+    # leaves a tie, searching the product's name finds no other product that customers ordered.
+    if read_case_text(subject, description) != (CaseReading(ISSUES[issue_index][0], name),):
+        return None
+    if len(gold.best_keys(gold.closed_on_issue(facts.conn, issue_id), "max")) > 1:
+        if facts.ordered_products_found(name) != [product_id]:
+            return None
     query = (
         pick(rng, _NCR_TEMPLATES)
         + " Return only the Id of the agent."
-        + f"\n## New case\n- Subject: {subject}\n- Description: {description}"
+        + f"\n## New case\n{new_case_lines(subject, description)}"
     )
     params = {
         "today": facts.after_last_day.isoformat(),

@@ -55,6 +55,7 @@ from typing import Any
 import numpy as np
 
 from crmarena_gym.tasks._instance import TaskInstance
+from crmarena_gym.tasks._new_case import new_case_lines
 from crmarena_gym.tasks._phrasing import named_window, pick, relative_window, say_number
 
 __all__ = [
@@ -349,7 +350,7 @@ def _split_ncr(instance: TaskInstance, rng: np.random.Generator) -> InteractiveS
         ),
         instance.query,
     )
-    text = f"Here it is.\n- Subject: {params['case_subject']}\n- Description: {params['case_description']}"
+    text = "Here it is.\n" + new_case_lines(params["case_subject"], params["case_description"])
     case = Criterion(
         "new_case",
         text,

@@ -34,9 +34,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from crmarena_gym.datagen import read_case_text
 from crmarena_gym.org import Org
 from crmarena_gym.schema import CASE_STATUSES
 from crmarena_gym.tasks._instance import TaskInstance
+from crmarena_gym.tasks._new_case import read_new_case
 from crmarena_gym.tasks._schema_names import RenamedCalls, SchemaNames
 from crmarena_gym.tasks._scoring import NONE_ANSWER
 from crmarena_gym.tools import ToolCallText, Toolset, to_argument_datetime, toolset
@@ -231,18 +233,58 @@ def _best_region(call: SolverCalls, params: dict[str, Any], instance: TaskInstan
 _OPEN_STATUSES = [s for s in CASE_STATUSES if s != "Closed"]
 
 
+def _new_case(instance: TaskInstance, params: dict[str, Any]) -> tuple[str | None, str | None]:
+    """The new case's subject and description: the lines of the question that state it; where the question states
+    none (act mode: the case is a record the agent reads), the ``case_subject`` and ``case_description``
+    parameters, which stand for what was read off the record (the reactive oracle sets them from its read)."""
+    subject, description = read_new_case(instance.query)
+    if subject is None and description is None:
+        subject, description = params.get("case_subject"), params.get("case_description")
+    return subject, description
+
+
+def _same_name(listed: Any, name: str) -> bool:
+    """Whether a listed record's name is ``name``, as a reader compares names (case and spacing aside)."""
+    return isinstance(listed, str) and " ".join(listed.split()).casefold() == " ".join(name.split()).casefold()
+
+
+def _case_product_items(call: SolverCalls, name: str) -> list[str] | None:
+    """The order items of the product a new case names: the hits of a search for its name, of which the case is
+    about the one customers ordered (a look-alike never ordered is not what a customer writes about); None
+    (after saying why) when not exactly one hit was ordered."""
+    found = call("search_products", search_term=name)
+    ordered = []
+    for product_id in found:
+        items = call("get_order_item_ids_by_product", product_id=product_id)
+        if items:
+            ordered.append(items)
+    if len(ordered) != 1:
+        call.contradicted(f"searching the case's product {name!r} finds {len(ordered)} ordered product(s) in {found}")
+        return None
+    return ordered[0]
+
+
 def _case_routing(call: SolverCalls, params: dict[str, Any], instance: TaskInstance) -> str:
-    issue_id = _param(params, "issue_id")
+    # The issue and the product as the case's text states them (a perfect reading of it), then their Ids from the
+    # records the tools list: a lost or damaged list leaves the case unroutable, as it would an agent.
+    subject, description = _new_case(instance, params)
+    readings = read_case_text(subject, description) if subject and description else ()
+    if len(readings) != 1:
+        call.contradicted(f"the new case's text reads as {len(readings)} issue(s) and product(s): {readings}")
+        return NONE_ANSWER
+    reading = readings[0]
     issues = call("get_issues")
-    if not any(i["Id"] == issue_id for i in issues):
-        call.contradicted(f"get_issues does not list the case's issue {issue_id!r}")
-    closed_on_issue = call("get_cases", issue_ids=[issue_id], statuses=["Closed"])
+    named = [row["Id"] for row in issues if _same_name(row.get("Name"), reading.issue)]
+    if len(named) != 1:
+        call.contradicted(f"get_issues lists {len(named)} issue(s) named {reading.issue!r}, the case's issue")
+        return NONE_ANSWER
+    closed_on_issue = call("get_cases", issue_ids=named, statuses=["Closed"])
     tied = call("get_agents_with_max_cases", subset_cases=closed_on_issue)
     if len(tied) > 1:
-        items = call("get_order_item_ids_by_product", product_id=_param(params, "product_id"))
-        closed_on_product = (
-            call("get_cases", order_item_ids=items, statuses=["Closed"], agent_ids=tied) if items else []
-        )  # no order item of the product: no case on it (an empty list would be no filter)
+        items = _case_product_items(call, reading.product)
+        if items is None:
+            return NONE_ANSWER
+        closed_on_product = call("get_cases", order_item_ids=items, statuses=["Closed"], agent_ids=tied)
         best = call("get_agents_with_max_cases", subset_cases=closed_on_product)
         tied = best or tied  # no tied agent closed a case on the product: all stay tied
     if len(tied) > 1:
