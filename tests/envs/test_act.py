@@ -441,7 +441,9 @@ def test_the_setup_info_names_the_records_to_read_never_their_values(act_case) -
     privileged.close()
 
 
-@pytest.mark.parametrize("env_id", ["CRMArena-Pro-B2B-NCR-Act-v0", "CRMArena-Pro-B2C-LRO-Act-v0"])
+@pytest.mark.parametrize(
+    "env_id", ["CRMArena-NCR-Act-v0", "CRMArena-Pro-B2B-NCR-Act-v0", "CRMArena-Pro-B2C-LRO-Act-v0"]
+)
 def test_the_reactive_oracle_routes_by_what_it_read_not_by_the_hidden_values(
     env_id: str, env_org: Path, pro_env_orgs: dict[str, Path]
 ) -> None:
