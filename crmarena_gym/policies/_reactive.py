@@ -100,12 +100,12 @@ def _turn_budget(env: Any) -> int | None:
 class ReactiveOraclePolicy(OraclePolicy):
     """Solves each instance from the observations it receives, one tool call per turn.
 
-    It knows what the question asks (the instance's hidden parameters, as a perfect reader of the
-    question would), never the gold answer or the org's data: every value it uses comes from an
-    observation. A call whose result comes back as a transient error is retried; one whose result is
-    empty is asked once more (a result lost by the environment looks empty). When a result cannot be read
-    as the tool's answer (a damaged one), a function answers with an error, or a single turn is left, it
-    submits what it has, ``None`` if nothing. What it did at each step is in :meth:`step_details`.
+    It knows what the question asks (the instance's hidden parameters, as a perfect reader of the question would; a
+    new case's issue and product it reads off the case's text and the results naming them), never the gold answer
+    or the org's data: every value it uses comes from an observation. A call whose result comes back as a transient
+    error is retried; one whose result is empty is asked once more (a result lost by the environment looks empty).
+    When a result cannot be read as the tool's answer (a damaged one), a function answers with an error, or a single
+    turn is left, it submits what it has, ``None`` if nothing. What it did at each step is in :meth:`step_details`.
 
     Like :class:`OraclePolicy` it needs a privileged environment with the task functions, and only generated
     instances (the published ones have no hidden parameters).

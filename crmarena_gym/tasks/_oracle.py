@@ -13,6 +13,12 @@ violations, knowledge questions) the oracle takes the verdict from ``params`` an
 what the tools return: the offending words are in the chat or emails, the article is found by the
 search and states the answer.
 
+The routing of a new case (NCR) takes nothing from ``params``: the solver reads the case's subject and
+description off the question (:func:`~crmarena_gym.tasks.read_new_case`; in act mode, off the case record), reads
+them as the issue and product they state (:func:`~crmarena_gym.datagen.read_case_text`, a perfect reader of the
+generator's texts), and takes their Ids from what ``get_issues`` lists and ``search_products`` finds, as an agent
+must: played against damaged results, it routes by what it was shown.
+
 Example:
     >>> import tempfile, pathlib
     >>> from crmarena_gym.datagen import generate_org
