@@ -111,7 +111,9 @@ class ReactiveOraclePolicy(OraclePolicy):
     turn is left, it submits what it has, ``None`` if nothing. What it did at each step is in :meth:`step_details`.
 
     Like :class:`OraclePolicy` it needs a privileged environment with the task functions, and only generated
-    instances (the published ones have no hidden parameters).
+    instances (the published ones have no hidden parameters). It asks for the ``flex`` toolset (the functions and
+    SOQL): in act mode the matter of the question is in a set-up record (a new case's text), which no task function
+    reads; an environment without SOQL leaves it without that matter (it then routes nothing, as any agent).
 
     Args:
         max_retries: How many times one call is repeated after a transient error (within the turn budget).
@@ -143,6 +145,8 @@ class ReactiveOraclePolicy(OraclePolicy):
         >>> actions[-1]
         '{"name": "submit", "arguments": {"content": "None"}}'
     """
+
+    toolset = "flex"  # the task functions, and SOQL for the set-up records act mode leaves to be read
 
     def __init__(self, max_retries: int = 3) -> None:
         super().__init__()

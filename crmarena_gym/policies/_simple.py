@@ -11,6 +11,7 @@ from crmarena_gym.chat import tool_names
 from crmarena_gym.org import Org
 from crmarena_gym.policies._base import Policy, PolicyError
 from crmarena_gym.tasks import (
+    NONE_ANSWER,
     OracleError,
     SchemaNames,
     TaskInstance,
@@ -251,7 +252,7 @@ class OraclePolicy(Policy):
         """The calls that make the change the solver's ``answer`` stands for, by the instance's act plan."""
         assert self._act_setup is not None
         instance, refs = self._act_setup
-        solved: Any = None if instance.is_pro and answer == "None" else answer
+        solved: Any = None if answer == NONE_ANSWER else answer  # no answer: no change to make
         try:
             plan = act_plan(instance.model_copy(update={"answer": solved}), self.org)
         except ValueError as err:

@@ -168,3 +168,32 @@ def test_product_search_lost_or_elsewhere_routes_by_what_was_found(small_org: Pa
         assert redirected >= 1
     finally:
         connection.close()
+
+
+def test_act_mode_without_soql_cannot_read_the_case_and_changes_nothing(
+    env_org: Path, conn: sqlite3.Connection, routed: list[TaskInstance]
+) -> None:
+    """In act mode the new case is a record; with the task functions alone (no function reads a case's text) the
+    reactive oracle cannot read it, so it routes nothing and makes no change, while with SOQL it makes the gold one."""
+    instance = routed[0]
+    assert ReactiveOraclePolicy.toolset == "flex"
+    for toolset, expected in (("functions", 0.0), ("flex", 1.0)):
+        env = gym.make("CRMArena-NCR-Act-v0", org=env_org, tasks=[instance], toolset=toolset, privileged=True)
+        policy = ReactiveOraclePolicy()
+        policy.attach(env)
+        observation, info = env.reset(seed=0)
+        policy.reset(observation, info)
+        actions, reward, done = [], 0.0, False
+        while not done:
+            actions.append(json.loads(policy.act(observation)))
+            observation, reward, terminated, truncated, step_info = env.step(json.dumps(actions[-1]))
+            done = terminated or truncated
+        names = [a["name"] for a in actions]
+        assert reward == expected, (toolset, step_info.get("diff_check"))
+        if toolset == "functions":
+            assert names == ["issue_soql_query", "submit"] and step_info["state_diff"] == []
+        else:
+            owner = next(a for a in actions if a["name"] == "update_record")["arguments"]["fields"]["OwnerId"]
+            routing = gold.gold_case_routing(conn, instance.params["issue_id"], instance.params["product_id"])
+            assert owner == _single(routing)
+        env.close()
