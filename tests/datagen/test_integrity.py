@@ -8,6 +8,7 @@ import sqlite3
 
 import pytest
 
+from crmarena_gym.datagen import CaseReading, read_case_text
 from crmarena_gym.schema import OBJECTS, quote_identifier
 
 # Every reference field, written out by hand: (table, column, parent table).
@@ -274,3 +275,18 @@ def test_every_generated_text_value_fits_its_salesforce_length(db: sqlite3.Conne
             if longest is not None:
                 checked.add((obj.name, f.name))
     assert set(documented) <= checked  # the generator fills each of them
+
+
+def test_every_case_text_reads_back_as_its_issue_and_product(db: sqlite3.Connection) -> None:
+    """A case's subject and description read as exactly the issue it is filed under and the product of its order
+    line (the reading the routing oracle relies on); texts no template writes read as nothing."""
+    rows = db.execute(
+        """SELECT c.Subject, c.Description, i.Name, p.Name FROM "Case" c JOIN Issue__c i ON i.Id = c.IssueId__c
+           JOIN OrderItem oi ON oi.Id = c.OrderItemId__c JOIN Product2 p ON p.Id = oi.Product2Id"""
+    ).fetchall()
+    assert len(rows) == db.execute('SELECT COUNT(*) FROM "Case"').fetchone()[0]
+    unread = [r for r in rows if read_case_text(r[0], r[1]) != (CaseReading(r[2], r[3]),)]
+    assert unread == []
+    subject, description, _issue, product = rows[0]
+    assert read_case_text(subject, description[: len(description) // 2]) == ()
+    assert read_case_text("Hello", f"I like my {product}.") == ()

@@ -91,6 +91,12 @@ EVIDENCE = {
 @pytest.fixture(scope="module")
 def org(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
     path = tmp_path_factory.mktemp("drawers") / "org.sqlite"
+    return path, _build_org(path)
+
+
+def _build_org(path: Path, *, look_alikes: bool = False) -> dict[str, str]:
+    """The hand-made org at ``path``; with ``look_alikes``, a second issue named Product Defect and an ordered product
+    whose name holds every word of P1's (a search for P1's name finds both)."""
     b = OrgBuilder(path)
     ids: dict[str, str] = {}
     for agent in "ABC":
@@ -102,6 +108,11 @@ def org(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]
         ids[key] = b.add("Product2", Name=name)
     ids["defect"] = b.add("Issue__c", Name="Product Defect")
     ids["delay"] = b.add("Issue__c", Name="Shipping Delay")
+    if look_alikes:
+        ids["defect2"] = b.add("Issue__c", Name="Product Defect")
+        ids["P1+"] = b.add("Product2", Name=PRODUCTS["P1"] + " Pro")
+        order = b.add("Order", AccountId=ids["acc4"], Status="Activated", EffectiveDate="2023-03-20")
+        b.add("OrderItem", OrderId=order, Product2Id=ids["P1+"], Quantity=1.0, UnitPrice=9.0)
     items: dict[str, str] = {}
     for account, day, status, products in ORDERS:
         order = b.add("Order", AccountId=ids[account], Status=status, EffectiveDate=day)
@@ -152,7 +163,7 @@ def org(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]
     b.conn.execute(f"CREATE TABLE {LATENT_TABLE} (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
     b.conn.executemany(f"INSERT INTO {LATENT_TABLE} VALUES (?, ?)", [(k, json.dumps(v)) for k, v in latent.items()])
     b.close()
-    return path, ids
+    return ids
 
 
 def _key_of(ids: dict[str, str], value: str) -> str:
@@ -175,6 +186,20 @@ def test_case_routing_follows_the_policy_on_every_issue_and_product(org: tuple[P
         )
         assert PRODUCTS[combo[1]] in p["case_subject"] + p["case_description"]
     assert seen == set(ROUTING)  # all eight combinations, none twice
+
+
+def test_case_routing_draws_only_cases_an_agent_can_route(tmp_path: Path) -> None:
+    """Two issues named Product Defect cannot be told apart by a reader: no case is drawn on either. A search for
+    P1's name also finds an ordered look-alike, so a Shipping Delay case about P1 (a tie that the product decides) is
+    never drawn either; the other products' Shipping Delay cases are, with the answers worked out by hand."""
+    path = tmp_path / "org.sqlite"
+    ids = _build_org(path, look_alikes=True)
+    instances = generate_tasks(path, seed=3, per_task=8, tasks=["NCR"], distribution="legacy", allow_fewer=True)
+    combos = [(_key_of(ids, i.params["issue_id"]), _key_of(ids, i.params["product_id"])) for i in instances]
+    assert set(combos) == {("delay", "P2"), ("delay", "P4"), ("delay", "P5")}
+    assert [i.answer for i in instances] == [ids[ROUTING[combo]] for combo in combos]
+    org = LocalOrg(path)
+    assert all(oracle_trace(i, org).answer == i.answer for i in instances)
 
 
 def _expected_purchase(ids: dict[str, str], contact: str, day: str, words: frozenset[str]) -> list[str]:
