@@ -13,10 +13,7 @@ one refused by the request limit (``REQUEST_LIMIT_EXCEEDED``) is not repeated: i
 In a conversation (an interactive environment, whose privileged ``info["withheld"]`` names the criteria
 the user holds back) it first asks for each missing criterion, one question per turn (the question of
 :data:`~crmarena_gym.tasks.ASKING`), reads the user's reply, and only then solves; it gives its answer with
-``respond`` (the user ends the conversation on it) instead of ``submit``. The replies join the question it reads:
-a new case's text (NCR) comes from the user's reply, never from the hidden values (the other criteria still
-stand for the hidden parameters, and a CRMArena-Pro solver reads the full request in the form its generator
-wrote).
+``respond`` (the user ends the conversation on it) instead of ``submit``.
 
 In act mode (``info["answer_mode"] == "act"``) the answer it worked out is made, not submitted: the instance's
 act plan for that answer (as the replaying oracle plans it, never from the gold) gives the write calls, one per
@@ -164,7 +161,6 @@ class ReactiveOraclePolicy(OraclePolicy):
         self._note = ""
         self._to_ask: list[dict[str, Any]] = []
         self._conversation = False
-        self._hearing = False  # a question to the user was just asked: the next observation is the reply
         self._names: SchemaNames | None = None
         self._writes: list[ToolCall] | None = None  # act mode: the change still to make, once planned
         self._final = "done"  # act mode: what the submission carries after the change
@@ -181,10 +177,7 @@ class ReactiveOraclePolicy(OraclePolicy):
         self._instance = episode_instance(observation, info)
         self._conversation = "withheld" in info
         self._to_ask = [dict(c) for c in info.get("withheld") or ()]
-        # In a conversation the question is the user's opening and replies, which join it as they come (the new case's
-        # text is in a reply); a Pro solver reads its question in the form the generator wrote: the full request.
-        self._hearing = False
-        if self._conversation and self._instance.is_pro and isinstance(info.get("full_query"), str):
+        if self._conversation and isinstance(info.get("full_query"), str):
             self._instance = self._instance.model_copy(update={"query": info["full_query"]})
         if isinstance(info.get("turns_left"), int):
             self._budget = info["turns_left"] if self._budget is None else min(self._budget, info["turns_left"])
@@ -228,13 +221,9 @@ class ReactiveOraclePolicy(OraclePolicy):
             read = self._read_record(observation)
             if read is not None:
                 return read
-        if self._hearing:  # the user's reply to the last question joins what the question says
-            self._hearing = False
-            self._instance = self._instance.model_copy(update={"query": f"{self._instance.query}\n{observation}"})
         if self._to_ask and not (self._budget is not None and self._turn >= self._budget):
             criterion = self._to_ask.pop(0)
             self._note = f"asking the user for the {criterion['name']}"
-            self._hearing = True
             return ToolCall("respond", {"message": criterion["ask"]}).to_action()
         if self._pending is not None:
             retry = self._read(observation)
