@@ -4,7 +4,7 @@
 an :class:`~crmarena_gym.org.OrgSession` over the embedded org (copy-on-write: the org file never changes,
 no other episode sees the writes, and reset or close drops them), into which the task first writes its
 set-up records (a new case or lead, a quote put up for review). The toolset is the org kind's, as in name
-mode, with the write tools (``create_record``, ``update_record``,
+mode, with the record tools (``get_record``, ``create_record``, ``update_record``,
 ``delete_record``). And ``submit`` ends the episode without being compared with a name: the session's
 diff since the set-up is checked against the changes the task requires (every one made, nothing else
 changed), and ``info`` records both. Where the task also asks for a name (which knowledge article a quote
@@ -47,8 +47,8 @@ class CRMArenaActEnv(CRMArenaEnv):
         ...           "params": {"case_subject": "Late parcel", "case_description": "It has not come."}}
         >>> env = gym.make("CRMArena-NCR-Act-v0", org=getfixture("tiny_org"), tasks=[record])
         >>> obs, info = env.reset(seed=0)
-        >>> info["answer_mode"], [t["function"]["name"] for t in info["tools"]][-4:]
-        ('act', ['create_record', 'update_record', 'delete_record', 'submit'])
+        >>> info["answer_mode"], [t["function"]["name"] for t in info["tools"]][-5:]
+        ('act', ['get_record', 'create_record', 'update_record', 'delete_record', 'submit'])
         >>> obs, reward, done, _, info = env.step("submit done")
         >>> reward, done, info["diff_check"]["ok"], info["state_diff"]
         (0.0, True, False, [])

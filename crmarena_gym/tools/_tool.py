@@ -146,7 +146,8 @@ def tool_function(
     turns an :class:`OrgError` into text. Its :class:`Tool` is attached as ``.tool``.
 
     Args:
-        kind: ``"query"`` if it reads the org, ``"calculation"`` if it is pure, ``"write"`` if it changes it.
+        kind: ``"query"`` if it reads the org, ``"calculation"`` if it is pure, ``"write"`` for act mode's
+            record tools (they change the org; ``get_record`` reads one record under the org's own names).
         dependency: ``"dependent"`` if an argument is normally an earlier function's output.
         needs_org: Whether the first parameter is the org (left out of the schema).
         terminal: Whether calling it ends the episode.

@@ -87,7 +87,12 @@ ALL_TOOLS: tuple[Tool, ...] = tuple(f.tool for f in _GENERAL_FUNCTIONS + _TASK_F
 #: The write tools (create, update, delete a record), given to act-mode episodes only (``toolset(..., writes=True)``).
 WRITE_TOOLS: tuple[Tool, ...] = tuple(
     f.tool  # type: ignore[attr-defined]
-    for f in (write_functions.create_record, write_functions.update_record, write_functions.delete_record)
+    for f in (
+        write_functions.get_record,
+        write_functions.create_record,
+        write_functions.update_record,
+        write_functions.delete_record,
+    )
 )
 _BY_NAME = {t.name: t for t in ALL_TOOLS + WRITE_TOOLS}
 _TASK_NAMES = frozenset(f.tool.name for f in _TASK_FUNCTIONS if f is not general.submit)  # type: ignore[attr-defined]
@@ -310,8 +315,8 @@ def toolset(name: str = "flex", *, writes: bool = False) -> Toolset:
         name: ``"soql"``: ``issue_soql_query``, ``issue_sosl_query`` and ``submit`` (the Act/ReAct
             setting); ``"functions"``: the 25 task-specific functions, ``submit`` included;
             ``"flex"``: all 27.
-        writes: Add the write tools (``create_record``, ``update_record``, ``delete_record``) before
-            ``submit``: for act-mode episodes, which own a writable session. SOQL itself stays read-only.
+        writes: Add the record tools (``get_record``, ``create_record``, ``update_record``, ``delete_record``)
+            before ``submit``: for act-mode episodes, which own a writable session. SOQL itself stays read-only.
 
     Returns:
         The toolset, built once: toolsets are immutable, so every call shares it (an environment or an

@@ -1,11 +1,13 @@
-"""The write tools: create, update and delete a record, as a Salesforce user can through the REST API.
+"""The record tools of act mode: read, create, update and delete a record, as a Salesforce user can through the
+REST API.
 
 They write to the episode's :class:`~crmarena_gym.org.OrgSession` (the one implementation of Salesforce's
 write semantics, which the served org uses too): required fields, restricted picklists, references,
 read-only fields and lengths are checked, and a refusal answers ``Error: CODE: message`` as the REST API
 answers ``errorCode`` and ``message``. On an org that is not a session (a read-only embedded org, or a
 live org an environment must not change) they refuse, saying so: an environment gives them only to
-episodes that own a session (act mode).
+episodes that own a session (act mode). ``get_record`` reads the record a change is about (the new case a task
+sets up), so that a toolset without queries (``functions``) can read it: no task function does.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from crmarena_gym.org import Org, OrgSession
 from crmarena_gym.tools._common import ToolInputError
 from crmarena_gym.tools._tool import tool_function
 
-__all__ = ["WRITE_TOOL_NAMES", "create_record", "delete_record", "update_record"]
+__all__ = ["WRITE_TOOL_NAMES", "create_record", "delete_record", "get_record", "update_record"]
 
 
 def _session(org: Org) -> OrgSession:
@@ -31,6 +33,21 @@ def _fields(fields: dict[str, Any], name: str) -> dict[str, Any]:
     if not fields:
         raise ToolInputError(f'{name}() needs at least one field in \'fields\', e.g. {{"Status": "Closed"}}')
     return fields
+
+
+@tool_function(kind="write", dependency="independent")
+def get_record(org: Org, sobject: str, record_id: str, fields: list[str] | None = None) -> dict[str, Any]:
+    """Read one record by its Id: every field, or only those listed.
+
+    Args:
+        sobject: The object's API name, e.g. "Case".
+        record_id: The record's Id.
+        fields: The fields to read by API name, e.g. ["Subject", "Description"]; every field when omitted.
+
+    Returns:
+        The record's field values by API name, with its "attributes" (type and url), as a query's record.
+    """
+    return _session(org).get(sobject, record_id, fields or None)
 
 
 @tool_function(kind="write", dependency="independent")
@@ -79,5 +96,5 @@ def delete_record(org: Org, sobject: str, record_id: str) -> dict[str, Any]:
     return {"id": record_id, "success": True}
 
 
-#: The write tools' names, in the order a toolset lists them.
-WRITE_TOOL_NAMES: tuple[str, ...] = ("create_record", "update_record", "delete_record")
+#: The record tools' names, in the order a toolset lists them.
+WRITE_TOOL_NAMES: tuple[str, ...] = ("get_record", "create_record", "update_record", "delete_record")

@@ -326,6 +326,29 @@ def test_deleting_the_set_up_case_is_a_stray_delete_and_the_change_is_missing(
     assert info["diff_check"]["missing"][0].endswith("the record was deleted")
 
 
+def test_with_task_functions_alone_the_new_case_is_read_with_get_record_and_routed(
+    env_org: Path, ncr_tasks: list[TaskInstance]
+) -> None:
+    # No task function reads a case's text: without get_record a functions-only agent could not route it.
+    instance = next(t for t in ncr_tasks if t.answer is not None)
+    env = gym.make("CRMArena-NCR-Act-v0", org=env_org, tasks=ncr_tasks, toolset="functions")
+    _, info = env.reset(options={"idx": instance.idx})
+    assert "issue_soql_query" not in [t["function"]["name"] for t in info["tools"]]
+    (setup,) = info["setup"]
+    case_id = setup["id"]
+    *_, step = env.step(_call("get_record", sobject="Case", record_id=case_id, fields=["Subject", "Description"]))
+    read = step["result"].value
+    assert (read["Subject"], read["Description"]) == (
+        instance.params["case_subject"],
+        instance.params["case_description"],
+    )
+    obs, *_ = env.step(_call("get_record", sobject="Case", record_id=case_id, fields=["NoSuchField"]))
+    assert "INVALID_FIELD" in obs
+    env.step(_call("update_record", sobject="Case", record_id=case_id, fields={"OwnerId": instance.answer}))
+    _, reward, done, _, info = env.step("submit done")
+    assert done and reward == 1.0, info["diff_check"]  # the reads changed nothing
+
+
 @pytest.mark.parametrize("kind", ["b2b", "b2c"])
 def test_a_quote_decision_with_the_wrong_article_scores_zero_and_a_plain_record_hides_the_gold(
     kind: str, env_org: Path, pro_env_orgs: dict[str, Path]
