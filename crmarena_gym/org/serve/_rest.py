@@ -17,6 +17,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from crmarena_gym.org._base import OrgError
 from crmarena_gym.org._session import OrgSession, parse_datetime_value, write_access
+from crmarena_gym.org._sosl import MAX_RESULTS, escape_refused
 from crmarena_gym.org.serve._describe import describe_global, describe_object, object_info
 from crmarena_gym.org.serve._hub import ApiError, Client, SessionHub
 from crmarena_gym.org.soql import URL_PREFIX, parse
@@ -151,6 +152,7 @@ class Call:
     headers: dict[str, str] = field(default_factory=dict)  # lower-case names
     parsed: Any = None  # the body already parsed (a composite subrequest's)
     instance: str = ""  # the instance URL the client reached (https://127.0.0.1:8443)
+    params: list[tuple[str, str]] = field(default_factory=list)  # every query parameter, repeated ones too
 
     def json(self) -> Any:
         if self.parsed is not None:
@@ -191,6 +193,180 @@ def _methods(call: Call, allowed: tuple[str, ...]) -> None:
 
 def _not_found(what: str = "") -> ApiError:
     return ApiError(404, "NOT_FOUND", "The requested resource does not exist" + (f": {what}" if what else ""))
+
+
+#: Resources Salesforce has under /services/data/vXX.X/ that this org does not, with why.
+_UNSERVED = {
+    "tooling": "the Tooling API is not served by this org (it holds no metadata: no Apex, no custom fields to edit)",
+    "analytics": "the Reports and Dashboards API is not served by this org (it has no reports)",
+    "chatter": "Connect REST (Chatter) is not served by this org",
+    "connect": "Connect REST is not served by this org",
+    "ui-api": "the User Interface API is not served by this org",
+    "actions": "invocable actions are not served by this org (it runs no flows or Apex)",
+    "process": "approvals and process rules are not served by this org",
+    "recent": "recently viewed items are not served by this org (it records no views)",
+    "tabs": "tabs are not served by this org (it has no apps)",
+    "theme": "themes are not served by this org (it has no apps)",
+    "appMenu": "the app menu is not served by this org (it has no apps)",
+    "quickActions": "quick actions are not served by this org",
+    "licensing": "licensing is not served by this org",
+    "consent": "consent is not served by this org",
+    "jobs": "of the jobs resources this org serves jobs/ingest and jobs/query (the Bulk API 2.0)",
+}
+
+
+def _unserved(parts: list[str]) -> str:
+    """What an unserved path under /services/data/vXX.X/ is, said so a client's user knows what is missing."""
+    shown = "/".join(parts)
+    shown = shown if len(shown) <= 80 else shown[:80] + "..."
+    why = _UNSERVED.get(parts[0]) if parts else None
+    if why is None:
+        served = "sobjects, query, queryAll, search, parameterizedSearch, limits, composite, jobs"
+        return f"{shown} is not served by this org (it serves {served})"
+    return f"{shown}: {why}"
+
+
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z][A-Za-z0-9_]*)*")
+_SCOPES = ("ALL", "NAME", "EMAIL", "PHONE")
+_PER_OBJECT = ("fields", "limit", "where", "orderBy")
+# Parameters of parameterizedSearch that filter by features this org has none of (data categories,
+# divisions, communities, price books in search) or shape the answer in ways it does not (snippets,
+# highlights, label metadata): refused by name, never silently ignored.
+_UNSERVED_SEARCH = (
+    "dataCategory",
+    "dataCategories",
+    "division",
+    "netWorkIds",
+    "networkIds",
+    "pricebookId",
+    "snippet",
+    "highlights",
+    "metadata",
+)
+
+
+def _search_bound(value: object, name: str, low: int, high: int) -> int:
+    text = str(value).strip() if isinstance(value, str | int) and not isinstance(value, bool) else ""
+    if not (text.isascii() and text.isdigit()) or len(text) > 6 or not low <= int(text) <= high:
+        raise ApiError(400, "INVALID_SEARCH", f"{name} takes a whole number from {low} to {high}, got {_shown(value)}")
+    return int(text)
+
+
+def _search_names(value: object, what: str) -> list[str]:
+    """Object or field names from a list or a comma-separated text, each checked to be a name."""
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+        raise ApiError(400, "INVALID_SEARCH", f"{what} takes names (a list or comma-separated), got {_shown(value)}")
+    names = [i.strip() for i in items if i.strip()]
+    for name in names:
+        if not _NAME.fullmatch(name):
+            raise ApiError(400, "INVALID_SEARCH", f"{what} takes names, got {_shown(name)}")
+    return names
+
+
+def parameterized_sosl(call: Call) -> str:
+    """``parameterizedSearch`` (GET parameters or a POST body) as the SOSL statement it stands for.
+
+    ``q`` is a search term (``FIND {q}``): words, phrases, wildcards and operators as in SOSL, with a
+    stray reserved character searched for rather than refused. ``in`` is the field scope; ``sobject``
+    (repeatable; POST ``sobjects``) names the objects with their ``fields``, ``limit``, and, in a POST,
+    ``where`` and ``orderBy`` (SOQL text); ``fields`` and ``defaultLimit`` apply to every object that
+    sets none; ``offset`` needs a single object; ``overallLimit`` bounds the whole answer (2,000). The
+    visibility and spelling switches (``updatable``, ``viewable``, ``spellCorrection``) are taken: every
+    record of the org is viewable and updatable by its one user, and this org corrects no spelling.
+    """
+    objects: list[dict[str, Any]] = []
+    if call.method == "POST":
+        body = call.json()
+        if not isinstance(body, dict):
+            raise ApiError(400, "JSON_PARSER_ERROR", f"the search is a JSON object, got {_shown(body)}")
+        given: dict[str, Any] = dict(body)
+        sobjects = given.pop("sobjects", None)
+        if sobjects is not None:
+            if not isinstance(sobjects, list) or not all(isinstance(o, dict) for o in sobjects):
+                raise ApiError(400, "INVALID_SEARCH", f"sobjects is a list of objects, got {_shown(sobjects)}")
+            for o in sobjects:
+                unknown = set(o) - {"name", *_PER_OBJECT}
+                if unknown:
+                    raise ApiError(
+                        400,
+                        "INVALID_SEARCH",
+                        f"an entry of sobjects takes name, fields, limit, where and "
+                        f"orderBy, not {', '.join(sorted(unknown))}",
+                    )
+                objects.append(dict(o))
+    else:
+        given = {}
+        for key, value in call.params:
+            if key == "sobject":
+                objects.append({"name": value})
+            elif "." in key and key.rsplit(".", 1)[1] in _PER_OBJECT:
+                continue  # read below, once every sobject is known
+            else:
+                given.setdefault(key, value)
+        by_name = {str(o["name"]).lower(): o for o in objects}
+        for key, value in call.params:
+            prefix, _, what = key.rpartition(".")
+            if prefix and what in _PER_OBJECT:
+                if prefix.lower() not in by_name:
+                    raise ApiError(400, "INVALID_SEARCH", f"{key} names an object not given as sobject={prefix}")
+                by_name[prefix.lower()].setdefault(what, value)
+    for name in _UNSERVED_SEARCH:
+        if name in given:
+            raise ApiError(
+                400,
+                "INVALID_SEARCH",
+                f"the {name} parameter is not served by this org (it has no data categories, "
+                "divisions, communities or search snippets)",
+            )
+    for name in ("updatable", "viewable", "spellCorrection"):
+        if name in given:
+            parse_bool(given.pop(name), name)
+    q = given.pop("q", None)
+    if not isinstance(q, str) or not q.strip():
+        raise ApiError(400, "MISSING_ARGUMENT", "the q parameter (the search string) is required")
+    scope = given.pop("in", "ALL")
+    if not isinstance(scope, str) or scope.strip().upper() not in _SCOPES:
+        raise ApiError(400, "INVALID_SEARCH", f"in takes ALL, NAME, EMAIL or PHONE, got {_shown(scope)}")
+    overall = _search_bound(given.pop("overallLimit", MAX_RESULTS), "overallLimit", 1, MAX_RESULTS)
+    default_limit = given.pop("defaultLimit", None)
+    fields = _search_names(given.pop("fields"), "fields") if "fields" in given else None
+    offset = given.pop("offset", None)
+    if given:
+        raise ApiError(400, "INVALID_SEARCH", f"parameterizedSearch takes no parameter {sorted(given)[0]!r}")
+    if (fields is not None or default_limit is not None or offset is not None) and not objects:
+        raise ApiError(400, "INVALID_SEARCH", "fields, defaultLimit and offset need at least one sobject")
+    if offset is not None and len(objects) != 1:
+        raise ApiError(400, "INVALID_SEARCH", "offset is taken only with a single sobject")
+    returning: list[str] = []
+    for o in objects:
+        raw_name = o.get("name")
+        named = _search_names([raw_name], "sobject") if isinstance(raw_name, str) else []
+        if len(named) != 1:
+            raise ApiError(400, "INVALID_SEARCH", f"an sobject is named by its API name, got {_shown(raw_name)}")
+        name = named[0]
+        wanted = _search_names(o["fields"], f"{name}.fields") if "fields" in o else fields
+        clauses = [", ".join(wanted or ["Id"])]
+        where, order = o.get("where"), o.get("orderBy")
+        if where is not None:
+            if not isinstance(where, str) or not where.strip():
+                raise ApiError(400, "INVALID_SEARCH", f"{name}'s where is SOQL text, got {_shown(where)}")
+            clauses.append(f"WHERE {where}")
+        if order is not None:
+            if not isinstance(order, str) or not order.strip():
+                raise ApiError(400, "INVALID_SEARCH", f"{name}'s orderBy is SOQL text, got {_shown(order)}")
+            clauses.append(f"ORDER BY {order}")
+        limit = o.get("limit", default_limit)
+        if limit is not None:
+            clauses.append(f"LIMIT {_search_bound(limit, f'{name}.limit', 1, MAX_RESULTS)}")
+        if offset is not None:
+            clauses.append(f"OFFSET {_search_bound(offset, 'offset', 0, 2000)}")
+        returning.append(f"{name}({' '.join(clauses)})")
+    term = escape_refused(q.strip())  # braces too: FIND {...} cannot be closed early
+    sosl = f"FIND {{{term}}} IN {scope.strip().upper()} FIELDS"
+    if returning:
+        sosl += " RETURNING " + ", ".join(returning)
+    return sosl + f" LIMIT {overall}"
 
 
 def _versioned(value: Any, prefix: str) -> Any:
@@ -251,7 +427,7 @@ class Rest:
         parts, base = call.parts, f"/services/data/v{call.version}"
         if not parts:
             _methods(call, ("GET",))
-            names = ("sobjects", "query", "queryAll", "search", "limits", "composite", "jobs")
+            names = ("sobjects", "query", "queryAll", "search", "parameterizedSearch", "limits", "composite", "jobs")
             resources = {n: f"{base}/{n}" for n in names}
             if call.instance:  # the identity URL, as Salesforce lists it (jsforce's identity() reads it here)
                 resources["identity"] = f"{call.instance}/id/{self.hub.org_id}/{self.hub.user_id}"
@@ -265,6 +441,9 @@ class Rest:
         if head == "search" and not tail:
             _methods(call, ("GET",))
             return Reply(200, _versioned(org.search(call.query.get("q", "")), f"{base}/sobjects/"))
+        if head == "parameterizedSearch" and not tail:
+            _methods(call, ("GET", "POST"))
+            return Reply(200, _versioned(org.search(parameterized_sosl(call)), f"{base}/sobjects/"))
         if head == "limits" and not tail:
             _methods(call, ("GET",))
             return Reply(200, self._limits(org))
@@ -282,7 +461,7 @@ class Rest:
             reply = self.extra(client, call)
             if reply is not None:
                 return reply
-        raise _not_found()
+        raise _not_found(_unserved(parts))
 
     # -- query -------------------------------------------------------------------------------------
 
@@ -454,7 +633,7 @@ class Rest:
             _methods(call, ("GET",))
             return Reply(200, self._changes(org, name, call, second == "deleted"))
         if len(tail) == 3 and not is_valid_id(second) and second.lower() not in _OBJECT_RESOURCES:
-            return self._by_external_id(org, call, name, second, unquote(tail[2]))
+            return self._by_external_id(org, call, name, second, tail[2])
         if len(tail) != 2 or second.lower() in _OBJECT_RESOURCES:
             raise _not_found(f"sobjects/{name}/{'/'.join(tail[1:])[:80]} is not served by this org")
         record_id = second
@@ -723,10 +902,13 @@ class Rest:
         version = check_version(m.group(1))
         parts = [unquote(p) for p in m.group(2).split("/") if p]
         query: dict[str, str] = {}
-        for k, v in parse_qsl(split.query, keep_blank_values=True):
+        params = parse_qsl(split.query, keep_blank_values=True)
+        for k, v in params:
             query.setdefault(k, v)
         names = {str(k).lower(): str(v) for k, v in headers.items()} if isinstance(headers, dict) else {}
-        inner = Call(method.upper(), parts, version, query, b"", {**call.headers, **names}, instance=call.instance)
+        inner = Call(
+            method.upper(), parts, version, query, b"", {**call.headers, **names}, instance=call.instance, params=params
+        )
         if body is not None:
             inner.parsed = body
         return inner
