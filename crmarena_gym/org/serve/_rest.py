@@ -264,6 +264,16 @@ def _search_names(value: object, what: str) -> list[str]:
     return names
 
 
+def _suggested(words: list[str], name: object) -> bool:
+    """Whether ``name``'s words hold ``words`` in a row, the last of them as the start of a word."""
+    have = [w.lower() for w in re.findall(r"[^\W_]+", name)] if isinstance(name, str) else []
+    n = len(words)
+    for i in range(len(have) - n + 1):
+        if have[i : i + n - 1] == words[:-1] and have[i + n - 1].startswith(words[-1]):
+            return True
+    return False
+
+
 def parameterized_sosl(call: Call) -> str:
     """``parameterizedSearch`` (GET parameters or a POST body) as the SOSL statement it stands for.
 
@@ -441,6 +451,9 @@ class Rest:
         if head == "search" and not tail:
             _methods(call, ("GET",))
             return Reply(200, _versioned(org.search(call.query.get("q", "")), f"{base}/sobjects/"))
+        if head == "search" and tail == ["suggestions"]:
+            _methods(call, ("GET",))
+            return Reply(200, _versioned(self._suggestions(org, call), f"{base}/sobjects/"))
         if head == "parameterizedSearch" and not tail:
             _methods(call, ("GET", "POST"))
             return Reply(200, _versioned(org.search(parameterized_sosl(call)), f"{base}/sobjects/"))
@@ -574,6 +587,48 @@ class Rest:
                     column = {**column, "columnName": item.alias, "displayName": ".".join(parts)}
                 out.append(column)
         return out
+
+    # -- search suggestions ------------------------------------------------------------------------
+
+    def _suggestions(self, org: OrgSession, call: Call) -> dict[str, Any]:
+        """``search/suggestions``: records whose name holds the search text (its last word as a prefix).
+
+        As the REST API Developer Guide describes it: ``q`` (quotes and wildcards dropped; under three
+        characters suggests nothing; over 255 is refused), ``sobject`` (one or more, comma-separated),
+        ``limit`` (5 unless given; ``hasMoreResults`` says when more matched) and ``fields`` (more fields
+        of each record). A match is the name's words holding the query's words in a row, the last one as
+        the start of a word; records come in name order (Salesforce's own relevance order is not known).
+        """
+        params = dict(call.query)
+        for name in ("dynamicFields", "groupId", "networkId", "topicId", "type", "userId", "useSearchScope", "where"):
+            if name in params:
+                raise ApiError(
+                    400, "INVALID_SEARCH", f"the {name} parameter of search/suggestions is not served by this org"
+                )
+        if "ignoreUnsupportedSObjects" in params:
+            parse_bool(params["ignoreUnsupportedSObjects"], "ignoreUnsupportedSObjects")
+        q, wanted_objects = params.get("q"), params.get("sobject")
+        if not q or not wanted_objects:
+            raise ApiError(400, "MISSING_ARGUMENT", "search/suggestions needs both q (the search text) and sobject")
+        if len(q) > 255:
+            raise ApiError(400, "INVALID_SEARCH", f"the search text is {len(q)} characters; at most 255")
+        limit = _search_bound(params.get("limit", "5"), "limit", 1, MAX_RESULTS)
+        extra = _search_names(params["fields"], "fields") if "fields" in params else []
+        words = [w.lower() for w in re.findall(r"[^\W_]+", q.replace('"', " ").replace("*", " ").replace("?", " "))]
+        found: list[dict[str, Any]] = []
+        for object_name in _search_names(wanted_objects, "sobject"):
+            obj = org.schema.get_object(self._sobject(object_name, org), standard=True)
+            assert obj is not None
+            names = [f for f in obj.fields if f.name_field]
+            key = next((f.name for f in names if f.name in ("Name", "Title")), names[0].name if names else "Id")
+            if sum(len(w) for w in words) < 3 or key == "Id":
+                continue
+            columns = ", ".join(dict.fromkeys(["Id", key, *extra]))
+            soql = f"SELECT {columns} FROM {obj.name} WHERE {key} LIKE '%{words[0]}%' ORDER BY {key}, Id"
+            for record in org.query(soql)["records"]:
+                if _suggested(words, record.get(key)):
+                    found.append(record)
+        return {"autoSuggestResults": found[:limit], "hasMoreResults": len(found) > limit}
 
     # -- limits and describe -----------------------------------------------------------------------
 

@@ -1,0 +1,270 @@
+"""simple-salesforce's public methods against the served org over HTTPS on 127.0.0.1 (the audit of issue 41).
+
+Each method either answers as Salesforce does (expectations from the org file read with plain SQLite and
+the REST API Developer Guide's response shapes) or fails as Salesforce fails for a resource the org does
+not have, a 404 whose message says what is not served, never a 500.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+
+pytest.importorskip("starlette")
+pytest.importorskip("uvicorn")
+simple_salesforce = pytest.importorskip("simple_salesforce")
+import requests  # noqa: E402
+
+from crmarena_gym.org import default_org_path  # noqa: E402
+from crmarena_gym.org.serve import OrgServer, SessionHub  # noqa: E402
+
+TODAY = "2025-07-29"
+PASSWORD = "simple"
+NotFound = simple_salesforce.exceptions.SalesforceResourceNotFound
+Malformed = simple_salesforce.exceptions.SalesforceMalformedRequest
+
+
+@pytest.fixture(scope="module")
+def org_path() -> Path:
+    return default_org_path()
+
+
+@pytest.fixture(scope="module")
+def raw(org_path: Path) -> Iterator[sqlite3.Connection]:
+    conn = sqlite3.connect(org_path.as_uri() + "?mode=ro", uri=True)
+    yield conn
+    conn.close()
+
+
+@pytest.fixture(scope="module")
+def server(org_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[OrgServer]:
+    hub = SessionHub(org_path, password=PASSWORD, today=TODAY)
+    with OrgServer(hub, cert_dir=tmp_path_factory.mktemp("cert")) as running, pytest.MonkeyPatch.context() as mp:
+        mp.setenv("REQUESTS_CA_BUNDLE", str(running.cert))
+        yield running
+
+
+def _sf(server: OrgServer) -> Any:
+    r = requests.post(
+        f"{server.url}/services/oauth2/token",
+        data={"grant_type": "password", "username": "simple@example.com", "password": PASSWORD},
+        timeout=30,
+    )
+    assert r.status_code == 200, r.text
+    return simple_salesforce.Salesforce(instance_url=server.url, session_id=r.json()["access_token"], version="60.0")
+
+
+def _words(text: str) -> set[str]:
+    """A field's words as SOSL matches them: runs of letters and digits, case ignored."""
+    return {w.lower() for w in re.findall(r"[^\W_]+", text)}
+
+
+def _error(info: pytest.ExceptionInfo[Any]) -> tuple[int, str, str]:
+    (body,) = info.value.content
+    return info.value.status, body["errorCode"], body["message"]
+
+
+def test_parameterized_search_post_runs_as_the_find_it_stands_for(server: OrgServer, raw: sqlite3.Connection) -> None:
+    sf = _sf(server)
+    # Products are searched in all their text fields whatever the scope (SOSL Reference: IN is ignored).
+    rows = raw.execute('SELECT "Id", "Name", "Description", "IsActive" FROM "Product2"').fetchall()
+    active_walking = sorted(
+        ((i, n) for i, n, d, active in rows if active and "walking" in _words(f"{n} {d or ''}")),
+        key=lambda r: r[1].lower(),
+    )
+    assert len(active_walking) >= 3
+    found = sf.restful(
+        "parameterizedSearch",
+        method="POST",
+        json={
+            "q": "walking",
+            "in": "NAME",
+            "fields": ["Id", "Name"],
+            "sobjects": [{"name": "Product2", "where": "IsActive = true", "orderBy": "Name"}],
+        },
+    )
+    records = found["searchRecords"]
+    assert [(r["Id"], r["Name"]) for r in records] == active_walking
+    assert all(set(r) == {"attributes", "Id", "Name"} for r in records)
+    assert records[0]["attributes"] == {
+        "type": "Product2",
+        "url": f"/services/data/v60.0/sobjects/Product2/{active_walking[0][0]}",
+    }
+    # A per-object limit, and offset with a single object, page through the same ordered answer.
+    paged = sf.restful(
+        "parameterizedSearch",
+        method="POST",
+        json={
+            "q": "walking",
+            "in": "NAME",
+            "offset": 1,
+            "sobjects": [
+                {"name": "Product2", "fields": ["Name"], "where": "IsActive = true", "orderBy": "Name", "limit": 2}
+            ],
+        },
+    )
+    assert [r["Name"] for r in paged["searchRecords"]] == [n for _, n in active_walking[1:3]]
+
+
+def test_parameterized_search_get_takes_repeated_sobjects_and_their_fields(
+    server: OrgServer, raw: sqlite3.Connection
+) -> None:
+    sf = _sf(server)
+    rows = raw.execute('SELECT "Id", "Name", "Description" FROM "Product2"').fetchall()
+    names = {i: n for i, n, _ in rows}
+    golf = {i for i, n, d in rows if "golf" in _words(f"{n} {d or ''}")}
+    assert len(golf) > 3
+    # GET with requests' own encoding of the parameters, a repeated sobject and per-object fields and limit.
+    found = sf.restful(
+        "parameterizedSearch",
+        params=[
+            ("q", "golf"),
+            ("in", "NAME"),
+            ("sobject", "Product2"),
+            ("sobject", "Issue__c"),
+            ("Product2.fields", "Id,Name"),
+            ("Product2.limit", "3"),
+        ],
+    )
+    records = found["searchRecords"]
+    products = [r for r in records if r["attributes"]["type"] == "Product2"]
+    assert len(products) == 3 and {r["Id"] for r in products} <= golf
+    assert all(r["Name"] == names[r["Id"]] for r in products)
+    assert {r["attributes"]["type"] for r in records} <= {"Product2", "Issue__c"}
+    # Without sobject: every searchable object, each record its Id (products come back only when named).
+    everywhere = sf.restful("parameterizedSearch", params={"q": "golf", "in": "NAME"})
+    assert all(set(r) == {"attributes", "Id"} for r in everywhere["searchRecords"])
+    assert not {r["Id"] for r in everywhere["searchRecords"]} & golf
+    # A stray reserved character in q is searched for, not refused (q is a search string, not SOSL).
+    assert sf.restful("parameterizedSearch", params={"q": "golf {shoes}", "sobject": "Product2"})["searchRecords"]
+
+
+@pytest.mark.parametrize(
+    ("params", "said"),
+    [
+        ({"q": "golf", "dataCategory": "Location__c below Europe__c"}, "dataCategory"),
+        ({"q": "golf", "snippet": "Body"}, "snippet"),
+        ({"sobject": "Product2"}, "q parameter"),
+        ({"q": "golf", "in": "SIDEBAR"}, "in takes"),
+        ({"q": "golf", "fields": "Id,Name"}, "at least one sobject"),
+        ({"q": "golf", "sobject": "Product2", "Product2.limit": "0"}, "Product2.limit"),
+        ({"q": "golf", "sobject": "Product2", "Product2.fields": "Id) RETURNING Case(Id"}, "takes names"),
+        ({"q": "golf", "sobject": "Product2", "Case.fields": "Id"}, "not given as sobject"),
+        ({"q": "golf", "sobject": "Product2", "sorted": "yes"}, "'sorted'"),
+    ],
+)
+def test_parameterized_search_refuses_what_it_does_not_serve(
+    server: OrgServer, params: dict[str, str], said: str
+) -> None:
+    with pytest.raises(Malformed) as info:
+        _sf(server).restful("parameterizedSearch", params=params)
+    status, _code, message = _error(info)
+    assert status == 400 and said in message
+
+
+def test_external_id_values_are_decoded_once(server: OrgServer, raw: sqlite3.Connection) -> None:
+    sf = _sf(server)
+    (key,) = raw.execute('SELECT "External_ID__c" FROM "Product2" WHERE "External_ID__c" IS NOT NULL').fetchone()
+    # "%41" is three characters of the value, "/" one: each is sent percent-encoded, once.
+    value = f"{key}%41/x"
+    assert sf.Product2.upsert(f"External_ID__c/{quote(value, safe='')}", {"Name": "Encoded key"}) == 201
+    made = sf.query("SELECT External_ID__c FROM Product2 WHERE Name = 'Encoded key'")["records"]
+    assert [r["External_ID__c"] for r in made] == [value]
+    assert sf.Product2.get_by_custom_id("External_ID__c", value)["Name"] == "Encoded key"
+    # simple-salesforce sends a space as "+" (quote_plus), which Salesforce reads as a plus sign.
+    assert sf.Product2.upsert(f"External_ID__c/{key} 2", {"Name": "Spaced key"}) == 201
+    with pytest.raises(NotFound):
+        sf.Product2.get_by_custom_id("External_ID__c", f"{key} 2")
+    assert sf.restful(f"sobjects/Product2/External_ID__c/{quote(f'{key} 2')}")["Name"] == "Spaced key"
+
+
+def test_query_more_by_locator_and_from_query_all(server: OrgServer, raw: sqlite3.Connection) -> None:
+    sf = _sf(server)
+    expected = sorted(r[0] for r in raw.execute('SELECT "Id" FROM "Case"'))
+    for deleted in (False, True):
+        first = sf.query(
+            "SELECT Id FROM Case", include_deleted=deleted, headers={"Sforce-Query-Options": "batchSize=500"}
+        )
+        assert not first["done"] and first["nextRecordsUrl"].startswith(
+            "/services/data/v60.0/" + ("queryAll/" if deleted else "query/")
+        )
+        got = [r["Id"] for r in first["records"]]
+        page = first
+        while not page["done"]:  # the locator alone, as query_more takes it without identifier_is_url
+            page = sf.query_more(page["nextRecordsUrl"].rsplit("/", 1)[1], include_deleted=deleted)
+            got += [r["Id"] for r in page["records"]]
+        assert sorted(got) == expected
+
+
+def test_unserved_apis_fail_with_a_message_naming_them(server: OrgServer) -> None:
+    sf = _sf(server)
+    cases: list[tuple[Any, str]] = [
+        (lambda: sf.bulk.Case.query("SELECT Id FROM Case"), "Bulk API 1.0"),
+        (lambda: sf.bulk.Issue__c.insert([{"Name": "Bulk one"}]), "Bulk API 1.0"),
+        (lambda: sf.apexecute("MyService", method="POST", data={"a": 1}), "Apex REST"),
+        (lambda: sf.restful("tooling/query", params={"q": "SELECT Id FROM ApexClass"}), "Tooling API"),
+        (lambda: sf.oauth2("introspect", method="POST"), "token, revoke and userinfo"),
+        (lambda: sf.restful("recent"), "recently viewed"),
+        (lambda: sf.restful("search/scopeOrder"), "search/scopeOrder is not served"),
+        (lambda: sf.Case.describe_layout("012000000000000AAA"), "describe/layouts"),
+        (lambda: sf.set_password(server.hub.user_id, "N3w-secret!"), "password is not served"),
+    ]
+    for call, said in cases:
+        with pytest.raises(NotFound) as info:
+            call()
+        status, code, message = _error(info)
+        assert (status, code) == (404, "NOT_FOUND") and said in message, message
+    # apexecute and toolingexecute return the body rather than raise when it is not JSON: it is JSON here.
+    # The SOAP APIs answer a SOAP fault, which simple-salesforce's Metadata API client (zeep) raises.
+    zeep = pytest.importorskip("zeep")
+    with pytest.raises(zeep.exceptions.Fault) as fault:
+        sf.mdapi.describe_metadata()
+    assert "SOAP APIs" in fault.value.message and "not served" in fault.value.message
+    # is_sandbox queries Organization, which this org does not have: Salesforce's own refusal of the type.
+    with pytest.raises(Malformed) as info:
+        sf.is_sandbox()
+    assert _error(info)[1] == "INVALID_TYPE" and "Organization" in _error(info)[2]
+
+
+def test_search_suggestions_match_names_with_the_last_word_as_a_prefix(
+    server: OrgServer, raw: sqlite3.Connection
+) -> None:
+    sf = _sf(server)
+    names = dict(raw.execute('SELECT "Id", "Name" FROM "Product2"').fetchall())
+
+    def suggested(name: str) -> bool:  # "pro go" holds "pro" then a word starting "go" (Guide's example)
+        words = [w.lower() for w in re.findall(r"[^\W_]+", name)]
+        return any(a == "pro" and b.startswith("go") for a, b in itertools.pairwise(words))
+
+    expected = {i for i, n in names.items() if suggested(n)}
+    assert 1 < len(expected) < 50
+    found = sf.restful("search/suggestions", params={"q": '"pro go*"', "sobject": "Product2", "limit": "50"})
+    assert {r["Id"] for r in found["autoSuggestResults"]} == expected and found["hasMoreResults"] is False
+    assert all(
+        r["Name"] == names[r["Id"]] and r["attributes"]["type"] == "Product2" for r in found["autoSuggestResults"]
+    )
+    # Five unless a limit is given; hasMoreResults says more matched.
+    golf = {i for i, n in names.items() if any(w.lower().startswith("golf") for w in re.findall(r"[^\W_]+", n))}
+    assert len(golf) > 5
+    first = sf.restful("search/suggestions", params={"q": "golf", "sobject": "Product2", "fields": "IsActive"})
+    assert len(first["autoSuggestResults"]) == 5 and first["hasMoreResults"] is True
+    assert {r["Id"] for r in first["autoSuggestResults"]} <= golf
+    assert all(set(r) == {"attributes", "Id", "Name", "IsActive"} for r in first["autoSuggestResults"])
+    # Under three characters suggests nothing; a parameter this org has no use for is refused by name.
+    assert sf.restful("search/suggestions", params={"q": "go", "sobject": "Product2"}) == {
+        "autoSuggestResults": [],
+        "hasMoreResults": False,
+    }
+    with pytest.raises(Malformed) as info:
+        sf.restful("search/suggestions", params={"q": "golf", "sobject": "Product2", "networkId": "0DB000000000001"})
+    assert "networkId" in _error(info)[2]
+    with pytest.raises(Malformed) as info:
+        sf.restful("search/suggestions", params={"q": "golf"})
+    assert _error(info)[:2] == (400, "MISSING_ARGUMENT")
