@@ -206,8 +206,6 @@ def test_query_more_by_locator_and_from_query_all(server: OrgServer, raw: sqlite
 def test_unserved_apis_fail_with_a_message_naming_them(server: OrgServer) -> None:
     sf = _sf(server)
     cases: list[tuple[Any, str]] = [
-        (lambda: sf.bulk.Case.query("SELECT Id FROM Case"), "Bulk API 1.0"),
-        (lambda: sf.bulk.Issue__c.insert([{"Name": "Bulk one"}]), "Bulk API 1.0"),
         (lambda: sf.apexecute("MyService", method="POST", data={"a": 1}), "Apex REST"),
         (lambda: sf.restful("tooling/query", params={"q": "SELECT Id FROM ApexClass"}), "Tooling API"),
         (lambda: sf.oauth2("introspect", method="POST"), "token, revoke and userinfo"),
@@ -268,3 +266,79 @@ def test_search_suggestions_match_names_with_the_last_word_as_a_prefix(
     with pytest.raises(Malformed) as info:
         sf.restful("search/suggestions", params={"q": "golf"})
     assert _error(info)[:2] == (400, "MISSING_ARGUMENT")
+
+
+def test_bulk_api_1_jobs_through_sf_bulk(server: OrgServer, raw: sqlite3.Connection) -> None:
+    sf = _sf(server)
+    # insert: each record on its own, answered {"success", "created", "id", "errors"} in order.
+    made = sf.bulk.Issue__c.insert(
+        [{"Name": f"Bulk1 {i}"} for i in range(5)] + [{"Name": "Bad", "Nope__c": 1}], batch_size=2
+    )
+    assert [r["success"] for r in made] == [True] * 5 + [False]
+    assert all(r["created"] and r["errors"] == [] for r in made[:5])
+    assert made[5]["id"] is None and made[5]["errors"][0]["statusCode"] == "INVALID_FIELD"
+    ids = [r["id"] for r in made[:5]]
+    assert {sf.Issue__c.get(i)["Name"] for i in ids} == {f"Bulk1 {i}" for i in range(5)}
+    # update and delete by Id; an id of no record fails alone.
+    changed = sf.bulk.Issue__c.update(
+        [{"Id": ids[0], "Name": "Bulk1 renamed"}, {"Id": "a1M000000000000AAA", "Name": "x"}]
+    )
+    assert [r["success"] for r in changed] == [True, False]
+    assert sf.Issue__c.get(ids[0])["Name"] == "Bulk1 renamed"
+    assert [r["success"] for r in sf.bulk.Issue__c.delete([{"Id": ids[1]}])] == [True]
+    assert [r["success"] for r in sf.bulk.Issue__c.hard_delete([{"Id": ids[2]}])] == [True]
+    with pytest.raises(NotFound):
+        sf.Issue__c.get(ids[1])
+    # upsert by an External ID field: an existing key updates that record, a new one creates.
+    (product_id, key) = raw.execute(
+        'SELECT "Id", "External_ID__c" FROM "Product2" WHERE "External_ID__c" IS NOT NULL ORDER BY "Id" LIMIT 1'
+    ).fetchone()
+    upserted = sf.bulk.Product2.upsert(
+        [{"External_ID__c": key, "Name": "Bulk1 upserted"}, {"External_ID__c": "BULK1-NEW", "Name": "Bulk1 new"}],
+        "External_ID__c",
+    )
+    assert [(r["success"], r["created"]) for r in upserted] == [(True, False), (True, True)]
+    assert upserted[0]["id"] == product_id and sf.Product2.get(product_id)["Name"] == "Bulk1 upserted"
+    # query and queryAll: the records as Salesforce's JSON results carry them; queryAll sees deleted ones.
+    cases = sorted(r[0] for r in raw.execute('SELECT "Id" FROM "Case"'))
+    got = sf.bulk.Case.query("SELECT Id FROM Case")
+    assert sorted(r["Id"] for r in got) == cases
+    assert got[0]["attributes"] == {"type": "Case", "url": f"/services/data/v60.0/sobjects/Case/{got[0]['Id']}"}
+    live = {r["Id"] for r in sf.bulk.Issue__c.query("SELECT Id FROM Issue__c WHERE Name LIKE 'Bulk1%'")}
+    everything = sf.bulk.Issue__c.query_all("SELECT Id, IsDeleted FROM Issue__c WHERE Name LIKE 'Bulk1%'")
+    assert live == {ids[0], *ids[3:]} and {r["Id"] for r in everything} == set(ids)
+    assert {r["Id"] for r in everything if r["IsDeleted"]} == {ids[1], ids[2]}
+    # A query Bulk queries refuse (aggregates, child subqueries) or a bad one fails its batch, said why.
+    for soql, said in [
+        ("SELECT COUNT() FROM Case", "Aggregate"),
+        ("SELECT Id, (SELECT Id FROM Cases) FROM Account", "Aggregate Relationships"),
+        ("SELECT Nope FROM Case", "Nope"),
+    ]:
+        with pytest.raises(simple_salesforce.exceptions.SalesforceGeneralError) as failed:
+            sf.bulk.Case.query(soql) if "Account" not in soql else sf.bulk.Account.query(soql)
+        assert said in str(failed.value.content)
+
+
+def test_bulk_api_1_refusals_in_its_own_error_shape(server: OrgServer) -> None:
+    sf = _sf(server)
+    url = f"{server.url}/services/async/60.0/job"
+    session = {"X-SFDC-Session": sf.session_id}
+    csv_job = requests.post(
+        url, headers=session, json={"operation": "insert", "object": "Issue__c", "contentType": "CSV"}
+    )
+    assert csv_job.status_code == 400 and csv_job.json()["exceptionCode"] == "InvalidJob"
+    assert "contentType 'CSV' is not served" in csv_job.json()["exceptionMessage"]
+    xml_job = requests.post(url, headers={**session, "Content-Type": "application/xml"}, data="<jobInfo/>")
+    assert xml_job.status_code == 400 and "XML is not served" in xml_job.json()["exceptionMessage"]
+    stranger = requests.get(f"{url}/750000000000000AAA", headers={"X-SFDC-Session": "not-a-session"})
+    assert (stranger.status_code, stranger.json()["exceptionCode"]) == (400, "InvalidSessionId")
+    with pytest.raises(Malformed) as info:
+        sf.bulk.Lead.insert([{"LastName": "Nobody"}])  # a standard object this org answers empty and stores none
+    assert "stores no rows" in info.value.content["exceptionMessage"]
+    # A closed job takes no more batches.
+    job = requests.post(url, headers=session, json={"operation": "insert", "object": "Issue__c", "contentType": "JSON"})
+    assert job.status_code == 201 and job.json()["state"] == "Open"
+    closed = requests.post(f"{url}/{job.json()['id']}", headers=session, json={"state": "Closed"})
+    assert closed.json()["state"] == "Closed"
+    late = requests.post(f"{url}/{job.json()['id']}/batch", headers=session, json=[{"Name": "Late"}])
+    assert late.status_code == 400 and late.json()["exceptionCode"] == "InvalidJobState"

@@ -25,6 +25,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from crmarena_gym.org.serve._bulk import MAX_UPLOAD_BYTES, Bulk
+from crmarena_gym.org.serve._bulk1 import Bulk1, BulkError
 from crmarena_gym.org.serve._hub import ApiError, Client, LoginError, SessionHub
 from crmarena_gym.org.serve._rest import (
     LATEST_VERSION,
@@ -156,6 +157,7 @@ def _form(raw: bytes) -> dict[str, str]:
 def make_app(hub: SessionHub) -> Starlette:
     """The ASGI app serving ``hub``'s org as Salesforce's REST API (see the README's serve-org section)."""
     bulk = Bulk(hub)
+    bulk1 = Bulk1(hub, bulk)
     rest = Rest(hub, extra=bulk.dispatch)
     budget = _Budget(BODY_BUDGET)
     logins = _Bucket(LOGIN_RATE, LOGIN_BURST)
@@ -386,6 +388,28 @@ def make_app(hub: SessionHub) -> Starlette:
         except ApiError as err:
             return _error(err, headers)
 
+    async def bulk_v1(request: Request) -> Response:
+        """The Bulk API 1.0 (:mod:`._bulk1`): its session header or a bearer token, its error shape."""
+        try:
+            version = check_version(request.path_params["version"])
+            token = request.headers.get("x-sfdc-session", "").strip() or _bearer(request)
+            with hub.use(token) as client:
+                writes = request.method in ("POST", "PUT", "PATCH")
+                raw = await _body(request, budget, MAX_UPLOAD_BYTES) if writes else b""
+                try:
+                    parts = [p for p in request.path_params["rest"].split("/") if p]
+                    status, body = await run_in_threadpool(bulk1.dispatch, client, request.method, version, parts, raw)
+                finally:
+                    budget.give(len(raw))
+        except BulkError as err:
+            return _Json(err.body(), status_code=err.status)
+        except ApiError as err:  # Bulk 1.0 answers an invalid session 400 InvalidSessionId
+            code, status = ("InvalidSessionId", 400) if err.status == 401 else (err.code, err.status)
+            return _Json({"exceptionCode": code, "exceptionMessage": err.message}, status_code=status)
+        if isinstance(body, str):  # a query batch's request: the SOQL as sent
+            return Response(body, status_code=status, media_type="text/plain; charset=utf-8")
+        return _Json(body, status_code=status)
+
     async def fallback(request: Request) -> Response:
         path = request.url.path
         if path.startswith("/services/Soap/"):
@@ -402,6 +426,7 @@ def make_app(hub: SessionHub) -> Starlette:
             Route("/services/data/", versions, methods=_ALL),
             Route("/services/data/v{version}", data, methods=_ALL),
             Route("/services/data/v{version}/{rest:path}", data, methods=_ALL),
+            Route("/services/async/{version}/{rest:path}", bulk_v1, methods=_ALL),
             Route("/{rest:path}", fallback, methods=_ALL),
         ],
         exception_handlers={ApiError: lambda _r, e: _error(e), Exception: _internal},  # type: ignore[dict-item]
@@ -415,10 +440,7 @@ def _unserved(path: str) -> str:
     """What a path outside the served resources is, said so a client's user knows what is missing."""
     shown = path if len(path) <= 80 else path[:80] + "..."
     if path.startswith("/services/async/"):
-        return (
-            f"{shown}: the Bulk API 1.0 (/services/async, simple-salesforce's sf.bulk) is not served by this org; "
-            "the Bulk API 2.0 is (/services/data/vXX.X/jobs/ingest and jobs/query, simple-salesforce's sf.bulk2)"
-        )
+        return f"{shown}: of the Bulk API 1.0 this org serves /services/async/XX.X/job/... (JSON jobs)"
     if path.startswith("/services/apexrest"):
         return f"{shown}: Apex REST (/services/apexrest) is not served: this org runs no Apex classes"
     if path.startswith("/services/oauth2/"):

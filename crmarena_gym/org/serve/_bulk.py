@@ -187,6 +187,15 @@ class Bulk:
                 )
             self._held += n
 
+    def hold(self, n: int) -> None:
+        """Count ``n`` more bytes against the budget all Bulk jobs share (403 past it)."""
+        self._hold(n)
+
+    def release(self, n: int) -> None:
+        """Give back ``n`` bytes of the shared budget (a job that went)."""
+        with self._lock:
+            self._held -= n
+
     def _forget(self, client: Client, job: Job) -> None:
         with self._lock:
             self._jobs.get(client.digest, {}).pop(job.id, None)
