@@ -7,6 +7,7 @@ not have, a 404 whose message says what is not served, never a 500.
 
 from __future__ import annotations
 
+import datetime as dt
 import itertools
 import re
 import sqlite3
@@ -342,3 +343,14 @@ def test_bulk_api_1_refusals_in_its_own_error_shape(server: OrgServer) -> None:
     assert closed.json()["state"] == "Closed"
     late = requests.post(f"{url}/{job.json()['id']}/batch", headers=session, json=[{"Name": "Late"}])
     assert late.status_code == 400 and late.json()["exceptionCode"] == "InvalidJobState"
+
+
+def test_updated_and_deleted_refuse_a_window_that_is_not_one(server: OrgServer) -> None:
+    sf = _sf(server)
+    moment = dt.datetime(2025, 7, 29, 12, tzinfo=dt.UTC)
+    for start, end in [(moment, moment), (moment, moment - dt.timedelta(hours=1))]:
+        for call in (sf.Case.updated, sf.Case.deleted):
+            with pytest.raises(Malformed) as info:
+                call(start, end)
+            assert _error(info)[:2] == (400, "INVALID_REPLICATION_DATE")
+    assert sf.Case.updated(moment, moment + dt.timedelta(minutes=5))["ids"] == []

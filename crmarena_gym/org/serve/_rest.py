@@ -768,8 +768,8 @@ class Rest:
                 raise ApiError(400, "INVALID_REPLICATION_DATE", f"{key} is not a dateTime: {_shown(text)}")
             bounds.append(value)
         start, end = bounds
-        if end < start:
-            raise ApiError(400, "INVALID_REPLICATION_DATE", "end is before start")
+        if end <= start:  # the SOAP API Developer Guide's getDeleted()/getUpdated() rules: start precedes end
+            raise ApiError(400, "INVALID_REPLICATION_DATE", "start must be before end")
         found = org.changes(name, start, end, deleted=deleted)
         covered = _format(min(end, dt.datetime.combine(org._effective_today(), dt.time(23, 59), dt.UTC)))
         if deleted:
