@@ -7,7 +7,9 @@ not have, a 404 whose message says what is not served, never a 500.
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
+import io
 import itertools
 import re
 import sqlite3
@@ -354,3 +356,19 @@ def test_updated_and_deleted_refuse_a_window_that_is_not_one(server: OrgServer) 
                 call(start, end)
             assert _error(info)[:2] == (400, "INVALID_REPLICATION_DATE")
     assert sf.Case.updated(moment, moment + dt.timedelta(minutes=5))["ids"] == []
+
+
+def test_bulk2_results_of_every_kind_and_a_record_of_empty_values(server: OrgServer) -> None:
+    sf = _sf(server)
+    # One column: simple-salesforce writes the empty Name as '""', a record (not a blank line) that fails.
+    (job,) = sf.bulk2.Issue__c.insert(records=[{"Name": "Bulk2 kept"}, {"Name": ""}], wait=0.1)
+    assert (job["numberRecordsProcessed"], job["numberRecordsFailed"]) == (2, 1)
+    failed = list(csv.DictReader(io.StringIO(sf.bulk2.Issue__c.get_failed_records(job["job_id"]))))
+    assert [r["Name"] for r in failed] == [""] and failed[0]["sf__Error"].startswith("REQUIRED_FIELD_MISSING")
+    kept = list(csv.DictReader(io.StringIO(sf.bulk2.Issue__c.get_successful_records(job["job_id"]))))
+    assert [r["Name"] for r in kept] == ["Bulk2 kept"] and sf.Issue__c.get(kept[0]["sf__Id"])["Name"] == "Bulk2 kept"
+    # simple-salesforce asks for unprocessedRecords (the Guide writes unprocessedrecords): both are read.
+    assert sf.bulk2.Issue__c.get_unprocessed_records(job["job_id"]).strip() == '"Name"'
+    everything = sf.bulk2.Issue__c.get_all_ingest_records(job["job_id"])
+    assert (len(everything["successfulRecords"]), len(everything["failedRecords"])) == (1, 1)
+    assert everything["unprocessedRecords"] == []
