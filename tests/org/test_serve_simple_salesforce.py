@@ -372,3 +372,19 @@ def test_bulk2_results_of_every_kind_and_a_record_of_empty_values(server: OrgSer
     everything = sf.bulk2.Issue__c.get_all_ingest_records(job["job_id"])
     assert (len(everything["successfulRecords"]), len(everything["failedRecords"])) == (1, 1)
     assert everything["unprocessedRecords"] == []
+
+
+def test_an_empty_text_value_is_null_as_salesforce_stores_it(server: OrgServer, raw: sqlite3.Connection) -> None:
+    sf = _sf(server)
+    with pytest.raises(Malformed) as info:
+        sf.Issue__c.create({"Name": ""})  # the required Name given empty is missing
+    assert _error(info)[1] == "REQUIRED_FIELD_MISSING"
+    made = sf.Issue__c.create({"Name": "Emptied", "Description__c": "some text"})["id"]
+    sf.Issue__c.update(made, {"Description__c": ""})
+    assert sf.Issue__c.get(made)["Description__c"] is None
+    assert sf.query(f"SELECT COUNT() FROM Issue__c WHERE Id = '{made}' AND Description__c = null")["totalSize"] == 1
+    (case_id,) = raw.execute('SELECT "Id" FROM "Case" WHERE "AccountId" IS NOT NULL LIMIT 1').fetchone()
+    sf.Case.update(case_id, {"AccountId": ""})  # clearing a lookup with "", as clients do
+    assert sf.Case.get(case_id)["AccountId"] is None
+    results = sf.bulk.Issue__c.insert([{"Name": ""}])  # Bulk API 1.0 (JSON) likewise
+    assert results[0]["errors"][0]["statusCode"] == "REQUIRED_FIELD_MISSING"
