@@ -13,6 +13,7 @@ import io
 import itertools
 import re
 import sqlite3
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -228,6 +229,12 @@ def test_unserved_apis_fail_with_a_message_naming_them(server: OrgServer) -> Non
     with pytest.raises(zeep.exceptions.Fault) as fault:
         sf.mdapi.describe_metadata()
     assert "SOAP APIs" in fault.value.message and "not served" in fault.value.message
+    package = io.BytesIO()
+    with zipfile.ZipFile(package, "w") as archive:
+        archive.writestr("package.xml", "<Package/>")
+    with pytest.raises(NotFound) as info:  # deploy posts to the Metadata API with requests itself
+        sf.deploy(package, sandbox=True)
+    assert "SOAP APIs" in info.value.content and "<faultcode>" in info.value.content
     # is_sandbox queries Organization, which this org does not have: Salesforce's own refusal of the type.
     with pytest.raises(Malformed) as info:
         sf.is_sandbox()
