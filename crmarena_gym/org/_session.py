@@ -1817,6 +1817,8 @@ class OrgSession(LocalOrg):
         if value is None:
             return None
         kind = field.type
+        if value == "" and not kind.is_numeric and kind is not FieldType.BOOLEAN:
+            return None  # Salesforce stores no empty text: "" is null (a required field's "" is missing)
         if kind is FieldType.BOOLEAN:
             if not isinstance(value, bool):
                 raise _bad_value(field, value, "true or false")

@@ -16,7 +16,7 @@ import logging
 import threading
 import time
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, unquote
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -25,6 +25,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from crmarena_gym.org.serve._bulk import MAX_UPLOAD_BYTES, Bulk
+from crmarena_gym.org.serve._bulk1 import Bulk1, BulkError
 from crmarena_gym.org.serve._hub import ApiError, Client, LoginError, SessionHub
 from crmarena_gym.org.serve._rest import (
     LATEST_VERSION,
@@ -130,6 +131,22 @@ def _bearer(request: Request) -> str:
     return value.strip()
 
 
+def _path_parts(request: Request) -> list[str]:
+    """The segments after ``/services/data/vXX.X/``, split on the raw path and then each decoded once.
+
+    Splitting the decoded path would cut a value holding an encoded ``/`` (an External ID ``A/B`` sent as
+    ``A%2FB``) in two, and decoding again would read ``%41`` in a value as ``A``.
+    """
+    decoded = [p for p in request.path_params.get("rest", "").split("/") if p]
+    raw = request.scope.get("raw_path")
+    if not isinstance(raw, bytes):
+        return decoded
+    segments = [unquote(p, errors="replace") for p in raw.decode("utf-8", "replace").split("?", 1)[0].split("/") if p]
+    if segments[:2] != ["services", "data"] or len(segments) < 3:  # an encoded "/" in the prefix: keep the route's
+        return decoded
+    return segments[3:]
+
+
 def _form(raw: bytes) -> dict[str, str]:
     out: dict[str, str] = {}
     for k, v in parse_qsl(raw.decode("utf-8", "replace"), keep_blank_values=True):
@@ -140,6 +157,7 @@ def _form(raw: bytes) -> dict[str, str]:
 def make_app(hub: SessionHub) -> Starlette:
     """The ASGI app serving ``hub``'s org as Salesforce's REST API (see the README's serve-org section)."""
     bulk = Bulk(hub)
+    bulk1 = Bulk1(hub, bulk)
     rest = Rest(hub, extra=bulk.dispatch)
     budget = _Budget(BODY_BUDGET)
     logins = _Bucket(LOGIN_RATE, LOGIN_BURST)
@@ -337,8 +355,7 @@ def make_app(hub: SessionHub) -> Starlette:
         headers = {"Sforce-Limit-Info": f"api-usage={hub.served}/{15_000_000}"}
         try:
             version = check_version(request.path_params["version"])
-            raw_path = request.path_params.get("rest", "")
-            parts = [p for p in raw_path.split("/") if p]
+            parts = _path_parts(request)
             with hub.use(_bearer(request)) as client:
                 is_upload = len(parts) == 4 and parts[:2] == ["jobs", "ingest"] and parts[3] == "batches"
                 limit = MAX_UPLOAD_BYTES if is_upload else MAX_BODY_BYTES
@@ -357,6 +374,7 @@ def make_app(hub: SessionHub) -> Starlette:
                         raw,
                         {k.lower(): v for k, v in request.headers.items()},
                         instance=instance(request),
+                        params=list(request.query_params.multi_items()),
                     )
                     reply: Reply = await run_in_threadpool(rest.dispatch, client, call)
                 finally:
@@ -370,8 +388,33 @@ def make_app(hub: SessionHub) -> Starlette:
         except ApiError as err:
             return _error(err, headers)
 
+    async def bulk_v1(request: Request) -> Response:
+        """The Bulk API 1.0 (:mod:`._bulk1`): its session header or a bearer token, its error shape."""
+        try:
+            version = check_version(request.path_params["version"])
+            token = request.headers.get("x-sfdc-session", "").strip() or _bearer(request)
+            with hub.use(token) as client:
+                writes = request.method in ("POST", "PUT", "PATCH")
+                raw = await _body(request, budget, MAX_UPLOAD_BYTES) if writes else b""
+                try:
+                    parts = [p for p in request.path_params["rest"].split("/") if p]
+                    status, body = await run_in_threadpool(bulk1.dispatch, client, request.method, version, parts, raw)
+                finally:
+                    budget.give(len(raw))
+        except BulkError as err:
+            return _Json(err.body(), status_code=err.status)
+        except ApiError as err:  # Bulk 1.0 answers an invalid session 400 InvalidSessionId
+            code, status = ("InvalidSessionId", 400) if err.status == 401 else (err.code, err.status)
+            return _Json({"exceptionCode": code, "exceptionMessage": err.message}, status_code=status)
+        if isinstance(body, str):  # a query batch's request: the SOQL as sent
+            return Response(body, status_code=status, media_type="text/plain; charset=utf-8")
+        return _Json(body, status_code=status)
+
     async def fallback(request: Request) -> Response:
-        return _error(ApiError(404, "NOT_FOUND", "The requested resource does not exist"))
+        path = request.url.path
+        if path.startswith("/services/Soap/"):
+            return _soap_fault(path)
+        return _error(ApiError(404, "NOT_FOUND", f"The requested resource does not exist: {_unserved(path)}"))
 
     app = Starlette(
         routes=[
@@ -383,6 +426,7 @@ def make_app(hub: SessionHub) -> Starlette:
             Route("/services/data/", versions, methods=_ALL),
             Route("/services/data/v{version}", data, methods=_ALL),
             Route("/services/data/v{version}/{rest:path}", data, methods=_ALL),
+            Route("/services/async/{version}/{rest:path}", bulk_v1, methods=_ALL),
             Route("/{rest:path}", fallback, methods=_ALL),
         ],
         exception_handlers={ApiError: lambda _r, e: _error(e), Exception: _internal},  # type: ignore[dict-item]
@@ -390,6 +434,37 @@ def make_app(hub: SessionHub) -> Starlette:
     app.state.hub = hub
     app.state.latest = LATEST_VERSION
     return app
+
+
+def _unserved(path: str) -> str:
+    """What a path outside the served resources is, said so a client's user knows what is missing."""
+    shown = path if len(path) <= 80 else path[:80] + "..."
+    if path.startswith("/services/async/"):
+        return f"{shown}: of the Bulk API 1.0 this org serves /services/async/XX.X/job/... (JSON jobs)"
+    if path.startswith("/services/apexrest"):
+        return f"{shown}: Apex REST (/services/apexrest) is not served: this org runs no Apex classes"
+    if path.startswith("/services/oauth2/"):
+        return f"{shown}: of the OAuth endpoints this org serves token, revoke and userinfo"
+    return f"{shown} is not served by this org (it serves /services/data/vXX.X/ and /services/oauth2/)"
+
+
+def _soap_fault(path: str) -> Response:
+    """A SOAP fault for the SOAP APIs (Partner, Enterprise, Metadata, Tooling): a SOAP client raises it as
+    such (zeep's Fault, with this text) instead of failing to parse a JSON error as XML."""
+    shown = path if len(path) <= 80 else path[:80] + "..."
+    text = (
+        f"{shown}: the SOAP APIs (Partner, Enterprise, Metadata, Tooling) are not served by this org; "
+        "it serves the REST API (/services/data/vXX.X/)"
+    )
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    body = (
+        '<?xml version="1.0" encoding="UTF-8"?>'
+        '<soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/" '
+        'xmlns:sf="urn:fault.partner.soap.sforce.com"><soapenv:Body><soapenv:Fault>'
+        f"<faultcode>sf:NOT_FOUND</faultcode><faultstring>NOT_FOUND: {text}</faultstring>"
+        "</soapenv:Fault></soapenv:Body></soapenv:Envelope>"
+    )
+    return Response(body.encode("utf-8"), status_code=404, media_type="text/xml; charset=utf-8")
 
 
 def _internal(_request: Request, exc: Exception) -> Response:

@@ -158,13 +158,20 @@ class Bulk:
             job.uploads.append(call.body)
             job.size += len(call.body)
             return Reply(201)
+        served = "successfulResults, failedResults, unprocessedrecords" if kind == "ingest" else "results"
+        unknown = ApiError(
+            404, "NOT_FOUND", f"The requested resource does not exist: a {kind} job's are {served} (GET)"
+        )
         if call.method not in ("GET", "HEAD") or len(rest) != 2:
-            raise ApiError(404, "NOT_FOUND", "The requested resource does not exist")
-        if kind == "ingest" and sub in ("successfulResults", "failedResults", "unprocessedrecords"):
-            return self._ingest_results(job, sub)
+            raise unknown
+        # The Guide writes unprocessedrecords; simple-salesforce asks for unprocessedRecords: either is read.
+        results = {"successfulresults": "successfulResults", "failedresults": "failedResults"}
+        results["unprocessedrecords"] = "unprocessedrecords"
+        if kind == "ingest" and sub.lower() in results:
+            return self._ingest_results(job, results[sub.lower()])
         if kind == "query" and sub == "results":
             return self._query_results(job, call)
-        raise ApiError(404, "NOT_FOUND", "The requested resource does not exist")
+        raise unknown
 
     # -- jobs ----------------------------------------------------------------------------------------
 
@@ -186,6 +193,15 @@ class Bulk:
                     f"the server's Bulk jobs hold {self._held:,} bytes, at most {BULK_BYTES:,}: delete finished jobs",
                 )
             self._held += n
+
+    def hold(self, n: int) -> None:
+        """Count ``n`` more bytes against the budget all Bulk jobs share (403 past it)."""
+        self._hold(n)
+
+    def release(self, n: int) -> None:
+        """Give back ``n`` bytes of the shared budget (a job that went)."""
+        with self._lock:
+            self._held -= n
 
     def _forget(self, client: Client, job: Job) -> None:
         with self._lock:
@@ -291,7 +307,7 @@ class Bulk:
                 job.state, job.error = "Failed", "InvalidBatch : every upload of a job has the same columns"
                 return
             for row in rows[1:]:
-                if not any(cell.strip() for cell in row):
+                if not row:  # a blank line; a line of empty values ('""', ',,') is a record, as Salesforce reads it
                     continue
                 self._one(org, job, obj.name, header, row)
         job.header = header or []

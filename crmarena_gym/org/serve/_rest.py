@@ -17,6 +17,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from crmarena_gym.org._base import OrgError
 from crmarena_gym.org._session import OrgSession, parse_datetime_value, write_access
+from crmarena_gym.org._sosl import MAX_RESULTS, escape_refused
 from crmarena_gym.org.serve._describe import describe_global, describe_object, object_info
 from crmarena_gym.org.serve._hub import ApiError, Client, SessionHub
 from crmarena_gym.org.soql import URL_PREFIX, parse
@@ -152,6 +153,7 @@ class Call:
     headers: dict[str, str] = field(default_factory=dict)  # lower-case names
     parsed: Any = None  # the body already parsed (a composite subrequest's)
     instance: str = ""  # the instance URL the client reached (https://127.0.0.1:8443)
+    params: list[tuple[str, str]] = field(default_factory=list)  # every query parameter, repeated ones too
 
     def json(self) -> Any:
         if self.parsed is not None:
@@ -192,6 +194,190 @@ def _methods(call: Call, allowed: tuple[str, ...]) -> None:
 
 def _not_found(what: str = "") -> ApiError:
     return ApiError(404, "NOT_FOUND", "The requested resource does not exist" + (f": {what}" if what else ""))
+
+
+#: Resources Salesforce has under /services/data/vXX.X/ that this org does not, with why.
+_UNSERVED = {
+    "tooling": "the Tooling API is not served by this org (it holds no metadata: no Apex, no custom fields to edit)",
+    "analytics": "the Reports and Dashboards API is not served by this org (it has no reports)",
+    "chatter": "Connect REST (Chatter) is not served by this org",
+    "connect": "Connect REST is not served by this org",
+    "ui-api": "the User Interface API is not served by this org",
+    "actions": "invocable actions are not served by this org (it runs no flows or Apex)",
+    "process": "approvals and process rules are not served by this org",
+    "recent": "recently viewed items are not served by this org (it records no views)",
+    "tabs": "tabs are not served by this org (it has no apps)",
+    "theme": "themes are not served by this org (it has no apps)",
+    "appMenu": "the app menu is not served by this org (it has no apps)",
+    "quickActions": "quick actions are not served by this org",
+    "licensing": "licensing is not served by this org",
+    "consent": "consent is not served by this org",
+    "jobs": "of the jobs resources this org serves jobs/ingest and jobs/query (the Bulk API 2.0)",
+}
+
+
+def _unserved(parts: list[str]) -> str:
+    """What an unserved path under /services/data/vXX.X/ is, said so a client's user knows what is missing."""
+    shown = "/".join(parts)
+    shown = shown if len(shown) <= 80 else shown[:80] + "..."
+    why = _UNSERVED.get(parts[0]) if parts else None
+    if why is None:
+        served = "sobjects, query, queryAll, search, parameterizedSearch, limits, composite, jobs"
+        return f"{shown} is not served by this org (it serves {served})"
+    return f"{shown}: {why}"
+
+
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z][A-Za-z0-9_]*)*")
+_SCOPES = ("ALL", "NAME", "EMAIL", "PHONE")
+_PER_OBJECT = ("fields", "limit", "where", "orderBy")
+# Parameters of parameterizedSearch that filter by features this org has none of (data categories,
+# divisions, communities, price books in search) or shape the answer in ways it does not (snippets,
+# highlights, label metadata): refused by name, never silently ignored.
+_UNSERVED_SEARCH = (
+    "dataCategory",
+    "dataCategories",
+    "division",
+    "netWorkIds",
+    "networkIds",
+    "pricebookId",
+    "snippet",
+    "highlights",
+    "metadata",
+)
+
+
+def _search_bound(value: object, name: str, low: int, high: int) -> int:
+    text = str(value).strip() if isinstance(value, str | int) and not isinstance(value, bool) else ""
+    if not (text.isascii() and text.isdigit()) or len(text) > 6 or not low <= int(text) <= high:
+        raise ApiError(400, "INVALID_SEARCH", f"{name} takes a whole number from {low} to {high}, got {_shown(value)}")
+    return int(text)
+
+
+def _search_names(value: object, what: str) -> list[str]:
+    """Object or field names from a list or a comma-separated text, each checked to be a name."""
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+        raise ApiError(400, "INVALID_SEARCH", f"{what} takes names (a list or comma-separated), got {_shown(value)}")
+    names = [i.strip() for i in items if i.strip()]
+    for name in names:
+        if not _NAME.fullmatch(name):
+            raise ApiError(400, "INVALID_SEARCH", f"{what} takes names, got {_shown(name)}")
+    return names
+
+
+def _suggested(words: list[str], name: object) -> bool:
+    """Whether ``name``'s words hold ``words`` in a row, the last of them as the start of a word."""
+    have = [w.lower() for w in re.findall(r"[^\W_]+", name)] if isinstance(name, str) else []
+    n = len(words)
+    for i in range(len(have) - n + 1):
+        if have[i : i + n - 1] == words[:-1] and have[i + n - 1].startswith(words[-1]):
+            return True
+    return False
+
+
+def parameterized_sosl(call: Call) -> str:
+    """``parameterizedSearch`` (GET parameters or a POST body) as the SOSL statement it stands for.
+
+    ``q`` is a search term (``FIND {q}``): words, phrases, wildcards and operators as in SOSL, with a
+    stray reserved character searched for rather than refused. ``in`` is the field scope; ``sobject``
+    (repeatable; POST ``sobjects``) names the objects with their ``fields``, ``limit``, and, in a POST,
+    ``where`` and ``orderBy`` (SOQL text); ``fields`` and ``defaultLimit`` apply to every object that
+    sets none; ``offset`` needs a single object; ``overallLimit`` bounds the whole answer (2,000). The
+    visibility and spelling switches (``updatable``, ``viewable``, ``spellCorrection``) are taken: every
+    record of the org is viewable and updatable by its one user, and this org corrects no spelling.
+    """
+    objects: list[dict[str, Any]] = []
+    if call.method == "POST":
+        body = call.json()
+        if not isinstance(body, dict):
+            raise ApiError(400, "JSON_PARSER_ERROR", f"the search is a JSON object, got {_shown(body)}")
+        given: dict[str, Any] = dict(body)
+        sobjects = given.pop("sobjects", None)
+        if sobjects is not None:
+            if not isinstance(sobjects, list) or not all(isinstance(o, dict) for o in sobjects):
+                raise ApiError(400, "INVALID_SEARCH", f"sobjects is a list of objects, got {_shown(sobjects)}")
+            for o in sobjects:
+                unknown = set(o) - {"name", *_PER_OBJECT}
+                if unknown:
+                    raise ApiError(
+                        400,
+                        "INVALID_SEARCH",
+                        f"an entry of sobjects takes name, fields, limit, where and "
+                        f"orderBy, not {', '.join(sorted(unknown))}",
+                    )
+                objects.append(dict(o))
+    else:
+        given = {}
+        for key, value in call.params:
+            if key == "sobject":
+                objects.append({"name": value})
+            elif "." in key and key.rsplit(".", 1)[1] in _PER_OBJECT:
+                continue  # read below, once every sobject is known
+            else:
+                given.setdefault(key, value)
+        by_name = {str(o["name"]).lower(): o for o in objects}
+        for key, value in call.params:
+            prefix, _, what = key.rpartition(".")
+            if prefix and what in _PER_OBJECT:
+                if prefix.lower() not in by_name:
+                    raise ApiError(400, "INVALID_SEARCH", f"{key} names an object not given as sobject={prefix}")
+                by_name[prefix.lower()].setdefault(what, value)
+    for name in _UNSERVED_SEARCH:
+        if name in given:
+            raise ApiError(
+                400,
+                "INVALID_SEARCH",
+                f"the {name} parameter is not served by this org (it has no data categories, "
+                "divisions, communities or search snippets)",
+            )
+    for name in ("updatable", "viewable", "spellCorrection"):
+        if name in given:
+            parse_bool(given.pop(name), name)
+    q = given.pop("q", None)
+    if not isinstance(q, str) or not q.strip():
+        raise ApiError(400, "MISSING_ARGUMENT", "the q parameter (the search string) is required")
+    scope = given.pop("in", "ALL")
+    if not isinstance(scope, str) or scope.strip().upper() not in _SCOPES:
+        raise ApiError(400, "INVALID_SEARCH", f"in takes ALL, NAME, EMAIL or PHONE, got {_shown(scope)}")
+    overall = _search_bound(given.pop("overallLimit", MAX_RESULTS), "overallLimit", 1, MAX_RESULTS)
+    default_limit = given.pop("defaultLimit", None)
+    fields = _search_names(given.pop("fields"), "fields") if "fields" in given else None
+    offset = given.pop("offset", None)
+    if given:
+        raise ApiError(400, "INVALID_SEARCH", f"parameterizedSearch takes no parameter {sorted(given)[0]!r}")
+    if (fields is not None or default_limit is not None or offset is not None) and not objects:
+        raise ApiError(400, "INVALID_SEARCH", "fields, defaultLimit and offset need at least one sobject")
+    if offset is not None and len(objects) != 1:
+        raise ApiError(400, "INVALID_SEARCH", "offset is taken only with a single sobject")
+    returning: list[str] = []
+    for o in objects:
+        raw_name = o.get("name")
+        named = _search_names([raw_name], "sobject") if isinstance(raw_name, str) else []
+        if len(named) != 1:
+            raise ApiError(400, "INVALID_SEARCH", f"an sobject is named by its API name, got {_shown(raw_name)}")
+        name = named[0]
+        wanted = _search_names(o["fields"], f"{name}.fields") if "fields" in o else fields
+        clauses = [", ".join(wanted or ["Id"])]
+        where, order = o.get("where"), o.get("orderBy")
+        if where is not None:
+            if not isinstance(where, str) or not where.strip():
+                raise ApiError(400, "INVALID_SEARCH", f"{name}'s where is SOQL text, got {_shown(where)}")
+            clauses.append(f"WHERE {where}")
+        if order is not None:
+            if not isinstance(order, str) or not order.strip():
+                raise ApiError(400, "INVALID_SEARCH", f"{name}'s orderBy is SOQL text, got {_shown(order)}")
+            clauses.append(f"ORDER BY {order}")
+        limit = o.get("limit", default_limit)
+        if limit is not None:
+            clauses.append(f"LIMIT {_search_bound(limit, f'{name}.limit', 1, MAX_RESULTS)}")
+        if offset is not None:
+            clauses.append(f"OFFSET {_search_bound(offset, 'offset', 0, 2000)}")
+        returning.append(f"{name}({' '.join(clauses)})")
+    term = escape_refused(q.strip())  # braces too: FIND {...} cannot be closed early
+    sosl = f"FIND {{{term}}} IN {scope.strip().upper()} FIELDS"
+    if returning:
+        sosl += " RETURNING " + ", ".join(returning)
+    return sosl + f" LIMIT {overall}"
 
 
 def _versioned(value: Any, prefix: str) -> Any:
@@ -252,7 +438,7 @@ class Rest:
         parts, base = call.parts, f"/services/data/v{call.version}"
         if not parts:
             _methods(call, ("GET",))
-            names = ("sobjects", "query", "queryAll", "search", "limits", "composite", "jobs")
+            names = ("sobjects", "query", "queryAll", "search", "parameterizedSearch", "limits", "composite", "jobs")
             resources = {n: f"{base}/{n}" for n in names}
             if call.instance:  # the identity URL, as Salesforce lists it (jsforce's identity() reads it here)
                 resources["identity"] = f"{call.instance}/id/{self.hub.org_id}/{self.hub.user_id}"
@@ -266,6 +452,12 @@ class Rest:
         if head == "search" and not tail:
             _methods(call, ("GET",))
             return Reply(200, _versioned(org.search(call.query.get("q", "")), f"{base}/sobjects/"))
+        if head == "search" and tail == ["suggestions"]:
+            _methods(call, ("GET",))
+            return Reply(200, _versioned(self._suggestions(org, call), f"{base}/sobjects/"))
+        if head == "parameterizedSearch" and not tail:
+            _methods(call, ("GET", "POST"))
+            return Reply(200, _versioned(org.search(parameterized_sosl(call)), f"{base}/sobjects/"))
         if head == "limits" and not tail:
             _methods(call, ("GET",))
             return Reply(200, self._limits(org))
@@ -283,7 +475,7 @@ class Rest:
             reply = self.extra(client, call)
             if reply is not None:
                 return reply
-        raise _not_found()
+        raise _not_found(_unserved(parts))
 
     # -- query -------------------------------------------------------------------------------------
 
@@ -397,6 +589,48 @@ class Rest:
                 out.append(column)
         return out
 
+    # -- search suggestions ------------------------------------------------------------------------
+
+    def _suggestions(self, org: OrgSession, call: Call) -> dict[str, Any]:
+        """``search/suggestions``: records whose name holds the search text (its last word as a prefix).
+
+        As the REST API Developer Guide describes it: ``q`` (quotes and wildcards dropped; under three
+        characters suggests nothing; over 255 is refused), ``sobject`` (one or more, comma-separated),
+        ``limit`` (5 unless given; ``hasMoreResults`` says when more matched) and ``fields`` (more fields
+        of each record). A match is the name's words holding the query's words in a row, the last one as
+        the start of a word; records come in name order (Salesforce's own relevance order is not known).
+        """
+        params = dict(call.query)
+        for name in ("dynamicFields", "groupId", "networkId", "topicId", "type", "userId", "useSearchScope", "where"):
+            if name in params:
+                raise ApiError(
+                    400, "INVALID_SEARCH", f"the {name} parameter of search/suggestions is not served by this org"
+                )
+        if "ignoreUnsupportedSObjects" in params:
+            parse_bool(params["ignoreUnsupportedSObjects"], "ignoreUnsupportedSObjects")
+        q, wanted_objects = params.get("q"), params.get("sobject")
+        if not q or not wanted_objects:
+            raise ApiError(400, "MISSING_ARGUMENT", "search/suggestions needs both q (the search text) and sobject")
+        if len(q) > 255:
+            raise ApiError(400, "INVALID_SEARCH", f"the search text is {len(q)} characters; at most 255")
+        limit = _search_bound(params.get("limit", "5"), "limit", 1, MAX_RESULTS)
+        extra = _search_names(params["fields"], "fields") if "fields" in params else []
+        words = [w.lower() for w in re.findall(r"[^\W_]+", q.replace('"', " ").replace("*", " ").replace("?", " "))]
+        found: list[dict[str, Any]] = []
+        for object_name in _search_names(wanted_objects, "sobject"):
+            obj = org.schema.get_object(self._sobject(object_name, org), standard=True)
+            assert obj is not None
+            names = [f for f in obj.fields if f.name_field]
+            key = next((f.name for f in names if f.name in ("Name", "Title")), names[0].name if names else "Id")
+            if sum(len(w) for w in words) < 3 or key == "Id":
+                continue
+            columns = ", ".join(dict.fromkeys(["Id", key, *extra]))
+            soql = f"SELECT {columns} FROM {obj.name} WHERE {key} LIKE '%{words[0]}%' ORDER BY {key}, Id"
+            for record in org.query(soql)["records"]:
+                if _suggested(words, record.get(key)):
+                    found.append(record)
+        return {"autoSuggestResults": found[:limit], "hasMoreResults": len(found) > limit}
+
     # -- limits and describe -----------------------------------------------------------------------
 
     def _limits(self, org: OrgSession) -> dict[str, Any]:
@@ -455,7 +689,7 @@ class Rest:
             _methods(call, ("GET",))
             return Reply(200, self._changes(org, name, call, second == "deleted"))
         if len(tail) == 3 and not is_valid_id(second) and second.lower() not in _OBJECT_RESOURCES:
-            return self._by_external_id(org, call, name, second, unquote(tail[2]))
+            return self._by_external_id(org, call, name, second, tail[2])
         if len(tail) != 2 or second.lower() in _OBJECT_RESOURCES:
             raise _not_found(f"sobjects/{name}/{'/'.join(tail[1:])[:80]} is not served by this org")
         record_id = second
@@ -535,8 +769,8 @@ class Rest:
                 raise ApiError(400, "INVALID_REPLICATION_DATE", f"{key} is not a dateTime: {_shown(text)}")
             bounds.append(value)
         start, end = bounds
-        if end < start:
-            raise ApiError(400, "INVALID_REPLICATION_DATE", "end is before start")
+        if end <= start:  # the SOAP API Developer Guide's getDeleted()/getUpdated() rules: start precedes end
+            raise ApiError(400, "INVALID_REPLICATION_DATE", "start must be before end")
         found = org.changes(name, start, end, deleted=deleted)
         covered = _format(min(end, dt.datetime.combine(org._effective_today(), dt.time(23, 59), dt.UTC)))
         if deleted:
@@ -724,10 +958,13 @@ class Rest:
         version = check_version(m.group(1))
         parts = [unquote(p) for p in m.group(2).split("/") if p]
         query: dict[str, str] = {}
-        for k, v in parse_qsl(split.query, keep_blank_values=True):
+        params = parse_qsl(split.query, keep_blank_values=True)
+        for k, v in params:
             query.setdefault(k, v)
         names = {str(k).lower(): str(v) for k, v in headers.items()} if isinstance(headers, dict) else {}
-        inner = Call(method.upper(), parts, version, query, b"", {**call.headers, **names}, instance=call.instance)
+        inner = Call(
+            method.upper(), parts, version, query, b"", {**call.headers, **names}, instance=call.instance, params=params
+        )
         if body is not None:
             inner.parsed = body
         return inner
