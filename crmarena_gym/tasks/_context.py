@@ -5,6 +5,9 @@ The wording is ours. The conventions match :mod:`crmarena_gym.tasks._periods` an
 
 from __future__ import annotations
 
+import datetime as dt
+import re
+
 DOMAIN_DETAILS = """\
 # Conventions
 ## Calendar quarters
@@ -59,3 +62,22 @@ KNOWLEDGE_GUIDANCE = "- Answer briefly, using what the knowledge articles say."
 def todays_date_line(today: str) -> str:
     """The context line that tells an agent the date (``- Today's date: 2023-04-01``)."""
     return f"- Today's date: {today}"
+
+
+_TODAY_LINE = re.compile(r"^- Today's date: (\d{4}-\d{2}-\d{2})$", re.MULTILINE)
+
+
+def read_todays_date(text: str) -> dt.date | None:
+    """The date the first :func:`todays_date_line` in ``text`` gives; None if there is none (or it is no date).
+
+    Example:
+        >>> read_todays_date("- Contact Id: 003\\n- Today's date: 2023-04-01")
+        datetime.date(2023, 4, 1)
+    """
+    match = _TODAY_LINE.search(text)
+    if match is None:
+        return None
+    try:
+        return dt.date.fromisoformat(match.group(1))
+    except ValueError:
+        return None

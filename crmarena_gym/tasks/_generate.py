@@ -16,7 +16,9 @@ The four tasks that are not aggregates draw as follows:
   by its type and a detail or two its record supports, and asks relative to today. About a third of
   the draws misremember the day or describe another product, which makes them unanswerable. A draw
   is kept only if at most one product bought that day fits the description in either reading (same
-  type, or a name holding every word of the type), and that product is the one described.
+  type, or a name holding every word of the type), and that product is the one described; and only if an agent
+  can find it from what it reads: the question reads back as the day (:mod:`crmarena_gym.tasks._purchase`), and a
+  search of the products for what it describes leaves the same purchases of that day.
 - PVI: a case with a chat or emails, from the generator's latent violations (gold: the violated
   article, kept only when the offending words are in the conversation) or its clean cases (gold None).
 - KQA: a fact (question, short answer, article) the generator stored; its answer is in the article.
@@ -54,8 +56,17 @@ from crmarena_gym.tasks._context import (
 )
 from crmarena_gym.tasks._instance import TaskInstance
 from crmarena_gym.tasks._new_case import new_case_lines
-from crmarena_gym.tasks._periods import MONTH_NAMES
 from crmarena_gym.tasks._phrasing import PhrasedWindow, capitalize_first, pick, random_window, say_number
+from crmarena_gym.tasks._purchase import (
+    ASK_FOR_ID,
+    AUDIENCE_WORDS,
+    PURCHASE_TEMPLATES,
+    describe_product,
+    described_product,
+    read_purchase_day,
+    read_purchase_question,
+    say_purchase_day,
+)
 from crmarena_gym.tasks._spec import TASK_SPECS, TaskSpec, get_task_spec
 
 #: Bump whenever the instances generated for some org and seed change (it keys the task-set cache). Version 4
@@ -262,9 +273,6 @@ def name_words(text: str) -> frozenset[str]:
     return frozenset(_WORD.findall(text.lower()))
 
 
-_AUDIENCE_WORDS = {"men": "men's", "women": "women's", "kids": "kids'"}
-
-
 @dataclass(frozen=True)
 class ProductProfile:
     """What a customer could say about a product without knowing its exact name.
@@ -299,9 +307,9 @@ class ProductProfile:
             if isinstance(adjective, str) and adjective and name_words(adjective) <= name_words(name):
                 details["adjective"] = adjective.lower()
             return cls(
-                product_id, name, attributes["type"], _AUDIENCE_WORDS.get(attributes.get("audience") or ""), details
+                product_id, name, attributes["type"], AUDIENCE_WORDS.get(attributes.get("audience") or ""), details
             )
-        audience = next((label for label in _AUDIENCE_WORDS.values() if name.lower().startswith(label)), None)
+        audience = next((label for label in AUDIENCE_WORDS.values() if name.lower().startswith(label)), None)
         kind = " ".join(words[-2:]) if len(words) >= 2 else name
         if audience is not None and name_words(kind) & name_words(audience):
             kind = words[-1]
@@ -563,42 +571,8 @@ def _draw_case_routing(facts: OrgFacts, rng: np.random.Generator) -> Draw | None
     return Draw(answers, query, ROUTING_POLICY, params, competition)
 
 
-# Days between the purchase and today, and how a customer says it; weighted toward the recent past.
-_DAYS_AGO: dict[int, tuple[str, ...]] = {
-    1: ("yesterday",),
-    2: ("two days ago", "the day before yesterday", "2 days ago"),
-    7: ("a week ago", "one week ago", "exactly a week ago", "seven days ago"),
-    14: ("a fortnight ago", "two weeks ago", "fourteen days ago", "14 days ago"),
-    21: ("three weeks ago", "21 days ago"),
-    28: ("four weeks ago", "28 days ago"),
-}
+# Days between the purchase and today (said by :func:`say_purchase_day`); weighted toward the recent past.
 _NED_OFFSETS = (1, 2, 3, 4, 5, 6, 7, 7, 8, 9, 10, 12, 14, 14, 21, 28)
-
-
-def _days_ago(rng: np.random.Generator, days: int, day: dt.date) -> str:
-    if rng.random() < 0.15:
-        return pick(rng, (f"on {MONTH_NAMES[day.month - 1]} {day.day}, {day.year}", f"on {day.isoformat()}"))
-    if days in _DAYS_AGO:
-        return pick(rng, _DAYS_AGO[days])
-    amount = say_number(rng, days)
-    return pick(rng, (f"{amount} days ago", f"{amount} days back"))
-
-
-def _describe(rng: np.random.Generator, profile: ProductProfile) -> str:
-    """A vague description: the product's type plus at most two things the record supports."""
-    kind = profile.type.lower()
-    extras: list[str] = []
-    if profile.audience and rng.random() < 0.6:
-        extras.append(profile.audience)
-    choices = [k for k in ("colour", "adjective") if k in profile.details]
-    if choices and rng.random() < 0.5:
-        extras.append(profile.details[pick(rng, choices)])
-    text = " ".join([*extras, kind])
-    if "use" in profile.details and rng.random() < 0.3:
-        text += f" for {profile.details['use']}"
-    elif "material" in profile.details and rng.random() < 0.15:
-        text += f" made of {profile.details['material']}"
-    return text
 
 
 def loose_matches(facts: OrgFacts, profile: ProductProfile) -> set[str]:
@@ -624,15 +598,6 @@ def _purchases_fitting(
     return hits, Competition(competitors, same_day=len(bought_that_day), look_alikes=look_alikes)
 
 
-_NED_TEMPLATES = (
-    "Can you pull up the {desc} I bought {when}?",
-    "I'm looking for the {desc} I purchased {when}. Which product was that?",
-    "Could you show me the {desc} I ordered {when}?",
-    "Please find the {desc} I bought {when}.",
-    "I need the details of the {desc} I purchased {when}.",
-)
-
-
 def _draw_named_entity(facts: OrgFacts, rng: np.random.Generator) -> Draw | None:
     lines = facts.purchase_lines()
     if not lines:
@@ -652,9 +617,18 @@ def _draw_named_entity(facts: OrgFacts, rng: np.random.Generator) -> Draw | None
         return None  # another product fits the words; the description would not single it out
     offset = int(rng.choice(_NED_OFFSETS))
     today = day + dt.timedelta(days=offset)
-    description = _describe(rng, profile)
-    query = pick(rng, _NED_TEMPLATES).format(desc=description, when=_days_ago(rng, offset, day))
-    query += " Return only the Id of the product."
+    description = describe_product(rng, profile.type, profile.audience, profile.details)
+    query = pick(rng, PURCHASE_TEMPLATES).format(desc=description, when=say_purchase_day(rng, offset, day))
+    query += ASK_FOR_ID
+    # Answerable from what an agent reads: the question reads back as this day, and a search of the products for
+    # what it describes leaves the same purchases of that day as the description's candidates do.
+    read = read_purchase_question(query)
+    if read is None or read_purchase_day(read.when, today) != day:
+        return None
+    words = name_words(described_product(read.description))
+    found = {pid for pid, held in facts.product_search_words().items() if words and words <= held}
+    if sorted(gold.purchased_products(facts.conn, contact_id, day) & found) != hits:
+        return None
     required = _context(
         f"- Contact Id of the customer you are assisting: {contact_id}", todays_date_line(today.isoformat())
     )

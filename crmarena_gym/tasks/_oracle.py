@@ -17,7 +17,10 @@ The routing of a new case (NCR) takes nothing from ``params``: the solver reads 
 description off the question (:func:`~crmarena_gym.tasks.read_new_case`; in act mode, off the case record), reads
 them as the issue and product they state (:func:`~crmarena_gym.datagen.read_case_text`, a perfect reader of the
 generator's texts), and takes their Ids from what ``get_issues`` lists and ``search_products`` finds, as an agent
-must: played against damaged results, it routes by what it was shown.
+must: played against damaged results, it routes by what it was shown. A described purchase (NED) is found the same
+way: what to search the products for and the day come from the question and today's date in its context
+(:mod:`crmarena_gym.tasks._purchase`, a perfect reader of the generator's phrasing), never from the hidden
+``search_term`` and ``purchase_date``.
 
 Example:
     >>> import tempfile, pathlib
@@ -43,8 +46,10 @@ from typing import Any, Protocol
 from crmarena_gym.datagen import read_case_text
 from crmarena_gym.org import Org
 from crmarena_gym.schema import CASE_STATUSES
+from crmarena_gym.tasks._context import read_todays_date
 from crmarena_gym.tasks._instance import TaskInstance
 from crmarena_gym.tasks._new_case import read_new_case
+from crmarena_gym.tasks._purchase import described_product, read_purchase_day, read_purchase_question
 from crmarena_gym.tasks._schema_names import RenamedCalls, SchemaNames
 from crmarena_gym.tasks._scoring import NONE_ANSWER
 from crmarena_gym.tools import ToolCallText, Toolset, to_argument_datetime, toolset
@@ -305,11 +310,20 @@ def _case_routing(call: SolverCalls, params: dict[str, Any], instance: TaskInsta
 
 
 def _named_entity(call: SolverCalls, params: dict[str, Any], instance: TaskInstance) -> str:
+    # What the customer described and the day, as the question states them (a perfect reading of the generator's
+    # phrasing, today's date from the context), never the hidden search_term and purchase_date: a question read
+    # otherwise is searched for otherwise, as by an agent.
+    question = read_purchase_question(instance.query)
+    term = described_product(question.description) if question else ""
+    today = read_todays_date(instance.metadata.required)
+    day = read_purchase_day(question.when, today) if question and today else None
+    if not term or day is None:
+        call.contradicted(f"the question reads as no product ({term!r}) or no day ({day}) of purchase")
+        return NONE_ANSWER
     account_id = call("get_account_id_by_contact_id", contact_id=_param(params, "contact_id"))
     if account_id is None:
         return NONE_ANSWER
-    candidates = call("search_products", search_term=_param(params, "search_term"))
-    day = dt.date.fromisoformat(_param(params, "purchase_date"))
+    candidates = call("search_products", search_term=term)
     bought = call(
         "get_purchase_history",
         account_id=account_id,

@@ -22,7 +22,8 @@ from crmarena_gym.tasks._periods import (
     season_window,
 )
 
-_NUMBER_WORDS = (
+#: The small numbers as words, by value (``say_number`` writes them; readers of the queries read them back).
+NUMBER_WORDS = (
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
     "sixteen seventeen eighteen nineteen twenty"
 ).split()
@@ -42,8 +43,8 @@ def say_number(rng: np.random.Generator, n: int) -> str:
         >>> say_number(np.random.default_rng(0), 42)
         '42'
     """
-    if n < len(_NUMBER_WORDS) and rng.random() < 0.5:
-        return _NUMBER_WORDS[n]
+    if n < len(NUMBER_WORDS) and rng.random() < 0.5:
+        return NUMBER_WORDS[n]
     return str(n)
 
 

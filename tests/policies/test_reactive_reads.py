@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, SupportsFloat
+from typing import Any
 
 import gymnasium as gym
 import pytest
@@ -18,46 +18,7 @@ from crmarena_gym.datagen import generate_org
 from crmarena_gym.policies import OraclePolicy, ReactiveOraclePolicy
 from crmarena_gym.tasks import TaskInstance, generate_tasks
 from crmarena_gym.tasks import _gold as gold
-
-Tamper = Callable[[Any], Any]
-
-
-class _TamperResult(gym.Wrapper[str, str, str, str]):
-    """Shows ``tamper(result)`` in place of every result of the function ``name`` (the environment's own rendering)."""
-
-    def __init__(self, env: gym.Env[str, str], name: str, tamper: Tamper) -> None:
-        super().__init__(env)
-        self.name = name
-        self.tamper = tamper
-        self.tampered = 0
-
-    def step(self, action: str) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
-        obs, reward, terminated, truncated, info = self.env.step(action)
-        if info.get("function") == self.name and "result" in info:
-            self.tampered += 1
-            obs = self.env.unwrapped.render_result(self.tamper(info["result"].value), query=False)
-        return obs, reward, terminated, truncated, info
-
-
-def _play(policy: Any, env: gym.Env[str, str]) -> tuple[str, float]:
-    """One episode: what the policy submitted, and the reward."""
-    policy.attach(env)
-    observation, info = env.reset(seed=0)
-    policy.reset(observation, info)
-    for _ in range(40):
-        action = policy.act(observation)
-        observation, reward, terminated, truncated, step_info = env.step(action)
-        policy.observe(step_info)
-        if terminated or truncated:
-            call = json.loads(action)
-            assert call["name"] == "submit", call
-            return call["arguments"]["content"], float(reward)
-    raise AssertionError("the episode did not end")
-
-
-def _env(org: Path, instance: TaskInstance, name: str, tamper: Tamper) -> _TamperResult:
-    made = gym.make("CRMArena-v0", org=org, tasks=[instance], toolset="functions", privileged=True)
-    return _TamperResult(made, name, tamper)
+from tests.policies.tampering import play, tampered_env
 
 
 def _single(answers: list[str]) -> str:
@@ -106,20 +67,20 @@ def test_issue_names_swapped_route_by_the_issue_it_was_shown(
         def swapped(rows: Any, swap: dict[str, str] = swap) -> Any:
             return [{**row, "Name": swap.get(row["Id"], row["Name"])} for row in rows]
 
-        env = _env(env_org, instance, "get_issues", swapped)
-        submitted, reward = _play(ReactiveOraclePolicy(), env)
+        env = tampered_env(env_org, instance, "get_issues", swapped)
+        submitted, reward = play(ReactiveOraclePolicy(), env)
         assert env.tampered >= 1
         assert (submitted, reward) == (expected, 0.0), instance.idx
         # The replaying oracle reads the environment's own results, not what it shows: still the gold.
-        assert _play(OraclePolicy(), _env(env_org, instance, "get_issues", swapped)) == (instance.answer, 1.0)
+        assert play(OraclePolicy(), tampered_env(env_org, instance, "get_issues", swapped)) == (instance.answer, 1.0)
         checked += 1
     assert checked >= 3
 
 
 def test_issue_list_lost_leaves_the_case_unrouted(env_org: Path, routed: list[TaskInstance]) -> None:
     for instance in routed[:3]:
-        env = _env(env_org, instance, "get_issues", lambda rows: [])
-        submitted, reward = _play(ReactiveOraclePolicy(), env)
+        env = tampered_env(env_org, instance, "get_issues", lambda rows: [])
+        submitted, reward = play(ReactiveOraclePolicy(), env)
         assert env.tampered == 2  # asked once more: a lost result looks empty
         assert (submitted, reward) == ("None", 0.0)
 
@@ -147,8 +108,8 @@ def test_product_search_lost_or_elsewhere_routes_by_what_was_found(small_org: Pa
         for instance in tied:
             issue, product = instance.params["issue_id"], instance.params["product_id"]
             # Lost: no product to break the tie with, no routing.
-            env = _env(small_org, instance, "search_products", lambda ids: [])
-            assert _play(ReactiveOraclePolicy(), env) == ("None", 0.0)
+            env = tampered_env(small_org, instance, "search_products", lambda ids: [])
+            assert play(ReactiveOraclePolicy(), env) == ("None", 0.0)
             # Pointing at another ordered product: the tie is broken by that product's closed cases.
             others = {
                 other: _single(gold.gold_case_routing(connection, issue, other))
@@ -158,10 +119,10 @@ def test_product_search_lost_or_elsewhere_routes_by_what_was_found(small_org: Pa
             decoy = next((o for o, answer in others.items() if answer not in (instance.answer, "None")), None)
             if decoy is None:
                 continue
-            env = _env(small_org, instance, "search_products", lambda ids, decoy=decoy: [decoy])
-            assert _play(ReactiveOraclePolicy(), env) == (others[decoy], 0.0), instance.idx
+            env = tampered_env(small_org, instance, "search_products", lambda ids, decoy=decoy: [decoy])
+            assert play(ReactiveOraclePolicy(), env) == (others[decoy], 0.0), instance.idx
             redirected += 1
-            assert _play(OraclePolicy(), _env(small_org, instance, "search_products", lambda ids: [])) == (
+            assert play(OraclePolicy(), tampered_env(small_org, instance, "search_products", lambda ids: [])) == (
                 instance.answer,
                 1.0,
             )

@@ -33,13 +33,12 @@ from crmarena_gym.tasks import (
     score_answer,
 )
 from crmarena_gym.tasks._generate import (
-    _DAYS_AGO,
     ProductProfile,
-    _days_ago,
     _draw_named_entity,
     name_words,
     read_org_facts,
 )
+from crmarena_gym.tasks._purchase import _DAYS_AGO, read_purchase_day, say_purchase_day
 from tests.org_builder import OrgBuilder, ts
 
 PRODUCTS = {
@@ -283,10 +282,18 @@ def _days_from_phrase(phrase: str, day: dt.date) -> int | dt.date:
 def test_days_ago_phrases_name_the_exact_day(days: int) -> None:
     day = dt.date(2024, 2, 29)
     rng = np.random.default_rng(days)
+    today = day + dt.timedelta(days=days)
     for _ in range(60):
-        phrase = _days_ago(rng, days, day)
+        phrase = say_purchase_day(rng, days, day)
         assert _days_from_phrase(phrase, day) in (days, day), phrase
+        assert read_purchase_day(phrase, today) == day, phrase  # the solver's reading, today from the context
     assert all(_days_from_phrase(p, day) == n for n, ps in _DAYS_AGO.items() for p in ps)
+
+
+def test_purchase_day_reader_refuses_what_names_no_day() -> None:
+    today = dt.date(2024, 3, 1)
+    for phrase in ("some time ago", "on Smarch 3, 2024", "on 2024-02-30", "many days ago", "on February 30, 2024"):
+        assert read_purchase_day(phrase, today) is None, phrase
 
 
 def test_product_profile_from_attributes_and_from_the_name() -> None:

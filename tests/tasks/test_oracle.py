@@ -126,18 +126,45 @@ def test_instances_without_params_cannot_be_solved(org: tuple[LocalOrg, dict[str
         solve(_instance("TII", {"today": "2022-09-01", **Q2}), org[0])
 
 
-def test_named_entity_through_search_and_purchase_history(org: tuple[LocalOrg, dict[str, str]]) -> None:
-    local, ids = org
-    base = {"today": "2022-03-06", "contact_id": ids["ct"], "search_term": "Rain Jacket"}
-    trace = oracle_trace(_instance("NED", {**base, "purchase_date": "2022-03-04"}), local)
-    assert [c.name for c in trace.calls] == ["get_account_id_by_contact_id", "search_products", "get_purchase_history"]
-    assert trace.calls[2].arguments["purchase_date"] == "2022-03-04T00:00:00Z"
-    assert trace.answer == ids["P"]
-    assert solve(_instance("NED", {**base, "purchase_date": "2022-03-05"}), local) == "None"
-    assert solve(_instance("NED", {**base, "search_term": "Yoga Mat", "purchase_date": "2022-03-04"}), local) == "None"
-    assert (
-        solve(_instance("NED", {**base, "contact_id": ids["orphan"], "purchase_date": "2022-03-04"}), local) == "None"
+def _ned(contact_id: str, described: str, when: str, today: str = "2022-03-06") -> TaskInstance:
+    """A purchase question as the generator phrases it; its hidden search term and day point elsewhere, so that only
+    a solver reading the question (and today's date in the context) reaches the purchase it describes."""
+    return TaskInstance(
+        idx=0,
+        task="NED",
+        query=f"Please find the {described} I bought {when}. Return only the Id of the product.",
+        answer=None,
+        metadata={"required": f"- Contact Id of the customer you are assisting: {contact_id}\n- Today's date: {today}"},
+        params={"today": "2021-01-01", "contact_id": contact_id, "search_term": "Mat", "purchase_date": "2021-01-01"},
     )
+
+
+def test_named_entity_reads_the_question_then_searches_and_checks_the_purchases(
+    org: tuple[LocalOrg, dict[str, str]],
+) -> None:
+    local, ids = org
+    trace = oracle_trace(_ned(ids["ct"], "rain jacket for wet-weather hikes", "two days ago"), local)
+    assert [c.name for c in trace.calls] == ["get_account_id_by_contact_id", "search_products", "get_purchase_history"]
+    assert trace.calls[1].arguments == {"search_term": "rain jacket"}  # the use after "for" is not searched
+    assert trace.calls[2].arguments["purchase_date"] == "2022-03-04T00:00:00Z"  # today (03-06) less two days
+    assert trace.answer == ids["P"]
+    for when in ("on March 4, 2022", "on 2022-03-04", "2 days back", "the day before yesterday"):
+        assert solve(_ned(ids["ct"], "summit rain jacket", when), local) == ids["P"], when
+    assert solve(_ned(ids["ct"], "rain jacket", "yesterday"), local) == "None"  # nothing bought on 03-05
+    assert solve(_ned(ids["ct"], "rain jacket", "a week ago", today="2022-03-11"), local) == ids["P"]
+    assert solve(_ned(ids["ct"], "yoga mat", "two days ago"), local) == "None"  # not bought that day
+    assert solve(_ned(ids["orphan"], "rain jacket", "two days ago"), local) == "None"
+
+
+def test_named_entity_question_it_cannot_read_is_a_contradiction(org: tuple[LocalOrg, dict[str, str]]) -> None:
+    local, ids = org
+    unread = _ned(ids["ct"], "rain jacket", "two days ago").model_copy(update={"query": "Which jacket did I buy?"})
+    with pytest.raises(OracleError, match="reads as no product"):
+        solve(unread, local)
+    undated = _ned(ids["ct"], "rain jacket", "two days ago")
+    undated = undated.model_copy(update={"metadata": undated.metadata.model_copy(update={"required": ""})})
+    with pytest.raises(OracleError, match="no day"):
+        solve(undated, local)
 
 
 def test_knowledge_answer_must_be_stated_by_the_article_found(org: tuple[LocalOrg, dict[str, str]]) -> None:
