@@ -68,6 +68,7 @@ from crmarena_gym.datagen._perturb import (
     perturb_org,
     perturbation_hash,
 )
+from crmarena_gym.datagen._policies import Breach, read_breaches, states_rule
 from crmarena_gym.datagen._pro import ProKnobs
 from crmarena_gym.datagen._text import COMPANY, ISSUES, CaseReading, case_text, read_case_text
 
@@ -84,6 +85,7 @@ __all__ = [
     "ORIGINAL_ROW_COUNTS",
     "PERTURBATION_KINDS",
     "PERTURBATION_VERSION",
+    "Breach",
     "CaseReading",
     "Manifest",
     "Perturbation",
@@ -97,9 +99,11 @@ __all__ = [
     "parse_perturbations",
     "perturb_org",
     "perturbation_hash",
+    "read_breaches",
     "read_case_text",
     "read_hidden",
     "read_latent",
     "read_manifest",
+    "states_rule",
     "validate_seed_scale",
 ]

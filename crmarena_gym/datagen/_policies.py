@@ -8,6 +8,7 @@ differ between orgs. The policy-violation task asks which article an agent's rep
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from crmarena_gym.datagen._rand import Rand
+from crmarena_gym.datagen._text import COMPANY
 
 Values = dict[str, Any]
 
@@ -548,4 +550,81 @@ def build_policies(company: str) -> tuple[Policy, ...]:
                 ("What are 100 points worth?", "a $5 reward"),
             ),
         ),
+    )
+
+
+# ---- reading a conversation and an article back
+
+
+@dataclass(frozen=True)
+class Breach:
+    """A reply that breaks a rule, as :func:`read_breaches` finds it in a conversation.
+
+    Attributes:
+        policy: The policy's index in :func:`build_policies` (the issue's).
+        rule: The rule's index in that policy.
+        values: What the reply states for each field of its template (``{"days": "40"}``).
+    """
+
+    policy: int
+    rule: int
+    values: tuple[tuple[str, str], ...]
+
+
+_FIELD = re.compile(r"\{(\w+)\}")
+
+
+def _template_regex(template: str) -> re.Pattern[str]:
+    """``template`` as a pattern found within a line: each ``{field}`` any text of the line (the same text where a
+    field comes back), captured by its name."""
+    parts: list[str] = []
+    seen: set[str] = set()
+    at = 0
+    for match in _FIELD.finditer(template):
+        parts.append(re.escape(template[at : match.start()]))
+        name = match.group(1)
+        parts.append(f"(?P={name})" if name in seen else f"(?P<{name}>[^\\n]+?)")
+        seen.add(name)
+        at = match.end()
+    parts.append(re.escape(template[at:]))
+    return re.compile("".join(parts))
+
+
+# The rules of the policies: what breaking each sounds like, and how an article states each; the company's name is
+# the generator's (COMPANY), the policies' numbers are read, never known.
+_POLICIES = build_policies(COMPANY)
+_BREACHES = tuple(
+    ((p, r), _template_regex(rule.violate), _template_regex(rule.text))
+    for p, policy in enumerate(_POLICIES)
+    for r, rule in enumerate(policy.rules)
+)
+
+
+def read_breaches(text: str) -> tuple[Breach, ...]:
+    """The rules a conversation's text (a chat transcript, an email) has an agent break: each reply in the words of a
+    rule's breaking reply (:attr:`Rule.violate`), as the generator writes them. A perfect reader of its
+    conversations: a compliant reply (:attr:`Rule.comply`) or a neutral one breaks nothing.
+
+    Example:
+        >>> read_breaches("[2023-04-01T10:06:00] Ann Lee (Agent): I've transferred your points to your "
+        ...               "partner's account as you asked.")
+        (Breach(policy=9, rule=1, values=()),)
+        >>> read_breaches("Not at all: I've emailed you a prepaid return label for the item we sent by mistake.")
+        ()
+    """
+    found: list[Breach] = []
+    for (policy, rule), breaking, _stating in _BREACHES:
+        for match in breaking.finditer(text):
+            found.append(Breach(policy, rule, tuple(sorted(match.groupdict().items()))))
+    return tuple(dict.fromkeys(found))
+
+
+def states_rule(article: str, breach: Breach) -> bool:
+    """Whether an article's text states the rule ``breach`` broke (:attr:`Rule.text`, its numbers whatever the article
+    gives), each value the breaking reply and the rule both name being the same."""
+    stating = _BREACHES[[key for key, _b, _s in _BREACHES].index((breach.policy, breach.rule))][2]
+    said = dict(breach.values)
+    return any(
+        all(said.get(name, value) == value for name, value in match.groupdict().items())
+        for match in stating.finditer(article)
     )

@@ -20,7 +20,10 @@ The four tasks that are not aggregates draw as follows:
   can find it from what it reads: the question reads back as the day (:mod:`crmarena_gym.tasks._purchase`), and a
   search of the products for what it describes leaves the same purchases of that day.
 - PVI: a case with a chat or emails, from the generator's latent violations (gold: the violated
-  article, kept only when the offending words are in the conversation) or its clean cases (gold None).
+  article, kept only when the offending words are in the conversation) or its clean cases (gold None). A draw is
+  kept only if it can be judged from what an agent reads: a violation's conversation has a reply that breaks a
+  rule the violated article's text states (:func:`crmarena_gym.datagen.read_breaches`, ``states_rule``), a clean
+  case's has none.
 - KQA: a fact (question, short answer, article) the generator stored; its answer is in the article.
 
 PVI and KQA need the latent variables of an org written by :mod:`crmarena_gym.datagen`; NED uses the
@@ -43,7 +46,7 @@ from typing import Any, Literal, TypeVar
 
 import numpy as np
 
-from crmarena_gym.datagen import ISSUES, CaseReading, case_text, read_case_text
+from crmarena_gym.datagen import ISSUES, CaseReading, case_text, read_breaches, read_case_text, states_rule
 from crmarena_gym.schema import get_object
 from crmarena_gym.tasks import _gold as gold
 from crmarena_gym.tasks._context import (
@@ -685,6 +688,16 @@ def _draw_policy_violation(facts: OrgFacts, rng: np.random.Generator) -> Draw | 
     title = facts.article_titles().get(article_id or "")
     if title is None:
         return None
+    # Judged from what an agent reads: a reply of the conversation breaks a rule of the violated article's text, and
+    # none breaks a rule where no policy was violated.
+    breaches = {b for text in texts for b in read_breaches(text)}
+    if violation is None and breaches:
+        return None
+    if violation is not None:
+        content = facts.conn.execute('SELECT "FAQ_Answer__c" FROM "Knowledge__kav" WHERE "Id" = ?', (article_id,))
+        article = (content.fetchone() or ("",))[0] or ""
+        if not any(states_rule(article, b) for b in breaches):
+            return None
     query = pick(rng, _PVI_TEMPLATES) + " Return only the Id of the knowledge article, or None if no policy was broken."
     params = {
         "today": facts.after_last_day.isoformat(),

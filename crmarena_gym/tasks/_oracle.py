@@ -9,9 +9,11 @@ paths agree.
 
 Each solver records its calls; :attr:`OracleTrace.actions` replays them, ``submit`` last, so that
 environments and scripted policies can use them as actions. For the judgement tasks (policy
-violations, knowledge questions) the oracle takes the verdict from ``params`` and checks it against
-what the tools return: the offending words are in the chat or emails, the article is found by the
-search and states the answer.
+knowledge questions) the oracle takes the answer from ``params`` and checks it against what the tools
+return: the article is found by the search and states the answer. A policy violation (PVI) is judged from what the
+tools return alone: the replies of the case's chat and emails that break a rule
+(:func:`~crmarena_gym.datagen.read_breaches`, a perfect reader of the generator's conversations), and the article
+among the search's hits whose text states that rule (:func:`~crmarena_gym.datagen.states_rule`).
 
 The routing of a new case (NCR) takes nothing from ``params``: the solver reads the case's subject and
 description off the question (:func:`~crmarena_gym.tasks.read_new_case`; in act mode, off the case record), reads
@@ -43,7 +45,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from crmarena_gym.datagen import read_case_text
+from crmarena_gym.datagen import read_breaches, read_case_text, states_rule
 from crmarena_gym.org import Org
 from crmarena_gym.schema import CASE_STATUSES
 from crmarena_gym.tasks._context import read_todays_date
@@ -334,24 +336,25 @@ def _named_entity(call: SolverCalls, params: dict[str, Any], instance: TaskInsta
 
 
 def _policy_violation(call: SolverCalls, params: dict[str, Any], instance: TaskInstance) -> str:
+    # The verdict from what the tools return, never the hidden article_id and evidence: the replies of the chat and
+    # emails that break a rule (a perfect reading of the generator's conversations), then the article among those the
+    # search finds whose text states that rule. A lost conversation shows no breach; a lost or altered article states
+    # no rule: no article to name.
     case_id = _param(params, "case_id")
     chats = call("get_livechat_transcript_by_case_id", case_id=case_id)
     emails = call("get_email_messages_by_case_id", case_id=case_id)
     texts = [c.get("Body") or "" for c in chats] + [e.get("TextBody") or "" for e in emails]
     if not any(texts):
         call.contradicted(f"case {case_id!r} has no chat or email to review")
+    breaches = list(dict.fromkeys(b for text in texts for b in read_breaches(text)))
+    if not breaches:
+        return NONE_ANSWER  # no reply breaks a rule
     articles = call("search_knowledge_articles", search_term=_param(params, "search_term"))
-    article_id = params.get("article_id")
-    if article_id is None:
-        return NONE_ANSWER
-    if not any(a["Id"] == article_id for a in articles):
-        call.contradicted(f"searching {params['search_term']!r} does not find the violated article {article_id!r}")
+    stating = [a["Id"] for a in articles if any(states_rule(a.get("Content") or "", b) for b in breaches)]
+    if not stating:
+        call.contradicted(f"no article found by {params['search_term']!r} states the rule broken in case {case_id!r}")
         return NONE_ANSWER  # no article to name
-    evidence = params.get("evidence")
-    if evidence and not any(evidence in text for text in texts):
-        call.contradicted(f"the offending words {evidence!r} are in neither the chat nor the emails of {case_id!r}")
-        return NONE_ANSWER  # no violation seen
-    return str(article_id)
+    return _single(call, list(dict.fromkeys(stating)), "violated article")
 
 
 def _knowledge(call: SolverCalls, params: dict[str, Any], instance: TaskInstance) -> str:

@@ -81,8 +81,9 @@ ROUTING = {
     ("delay", "P5"): "B",  # nobody closed a P5 case, B has fewer open cases
 }
 EVIDENCE = {
-    "c1": "Keep the shoes and I will refund 30% of the price right away.",
-    "c4": "We never pay compensation for late parcels, whatever the delay.",
+    # Breaking replies in the generator's words (datagen's policies), which the oracle reads.
+    "c1": "If you keep the shoes, I can refund 30% of the price right away.",
+    "c4": "To make up for the delay, I've added a $25 store credit to your account.",
     "c3": "These words are in the latent table but not in any conversation.",
 }
 
@@ -138,8 +139,14 @@ def _build_org(path: Path, *, look_alikes: bool = False) -> dict[str, str]:
     b.add("LiveChatTranscript", CaseId=ids["c3"], Body=chat.format(text="All sorted."), EndTime=ts("2023-04-03 10:07"))
     b.add("EmailMessage", ParentId=ids["c4"], Subject="Re: late", TextBody=f"Dear Cust,\n\n{EVIDENCE['c4']}")
     b.add("EmailMessage", ParentId=ids["c5"], Subject="Re: late", TextBody="Dear Cust,\n\nIt ships tomorrow.")
-    ids["K1"] = b.add("Knowledge__kav", Title="Defective Product Claims", FAQ_Answer__c="Never refund partially.")
-    ids["K2"] = b.add("Knowledge__kav", Title="Shipping Delays and Compensation", FAQ_Answer__c="Pay a credit.")
+    # The policy articles state the rules the replies break (the oracle finds the article by the rule it states).
+    rule = "A customer who keeps a defective item may be offered a partial refund of at most 20% of the price."
+    ids["K1"] = b.add(
+        "Knowledge__kav", Title="Defective Product Claims", FAQ_Answer__c=f"Never refund more.\n\n1. {rule}"
+    )
+    rule = "Delay compensation never exceeds the standard shipping fee of $6.95; no extra vouchers or store credit are "
+    rule += "issued for a delay."
+    ids["K2"] = b.add("Knowledge__kav", Title="Shipping Delays and Compensation", FAQ_Answer__c=f"Pay.\n\n1. {rule}")
     ids["K3"] = b.add(
         "Knowledge__kav", Title="Choosing a Yoga Mat", FAQ_Answer__c="A mat 6 mm thick suits most people."
     )

@@ -47,9 +47,24 @@ def org(tmp_path_factory: pytest.TempPathFactory) -> tuple[LocalOrg, dict[str, s
         PublishStatus="Online",
         Language="en_US",
     )
-    b.add("EmailMessage", ParentId=ids["case-delay"], Subject="Late", TextBody="We never compensate delays.")
+    ids["KP"] = b.add(
+        "Knowledge__kav",
+        Title="Shipping Delays and Compensation",
+        FAQ_Answer__c="Policy rules:\n1. " + DELAY_RULE,
+        PublishStatus="Online",
+        Language="en_US",
+    )
+    b.add("EmailMessage", ParentId=ids["case-delay"], Subject="Late", TextBody=f"Dear Cy,\n\n{BREAKING}\n\nAda")
     b.close()
     return LocalOrg(path), ids
+
+
+# A rule of the generator's delay policy, as its article states it, and a reply that breaks it (datagen's policies).
+DELAY_RULE = (
+    "Delay compensation never exceeds the standard shipping fee of $7.95; no extra vouchers or store credit are issued "
+    "for a delay."
+)
+BREAKING = "To make up for the delay, I've added a $40 store credit to your account."
 
 
 def _instance(task: str, params: dict[str, Any], answer: str | None = None) -> TaskInstance:
@@ -177,20 +192,22 @@ def test_knowledge_answer_must_be_stated_by_the_article_found(org: tuple[LocalOr
         solve(_instance("KQA", {**params, "search_term": "yoga"}, answer="10,000 mm"), local)
 
 
-def test_policy_violation_checks_the_conversation_and_the_article(org: tuple[LocalOrg, dict[str, str]]) -> None:
+def test_policy_violation_judged_from_the_conversation_and_the_article(org: tuple[LocalOrg, dict[str, str]]) -> None:
+    """The verdict comes from the replies read and the article text found, never from the hidden article_id and
+    evidence (here set to mislead)."""
     local, ids = org
-    case = ids["case-delay"]
-    params = {"today": "2023-01-01", "case_id": case, "search_term": "Rain Jackets Explained"}
-    clean = oracle_trace(_instance("PVI", {**params, "article_id": None, "evidence": None}), local)
-    assert clean.answer == "None"
-    assert [c.name for c in clean.calls] == [
+    misleading = {"today": "2023-01-01", "article_id": ids["K"], "evidence": "Something else."}
+    params = {**misleading, "case_id": ids["case-delay"], "search_term": "Shipping Delays"}
+    trace = oracle_trace(_instance("PVI", params), local)
+    assert [c.name for c in trace.calls] == [
         "get_livechat_transcript_by_case_id",
         "get_email_messages_by_case_id",
         "search_knowledge_articles",
     ]
-    broken = {**params, "article_id": ids["K"], "evidence": "We never compensate delays."}
-    assert solve(_instance("PVI", broken), local) == ids["K"]
-    with pytest.raises(OracleError, match="are in neither the chat nor the emails"):
-        solve(_instance("PVI", {**broken, "evidence": "Something else."}), local)
+    assert trace.answer == ids["KP"]  # the email breaks the rule the delay article states
+    # Searched where no article states the rule: nothing to name (a contradiction for the oracle).
+    with pytest.raises(OracleError, match="states the rule broken"):
+        solve(_instance("PVI", {**params, "search_term": "Rain Jackets Explained"}), local)
+    # A case with no conversation at all is refused.
     with pytest.raises(OracleError, match="has no chat or email"):
-        solve(_instance("PVI", {**broken, "case_id": ids["case-defect"]}), local)
+        solve(_instance("PVI", {**params, "case_id": ids["case-defect"]}), local)
