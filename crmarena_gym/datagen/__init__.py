@@ -39,6 +39,7 @@ Example:
 from __future__ import annotations
 
 from crmarena_gym.datagen._articles import care_section
+from crmarena_gym.datagen._facts import read_fact_answers
 from crmarena_gym.datagen._generator import (
     MAX_SCALE,
     MIN_SCALE,
@@ -101,6 +102,7 @@ __all__ = [
     "perturbation_hash",
     "read_breaches",
     "read_case_text",
+    "read_fact_answers",
     "read_hidden",
     "read_latent",
     "read_manifest",

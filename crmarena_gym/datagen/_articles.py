@@ -854,6 +854,20 @@ _STORAGE = (
 )
 
 
+#: A care section's facts about a product: the question, the sentence stating the answer (``{answer}``), and what
+#: the answer is (the warranty, the way to clean it or store it, its material); :func:`care_section` writes them.
+CARE_FORMS: tuple[tuple[str, str, str], ...] = (
+    (
+        "How long is the warranty on the {name}?",
+        "The {name} is covered by a warranty of {answer} from the date of purchase.",
+        "warranty",
+    ),
+    ("How should the {name} be cleaned?", "The {name} should be cleaned as follows: {answer}.", "cleaning"),
+    ("How should the {name} be stored?", "The {name} should be stored {answer}.", "storage"),
+    ("What is the {name} made of?", "The {name} is made of {answer}.", "material"),
+)
+
+
 def care_section(products: list[tuple[str, str]], rng: Any) -> tuple[str, list[tuple[str, str]]]:
     """A care-and-warranty section for a few of a category's products: its text and its facts.
 
@@ -877,19 +891,12 @@ def care_section(products: list[tuple[str, str]], rng: Any) -> tuple[str, list[t
     for index in chosen:
         name, material = products[index]
         years = int(rng.integers(1, 6))
-        warranty = "1 year" if years == 1 else f"{years} years"
-        cleaning = _CLEANING[int(rng.integers(len(_CLEANING)))]
-        storage = _STORAGE[int(rng.integers(len(_STORAGE)))]
-        facts += [
-            (f"How long is the warranty on the {name}?", warranty),
-            (f"How should the {name} be cleaned?", cleaning),
-            (f"How should the {name} be stored?", storage),
-            (f"What is the {name} made of?", material),
-        ]
-        lines += [
-            f"The {name} is covered by a warranty of {warranty} from the date of purchase.",
-            f"The {name} should be cleaned as follows: {cleaning}.",
-            f"The {name} should be stored {storage}.",
-            f"The {name} is made of {material}.",
-        ]
+        values = {
+            "warranty": "1 year" if years == 1 else f"{years} years",
+            "cleaning": _CLEANING[int(rng.integers(len(_CLEANING)))],
+            "storage": _STORAGE[int(rng.integers(len(_STORAGE)))],
+            "material": material,
+        }
+        facts += [(question.format(name=name), values[key]) for question, _sentence, key in CARE_FORMS]
+        lines += [sentence.format(name=name, answer=values[key]) for _question, sentence, key in CARE_FORMS]
     return "\n".join(lines), facts

@@ -103,7 +103,7 @@ class ReactiveOraclePolicy(OraclePolicy):
     It knows what the question asks (the instance's hidden parameters, as a perfect reader of the question would; a
     new case's issue and product it reads off the case's text and the results naming them, a described purchase's
     search words and day off the question and today's date in its context, a policy violation off the replies and
-    the articles' text it received), never the gold answer
+    the articles' text it received, a knowledge answer off the found articles' text), never the gold answer
     or the org's data: every value it uses comes from an observation. A call whose result comes back as a transient
     error is retried; one whose result is empty is asked once more (a result lost by the environment looks empty).
     When a result cannot be read as the tool's answer (a damaged one), a function answers with an error, or a single

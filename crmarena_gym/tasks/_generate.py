@@ -24,7 +24,9 @@ The four tasks that are not aggregates draw as follows:
   kept only if it can be judged from what an agent reads: a violation's conversation has a reply that breaks a
   rule the violated article's text states (:func:`crmarena_gym.datagen.read_breaches`, ``states_rule``), a clean
   case's has none.
-- KQA: a fact (question, short answer, article) the generator stored; its answer is in the article.
+- KQA: a fact (question, short answer, article) the generator stored; its answer is in the article, and a draw is
+  kept only if the article's text gives that answer alone where the fact's sentence puts it
+  (:func:`crmarena_gym.datagen.read_fact_answers`).
 
 PVI and KQA need the latent variables of an org written by :mod:`crmarena_gym.datagen`; NED uses the
 products' latent attributes when present and otherwise describes products from their names.
@@ -46,7 +48,15 @@ from typing import Any, Literal, TypeVar
 
 import numpy as np
 
-from crmarena_gym.datagen import ISSUES, CaseReading, case_text, read_breaches, read_case_text, states_rule
+from crmarena_gym.datagen import (
+    ISSUES,
+    CaseReading,
+    case_text,
+    read_breaches,
+    read_case_text,
+    read_fact_answers,
+    states_rule,
+)
 from crmarena_gym.schema import get_object
 from crmarena_gym.tasks import _gold as gold
 from crmarena_gym.tasks._context import (
@@ -728,6 +738,10 @@ def _draw_knowledge(facts: OrgFacts, rng: np.random.Generator) -> Draw | None:
     if title is None:
         return None
     query = pick(rng, _KQA_TEMPLATES).format(question=fact["question"])
+    # Answerable from what an agent reads: the article's text gives this answer, and only this one, to the question.
+    content = facts.conn.execute('SELECT "FAQ_Answer__c" FROM "Knowledge__kav" WHERE "Id" = ?', (fact["article_id"],))
+    if read_fact_answers(query, (content.fetchone() or ("",))[0] or "") != (fact["answer"],):
+        return None
     params = {
         "today": facts.after_last_day.isoformat(),
         "article_id": fact["article_id"],

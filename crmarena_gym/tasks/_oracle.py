@@ -8,12 +8,13 @@ gives has gone through the tools and the SOQL/SOSL engine. The gold answers come
 paths agree.
 
 Each solver records its calls; :attr:`OracleTrace.actions` replays them, ``submit`` last, so that
-environments and scripted policies can use them as actions. For the judgement tasks (policy
-knowledge questions) the oracle takes the answer from ``params`` and checks it against what the tools
-return: the article is found by the search and states the answer. A policy violation (PVI) is judged from what the
-tools return alone: the replies of the case's chat and emails that break a rule
-(:func:`~crmarena_gym.datagen.read_breaches`, a perfect reader of the generator's conversations), and the article
-among the search's hits whose text states that rule (:func:`~crmarena_gym.datagen.states_rule`).
+environments and scripted policies can use them as actions. The judgement tasks are decided from what the tools
+return, never from the verdict in ``params``: a policy violation (PVI) from the replies of the case's chat and emails
+that break a rule (:func:`~crmarena_gym.datagen.read_breaches`, a perfect reader of the generator's conversations)
+and the article among the search's hits whose text states that rule (:func:`~crmarena_gym.datagen.states_rule`); a
+knowledge question (KQA) from what the found articles' text says where the generator's sentence of the asked fact
+puts its answer (:func:`~crmarena_gym.datagen.read_fact_answers`). Both still search with the hidden ``search_term``
+(the title of the case's issue's policy article; the title of the fact's article).
 
 The routing of a new case (NCR) takes nothing from ``params``: the solver reads the case's subject and
 description off the question (:func:`~crmarena_gym.tasks.read_new_case`; in act mode, off the case record), reads
@@ -45,7 +46,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from crmarena_gym.datagen import read_breaches, read_case_text, states_rule
+from crmarena_gym.datagen import read_breaches, read_case_text, read_fact_answers, states_rule
 from crmarena_gym.org import Org
 from crmarena_gym.schema import CASE_STATUSES
 from crmarena_gym.tasks._context import read_todays_date
@@ -358,16 +359,18 @@ def _policy_violation(call: SolverCalls, params: dict[str, Any], instance: TaskI
 
 
 def _knowledge(call: SolverCalls, params: dict[str, Any], instance: TaskInstance) -> str:
-    article_id = _param(params, "article_id")
+    # The answer as the found articles' text states it where the generator's sentence of the asked fact puts it (a
+    # perfect reader of its articles), never the gold nor the hidden article_id: an article lost or reworded changes
+    # what is read.
     articles = call("search_knowledge_articles", search_term=_param(params, "search_term"))
-    found = [a for a in articles if a["Id"] == article_id]
-    if not found:
-        call.contradicted(f"searching {params['search_term']!r} does not find article {article_id!r}")
-        return NONE_ANSWER  # no article to read the answer in
-    if instance.answer is None or instance.answer not in (found[0]["Content"] or ""):
-        call.contradicted(f"article {article_id!r} does not state the answer {instance.answer!r}")
+    read = (read_fact_answers(instance.query, row.get("Content") or "") for row in articles)
+    answers = list(dict.fromkeys(answer for given in read for answer in given))
+    if len(answers) != 1:
+        call.contradicted(
+            f"the articles found by {params['search_term']!r} give {len(answers)} answer(s) to the question: {answers}"
+        )
         return NONE_ANSWER
-    return instance.answer
+    return answers[0]
 
 
 Solver = Callable[[SolverCalls, dict[str, Any], TaskInstance], str]

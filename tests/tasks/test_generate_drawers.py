@@ -148,7 +148,7 @@ def _build_org(path: Path, *, look_alikes: bool = False) -> dict[str, str]:
     rule += "issued for a delay."
     ids["K2"] = b.add("Knowledge__kav", Title="Shipping Delays and Compensation", FAQ_Answer__c=f"Pay.\n\n1. {rule}")
     ids["K3"] = b.add(
-        "Knowledge__kav", Title="Choosing a Yoga Mat", FAQ_Answer__c="A mat 6 mm thick suits most people."
+        "Knowledge__kav", Title="Choosing a Yoga Mat", FAQ_Answer__c="Care:\nThe Lotus Yoga Mat is made of cork."
     )
     for article in ("K1", "K2", "K3"):
         b.conn.execute(
@@ -162,8 +162,13 @@ def _build_org(path: Path, *, look_alikes: bool = False) -> dict[str, str]:
         },
         "clean_cases": [ids["c2"], ids["c5"]],
         "kqa_facts": [
-            {"article_id": ids["K3"], "question": "How thick a yoga mat suits most people?", "answer": "6 mm"},
-            {"article_id": ids["K1"], "question": "Do we refund part of a defective item?", "answer": "Never"},
+            # Facts in the generator's forms (a care line, a policy's rule), which the oracle reads back.
+            {"article_id": ids["K3"], "question": "What is the Lotus Yoga Mat made of?", "answer": "cork"},
+            {
+                "article_id": ids["K1"],
+                "question": "What is the largest partial refund for keeping a defective item?",
+                "answer": "20% of the price",
+            },
         ],
     }
     b.conn.execute(f"CREATE TABLE {LATENT_TABLE} (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
@@ -341,7 +346,10 @@ def test_knowledge_questions_are_the_latent_facts(org: tuple[Path, dict[str, str
     path, ids = org
     instances = generate_tasks(path, seed=2, per_task=2, tasks=["KQA"])
     got = sorted((i.answer, i.params["article_id"], i.params["search_term"]) for i in instances)
-    assert got == [("6 mm", ids["K3"], "Choosing a Yoga Mat"), ("Never", ids["K1"], "Defective Product Claims")]
+    assert got == [
+        ("20% of the price", ids["K1"], "Defective Product Claims"),
+        ("cork", ids["K3"], "Choosing a Yoga Mat"),
+    ]
     for inst in instances:
         assert inst.params["question"] in inst.query
         assert inst.reward_metric == "fuzzy_match"

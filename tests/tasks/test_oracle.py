@@ -43,7 +43,9 @@ def org(tmp_path_factory: pytest.TempPathFactory) -> tuple[LocalOrg, dict[str, s
     ids["K"] = b.add(
         "Knowledge__kav",
         Title="Rain Jackets Explained",
-        FAQ_Answer__c="A jacket rated 10,000 mm keeps out steady rain.",
+        # A care line as the generator writes it (datagen's CARE_FORMS), which the oracle reads its answers off.
+        FAQ_Answer__c="Care and warranty:\nThe Summit Rain Jacket is covered by a warranty of 3 years from the date of "
+        "purchase.\nThe Summit Rain Jacket is made of recycled nylon.",
         PublishStatus="Online",
         Language="en_US",
     )
@@ -182,14 +184,22 @@ def test_named_entity_question_it_cannot_read_is_a_contradiction(org: tuple[Loca
         solve(undated, local)
 
 
-def test_knowledge_answer_must_be_stated_by_the_article_found(org: tuple[LocalOrg, dict[str, str]]) -> None:
-    local, ids = org
-    params = {"today": "2023-01-01", "article_id": ids["K"], "search_term": "Rain Jackets Explained"}
-    assert solve(_instance("KQA", params, answer="10,000 mm"), local) == "10,000 mm"
-    with pytest.raises(OracleError, match="does not state the answer"):
-        solve(_instance("KQA", params, answer="20,000 mm"), local)
-    with pytest.raises(OracleError, match="does not find article"):
-        solve(_instance("KQA", {**params, "search_term": "yoga"}, answer="10,000 mm"), local)
+def test_knowledge_answer_is_read_off_the_article_found(org: tuple[LocalOrg, dict[str, str]]) -> None:
+    """The answer is what the found article's text says where the asked fact's sentence puts it, never the gold (here
+    set to mislead) nor the hidden article."""
+    local, _ = org
+    params = {"today": "2023-01-01", "article_id": "ka0000000000000AAA", "search_term": "Rain Jackets Explained"}
+    warranty = TaskInstance(
+        idx=0, task="KQA", query="How long is the warranty on the Summit Rain Jacket?", answer="9 years", params=params
+    )
+    trace = oracle_trace(warranty, local)
+    assert (trace.answer, [c.name for c in trace.calls]) == ("3 years", ["search_knowledge_articles"])
+    material = warranty.model_copy(update={"query": "A customer asks: What is the Summit Rain Jacket made of?"})
+    assert solve(material, local) == "recycled nylon"
+    with pytest.raises(OracleError, match="give 0 answer"):  # no article states a line about this product
+        solve(warranty.model_copy(update={"query": "How long is the warranty on the Lotus Yoga Mat?"}), local)
+    with pytest.raises(OracleError, match="give 0 answer"):  # the search finds no article with the line
+        solve(warranty.model_copy(update={"params": {**params, "search_term": "yoga"}}), local)
 
 
 def test_policy_violation_judged_from_the_conversation_and_the_article(org: tuple[LocalOrg, dict[str, str]]) -> None:
