@@ -69,7 +69,7 @@ from crmarena_gym.datagen._perturb import (
     perturb_org,
     perturbation_hash,
 )
-from crmarena_gym.datagen._policies import Breach, read_breaches, states_rule
+from crmarena_gym.datagen._policies import Breach, policy_title, read_breaches, states_rule
 from crmarena_gym.datagen._pro import ProKnobs
 from crmarena_gym.datagen._text import COMPANY, ISSUES, CaseReading, case_text, read_case_text
 
@@ -100,6 +100,7 @@ __all__ = [
     "parse_perturbations",
     "perturb_org",
     "perturbation_hash",
+    "policy_title",
     "read_breaches",
     "read_case_text",
     "read_fact_answers",

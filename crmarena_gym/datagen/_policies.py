@@ -619,6 +619,12 @@ def read_breaches(text: str) -> tuple[Breach, ...]:
     return tuple(dict.fromkeys(found))
 
 
+def policy_title(breach: Breach) -> str:
+    """The title of the policy whose rule ``breach`` broke, as the generator's article about it is titled (what a
+    reader who recognised the rule searches the knowledge base for)."""
+    return _POLICIES[breach.policy].title
+
+
 def states_rule(article: str, breach: Breach) -> bool:
     """Whether an article's text states the rule ``breach`` broke (:attr:`Rule.text`, its numbers whatever the article
     gives), each value the breaking reply and the rule both name being the same."""

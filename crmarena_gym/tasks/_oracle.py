@@ -11,10 +11,11 @@ Each solver records its calls; :attr:`OracleTrace.actions` replays them, ``submi
 environments and scripted policies can use them as actions. The judgement tasks are decided from what the tools
 return, never from the verdict in ``params``: a policy violation (PVI) from the replies of the case's chat and emails
 that break a rule (:func:`~crmarena_gym.datagen.read_breaches`, a perfect reader of the generator's conversations)
-and the article among the search's hits whose text states that rule (:func:`~crmarena_gym.datagen.states_rule`); a
-knowledge question (KQA) from what the found articles' text says where the generator's sentence of the asked fact
-puts its answer (:func:`~crmarena_gym.datagen.read_fact_answers`). Both still search with the hidden ``search_term``
-(the title of the case's issue's policy article; the title of the fact's article).
+and the article whose text states that rule (:func:`~crmarena_gym.datagen.states_rule`) among the hits of a search
+for the title of the rule's policy (:func:`~crmarena_gym.datagen.policy_title`); a knowledge question (KQA) from what
+the found articles' text says where the generator's sentence of the asked fact puts its answer
+(:func:`~crmarena_gym.datagen.read_fact_answers`), searched for by the hidden ``search_term`` (the title of the
+fact's article: what the question asks says nothing of which article holds it).
 
 The routing of a new case (NCR) takes nothing from ``params``: the solver reads the case's subject and
 description off the question (:func:`~crmarena_gym.tasks.read_new_case`; in act mode, off the case record), reads
@@ -46,7 +47,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from crmarena_gym.datagen import read_breaches, read_case_text, read_fact_answers, states_rule
+from crmarena_gym.datagen import policy_title, read_breaches, read_case_text, read_fact_answers, states_rule
 from crmarena_gym.org import Org
 from crmarena_gym.schema import CASE_STATUSES
 from crmarena_gym.tasks._context import read_todays_date
@@ -337,10 +338,10 @@ def _named_entity(call: SolverCalls, params: dict[str, Any], instance: TaskInsta
 
 
 def _policy_violation(call: SolverCalls, params: dict[str, Any], instance: TaskInstance) -> str:
-    # The verdict from what the tools return, never the hidden article_id and evidence: the replies of the chat and
-    # emails that break a rule (a perfect reading of the generator's conversations), then the article among those the
-    # search finds whose text states that rule. A lost conversation shows no breach; a lost or altered article states
-    # no rule: no article to name.
+    # The verdict from what the tools return, never the hidden article_id, evidence and search_term: the replies of the
+    # chat and emails that break a rule (a perfect reading of the generator's conversations), a search for the title
+    # of the policy each broken rule belongs to, and the article among the hits whose text states that rule. A lost
+    # conversation shows no breach; a lost or altered article states no rule: no article to name.
     case_id = _param(params, "case_id")
     chats = call("get_livechat_transcript_by_case_id", case_id=case_id)
     emails = call("get_email_messages_by_case_id", case_id=case_id)
@@ -350,10 +351,12 @@ def _policy_violation(call: SolverCalls, params: dict[str, Any], instance: TaskI
     breaches = list(dict.fromkeys(b for text in texts for b in read_breaches(text)))
     if not breaches:
         return NONE_ANSWER  # no reply breaks a rule
-    articles = call("search_knowledge_articles", search_term=_param(params, "search_term"))
-    stating = [a["Id"] for a in articles if any(states_rule(a.get("Content") or "", b) for b in breaches)]
+    stating: list[str] = []
+    for title in dict.fromkeys(policy_title(b) for b in breaches):
+        articles = call("search_knowledge_articles", search_term=title)
+        stating += [a["Id"] for a in articles if any(states_rule(a.get("Content") or "", b) for b in breaches)]
     if not stating:
-        call.contradicted(f"no article found by {params['search_term']!r} states the rule broken in case {case_id!r}")
+        call.contradicted(f"no article found by the broken rules' policy titles states a rule broken in {case_id!r}")
         return NONE_ANSWER  # no article to name
     return _single(call, list(dict.fromkeys(stating)), "violated article")
 

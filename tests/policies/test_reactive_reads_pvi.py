@@ -41,9 +41,11 @@ def _medium(env_org: Path, instance: TaskInstance) -> str:
 
 
 def test_hidden_article_and_evidence_are_not_what_it_reads(env_org: Path, violated: list[TaskInstance]) -> None:
-    """Hidden values that say "no violation" leave both oracles at the gold: they judge from what they read."""
+    """Hidden values that say "no violation" (and name no article to search for) leave both oracles at the gold: they
+    judge from what they read."""
     for instance in violated[:3]:
-        misled = instance.model_copy(update={"params": {**instance.params, "article_id": None, "evidence": None}})
+        hidden = {"article_id": None, "evidence": None, "search_term": "Zzyzx"}
+        misled = instance.model_copy(update={"params": {**instance.params, **hidden}})
         for policy in (ReactiveOraclePolicy(), OraclePolicy()):
             env = tampered_env(env_org, misled, "search_knowledge_articles", lambda rows: rows)
             assert play(policy, env) == (instance.answer, 1.0), (type(policy).__name__, instance.idx)

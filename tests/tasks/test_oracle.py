@@ -203,21 +203,20 @@ def test_knowledge_answer_is_read_off_the_article_found(org: tuple[LocalOrg, dic
 
 
 def test_policy_violation_judged_from_the_conversation_and_the_article(org: tuple[LocalOrg, dict[str, str]]) -> None:
-    """The verdict comes from the replies read and the article text found, never from the hidden article_id and
-    evidence (here set to mislead)."""
+    """The verdict comes from the replies read and the article text found by a search for the broken rule's policy,
+    never from the hidden article_id, evidence and search_term (here set to mislead)."""
     local, ids = org
     misleading = {"today": "2023-01-01", "article_id": ids["K"], "evidence": "Something else."}
-    params = {**misleading, "case_id": ids["case-delay"], "search_term": "Shipping Delays"}
+    params = {**misleading, "case_id": ids["case-delay"], "search_term": "Rain Jackets Explained"}
     trace = oracle_trace(_instance("PVI", params), local)
     assert [c.name for c in trace.calls] == [
         "get_livechat_transcript_by_case_id",
         "get_email_messages_by_case_id",
         "search_knowledge_articles",
     ]
+    # The delay policy's title as the generator's policies name it (the hand-made article's title shares its words).
+    assert trace.calls[2].arguments == {"search_term": "Shipping Delays and Compensation at Northpeak Athletics"}
     assert trace.answer == ids["KP"]  # the email breaks the rule the delay article states
-    # Searched where no article states the rule: nothing to name (a contradiction for the oracle).
-    with pytest.raises(OracleError, match="states the rule broken"):
-        solve(_instance("PVI", {**params, "search_term": "Rain Jackets Explained"}), local)
     # A case with no conversation at all is refused.
     with pytest.raises(OracleError, match="has no chat or email"):
         solve(_instance("PVI", {**params, "case_id": ids["case-defect"]}), local)
