@@ -92,6 +92,24 @@ def test_eval_errors_are_one_clear_line(capsys: pytest.CaptureFixture[str], argv
     assert code == 2 and message in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize(
+    ("env_id", "hint"),
+    [
+        ("CRMArena-NRC-v0", " (did you mean 'CRMArena-NCR-v0'?)"),  # two letters swapped
+        ("crmarena-ncr-v0", " (did you mean 'CRMArena-NCR-v0'?)"),  # gymnasium's ids are case-sensitive
+        ("CRMArena-Pro-B2B-LQX-v0", " (did you mean 'CRMArena-Pro-B2B-LQU-v0'?)"),
+        ("CRMArena-Interactiv-v0", " (did you mean 'CRMArena-Interactive-v0'?)"),
+        ("CRMArena-Nope-v0", ";"),  # three typos from CRMArena-NED-v0: no guess
+        ("CartPole-v1", ";"),  # registered, but not ours
+    ],
+)
+def test_a_misspelt_env_id_names_its_near_miss(capsys: pytest.CaptureFixture[str], env_id: str, hint: str) -> None:
+    code, _, err = _run(capsys, "eval", "--env", env_id, "--policy", "oracle")
+    assert code == 2 and "Traceback" not in err
+    assert err.startswith(f"crmarena-gym eval: unknown environment {env_id!r}{hint}"), err
+    assert len(err.strip().splitlines()) == 1
+
+
 def test_eval_says_its_default_framework_is_not_the_one_trl_trains(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["--env", "CRMArena-v0", "--policy", "litellm:x", "--api-key-env", "NO_SUCH_VAR_42"]
     _, _, err = _run(capsys, "eval", *argv)
