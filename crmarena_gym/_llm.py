@@ -6,11 +6,16 @@ Kept below every layer: ``users`` sits below ``policies`` and both call models t
 
 from __future__ import annotations
 
+import logging
 import os
 import random
 from typing import Any
 
-__all__ = ["backoff_delay", "import_litellm", "transient_error"]
+__all__ = ["RETRY_LOG", "announce_retry", "backoff_delay", "import_litellm", "transient_error"]
+
+#: The logger that says when a model call failed and is retried (a warning each), so that a run waiting out a
+#: provider's backoff says so instead of looking stuck; with logging unconfigured, Python prints it on stderr.
+RETRY_LOG = logging.getLogger("crmarena_gym.llm")
 
 
 def import_litellm(needs: str) -> Any:
@@ -56,3 +61,26 @@ def backoff_delay(rng: random.Random, retry: int, backoff: float, max_backoff: f
         True
     """
     return min(max_backoff, backoff * 2 ** (retry - 1)) * (0.5 + 0.5 * rng.random())
+
+
+def announce_retry(who: str, what: str, retry: int, max_retries: int, delay: float) -> None:
+    """Say, as a warning of :data:`RETRY_LOG`, that ``who``'s call failed with ``what`` and is retried.
+
+    Args:
+        who: The model, as the caller names it (``"gpt-4o"``, ``"the user's model gpt-4o"``).
+        what: The failure, already redacted and cut to one line's length.
+        retry: The retry about to be made (1-based).
+        max_retries: The retries allowed.
+        delay: The seconds waited first.
+
+    Example:
+        >>> import io
+        >>> stream = io.StringIO()
+        >>> handler = logging.StreamHandler(stream)
+        >>> RETRY_LOG.addHandler(handler)
+        >>> announce_retry("gpt-4o", "RateLimitError: slow down", 1, 6, 2.25)
+        >>> RETRY_LOG.removeHandler(handler)
+        >>> stream.getvalue().strip()
+        'gpt-4o: RateLimitError: slow down; retry 1 of 6 in 2.2 s'
+    """
+    RETRY_LOG.warning("%s: %s; retry %d of %d in %.1f s", who, " ".join(what.split()), retry, max_retries, delay)

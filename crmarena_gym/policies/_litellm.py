@@ -32,7 +32,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from crmarena_gym._json import without_lone_surrogates
-from crmarena_gym._llm import backoff_delay, transient_error
+from crmarena_gym._llm import announce_retry, backoff_delay, transient_error
 from crmarena_gym._llm import import_litellm as _import_litellm
 from crmarena_gym._secrets import redact_secrets, register_secret, truncate
 from crmarena_gym.chat import FRAMEWORKS, NO_TOOL_CALL, ChatEpisode, Framework, system_prompt
@@ -345,7 +345,9 @@ class LiteLLMPolicy(Policy):
                 if attempt > self.max_retries:
                     kind = LLMUnreachableError if _no_connection(err, self._litellm) else LLMError
                     raise kind(f"{self.model} failed {attempt} times in a row; last error {what}") from err
-                self.sleep(self.delay(attempt))
+                delay = self.delay(attempt)
+                announce_retry(self.model, what, attempt, self.max_retries, delay)
+                self.sleep(delay)
                 continue
             try:
                 message = response.choices[0].message

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from crmarena_gym._llm import backoff_delay, import_litellm, transient_error
+from crmarena_gym._llm import announce_retry, backoff_delay, import_litellm, transient_error
 from crmarena_gym._secrets import redact_secrets, register_secret, truncate
 from crmarena_gym.tasks import InteractiveSplit, TaskInstance
 from crmarena_gym.users._base import END_MARKER, UserReply, parse_end_marker
@@ -209,6 +209,7 @@ class LLMUser:
                         f"the user's model {self.model} failed {attempt} times; last error {what}"
                     ) from err
                 delay = backoff_delay(self._rng, attempt, self.backoff, self.max_backoff)
+                announce_retry(f"the user's model {self.model}", what, attempt, self.max_retries, delay)
                 self.sleep(delay)
                 continue
             try:

@@ -269,6 +269,29 @@ def test_a_rejected_key_stops_the_run_and_retry_errors_replays_it(
     assert len((out / "results.jsonl").read_bytes().splitlines()) == 2
 
 
+def test_a_retried_model_call_says_so_while_the_run_waits(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    tasks_file: Path,
+    env_org: Path,
+) -> None:
+    # A provider answering 503 made the run wait out its backoff (minutes at the defaults) with nothing said.
+    pytest.importorskip("litellm")
+    monkeypatch.setenv("SCRIPTED_KEY", "k")
+    with ScriptedServer([{"status": 503, "message": "overloaded"}, {"content": "submit None"}]) as server:
+        argv = ["eval", "--env", "CRMArena-BRI-v0", "--tasks", str(tasks_file), "--org", str(env_org)]
+        argv += ["--policy", "litellm:openai/scripted", "--framework", "act", "--api-base", server.url]
+        argv += ["--api-key-env", "SCRIPTED_KEY", "--max-retries", "1", "--limit", "1", "--no-progress"]
+        code, _, err = _run(capsys, *argv, "--out", str(tmp_path / "run"))
+    assert code == 0, err
+    assert len(server.requests) == 2
+    (line,) = [line for line in err.splitlines() if "retry" in line]
+    assert line.startswith("crmarena-gym eval: openai/scripted: ") and "overloaded" in line
+    assert line.endswith(" s") and "; retry 1 of 1 in " in line
+    assert read_results(tmp_path / "run" / "results.jsonl")[0]["end_reason"] == "submitted"
+
+
 def test_the_task_distribution_is_played_and_recorded(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, env_org: Path
 ) -> None:
