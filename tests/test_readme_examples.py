@@ -87,3 +87,24 @@ def test_the_trl_conversation_example_quotes_the_user() -> None:
         assert _comment(block, f'env.respond(message="{message}")') == repr(reply)
     reply = env.respond(message="None")
     assert _comment(block, 'env.respond(message="None")').startswith(f"{reply!r}; get_reward() {env.get_reward()}")
+
+
+@pytest.mark.parametrize("script", sorted(p.name for p in (REPO_ROOT / "examples").glob("*.py")))
+def test_every_example_answers_help_without_running(script: str) -> None:
+    # play_oracle.py took --help (and any other argument) as a go: it played its nine episodes.
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    for argv, code in ((["--help"], 0), (["--no-such-flag"], 2)):
+        done = subprocess.run(
+            [sys.executable, str(REPO_ROOT / "examples" / script), *argv],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+        assert done.returncode == code, done.stderr[-2000:]
+        shown = done.stdout if code == 0 else done.stderr
+        assert shown.startswith(f"usage: {script}"), shown[-2000:]
+        assert "===" not in done.stdout  # nothing was played
