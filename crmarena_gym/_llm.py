@@ -9,9 +9,14 @@ from __future__ import annotations
 import logging
 import os
 import random
+import re
 from typing import Any
 
-__all__ = ["RETRY_LOG", "announce_retry", "backoff_delay", "import_litellm", "transient_error"]
+__all__ = ["RETRY_LOG", "announce_retry", "backoff_delay", "configuration_error", "import_litellm", "transient_error"]
+
+# Words of a provider's answer that mean the credentials are missing or wrong, whatever the status
+# (litellm reports OpenAI's missing key as an InternalServerError).
+_CREDENTIAL_WORDS = re.compile(r"credential|api[ _]key|unauthori[sz]ed|llm provider not provided", re.IGNORECASE)
 
 #: The logger that says when a model call failed and is retried (a warning each), so that a run waiting out a
 #: provider's backoff says so instead of looking stuck; with logging unconfigured, Python prints it on stderr.
@@ -50,6 +55,19 @@ def transient_error(litellm: Any, err: Exception) -> bool:
         return True
     status = getattr(err, "status_code", None)
     return isinstance(status, int) and (status == 429 or status >= 500)
+
+
+def configuration_error(litellm: Any, err: Exception) -> bool:
+    """Whether ``err`` will recur on every request, so that retrying it only delays the message: missing or
+    rejected credentials, no permission, no such model."""
+    kinds = tuple(
+        getattr(litellm, name)
+        for name in ("AuthenticationError", "PermissionDeniedError", "NotFoundError")
+        if hasattr(litellm, name)
+    )
+    if isinstance(err, kinds) or getattr(err, "status_code", None) in (401, 403):
+        return True
+    return bool(_CREDENTIAL_WORDS.search(str(err)))
 
 
 def backoff_delay(rng: random.Random, retry: int, backoff: float, max_backoff: float) -> float:

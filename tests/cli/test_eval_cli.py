@@ -292,6 +292,34 @@ def test_a_retried_model_call_says_so_while_the_run_waits(
     assert read_results(tmp_path / "run" / "results.jsonl")[0]["end_reason"] == "submitted"
 
 
+def test_an_llm_user_without_its_key_is_refused_before_the_run(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path, env_org: Path
+) -> None:
+    # It was retried at the first reset for seconds, then a traceback (the missing key looks like a 500).
+    pytest.importorskip("litellm")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    argv = ["eval", "--org", str(env_org), "--policy", "reactive-oracle", "--user", "litellm:gpt-4o"]
+    code, out, err = _run(capsys, *argv, "--per-task", "1", "--no-progress", "--out", str(tmp_path / "run"))
+    assert (code, out) == (2, "")
+    assert err == "crmarena-gym eval: --user: the user's model gpt-4o needs OPENAI_API_KEY: set it in the environment\n"
+    assert not (tmp_path / "run").exists()
+
+
+def test_an_llm_user_that_fails_mid_run_stops_it_in_one_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path, env_org: Path
+) -> None:
+    pytest.importorskip("litellm")
+    monkeypatch.setenv("OPENAI_API_KEY", "wrong")
+    with ScriptedServer([{"status": 401, "message": "Incorrect API key provided"}]) as server:
+        argv = ["eval", "--org", str(env_org), "--policy", "reactive-oracle", "--user", "litellm:openai/user-model"]
+        argv += ["--user-api-base", server.url, "--per-task", "1", "--no-progress", "--out", str(tmp_path / "run")]
+        code, _, err = _run(capsys, *argv)
+    assert code == 1 and len(server.requests) == 1  # a rejected key is not retried
+    (line,) = err.strip().splitlines()
+    assert line.startswith("crmarena-gym eval: the user's model openai/user-model refused the request for its")
+    assert "Incorrect API key provided" in line and line.endswith("once the model answers, rerun with --resume")
+
+
 def test_the_task_distribution_is_played_and_recorded(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, env_org: Path
 ) -> None:
