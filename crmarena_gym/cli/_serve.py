@@ -88,8 +88,14 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as err:
         print(f"crmarena-gym serve-env: {err}", file=sys.stderr)
         return 2
+    from crmarena_gym.users import LLMUser, LLMUserError, make_user
+
     try:
         check_host(args.host, allow_remote=args.allow_remote)
+        if args.user is not None:
+            user = make_user(args.user)
+            if isinstance(user, LLMUser):
+                user.check_ready()  # else every reset would answer an internal error after the model refused
         config = HubConfig(
             org=args.org,
             toolset=args.toolset,
@@ -105,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
             request_timeout=args.request_timeout,
             max_connections=args.max_connections,
         )
-    except ValueError as err:
+    except (ValueError, LLMUserError) as err:
         print(f"crmarena-gym serve-env: {err}", file=sys.stderr)
         return 2
 

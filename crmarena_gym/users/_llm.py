@@ -46,7 +46,7 @@ Your request:
 
 
 #: What to do about the user's model's key (the user has no key option of its own on the command line).
-_KEY_HINT = "set the provider's key variable in the environment (for a local server at --user-api-base, any value)"
+_KEY_HINT = "set the provider's key variable in the environment (any value for a local server that checks none)"
 
 
 class LLMUserError(RuntimeError):
