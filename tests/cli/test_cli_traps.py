@@ -86,14 +86,17 @@ def test_a_near_miss_is_named(capsys: pytest.CaptureFixture[str], argv: list[str
     assert code == 2 and message in err
 
 
-def test_view_refuses_a_directory_that_does_not_exist(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("command", ["view", "report"])
+def test_view_and_report_refuse_a_directory_that_does_not_exist(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
 ) -> None:
+    # report said "'runs/oracel' is not a run directory: it has no results.jsonl", naming no near miss.
     (tmp_path / "runs" / "oracle").mkdir(parents=True)
     monkeypatch.chdir(tmp_path)
-    code, out, err = _run(capsys, "view", "runs/oracle", "runs/oracel", "--port", "0")
-    assert code == 2 and not out  # refused before serving
-    assert "'runs/oracel' does not exist (did you mean 'runs/oracle'?)" in err
+    port = ["--port", "0"] if command == "view" else []
+    code, out, err = _run(capsys, command, "runs/oracle", "runs/oracel", *port)
+    assert code == 2 and not out  # refused before serving or writing
+    assert err == f"crmarena-gym {command}: 'runs/oracel' does not exist (did you mean 'runs/oracle'?)\n"
 
 
 def test_experiment_refuses_a_misspelt_policy_before_any_cell(

@@ -120,6 +120,9 @@ def test_eval_says_its_default_framework_is_not_the_one_trl_trains(capsys: pytes
 
 def test_report_of_a_missing_run(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, _, err = _run(capsys, "report", str(tmp_path / "nothing"))
+    assert code == 2 and f"{str(tmp_path / 'nothing')!r} does not exist" in err
+    (tmp_path / "empty").mkdir()  # a directory that is not a run
+    code, _, err = _run(capsys, "report", str(tmp_path / "empty"))
     assert code == 2 and "no results.jsonl" in err
 
 
