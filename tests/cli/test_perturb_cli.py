@@ -45,7 +45,9 @@ def test_perturb_writes_the_org_and_carries_the_tasks(
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        ("chaos=0.3", "unknown perturbation kind 'chaos'"),
+        ("chaos=0.3", "unknown perturbation kind 'chaos'; the kinds are schema_drift,"),
+        ("schema_drif=0.3", "unknown perturbation kind 'schema_drif' (did you mean 'schema_drift'?); the kinds"),
+        ("Distractors=0.3", "unknown perturbation kind 'Distractors' (did you mean 'distractors'?)"),
         ("distractors=1.5", "must be a number in (0, 1], got 1.5"),
         ("distractors", "KIND=STRENGTH"),
         ("distractors=lots", "'distractors=lots' is not a number"),
