@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from crmarena_gym._net import PortUnavailableError
+from crmarena_gym.cli._voice import PORT_HINT
+
 
 def _positive_seconds(text: str) -> float:
     try:
@@ -120,6 +123,9 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         serve(config, host=args.host, port=args.port, allow_remote=args.allow_remote, limits=limits, announce=announce)
+    except PortUnavailableError as err:  # refused before serving anything, as view refuses it
+        print(f"crmarena-gym serve-env: {err} ({PORT_HINT})", file=sys.stderr)
+        return 2
     except OSError as err:
         print(f"crmarena-gym serve-env: {err}", file=sys.stderr)
         return 1

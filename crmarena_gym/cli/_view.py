@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from crmarena_gym.cli._voice import did_you_mean
+from crmarena_gym.cli._voice import PORT_HINT, did_you_mean
 
 
 def register(subparsers: Any) -> None:
@@ -45,8 +45,7 @@ def run_view(args: argparse.Namespace) -> int:
         return 2
     except OSError as err:
         print(
-            f"crmarena-gym view: cannot listen on {args.host}:{args.port}: {err.strerror or err} (choose another port "
-            "with --port, or --port 0 for a free one)",
+            f"crmarena-gym view: cannot listen on {args.host}:{args.port}: {err.strerror or err} ({PORT_HINT})",
             file=sys.stderr,
         )
         return 2

@@ -17,10 +17,12 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-__all__ = ["EXIT_CODES", "FAILED", "REFUSED", "at_least_one", "did_you_mean", "fail"]
+__all__ = ["EXIT_CODES", "FAILED", "PORT_HINT", "REFUSED", "at_least_one", "did_you_mean", "fail"]
 
 FAILED = 1
 REFUSED = 2
+#: What to do about a port another program holds (every server command says the same).
+PORT_HINT = "choose another port with --port, or --port 0 for a free one"
 EXIT_CODES = (
     "exit codes: 0 done; 1 ran and failed (a refused query, a failed write); 2 refused before doing anything "
     "(bad arguments or input); 128+N stopped by signal N (130: Ctrl-C)"

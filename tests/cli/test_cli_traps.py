@@ -244,3 +244,34 @@ def test_the_command_keeps_its_import_time_objects_out_of_the_collector_and_call
     finally:
         gc.unfreeze()
     assert "usage: crmarena-gym" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", ["serve-org", "serve-env", "view"])
+def test_a_port_in_use_is_refused_in_one_line_with_what_to_do(
+    capsys: pytest.CaptureFixture[str], env_org: Path, tmp_path: Path, command: str
+) -> None:
+    # serve-org and serve-env exited 1 with no hint where view exited 2 with one: a busy port refuses before anything.
+    import socket
+
+    pytest.importorskip({"serve-org": "cryptography", "serve-env": "openenv.core", "view": "json"}[command])
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", 0))
+    holder.listen()
+    port = str(holder.getsockname()[1])
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "results.jsonl").write_text("")
+    argv = {
+        "serve-org": ["serve-org", "--org", str(env_org), "--http", "--cert-dir", str(tmp_path)],
+        "serve-env": ["serve-env", "--org", str(env_org), "--per-task", "1"],
+        "view": ["view", str(run)],
+    }[command]
+    try:
+        code, _, err = _run(capsys, *argv, "--port", port)
+    finally:
+        holder.close()
+    assert code == 2
+    assert err.splitlines()[-1] == (
+        f"crmarena-gym {command}: cannot listen on 127.0.0.1:{port}: Address already in use "
+        "(choose another port with --port, or --port 0 for a free one)"
+    )
