@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from crmarena_gym._console import text_table
@@ -217,8 +218,8 @@ def run_list(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | 
         except KeyError as exc:
             try:
                 spec_for(args.task, "b2b")
-            except KeyError:
-                return fail("tasks", exc.args[0], file=err)
+            except KeyError as pro:  # unknown in both: say it in the suite of the org given
+                return fail("tasks", (pro if _org_kind(args.org) != "service" else exc).args[0], file=err)
     try:
         instances, label = _load(args)
     except _SourceError as exc:
@@ -234,6 +235,22 @@ def run_list(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | 
     unanswerable = sum(i.answer is None for i in instances)
     print(f"{len(instances)} instances ({unanswerable} unanswerable) from {label}", file=out)
     return 0
+
+
+def _org_kind(path: str | None) -> str:
+    """The kind of the org file at ``path`` by its manifest (``service`` for none, or no such file)."""
+    import contextlib
+    import sqlite3
+
+    from crmarena_gym.datagen import manifest_kind
+
+    if path is None or not Path(path).is_file():
+        return "service"
+    try:
+        with contextlib.closing(sqlite3.connect(path)) as conn:
+            return manifest_kind(conn)
+    except (sqlite3.Error, ValueError):  # not an org; loading it says so
+        return "service"
 
 
 def run_show(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:

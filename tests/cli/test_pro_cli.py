@@ -51,6 +51,14 @@ def test_a_set_short_of_instances_is_a_one_line_warning(pro_env_orgs, capsys) ->
     assert line.endswith(f"the set has {row['instances']} of them") and ".py:" not in captured.err
 
 
+def test_tasks_list_on_a_pro_org_names_its_categories_for_an_unknown_task(pro_env_orgs, capsys) -> None:
+    # An unknown task on a Pro org was answered with CRMArena's nine tasks as the expected names.
+    assert main(["tasks", "list", "--org", str(pro_env_orgs["b2b"]), "--task", "LQX"]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("crmarena-gym tasks: unknown CRMArena-Pro category 'LQX' (did you mean 'LQU'?)")
+    assert "lead_qualification" in line and "best_region_identification" in line
+
+
 def test_tasks_generate_names_a_missing_category(pro_env_orgs, tmp_path, capsys) -> None:
     missing = next((a for a in PRO_CATEGORY_ABBREVS if a not in _abbrevs()), None)
     if missing is None:
