@@ -304,7 +304,9 @@ class LiteLLMPolicy(Policy):
         except Exception:  # an unknown provider: litellm cannot say which variables it reads
             missing = None
         where = f"set {', '.join(missing)}" if missing else "set the provider's API key variable"
-        return f"{where} in the environment, or pass the key's variable with --api-key-env VAR (api_key=...)"
+        # litellm's OpenAI client wants a key even for a server of one's own that checks none.
+        local = " (any value, for a server of one's own that checks none)" if self.effective_api_base() else ""
+        return f"{where} in the environment{local}, or pass the key's variable with --api-key-env VAR (api_key=...)"
 
     def _retryable(self, err: Exception) -> bool:
         return not self._configuration_error(err) and transient_error(self._litellm, err)

@@ -323,6 +323,32 @@ def test_an_llm_user_that_fails_mid_run_stops_it_in_one_line(
     assert "Incorrect API key provided" in line and line.endswith("once the model answers, rerun with --resume")
 
 
+def test_a_server_of_ones_own_without_a_key_is_told_any_value_will_do(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    tasks_file: Path,
+    env_org: Path,
+) -> None:
+    # litellm's OpenAI client refuses to send without a key, even to a local server that checks none; the
+    # message only said to set OPENAI_API_KEY, as if a real key were needed.
+    pytest.importorskip("litellm")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with ScriptedServer([{"content": "submit None"}]) as server:
+        argv = ["eval", "--env", "CRMArena-BRI-v0", "--tasks", str(tasks_file), "--org", str(env_org)]
+        argv += ["--policy", "litellm:openai/scripted", "--framework", "act", "--api-base", server.url]
+        code, _, err = _run(capsys, *argv, "--limit", "1", "--no-progress", "--out", str(tmp_path / "run"))
+        assert server.requests == []  # refused in the client
+    assert code == 2 and "Traceback" not in err
+    assert "set OPENAI_API_KEY in the environment (any value, for a server of one's own that checks none)" in err
+    monkeypatch.setenv("OPENAI_API_KEY", "anything")  # as the message says
+    with ScriptedServer([{"content": "submit None"}]) as server:
+        argv[argv.index("--api-base") + 1] = server.url
+        code, _, err = _run(capsys, *argv, "--limit", "1", "--no-progress", "--out", str(tmp_path / "run2"))
+        assert code == 0, err
+        assert len(server.requests) == 1
+
+
 def test_the_task_distribution_is_played_and_recorded(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, env_org: Path
 ) -> None:
