@@ -80,7 +80,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "on a b2b or b2c org) and write them as JSON Lines or a JSON list (--public: the public row format, "
         "without the hidden parameters).",
     )
-    generate.add_argument("--org", metavar="PATH", required=True, help="the org database")
+    generate.add_argument("--org", metavar="PATH", help="the org database (default: the embedded org)")
     generate.add_argument("--out", metavar="FILE", required=True, help="where to write (.jsonl: JSON Lines)")
     generate.add_argument(
         "--task", metavar="ABBR", action="append", help="only this task or category (repeatable; default: all)"
@@ -97,16 +97,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 def run_generate(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """``tasks generate``: 0 on success, 2 when the org cannot yield the set (the message says why)."""
+    from crmarena_gym.org import default_org_path
     from crmarena_gym.tasks import TaskGenerationError, generate_tasks, save_tasks
 
     out, err = out or sys.stdout, err or sys.stderr
     if args.per_task is not None and args.per_task < 1:
         return fail("tasks", f"--per-task must be at least 1, got {args.per_task}", file=err)
+    target = Path(args.out)
+    if target.is_dir() or not target.name:  # '/' was a traceback, after the set was drawn
+        return fail("tasks", f"--out {args.out!r} is a directory: name a file such as tasks.jsonl", file=err)
     try:
-        instances = generate_tasks(args.org, seed=args.seed, per_task=args.per_task, tasks=args.task)
+        org = args.org if args.org is not None else default_org_path()  # as every other command defaults it
+        instances = generate_tasks(org, seed=args.seed, per_task=args.per_task, tasks=args.task)
     except (FileNotFoundError, KeyError, TaskGenerationError, ValueError, NotImplementedError) as exc:
         return fail("tasks", str(exc.args[0] if isinstance(exc, KeyError) else exc), file=err)
-    path = save_tasks(instances, args.out, public=args.public)
+    target.parent.mkdir(parents=True, exist_ok=True)  # as generate --out does (the error named a temporary file)
+    path = save_tasks(instances, target, public=args.public)
     unanswerable = sum(i.answer is None for i in instances)
     print(f"{len(instances)} instances ({unanswerable} with a None gold) written to {path}", file=out)
     return 0
