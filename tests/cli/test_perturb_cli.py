@@ -16,7 +16,8 @@ def test_perturb_writes_the_org_and_carries_the_tasks(
     tmp_path: Path, env_org: Path, env_tasks: list[TaskInstance], capsys: pytest.CaptureFixture[str]
 ) -> None:
     save_tasks(env_tasks, tmp_path / "tasks.jsonl")
-    out, carried = tmp_path / "p.sqlite", tmp_path / "carried.jsonl"
+    # Directories that do not exist yet are made, as generate makes them (SQLite said only "unable to open").
+    out, carried = tmp_path / "orgs" / "p.sqlite", tmp_path / "sets" / "carried.jsonl"
     args = ["perturb", "dirty_values=0.5", "distractors=0.2", "--seed", "7", "--org", str(env_org)]
     args += ["--out", str(out), "--tasks", str(tmp_path / "tasks.jsonl"), "--tasks-out", str(carried)]
     assert main(args) == 0
