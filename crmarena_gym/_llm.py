@@ -6,11 +6,21 @@ Kept below every layer: ``users`` sits below ``policies`` and both call models t
 
 from __future__ import annotations
 
+import logging
 import os
 import random
+import re
 from typing import Any
 
-__all__ = ["backoff_delay", "import_litellm", "transient_error"]
+__all__ = ["RETRY_LOG", "announce_retry", "backoff_delay", "configuration_error", "import_litellm", "transient_error"]
+
+# Words of a provider's answer that mean the credentials are missing or wrong, whatever the status
+# (litellm reports OpenAI's missing key as an InternalServerError).
+_CREDENTIAL_WORDS = re.compile(r"credential|api[ _]key|unauthori[sz]ed|llm provider not provided", re.IGNORECASE)
+
+#: The logger that says when a model call failed and is retried (a warning each), so that a run waiting out a
+#: provider's backoff says so instead of looking stuck; with logging unconfigured, Python prints it on stderr.
+RETRY_LOG = logging.getLogger("crmarena_gym.llm")
 
 
 def import_litellm(needs: str) -> Any:
@@ -47,6 +57,19 @@ def transient_error(litellm: Any, err: Exception) -> bool:
     return isinstance(status, int) and (status == 429 or status >= 500)
 
 
+def configuration_error(litellm: Any, err: Exception) -> bool:
+    """Whether ``err`` will recur on every request, so that retrying it only delays the message: missing or
+    rejected credentials, no permission, no such model."""
+    kinds = tuple(
+        getattr(litellm, name)
+        for name in ("AuthenticationError", "PermissionDeniedError", "NotFoundError")
+        if hasattr(litellm, name)
+    )
+    if isinstance(err, kinds) or getattr(err, "status_code", None) in (401, 403):
+        return True
+    return bool(_CREDENTIAL_WORDS.search(str(err)))
+
+
 def backoff_delay(rng: random.Random, retry: int, backoff: float, max_backoff: float) -> float:
     """Seconds to wait before retry number ``retry`` (1-based): exponential from ``backoff``, capped at
     ``max_backoff``, with jitter from ``rng`` (half to the whole of it).
@@ -56,3 +79,26 @@ def backoff_delay(rng: random.Random, retry: int, backoff: float, max_backoff: f
         True
     """
     return min(max_backoff, backoff * 2 ** (retry - 1)) * (0.5 + 0.5 * rng.random())
+
+
+def announce_retry(who: str, what: str, retry: int, max_retries: int, delay: float) -> None:
+    """Say, as a warning of :data:`RETRY_LOG`, that ``who``'s call failed with ``what`` and is retried.
+
+    Args:
+        who: The model, as the caller names it (``"gpt-4o"``, ``"the user's model gpt-4o"``).
+        what: The failure, already redacted and cut to one line's length.
+        retry: The retry about to be made (1-based).
+        max_retries: The retries allowed.
+        delay: The seconds waited first.
+
+    Example:
+        >>> import io
+        >>> stream = io.StringIO()
+        >>> handler = logging.StreamHandler(stream)
+        >>> RETRY_LOG.addHandler(handler)
+        >>> announce_retry("gpt-4o", "RateLimitError: slow down", 1, 6, 2.25)
+        >>> RETRY_LOG.removeHandler(handler)
+        >>> stream.getvalue().strip()
+        'gpt-4o: RateLimitError: slow down; retry 1 of 6 in 2.2 s'
+    """
+    RETRY_LOG.warning("%s: %s; retry %d of %d in %.1f s", who, " ".join(what.split()), retry, max_retries, delay)

@@ -8,6 +8,8 @@ the task-specific functions, exactly as a function-calling agent would. Run:
 
 from __future__ import annotations
 
+import argparse
+
 import gymnasium as gym
 
 import crmarena_gym  # noqa: F401 - registers the environments
@@ -35,4 +37,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()  # --help, and no stray arguments
     main()

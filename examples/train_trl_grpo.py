@@ -12,7 +12,7 @@ the answers the weights pick (about half right at first). That is the plumbing o
 learning to be trusted from eight steps of a random model: swap in an instruction-tuned model, a GPU and no
 bias to learn the tasks; the steering only stands in for a model that can already call tools.
 
-On a 2-core CPU six steps take about five minutes (the system prompt is ~3,400 tokens of this tokenizer).
+On a 2-core CPU six steps take about a minute (the system prompt is ~3,400 tokens of this tokenizer).
 
 Needs ``pip install 'crmarena-gym[trl]'``. Run:
 

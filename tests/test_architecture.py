@@ -68,7 +68,8 @@ def test_no_upward_imports(layer: str, path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["_console.py", "_files.py", "_json.py", "_llm.py", "_memory.py", "_secrets.py", "_signals.py"]
+    "name",
+    ["_console.py", "_files.py", "_json.py", "_llm.py", "_memory.py", "_net.py", "_secrets.py", "_signals.py"],
 )
 def test_shared_utilities_import_no_layer(name: str) -> None:
     layers = {m.split(".")[1] for m in _imports(PACKAGE / name) if m.startswith("crmarena_gym.")}

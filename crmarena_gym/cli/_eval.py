@@ -175,7 +175,7 @@ def run_eval(args: argparse.Namespace) -> int:
     from crmarena_gym.envs import interactive_counterpart
     from crmarena_gym.eval import RunStoppedError, evaluate, format_table
     from crmarena_gym.policies import PolicyError
-    from crmarena_gym.users import make_user
+    from crmarena_gym.users import LLMUser, LLMUserError, make_user
 
     if args.resume and args.out is None:
         print("crmarena-gym eval: --resume finishes the run in --out DIR; give --out", file=sys.stderr)
@@ -204,15 +204,18 @@ def run_eval(args: argparse.Namespace) -> int:
         print("crmarena-gym eval: --user-api-base is for --user litellm:MODEL", file=sys.stderr)
         return 2
     if args.user is not None:
+        user_options = {"api_base": args.user_api_base} if args.user_api_base is not None else {}
         try:
-            make_user(args.user)
+            user = make_user(args.user, **user_options)
             env_id = interactive_counterpart(env_id)
-        except ValueError as err:
+            if isinstance(user, LLMUser):
+                user.check_ready()  # a missing key refuses the run here, not after retries at the first reset
+        except (ValueError, LLMUserError, ImportError) as err:
             print(f"crmarena-gym eval: --user: {err}", file=sys.stderr)
             return 2
         env_kwargs["user"] = args.user
-        if args.user_api_base is not None:
-            env_kwargs["user_options"] = {"api_base": args.user_api_base}
+        if user_options:
+            env_kwargs["user_options"] = user_options
     if args.policy.partition(":")[0].lower() == "litellm" and args.framework is None:
         # The default differs from what TRL trains: say which is which, once, before the run.
         print(
@@ -252,6 +255,9 @@ def run_eval(args: argparse.Namespace) -> int:
     except (ValueError, TypeError, ImportError, KeyError, RunStoppedError, PolicyError) as err:
         print(f"crmarena-gym eval: {err}", file=sys.stderr)
         return 2
+    except LLMUserError as err:  # the user's model failed past its retries: the run stops, its episodes kept
+        print(f"crmarena-gym eval: {err}{_user_failed_hint(args)}", file=sys.stderr)
+        return 1
     except OSError as err:  # a missing file, an unwritable --out, a directory another run holds ...
         print(f"crmarena-gym eval: {_os_error(err)}{_resume_hint(err, args)}", file=sys.stderr)
         return 2
@@ -292,6 +298,13 @@ def _interrupted_hint(args: argparse.Namespace) -> str:
         f"crmarena-gym eval: interrupted; the episodes finished so far are kept in {args.out!r}. "
         f"To play the rest: {command}"
     )
+
+
+def _user_failed_hint(args: argparse.Namespace) -> str:
+    """After the user's model failed: what the run kept, and how to go on once the model answers."""
+    if not args.out:
+        return ". Nothing was kept (no --out)"
+    return f". The episodes finished so far are kept in {args.out!r}: once the model answers, rerun with --resume"
 
 
 def _resume_hint(err: OSError, args: argparse.Namespace) -> str:

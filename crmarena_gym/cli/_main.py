@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import gc
+import logging
 import os
 import signal
 import sqlite3
 import sys
 import threading
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from crmarena_gym import __version__
@@ -71,7 +74,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace, previous: Any) -> int:
     try:
-        code = int(args.func(args) or 0)
+        with _speaking_as(args.command):
+            code = int(args.func(args) or 0)
         sys.stdout.flush()  # a reader that left shows up here, not at exit
         return code
     except KeyboardInterrupt:
@@ -88,6 +92,55 @@ def _run(args: argparse.Namespace, previous: Any) -> int:
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+def _say(line: str) -> None:
+    """Print one line on stderr above any progress bar (tqdm redraws it underneath)."""
+    if "tqdm" in sys.modules:
+        from tqdm import tqdm
+
+        tqdm.write(line, file=sys.stderr)
+    else:
+        print(line, file=sys.stderr, flush=True)
+
+
+class _CommandVoice(logging.Handler):
+    """Prints a record as ``crmarena-gym COMMAND: message``, one line."""
+
+    def __init__(self, command: str) -> None:
+        super().__init__(logging.INFO)
+        self.command = command
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            _say(f"crmarena-gym {self.command}: {' '.join(record.getMessage().split())}")
+        except Exception:  # never let a notice stop the command
+            self.handleError(record)
+
+
+@contextlib.contextmanager
+def _speaking_as(command: str) -> Iterator[None]:
+    """While the command runs, its notices speak as it does: a model call being retried
+    (``crmarena-gym eval: gpt-4o: RateLimitError ...; retry 1 of 6 in 2.1 s``) and Python warnings
+    (``crmarena-gym tasks: warning: could not draw 100 ...``), one line each, instead of a bare message or a
+    warning's file, line and source."""
+    from crmarena_gym._llm import RETRY_LOG
+
+    handler = _CommandVoice(command)
+    propagate = RETRY_LOG.propagate
+    RETRY_LOG.addHandler(handler)
+    RETRY_LOG.propagate = False
+
+    def show(message: Warning | str, category: type[Warning], *_: Any, **__: Any) -> None:
+        _say(f"crmarena-gym {command}: warning: {' '.join(str(message).split())}")
+
+    try:
+        with warnings.catch_warnings():
+            warnings.showwarning = show
+            yield
+    finally:
+        RETRY_LOG.removeHandler(handler)
+        RETRY_LOG.propagate = propagate
 
 
 # The signal that stopped the command, when it was not Ctrl-C's SIGINT.

@@ -53,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
     if base.resolve() == out.resolve():
         return fail("perturb", "--out must differ from the base org")
     try:
+        out.parent.mkdir(parents=True, exist_ok=True)  # as generate --out does (SQLite said only "unable to open")
         manifest = perturb_org(base, out, specs)
     except (ValueError, FileNotFoundError) as exc:
         return fail("perturb", str(exc))
@@ -68,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
             carried = recompute_tasks(instances, base, out)
         except (TaskFileError, ValueError, FileNotFoundError) as exc:
             return fail("perturb", str(exc))
+        Path(args.tasks_out).parent.mkdir(parents=True, exist_ok=True)
         save_tasks(carried.kept, args.tasks_out)
         dropped = ", ".join(f"{n} {why}" for why, n in sorted(carried.dropped.items())) or "none"
         print(f"wrote {args.tasks_out}: {len(carried.kept)} of {len(instances)} instances kept; dropped: {dropped}")

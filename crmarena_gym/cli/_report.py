@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
+
+from crmarena_gym.cli._voice import did_you_mean
 
 
 def register(subparsers: Any) -> None:
@@ -26,6 +29,11 @@ def run_report(args: argparse.Namespace) -> int:
     """Write or print the report; return the exit code."""
     from crmarena_gym.eval import write_report
 
+    missing = [path for path in args.runs if not Path(path).exists()]
+    if missing:  # a misspelt directory: name the run it was probably meant to be, as view does
+        for path in missing:
+            print(f"crmarena-gym report: {path!r} does not exist{did_you_mean(Path(path))}", file=sys.stderr)
+        return 2
     try:
         text = write_report(args.runs, args.out, args.format)
     except (ValueError, FileNotFoundError) as err:

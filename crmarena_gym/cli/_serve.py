@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from crmarena_gym._net import PortUnavailableError
+from crmarena_gym.cli._voice import PORT_HINT
+
 
 def _positive_seconds(text: str) -> float:
     try:
@@ -88,8 +91,14 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as err:
         print(f"crmarena-gym serve-env: {err}", file=sys.stderr)
         return 2
+    from crmarena_gym.users import LLMUser, LLMUserError, make_user
+
     try:
         check_host(args.host, allow_remote=args.allow_remote)
+        if args.user is not None:
+            user = make_user(args.user)
+            if isinstance(user, LLMUser):
+                user.check_ready()  # else every reset would answer an internal error after the model refused
         config = HubConfig(
             org=args.org,
             toolset=args.toolset,
@@ -105,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
             request_timeout=args.request_timeout,
             max_connections=args.max_connections,
         )
-    except ValueError as err:
+    except (ValueError, LLMUserError) as err:
         print(f"crmarena-gym serve-env: {err}", file=sys.stderr)
         return 2
 
@@ -114,6 +123,9 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         serve(config, host=args.host, port=args.port, allow_remote=args.allow_remote, limits=limits, announce=announce)
+    except PortUnavailableError as err:  # refused before serving anything, as view refuses it
+        print(f"crmarena-gym serve-env: {err} ({PORT_HINT})", file=sys.stderr)
+        return 2
     except OSError as err:
         print(f"crmarena-gym serve-env: {err}", file=sys.stderr)
         return 1

@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from crmarena_gym._net import PortUnavailableError
+from crmarena_gym.cli._voice import PORT_HINT
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``serve-org`` subcommand."""
@@ -137,6 +140,10 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as err:
         hub.close()
         print(f"crmarena-gym serve-org: {err}", file=sys.stderr)
+        return 2
+    except PortUnavailableError as err:  # refused before serving anything, as view refuses it
+        hub.close()
+        print(f"crmarena-gym serve-org: {err} ({PORT_HINT})", file=sys.stderr)
         return 2
     except OSError as err:
         hub.close()

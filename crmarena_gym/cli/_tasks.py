@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from crmarena_gym._console import text_table
@@ -79,7 +80,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "on a b2b or b2c org) and write them as JSON Lines or a JSON list (--public: the public row format, "
         "without the hidden parameters).",
     )
-    generate.add_argument("--org", metavar="PATH", required=True, help="the org database")
+    generate.add_argument("--org", metavar="PATH", help="the org database (default: the embedded org)")
     generate.add_argument("--out", metavar="FILE", required=True, help="where to write (.jsonl: JSON Lines)")
     generate.add_argument(
         "--task", metavar="ABBR", action="append", help="only this task or category (repeatable; default: all)"
@@ -96,16 +97,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 def run_generate(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """``tasks generate``: 0 on success, 2 when the org cannot yield the set (the message says why)."""
+    from crmarena_gym.org import default_org_path
     from crmarena_gym.tasks import TaskGenerationError, generate_tasks, save_tasks
 
     out, err = out or sys.stdout, err or sys.stderr
     if args.per_task is not None and args.per_task < 1:
         return fail("tasks", f"--per-task must be at least 1, got {args.per_task}", file=err)
+    target = Path(args.out)
+    if target.is_dir() or not target.name:  # '/' was a traceback, after the set was drawn
+        return fail("tasks", f"--out {args.out!r} is a directory: name a file such as tasks.jsonl", file=err)
     try:
-        instances = generate_tasks(args.org, seed=args.seed, per_task=args.per_task, tasks=args.task)
+        org = args.org if args.org is not None else default_org_path()  # as every other command defaults it
+        instances = generate_tasks(org, seed=args.seed, per_task=args.per_task, tasks=args.task)
     except (FileNotFoundError, KeyError, TaskGenerationError, ValueError, NotImplementedError) as exc:
         return fail("tasks", str(exc.args[0] if isinstance(exc, KeyError) else exc), file=err)
-    path = save_tasks(instances, args.out, public=args.public)
+    target.parent.mkdir(parents=True, exist_ok=True)  # as generate --out does (the error named a temporary file)
+    path = save_tasks(instances, target, public=args.public)
     unanswerable = sum(i.answer is None for i in instances)
     print(f"{len(instances)} instances ({unanswerable} with a None gold) written to {path}", file=out)
     return 0
@@ -217,8 +224,8 @@ def run_list(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | 
         except KeyError as exc:
             try:
                 spec_for(args.task, "b2b")
-            except KeyError:
-                return fail("tasks", exc.args[0], file=err)
+            except KeyError as pro:  # unknown in both: say it in the suite of the org given
+                return fail("tasks", (pro if _org_kind(args.org) != "service" else exc).args[0], file=err)
     try:
         instances, label = _load(args)
     except _SourceError as exc:
@@ -234,6 +241,22 @@ def run_list(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | 
     unanswerable = sum(i.answer is None for i in instances)
     print(f"{len(instances)} instances ({unanswerable} unanswerable) from {label}", file=out)
     return 0
+
+
+def _org_kind(path: str | None) -> str:
+    """The kind of the org file at ``path`` by its manifest (``service`` for none, or no such file)."""
+    import contextlib
+    import sqlite3
+
+    from crmarena_gym.datagen import manifest_kind
+
+    if path is None or not Path(path).is_file():
+        return "service"
+    try:
+        with contextlib.closing(sqlite3.connect(path)) as conn:
+            return manifest_kind(conn)
+    except (sqlite3.Error, ValueError):  # not an org; loading it says so
+        return "service"
 
 
 def run_show(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import sys
 from pathlib import Path
 from typing import Any
+
+from crmarena_gym.cli._voice import PORT_HINT, did_you_mean
 
 
 def register(subparsers: Any) -> None:
@@ -34,7 +35,7 @@ def run_view(args: argparse.Namespace) -> int:
     missing = [path for path in args.runs if not Path(path).exists()]
     if missing:  # a misspelt directory is refused, not served as an empty source
         for path in missing:
-            print(f"crmarena-gym view: {path!r} does not exist{_did_you_mean(Path(path))}", file=sys.stderr)
+            print(f"crmarena-gym view: {path!r} does not exist{did_you_mean(Path(path))}", file=sys.stderr)
         return 2
     try:
         data = ViewerData(args.runs)
@@ -44,8 +45,7 @@ def run_view(args: argparse.Namespace) -> int:
         return 2
     except OSError as err:
         print(
-            f"crmarena-gym view: cannot listen on {args.host}:{args.port}: {err.strerror or err} (choose another port "
-            "with --port, or --port 0 for a free one)",
+            f"crmarena-gym view: cannot listen on {args.host}:{args.port}: {err.strerror or err} ({PORT_HINT})",
             file=sys.stderr,
         )
         return 2
@@ -64,13 +64,3 @@ def run_view(args: argparse.Namespace) -> int:
     finally:
         server.server_close()
     return 0
-
-
-def _did_you_mean(path: Path) -> str:
-    """`` (did you mean 'runs/oracle'?)`` when a sibling's name is close to the missing one, else nothing."""
-    try:
-        siblings = [p.name for p in (path.parent if str(path.parent) else Path(".")).iterdir()]
-    except OSError:
-        return ""
-    close = difflib.get_close_matches(path.name, siblings, n=1)
-    return f" (did you mean {str(path.with_name(close[0]))!r}?)" if close else ""

@@ -12,13 +12,17 @@ Exit codes (``crmarena-gym --help`` lists them):
 
 from __future__ import annotations
 
+import difflib
 import sys
+from pathlib import Path
 from typing import TextIO
 
-__all__ = ["EXIT_CODES", "FAILED", "REFUSED", "at_least_one", "fail"]
+__all__ = ["EXIT_CODES", "FAILED", "PORT_HINT", "REFUSED", "at_least_one", "did_you_mean", "fail"]
 
 FAILED = 1
 REFUSED = 2
+#: What to do about a port another program holds (every server command says the same).
+PORT_HINT = "choose another port with --port, or --port 0 for a free one"
 EXIT_CODES = (
     "exit codes: 0 done; 1 ran and failed (a refused query, a failed write); 2 refused before doing anything "
     "(bad arguments or input); 128+N stopped by signal N (130: Ctrl-C)"
@@ -58,3 +62,21 @@ def at_least_one(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
+
+
+def did_you_mean(path: Path) -> str:
+    """`` (did you mean 'runs/oracle'?)`` when a sibling's name is close to the missing ``path``'s, else nothing.
+
+    Example:
+        >>> import tempfile
+        >>> root = Path(tempfile.mkdtemp())
+        >>> (root / "oracle").mkdir()
+        >>> did_you_mean(root / "oracl") == f" (did you mean {str(root / 'oracle')!r}?)", did_you_mean(root / "zz")
+        (True, '')
+    """
+    try:
+        siblings = [p.name for p in (path.parent if str(path.parent) else Path(".")).iterdir()]
+    except OSError:
+        return ""
+    close = difflib.get_close_matches(path.name, siblings, n=1)
+    return f" (did you mean {str(path.with_name(close[0]))!r}?)" if close else ""

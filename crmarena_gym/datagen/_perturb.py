@@ -190,7 +190,11 @@ def parse_perturbations(spec: object, *, seed: int = 0) -> list[Perturbation]:
             )
         kind = item.get("kind")
         if kind not in PERTURBATION_KINDS:
-            raise ValueError(f"unknown perturbation kind {kind!r}; the kinds are {', '.join(PERTURBATION_KINDS)}")
+            import difflib
+
+            close = difflib.get_close_matches(str(kind).lower(), PERTURBATION_KINDS, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ValueError(f"unknown perturbation kind {kind!r}{hint}; the kinds are {', '.join(PERTURBATION_KINDS)}")
         strength = item.get("strength")
         if isinstance(strength, bool) or not isinstance(strength, int | float) or not 0 < strength <= 1:
             raise ValueError(f"the strength of {kind} must be a number in (0, 1], got {strength!r}")

@@ -526,6 +526,43 @@ def _check_resumable(previous: Mapping[str, Any], run: Mapping[str, Any], direct
         raise ValueError(f"cannot resume {str(directory)!r}: the run differs ({details})")
 
 
+def _near_env_id(env_id: str) -> str:
+    """`` (did you mean 'CRMArena-NCR-v0'?)`` for a miscased CRMArena id or one at most two typos away
+    (a letter wrong, missing, extra, or two swapped), when exactly one id is that close; else nothing.
+
+    Example:
+        >>> _near_env_id("crmarena-ncr-v0"), _near_env_id("CRMArena-NRC-v0"), _near_env_id("CRMArena-Nope-v0")
+        (" (did you mean 'CRMArena-NCR-v0'?)", " (did you mean 'CRMArena-NCR-v0'?)", '')
+    """
+    by_case = {name.lower(): name for name in gym.registry if name.startswith("CRMArena")}
+    wanted = env_id.lower()
+    if wanted in by_case:
+        return f" (did you mean {by_case[wanted]!r}?)"
+    distances = {name: _typos(wanted, name) for name in by_case}
+    best = min(distances.values(), default=3)
+    close = [name for name, d in distances.items() if d == best]
+    return f" (did you mean {by_case[close[0]]!r}?)" if best <= 2 and len(close) == 1 else ""
+
+
+def _typos(a: str, b: str) -> int:
+    """The fewest letters replaced, inserted, deleted or swapped with the next that turn ``a`` into ``b``.
+
+    Example:
+        >>> _typos("ncr", "nrc"), _typos("nope", "ned"), _typos("v1", "v0")
+        (1, 3, 1)
+    """
+    before: list[int] = []
+    row = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        previous, row = row, [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            row[j] = min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                row[j] = min(row[j], before[j - 2] + 1)
+        before = previous
+    return row[-1]
+
+
 def evaluate(
     policy: str | Callable[[], Policy] = "oracle",
     *,
@@ -617,7 +654,8 @@ def evaluate(
         from crmarena_gym.envs import env_ids
 
         raise ValueError(
-            f"unknown environment {env_id!r}; expected one of {', '.join(env_ids())}, or a CRMArena-Pro id "
+            f"unknown environment {env_id!r}{_near_env_id(env_id)}; expected one of {', '.join(env_ids())}, "
+            "or a CRMArena-Pro id "
             "(CRMArena-Pro-B2B-v0, CRMArena-Pro-B2C-v0, CRMArena-Pro-B2B-<ABBREV>-v0 such as CRMArena-Pro-B2B-LQU-v0)"
         )
     if resume and out is None:

@@ -25,14 +25,13 @@ from __future__ import annotations
 import json
 import os
 import random
-import re
 import time
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
 from crmarena_gym._json import without_lone_surrogates
-from crmarena_gym._llm import backoff_delay, transient_error
+from crmarena_gym._llm import announce_retry, backoff_delay, configuration_error, transient_error
 from crmarena_gym._llm import import_litellm as _import_litellm
 from crmarena_gym._secrets import redact_secrets, register_secret, truncate
 from crmarena_gym.chat import FRAMEWORKS, NO_TOOL_CALL, ChatEpisode, Framework, system_prompt
@@ -52,9 +51,6 @@ _PROVIDER_HOSTS: dict[str, tuple[str, ...]] = {
     "deepseek": ("api.deepseek.com",),
     "together_ai": ("api.together.xyz",),
 }
-# Words of a provider's answer that mean the credentials are missing or wrong, whatever the status
-# (litellm reports OpenAI's missing key as an InternalServerError).
-_CREDENTIAL_WORDS = re.compile(r"credential|api[ _]key|unauthori[sz]ed|llm provider not provided", re.IGNORECASE)
 
 
 class LLMError(PolicyError):
@@ -281,15 +277,7 @@ class LiteLLMPolicy(Policy):
     def _configuration_error(self, err: Exception) -> bool:
         """Whether ``err`` will recur on every request: missing or rejected credentials, no permission,
         no such model."""
-        lm = self._litellm
-        kinds = tuple(
-            getattr(lm, name)
-            for name in ("AuthenticationError", "PermissionDeniedError", "NotFoundError")
-            if hasattr(lm, name)
-        )
-        if isinstance(err, kinds) or getattr(err, "status_code", None) in (401, 403):
-            return True
-        return bool(_CREDENTIAL_WORDS.search(str(err)))
+        return configuration_error(self._litellm, err)
 
     def check_ready(self) -> None:
         """Refuse, before any episode, a provider model whose key is not set (a model behind ``api_base``
@@ -316,7 +304,9 @@ class LiteLLMPolicy(Policy):
         except Exception:  # an unknown provider: litellm cannot say which variables it reads
             missing = None
         where = f"set {', '.join(missing)}" if missing else "set the provider's API key variable"
-        return f"{where} in the environment, or pass the key's variable with --api-key-env VAR (api_key=...)"
+        # litellm's OpenAI client wants a key even for a server of one's own that checks none.
+        local = " (any value, for a server of one's own that checks none)" if self.effective_api_base() else ""
+        return f"{where} in the environment{local}, or pass the key's variable with --api-key-env VAR (api_key=...)"
 
     def _retryable(self, err: Exception) -> bool:
         return not self._configuration_error(err) and transient_error(self._litellm, err)
@@ -345,7 +335,9 @@ class LiteLLMPolicy(Policy):
                 if attempt > self.max_retries:
                     kind = LLMUnreachableError if _no_connection(err, self._litellm) else LLMError
                     raise kind(f"{self.model} failed {attempt} times in a row; last error {what}") from err
-                self.sleep(self.delay(attempt))
+                delay = self.delay(attempt)
+                announce_retry(self.model, what, attempt, self.max_retries, delay)
+                self.sleep(delay)
                 continue
             try:
                 message = response.choices[0].message

@@ -115,7 +115,8 @@ def add_experiment_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def check_experiment_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace, trainer: str) -> None:
-    """Exit through ``parser.error`` on a level ``trainer`` cannot train at or a step cost out of range."""
+    """Exit through ``parser.error`` on a level ``trainer`` cannot train at, a step cost out of range or an
+    unknown task family."""
     if args.level == "text":
         parser.error(
             f"the text help level has text actions: {trainer} cannot train on it (LLM trainers can: TRL, SkyRL, "
@@ -125,6 +126,16 @@ def check_experiment_arguments(parser: argparse.ArgumentParser, args: argparse.N
         parser.error(f"--level must be one of {', '.join(DISCRETE_LEVELS)} (or text, which {trainer} cannot train on)")
     if not 0 <= args.step_cost < 1:
         parser.error(f"--step-cost must be from 0 up to (not including) 1, got {args.step_cost}")
+    from crmarena_gym.tasks import get_task_spec
+
+    families = [f.strip() for f in args.families.split(",") if f.strip()]
+    if not families:
+        parser.error(f"--families names no family, got {args.families!r}")
+    for family in families:
+        try:
+            get_task_spec(family)
+        except KeyError as err:  # a traceback after the org and instance sets were made, before
+            parser.error(f"--families: {err.args[0]}")
 
 
 def make_instances(org: Path, args: argparse.Namespace, workdir: Path) -> dict[str, tuple[Path | None, list[Any]]]:

@@ -36,11 +36,16 @@ def make_user(spec: str | UserSimulator, **kwargs: Any) -> UserSimulator:
         **kwargs: For an LLM user, :class:`LLMUser`'s options (``api_base``, ``completion_kwargs`` ...).
 
     Raises:
-        ValueError: An unknown spec; the message lists the valid ones.
+        ValueError: An unknown spec; the message names a near miss and lists the valid ones.
 
     Example:
         >>> make_user("scripted").kind, make_user("litellm:gpt-4o").model
         ('scripted', 'gpt-4o')
+        >>> try:
+        ...     make_user("scriptd")
+        ... except ValueError as err:
+        ...     str(err).split(";")[0]
+        "unknown user 'scriptd' (did you mean 'scripted'?)"
     """
     if not isinstance(spec, str):
         if callable(getattr(spec, "start", None)) and callable(getattr(spec, "reply", None)):
@@ -52,4 +57,8 @@ def make_user(spec: str | UserSimulator, **kwargs: Any) -> UserSimulator:
         return ScriptedUser()
     if spec.startswith("litellm:") and spec[len("litellm:") :].strip():
         return LLMUser(spec[len("litellm:") :].strip(), **kwargs)
-    raise ValueError(f"unknown user {spec!r}; the users are 'scripted' and 'litellm:MODEL' (e.g. litellm:gpt-4o)")
+    import difflib
+
+    close = difflib.get_close_matches(spec.partition(":")[0].lower(), ["scripted", "litellm"], n=1)
+    hint = f" (did you mean {close[0] if close[0] == 'scripted' else 'litellm:MODEL'!r}?)" if close else ""
+    raise ValueError(f"unknown user {spec!r}{hint}; the users are 'scripted' and 'litellm:MODEL' (e.g. litellm:gpt-4o)")

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from crmarena_gym._llm import backoff_delay, import_litellm, transient_error
+from crmarena_gym._llm import announce_retry, backoff_delay, configuration_error, import_litellm, transient_error
 from crmarena_gym._secrets import redact_secrets, register_secret, truncate
 from crmarena_gym.tasks import InteractiveSplit, TaskInstance
 from crmarena_gym.users._base import END_MARKER, UserReply, parse_end_marker
@@ -43,6 +43,10 @@ _RULES = """You are a person talking with a CRM assistant. Play this part:
 
 Your request:
 {request}{details}"""
+
+
+#: What to do about the user's model's key (the user has no key option of its own on the command line).
+_KEY_HINT = "set the provider's key variable in the environment (any value for a local server that checks none)"
 
 
 class LLMUserError(RuntimeError):
@@ -150,6 +154,24 @@ class LLMUser:
         self._usage = _empty_usage()
         self._litellm: Any = None
 
+    def check_ready(self) -> None:
+        """Refuse, before any conversation, a provider model whose key is not set (a model behind ``api_base``
+        may need none, and is left to its first request).
+
+        Raises:
+            LLMUserError: litellm says the model's key variables are unset; the message names them.
+        """
+        if self.api_key is not None or self.api_base is not None:
+            return
+        if self._litellm is None:
+            self._litellm = import_litellm("The LLM user")
+        try:
+            missing = self._litellm.validate_environment(self.model).get("missing_keys")
+        except Exception:  # an unknown provider: litellm cannot say; its first request will
+            return
+        if missing:
+            raise LLMUserError(f"the user's model {self.model} needs {', '.join(missing)}: set it in the environment")
+
     def start(self, instance: TaskInstance, split: InteractiveSplit, *, seed: int) -> UserReply:
         """Give the model its instructions and the greeting; its reply opens the conversation."""
         self._rng = random.Random(seed)
@@ -202,6 +224,10 @@ class LLMUser:
             except Exception as err:  # litellm maps every provider failure to an exception
                 # A provider may echo the key it refused: redacted whole, then cut.
                 what = truncate(redact_secrets(f"{type(err).__name__}: {err}", [self.api_key]), 300)
+                if configuration_error(self._litellm, err):  # every retry would meet it too
+                    raise LLMUserError(
+                        f"the user's model {self.model} refused the request for its configuration ({what}); {_KEY_HINT}"
+                    ) from err
                 if not transient_error(self._litellm, err):
                     raise LLMUserError(f"the user's model {self.model} refused the request ({what})") from err
                 if attempt > self.max_retries:
@@ -209,6 +235,7 @@ class LLMUser:
                         f"the user's model {self.model} failed {attempt} times; last error {what}"
                     ) from err
                 delay = backoff_delay(self._rng, attempt, self.backoff, self.max_backoff)
+                announce_retry(f"the user's model {self.model}", what, attempt, self.max_retries, delay)
                 self.sleep(delay)
                 continue
             try:

@@ -86,14 +86,17 @@ def test_a_near_miss_is_named(capsys: pytest.CaptureFixture[str], argv: list[str
     assert code == 2 and message in err
 
 
-def test_view_refuses_a_directory_that_does_not_exist(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("command", ["view", "report"])
+def test_view_and_report_refuse_a_directory_that_does_not_exist(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
 ) -> None:
+    # report said "'runs/oracel' is not a run directory: it has no results.jsonl", naming no near miss.
     (tmp_path / "runs" / "oracle").mkdir(parents=True)
     monkeypatch.chdir(tmp_path)
-    code, out, err = _run(capsys, "view", "runs/oracle", "runs/oracel", "--port", "0")
-    assert code == 2 and not out  # refused before serving
-    assert "'runs/oracel' does not exist (did you mean 'runs/oracle'?)" in err
+    port = ["--port", "0"] if command == "view" else []
+    code, out, err = _run(capsys, command, "runs/oracle", "runs/oracel", *port)
+    assert code == 2 and not out  # refused before serving or writing
+    assert err == f"crmarena-gym {command}: 'runs/oracel' does not exist (did you mean 'runs/oracle'?)\n"
 
 
 def test_experiment_refuses_a_misspelt_policy_before_any_cell(
@@ -241,3 +244,34 @@ def test_the_command_keeps_its_import_time_objects_out_of_the_collector_and_call
     finally:
         gc.unfreeze()
     assert "usage: crmarena-gym" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", ["serve-org", "serve-env", "view"])
+def test_a_port_in_use_is_refused_in_one_line_with_what_to_do(
+    capsys: pytest.CaptureFixture[str], env_org: Path, tmp_path: Path, command: str
+) -> None:
+    # serve-org and serve-env exited 1 with no hint where view exited 2 with one: a busy port refuses before anything.
+    import socket
+
+    pytest.importorskip({"serve-org": "cryptography", "serve-env": "openenv.core", "view": "json"}[command])
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", 0))
+    holder.listen()
+    port = str(holder.getsockname()[1])
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "results.jsonl").write_text("")
+    argv = {
+        "serve-org": ["serve-org", "--org", str(env_org), "--http", "--cert-dir", str(tmp_path)],
+        "serve-env": ["serve-env", "--org", str(env_org), "--per-task", "1"],
+        "view": ["view", str(run)],
+    }[command]
+    try:
+        code, _, err = _run(capsys, *argv, "--port", port)
+    finally:
+        holder.close()
+    assert code == 2
+    assert err.splitlines()[-1] == (
+        f"crmarena-gym {command}: cannot listen on 127.0.0.1:{port}: Address already in use "
+        "(choose another port with --port, or --port 0 for a free one)"
+    )

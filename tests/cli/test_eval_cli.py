@@ -92,6 +92,24 @@ def test_eval_errors_are_one_clear_line(capsys: pytest.CaptureFixture[str], argv
     assert code == 2 and message in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize(
+    ("env_id", "hint"),
+    [
+        ("CRMArena-NRC-v0", " (did you mean 'CRMArena-NCR-v0'?)"),  # two letters swapped
+        ("crmarena-ncr-v0", " (did you mean 'CRMArena-NCR-v0'?)"),  # gymnasium's ids are case-sensitive
+        ("CRMArena-Pro-B2B-LQX-v0", " (did you mean 'CRMArena-Pro-B2B-LQU-v0'?)"),
+        ("CRMArena-Interactiv-v0", " (did you mean 'CRMArena-Interactive-v0'?)"),
+        ("CRMArena-Nope-v0", ";"),  # three typos from CRMArena-NED-v0: no guess
+        ("CartPole-v1", ";"),  # registered, but not ours
+    ],
+)
+def test_a_misspelt_env_id_names_its_near_miss(capsys: pytest.CaptureFixture[str], env_id: str, hint: str) -> None:
+    code, _, err = _run(capsys, "eval", "--env", env_id, "--policy", "oracle")
+    assert code == 2 and "Traceback" not in err
+    assert err.startswith(f"crmarena-gym eval: unknown environment {env_id!r}{hint}"), err
+    assert len(err.strip().splitlines()) == 1
+
+
 def test_eval_says_its_default_framework_is_not_the_one_trl_trains(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["--env", "CRMArena-v0", "--policy", "litellm:x", "--api-key-env", "NO_SUCH_VAR_42"]
     _, _, err = _run(capsys, "eval", *argv)
@@ -102,6 +120,9 @@ def test_eval_says_its_default_framework_is_not_the_one_trl_trains(capsys: pytes
 
 def test_report_of_a_missing_run(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, _, err = _run(capsys, "report", str(tmp_path / "nothing"))
+    assert code == 2 and f"{str(tmp_path / 'nothing')!r} does not exist" in err
+    (tmp_path / "empty").mkdir()  # a directory that is not a run
+    code, _, err = _run(capsys, "report", str(tmp_path / "empty"))
     assert code == 2 and "no results.jsonl" in err
 
 
@@ -249,6 +270,83 @@ def test_a_rejected_key_stops_the_run_and_retry_errors_replays_it(
     episodes = read_results(out / "results.jsonl")
     assert [r["end_reason"] for r in episodes] == ["submitted", "submitted"]
     assert len((out / "results.jsonl").read_bytes().splitlines()) == 2
+
+
+def test_a_retried_model_call_says_so_while_the_run_waits(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    tasks_file: Path,
+    env_org: Path,
+) -> None:
+    # A provider answering 503 made the run wait out its backoff (minutes at the defaults) with nothing said.
+    pytest.importorskip("litellm")
+    monkeypatch.setenv("SCRIPTED_KEY", "k")
+    with ScriptedServer([{"status": 503, "message": "overloaded"}, {"content": "submit None"}]) as server:
+        argv = ["eval", "--env", "CRMArena-BRI-v0", "--tasks", str(tasks_file), "--org", str(env_org)]
+        argv += ["--policy", "litellm:openai/scripted", "--framework", "act", "--api-base", server.url]
+        argv += ["--api-key-env", "SCRIPTED_KEY", "--max-retries", "1", "--limit", "1", "--no-progress"]
+        code, _, err = _run(capsys, *argv, "--out", str(tmp_path / "run"))
+    assert code == 0, err
+    assert len(server.requests) == 2
+    (line,) = [line for line in err.splitlines() if "retry" in line]
+    assert line.startswith("crmarena-gym eval: openai/scripted: ") and "overloaded" in line
+    assert line.endswith(" s") and "; retry 1 of 1 in " in line
+    assert read_results(tmp_path / "run" / "results.jsonl")[0]["end_reason"] == "submitted"
+
+
+def test_an_llm_user_without_its_key_is_refused_before_the_run(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path, env_org: Path
+) -> None:
+    # It was retried at the first reset for seconds, then a traceback (the missing key looks like a 500).
+    pytest.importorskip("litellm")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    argv = ["eval", "--org", str(env_org), "--policy", "reactive-oracle", "--user", "litellm:gpt-4o"]
+    code, out, err = _run(capsys, *argv, "--per-task", "1", "--no-progress", "--out", str(tmp_path / "run"))
+    assert (code, out) == (2, "")
+    assert err == "crmarena-gym eval: --user: the user's model gpt-4o needs OPENAI_API_KEY: set it in the environment\n"
+    assert not (tmp_path / "run").exists()
+
+
+def test_an_llm_user_that_fails_mid_run_stops_it_in_one_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path, env_org: Path
+) -> None:
+    pytest.importorskip("litellm")
+    monkeypatch.setenv("OPENAI_API_KEY", "wrong")
+    with ScriptedServer([{"status": 401, "message": "Incorrect API key provided"}]) as server:
+        argv = ["eval", "--org", str(env_org), "--policy", "reactive-oracle", "--user", "litellm:openai/user-model"]
+        argv += ["--user-api-base", server.url, "--per-task", "1", "--no-progress", "--out", str(tmp_path / "run")]
+        code, _, err = _run(capsys, *argv)
+    assert code == 1 and len(server.requests) == 1  # a rejected key is not retried
+    (line,) = err.strip().splitlines()
+    assert line.startswith("crmarena-gym eval: the user's model openai/user-model refused the request for its")
+    assert "Incorrect API key provided" in line and line.endswith("once the model answers, rerun with --resume")
+
+
+def test_a_server_of_ones_own_without_a_key_is_told_any_value_will_do(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    tasks_file: Path,
+    env_org: Path,
+) -> None:
+    # litellm's OpenAI client refuses to send without a key, even to a local server that checks none; the
+    # message only said to set OPENAI_API_KEY, as if a real key were needed.
+    pytest.importorskip("litellm")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with ScriptedServer([{"content": "submit None"}]) as server:
+        argv = ["eval", "--env", "CRMArena-BRI-v0", "--tasks", str(tasks_file), "--org", str(env_org)]
+        argv += ["--policy", "litellm:openai/scripted", "--framework", "act", "--api-base", server.url]
+        code, _, err = _run(capsys, *argv, "--limit", "1", "--no-progress", "--out", str(tmp_path / "run"))
+        assert server.requests == []  # refused in the client
+    assert code == 2 and "Traceback" not in err
+    assert "set OPENAI_API_KEY in the environment (any value, for a server of one's own that checks none)" in err
+    monkeypatch.setenv("OPENAI_API_KEY", "anything")  # as the message says
+    with ScriptedServer([{"content": "submit None"}]) as server:
+        argv[argv.index("--api-base") + 1] = server.url
+        code, _, err = _run(capsys, *argv, "--limit", "1", "--no-progress", "--out", str(tmp_path / "run2"))
+        assert code == 0, err
+        assert len(server.requests) == 1
 
 
 def test_the_task_distribution_is_played_and_recorded(

@@ -16,7 +16,8 @@ def test_perturb_writes_the_org_and_carries_the_tasks(
     tmp_path: Path, env_org: Path, env_tasks: list[TaskInstance], capsys: pytest.CaptureFixture[str]
 ) -> None:
     save_tasks(env_tasks, tmp_path / "tasks.jsonl")
-    out, carried = tmp_path / "p.sqlite", tmp_path / "carried.jsonl"
+    # Directories that do not exist yet are made, as generate makes them (SQLite said only "unable to open").
+    out, carried = tmp_path / "orgs" / "p.sqlite", tmp_path / "sets" / "carried.jsonl"
     args = ["perturb", "dirty_values=0.5", "distractors=0.2", "--seed", "7", "--org", str(env_org)]
     args += ["--out", str(out), "--tasks", str(tmp_path / "tasks.jsonl"), "--tasks-out", str(carried)]
     assert main(args) == 0
@@ -45,7 +46,9 @@ def test_perturb_writes_the_org_and_carries_the_tasks(
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        ("chaos=0.3", "unknown perturbation kind 'chaos'"),
+        ("chaos=0.3", "unknown perturbation kind 'chaos'; the kinds are schema_drift,"),
+        ("schema_drif=0.3", "unknown perturbation kind 'schema_drif' (did you mean 'schema_drift'?); the kinds"),
+        ("Distractors=0.3", "unknown perturbation kind 'Distractors' (did you mean 'distractors'?)"),
         ("distractors=1.5", "must be a number in (0, 1], got 1.5"),
         ("distractors", "KIND=STRENGTH"),
         ("distractors=lots", "'distractors=lots' is not a number"),

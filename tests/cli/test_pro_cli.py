@@ -37,6 +37,28 @@ def test_tasks_generate_list_and_summary(pro_env_orgs, tmp_path, capsys) -> None
         assert row["instances"] == 10 and row["unanswerable"] == round(spec.none_rate * 10)
 
 
+def test_a_set_short_of_instances_is_a_one_line_warning(pro_env_orgs, capsys) -> None:
+    # case_routing's distinct questions run out before 120 on a scale-1 org: the set is kept, and said to be short
+    # in the command's voice (it was Python's warning, with the library's file, line and source line).
+    argv = ["tasks", "summary", "--org", str(pro_env_orgs["b2b"]), "--per-task", "120", "--json"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    (row,) = [row for row in json.loads(captured.out) if row["task"] == "NCR"]
+    assert 0 < row["instances"] < 120
+    lines = captured.err.strip().splitlines()
+    assert all(line.startswith("crmarena-gym tasks: warning: could not draw 120 answerable") for line in lines)
+    (line,) = [line for line in lines if " case_routing instances " in line]
+    assert line.endswith(f"the set has {row['instances']} of them") and ".py:" not in captured.err
+
+
+def test_tasks_list_on_a_pro_org_names_its_categories_for_an_unknown_task(pro_env_orgs, capsys) -> None:
+    # An unknown task on a Pro org was answered with CRMArena's nine tasks as the expected names.
+    assert main(["tasks", "list", "--org", str(pro_env_orgs["b2b"]), "--task", "LQX"]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("crmarena-gym tasks: unknown CRMArena-Pro category 'LQX' (did you mean 'LQU'?)")
+    assert "lead_qualification" in line and "best_region_identification" in line
+
+
 def test_tasks_generate_names_a_missing_category(pro_env_orgs, tmp_path, capsys) -> None:
     missing = next((a for a in PRO_CATEGORY_ABBREVS if a not in _abbrevs()), None)
     if missing is None:

@@ -163,3 +163,25 @@ def test_summary_of_a_file_made_for_another_org_says_so(
     assert code == 2 and "do not apply to --source" in err
     code, _, err = _run(capsys, "summary", "--org", str(tmp_path / "missing.sqlite"))
     assert code == 2 and "missing.sqlite" in err
+
+
+def test_generate_defaults_to_the_embedded_org_and_writes_where_it_is_told(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, org_path: Path
+) -> None:
+    # --org was required here alone (every other command defaults to the embedded org); a new directory failed
+    # naming a temporary file, and a directory as --out was a traceback.
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("CRMARENA_GYM_CACHE", str(cache))
+    out = tmp_path / "new" / "dir" / "ncr.jsonl"
+    code, stdout, err = _run(capsys, "generate", "--task", "NCR", "--per-task", "4", "--seed", "5", "--out", str(out))
+    assert code == 0, err
+    assert stdout.strip() == f"4 instances (0 with a None gold) written to {out}"
+    assert len(list(cache.glob("*.sqlite"))) == 1  # the embedded org, generated into the cache
+    written = [json.loads(line) for line in out.read_text().splitlines()]
+    # The embedded org is the seed-0, scale-1 org: the same instances as drawn from org_path.
+    expected = generate_tasks(org_path, seed=5, per_task=4, tasks=["NCR"])
+    assert [(r["idx"], r["answer"]) for r in written] == [(i.idx, i.answer) for i in expected]
+    for directory in (str(tmp_path), "/"):
+        code, _, err = _run(capsys, "generate", "--task", "NCR", "--per-task", "4", "--out", directory)
+        assert code == 2
+        assert err == f"crmarena-gym tasks: --out {directory!r} is a directory: name a file such as tasks.jsonl\n"

@@ -440,6 +440,17 @@ def test_the_serve_env_command_serves_an_episode(env_org: Path) -> None:
         assert client.step(CRMArenaAction(text="submit None")).done
 
 
+def test_serve_env_refuses_an_llm_user_without_its_key(
+    env_org: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # It served, and every reset answered an internal error once the user's model refused the request.
+    pytest.importorskip("litellm")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert main(["serve-env", "--port", "0", "--org", str(env_org), "--user", "litellm:gpt-4o"]) == 2
+    err = capsys.readouterr().err
+    assert err == "crmarena-gym serve-env: the user's model gpt-4o needs OPENAI_API_KEY: set it in the environment\n"
+
+
 @pytest.mark.slow
 def test_serve_env_user_flag_serves_conversations(env_org: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["serve-env", "--port", "0", "--org", str(env_org), "--user", "gpt-4o"]) == 2

@@ -72,6 +72,10 @@ def test_the_example_refuses_the_text_level_and_names_who_trains_on_it(
         example.parse_args()
     assert stop.value.code == 2
     assert "RLlib cannot train on it" in capsys.readouterr().err
+    monkeypatch.setattr("sys.argv", ["train_rllib_ppo.py", "--families", "KQA,htu,NRC"])
+    with pytest.raises(SystemExit) as stop:
+        example.parse_args()
+    assert stop.value.code == 2 and "--families: unknown task 'NRC' (did you mean 'NCR'?)" in capsys.readouterr().err
     monkeypatch.setattr("sys.argv", ["train_rllib_ppo.py"])
     args = example.parse_args()
     assert (args.level, args.test_seed, args.val_seed, args.step_cost) == ("parsed", 1031, 3, 0.0)

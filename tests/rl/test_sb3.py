@@ -99,6 +99,9 @@ def test_the_maskable_example_refuses_what_it_cannot_train_on(capsys: pytest.Cap
         (["--level", "text"], "MaskablePPO cannot train on it"),
         (["--n-steps", "64", "--minibatch", "128"], "must not exceed --n-steps"),
         (["--iterations", "0"], "--iterations must be at least 1"),
+        # A misspelt family was a KeyError's traceback, after the org and the baselines' instances were made.
+        (["--families", "TIX,BRI"], "--families: unknown task 'TIX' (did you mean 'TII'?)"),
+        (["--families", ","], "--families names no family"),
     ):
         with pytest.raises(SystemExit) as stop:
             example.parse_args(argv)

@@ -276,5 +276,7 @@ def test_eval_cli_user_flag(
     assert main([*common, "--env", "CRMArena-NCR-Act-v0", "--user", "scripted"]) == 2
     assert "has no conversation form" in capsys.readouterr().err
     assert main([*common, "--user", "gpt-4o"]) == 2
-    assert "unknown user 'gpt-4o'" in capsys.readouterr().err
+    assert "unknown user 'gpt-4o'; the users are" in capsys.readouterr().err
+    assert main([*common, "--user", "scriptd"]) == 2  # a near miss is named
+    assert "--user: unknown user 'scriptd' (did you mean 'scripted'?)" in capsys.readouterr().err
     assert main([*common, "--user-api-base", "http://127.0.0.1:1/v1"]) == 2

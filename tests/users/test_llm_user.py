@@ -91,3 +91,24 @@ def test_refused_request_is_not_retried(all_tasks: list[TaskInstance]) -> None:
         with pytest.raises(LLMUserError, match="refused"):
             user.start(instance, interactive_split(instance), seed=0)
         assert len(server.requests) == 1
+
+
+def test_a_rejected_key_is_not_retried(all_tasks: list[TaskInstance]) -> None:
+    # A rejected or missing key fails every retry too: it was retried with backoff, then raised as unreachable.
+    instance = _bri(all_tasks)
+    with ScriptedServer([{"status": 401, "message": "Incorrect API key provided"}]) as server:
+        waits: list[float] = []
+        user = LLMUser("openai/user-model", api_base=server.url, api_key="wrong", sleep=waits.append)
+        with pytest.raises(LLMUserError, match="refused the request for its configuration"):
+            user.start(instance, interactive_split(instance), seed=0)
+        assert len(server.requests) == 1 and waits == []
+
+
+def test_check_ready_names_the_missing_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(LLMUserError, match="the user's model gpt-4o needs OPENAI_API_KEY"):
+        LLMUser("gpt-4o").check_ready()
+    LLMUser("gpt-4o", api_key="k").check_ready()  # a key given, or a server of one's own, is left to the request
+    LLMUser("openai/local", api_base="http://127.0.0.1:9/v1").check_ready()
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    LLMUser("gpt-4o").check_ready()

@@ -17,6 +17,7 @@ from openenv.core import EnvClient
 from openenv.core.client_types import StepResult
 from openenv.core.env_server.http_server import create_app
 
+from crmarena_gym._net import listening_socket
 from crmarena_gym.integrations.openenv._app import CRMArenaApp, ServerLimits
 from crmarena_gym.integrations.openenv._env import CRMArenaHub, HubConfig
 from crmarena_gym.integrations.openenv._limits import guarded_protocol, websocket_protocol
@@ -115,23 +116,6 @@ def check_host(host: str, *, allow_remote: bool = False) -> None:
         )
 
 
-def _listening_socket(host: str, port: int) -> socket.socket:
-    """A socket listening on ``host:port`` (port 0: a free one), with Nagle's delay off (else each HTTP answer
-    waits about 40 ms for the client's delayed acknowledgement). It listens at once: a client that connects
-    while the server is still starting waits in the backlog instead of being refused."""
-    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
-    sock = socket.socket(family, kind, proto)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    try:
-        sock.bind(address)
-        sock.listen(2048)
-    except OSError as err:
-        sock.close()
-        raise OSError(f"cannot listen on {host}:{port}: {err.strerror or err}") from None
-    return sock
-
-
 def _url(sock: socket.socket) -> str:
     host, port = sock.getsockname()[:2]
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
@@ -160,7 +144,7 @@ def serve(
 
     check_host(host, allow_remote=allow_remote)
     app = make_app(config, limits=limits)
-    sock = _listening_socket(host, port)
+    sock = listening_socket(host, port)
     if announce is not None:
         announce(_url(sock))
     server = uvicorn.Server(uvicorn_config(app))
@@ -194,7 +178,7 @@ class ServerThread:
         import uvicorn
 
         self.hub = hub or CRMArenaHub(config)
-        self._sock = _listening_socket("127.0.0.1", 0)
+        self._sock = listening_socket("127.0.0.1", 0)
         self.url = _url(self._sock)
         self.app = make_app(hub=self.hub, limits=limits)
         self._server = uvicorn.Server(uvicorn_config(self.app))

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from crmarena_gym._net import listening_socket
 from crmarena_gym.org.serve._app import SessionHub, make_app
 from crmarena_gym.org.serve._protocol import ConnectionGuard
 from crmarena_gym.org.serve._tls import self_signed_certificate
@@ -48,20 +49,6 @@ def check_loopback(host: str) -> None:
             f"refusing to serve the org on {host!r}, which other machines can reach; "
             "pass --allow-remote (allow_remote=True) if that is what you want"
         )
-
-
-def _socket(host: str, port: int) -> socket.socket:
-    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
-    sock = socket.socket(family, kind, proto)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # no 40 ms delayed-ack stall per answer
-    try:
-        sock.bind(address)
-        sock.listen(2048)  # connections queue from now on, before the server loop runs (the URL is printed first)
-    except OSError as err:
-        sock.close()
-        raise OSError(f"cannot listen on {host}:{port}: {err.strerror or err}") from None
-    return sock
 
 
 class OrgServer:
@@ -112,7 +99,7 @@ class OrgServer:
                 cert_dir = cache_dir() / "serve-org"
             self.cert, key = self_signed_certificate(Path(cert_dir), host)
             options = {"ssl_certfile": str(self.cert), "ssl_keyfile": str(key)}
-        self._sock = _socket(host, port)
+        self._sock = listening_socket(host, port)
         bound_host, bound_port = self._sock.getsockname()[:2]
         shown = f"[{bound_host}]" if ":" in bound_host else bound_host
         self.url = f"{'https' if tls else 'http'}://{shown}:{bound_port}"
