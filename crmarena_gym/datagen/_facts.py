@@ -16,6 +16,7 @@ are read off the text.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -111,8 +112,34 @@ def _forms() -> tuple[_Form, ...]:
     return tuple(forms)
 
 
-_FORMS = _forms()
-_QUESTIONS = tuple((form, form.question_pattern()) for form in _FORMS)
+@functools.cache
+def _anchored() -> tuple[tuple[_Form, str], ...]:
+    """Each fact's form and the longest fixed text of its question, built at the first read (not at import: most
+    commands read no fact). A question that text is not in cannot be the form's, so most forms' patterns are
+    never compiled: compiling all 148 cost an evaluation's first knowledge episode some 20 ms."""
+    return tuple((form, max(_FIELD.split(form.question)[::2], key=len)) for form in _forms())
+
+
+@functools.cache
+def _question_pattern(form: _Form) -> re.Pattern[str]:
+    return form.question_pattern()
+
+
+@functools.lru_cache(maxsize=1024)
+def _sentence_patterns(form: _Form, fields: tuple[tuple[str, str], ...]) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    return form.sentence_patterns(dict(fields))
+
+
+@functools.lru_cache(maxsize=256)
+def _asked(question: str) -> tuple[tuple[_Form, tuple[tuple[str, str], ...]], ...]:
+    """The facts ``question`` asks: each one's form and the fields the question gives (a question is read once
+    however many articles are read for it)."""
+    found = []
+    for form, anchor in _anchored():
+        if anchor in question:
+            for asked in _question_pattern(form).finditer(question):
+                found.append((form, tuple((k, v) for k, v in asked.groupdict().items() if v is not None)))
+    return tuple(found)
 
 
 def read_fact_answers(question: str, article: str) -> tuple[str, ...]:
@@ -130,10 +157,8 @@ def read_fact_answers(question: str, article: str) -> tuple[str, ...]:
         ()
     """
     found: list[str] = []
-    for form, asking in _QUESTIONS:
-        for asked in asking.finditer(question):
-            fields = {name: value for name, value in asked.groupdict().items() if value is not None}
-            written, reworded = form.sentence_patterns(fields)
-            read = [m.group(_ANSWER) for m in written.finditer(article)]
-            found += read or [m.group(_ANSWER) for m in reworded.finditer(article)]
+    for form, fields in _asked(question):
+        written, reworded = _sentence_patterns(form, fields)
+        read = [m.group(_ANSWER) for m in written.finditer(article)]
+        found += read or [m.group(_ANSWER) for m in reworded.finditer(article)]
     return tuple(dict.fromkeys(found))
