@@ -90,6 +90,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--per-task", type=int, default=None, help="instances per task (default 130; 100 per Pro category)"
     )
     generate.add_argument("--public", action="store_true", help="write the public rows (no params)")
+    generate.add_argument("--force", action="store_true", help="overwrite --out if it exists")
     generate.set_defaults(func=run_generate)
 
     parser.set_defaults(func=lambda args: _usage(parser))
@@ -106,6 +107,8 @@ def run_generate(args: argparse.Namespace, out: TextIO | None = None, err: TextI
     target = Path(args.out)
     if target.is_dir() or not target.name:  # '/' was a traceback, after the set was drawn
         return fail("tasks", f"--out {args.out!r} is a directory: name a file such as tasks.jsonl", file=err)
+    if target.exists() and not args.force:  # as generate and perturb refuse (a curated set is lost otherwise)
+        return fail("tasks", f"{args.out!r} already exists; pass --force to overwrite it", file=err)
     try:
         org = args.org if args.org is not None else default_org_path()  # as every other command defaults it
         instances = generate_tasks(org, seed=args.seed, per_task=args.per_task, tasks=args.task)

@@ -185,3 +185,10 @@ def test_generate_defaults_to_the_embedded_org_and_writes_where_it_is_told(
         code, _, err = _run(capsys, "generate", "--task", "NCR", "--per-task", "4", "--out", directory)
         assert code == 2
         assert err == f"crmarena-gym tasks: --out {directory!r} is a directory: name a file such as tasks.jsonl\n"
+    # An existing set is kept unless --force says otherwise, as generate and perturb keep an org.
+    before = out.read_bytes()
+    code, _, err = _run(capsys, "generate", "--task", "NCR", "--per-task", "2", "--out", str(out))
+    assert code == 2 and err == f"crmarena-gym tasks: {str(out)!r} already exists; pass --force to overwrite it\n"
+    assert out.read_bytes() == before
+    code, _, err = _run(capsys, "generate", "--task", "NCR", "--per-task", "2", "--out", str(out), "--force")
+    assert code == 0 and len(out.read_text().splitlines()) == 2, err
