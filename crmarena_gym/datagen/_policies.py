@@ -8,6 +8,7 @@ differ between orgs. The policy-violation task asks which article an agent's rep
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -590,14 +591,21 @@ def _template_regex(template: str) -> re.Pattern[str]:
     return re.compile("".join(parts))
 
 
-# The rules of the policies: what breaking each sounds like, and how an article states each; the company's name is
-# the generator's (COMPANY), the policies' numbers are read, never known.
-_POLICIES = build_policies(COMPANY)
-_BREACHES = tuple(
-    ((p, r), _template_regex(rule.violate), _template_regex(rule.text))
-    for p, policy in enumerate(_POLICIES)
-    for r, rule in enumerate(policy.rules)
-)
+@functools.cache
+def _policies() -> tuple[Policy, ...]:
+    """The policies as the generator writes them for its company (COMPANY); their numbers are read, never known."""
+    return tuple(build_policies(COMPANY))
+
+
+@functools.cache
+def _breaches() -> dict[tuple[int, int], tuple[re.Pattern[str], re.Pattern[str]]]:
+    """Per rule (policy, rule): what breaking it sounds like, and how an article states it. Built at the first read:
+    compiling them at import cost every command's start-up."""
+    return {
+        (p, r): (_template_regex(rule.violate), _template_regex(rule.text))
+        for p, policy in enumerate(_policies())
+        for r, rule in enumerate(policy.rules)
+    }
 
 
 def read_breaches(text: str) -> tuple[Breach, ...]:
@@ -613,7 +621,7 @@ def read_breaches(text: str) -> tuple[Breach, ...]:
         ()
     """
     found: list[Breach] = []
-    for (policy, rule), breaking, _stating in _BREACHES:
+    for (policy, rule), (breaking, _stating) in _breaches().items():
         for match in breaking.finditer(text):
             found.append(Breach(policy, rule, tuple(sorted(match.groupdict().items()))))
     return tuple(dict.fromkeys(found))
@@ -622,13 +630,13 @@ def read_breaches(text: str) -> tuple[Breach, ...]:
 def policy_title(breach: Breach) -> str:
     """The title of the policy whose rule ``breach`` broke, as the generator's article about it is titled (what a
     reader who recognised the rule searches the knowledge base for)."""
-    return _POLICIES[breach.policy].title
+    return _policies()[breach.policy].title
 
 
 def states_rule(article: str, breach: Breach) -> bool:
     """Whether an article's text states the rule ``breach`` broke (:attr:`Rule.text`, its numbers whatever the article
     gives), each value the breaking reply and the rule both name being the same."""
-    stating = _BREACHES[[key for key, _b, _s in _BREACHES].index((breach.policy, breach.rule))][2]
+    stating = _breaches()[breach.policy, breach.rule][1]
     said = dict(breach.values)
     return any(
         all(said.get(name, value) == value for name, value in match.groupdict().items())

@@ -21,6 +21,7 @@ Example:
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -74,7 +75,11 @@ def _template_pattern(template: str) -> re.Pattern[str]:
     return re.compile(parts + re.escape(ASK_FOR_ID))
 
 
-_PATTERNS = tuple(_template_pattern(t) for t in PURCHASE_TEMPLATES)
+@functools.cache
+def _patterns() -> tuple[re.Pattern[str], ...]:
+    return tuple(_template_pattern(t) for t in PURCHASE_TEMPLATES)  # at the first read, not at start-up
+
+
 _DAYS_SAID = re.compile(r"(?P<n>\d+|[a-z]+) days (?:ago|back)")
 _ON_DAY = re.compile(r"on (?:(?P<iso>\d{4}-\d{2}-\d{2})|(?P<month>[A-Z][a-z]+) (?P<day>\d{1,2}), (?P<year>\d{4}))")
 
@@ -122,7 +127,7 @@ class PurchaseQuestion:
 def read_purchase_question(text: str) -> PurchaseQuestion | None:
     """The description and the day that ``text`` (a question, possibly followed by its context) states in one of
     :data:`PURCHASE_TEMPLATES`; None for a text no template writes."""
-    for pattern in _PATTERNS:
+    for pattern in _patterns():
         match = pattern.match(text.strip())
         if match is not None:
             return PurchaseQuestion(match["desc"], match["when"])
