@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from crmarena_gym.org import LocalOrg
+from crmarena_gym.org import LocalOrg, default_org_path
 from crmarena_gym.schema import CASE_STATUSES, OBJECTS
 from tests.org_builder import OrgBuilder, ts
 
@@ -217,3 +217,17 @@ def small_pro_org(path: Path, kind: str, seed: int) -> Path:
         warnings.simplefilter("ignore")
         generate_org(path, kind=kind, seed=seed, scale={"b2b": 0.2, "b2c": 0.1}[kind])
     return path
+
+
+@pytest.fixture(scope="module")
+def org_path() -> Path:
+    """The embedded default org (the served-org tests' org; a module may override it)."""
+    return default_org_path()
+
+
+@pytest.fixture(scope="module")
+def raw(org_path: Path) -> Iterator[sqlite3.Connection]:
+    """Plain read-only SQLite over :func:`org_path`: the expectations' own access to the org."""
+    conn = sqlite3.connect(org_path.as_uri() + "?mode=ro", uri=True)
+    yield conn
+    conn.close()

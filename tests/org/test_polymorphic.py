@@ -27,13 +27,6 @@ def org_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return small_pro_org(tmp_path_factory.mktemp("b2b") / "b2b.sqlite", "b2b", seed=6)
 
 
-@pytest.fixture(scope="module")
-def raw(org_path: Path) -> Iterator[sqlite3.Connection]:
-    conn = sqlite3.connect(org_path.as_uri() + "?mode=ro", uri=True)
-    yield conn
-    conn.close()
-
-
 def _first(raw: sqlite3.Connection, sql: str) -> tuple[object, ...]:
     row = raw.execute(sql).fetchone()
     assert row is not None, sql

@@ -18,7 +18,7 @@ pytest.importorskip("uvicorn")
 simple_salesforce = pytest.importorskip("simple_salesforce")
 import requests  # noqa: E402
 
-from crmarena_gym.org import LocalOrg, OrgError, SalesforceOrg, default_org_path  # noqa: E402
+from crmarena_gym.org import LocalOrg, OrgError, SalesforceOrg  # noqa: E402
 from crmarena_gym.org.serve import MAX_BODY_BYTES, OrgServer, SessionHub  # noqa: E402
 from crmarena_gym.schema import id_checksum  # noqa: E402
 from tests.processes import popen  # noqa: E402
@@ -32,11 +32,6 @@ def _sha256(path: Path) -> str:
 
 
 @pytest.fixture(scope="module")
-def org_path() -> Path:
-    return default_org_path()
-
-
-@pytest.fixture(scope="module")
 def server(org_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[OrgServer]:
     before = _sha256(org_path)
     hub = SessionHub(org_path, password=PASSWORD, token="start-token", max_sessions=48, today=TODAY)
@@ -44,13 +39,6 @@ def server(org_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator
         mp.setenv("REQUESTS_CA_BUNDLE", str(running.cert))  # how users trust it; SalesforceOrg's session reads it
         yield running
     assert _sha256(org_path) == before  # the org file never changes, whatever the sessions wrote
-
-
-@pytest.fixture(scope="module")
-def raw(org_path: Path) -> Iterator[sqlite3.Connection]:
-    conn = sqlite3.connect(org_path.as_uri() + "?mode=ro", uri=True)
-    yield conn
-    conn.close()
 
 
 def _http(server: OrgServer) -> requests.Session:

@@ -24,7 +24,7 @@ import pytest
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
-from crmarena_gym.org import LocalOrg, default_org_path
+from crmarena_gym.org import LocalOrg
 from crmarena_gym.org.serve import OrgServer, SessionHub
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,11 +45,6 @@ def _node_major(node: str) -> int:
     out = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=30).stdout.strip()
     m = re.match(r"v(\d+)", out)
     return int(m.group(1)) if m else 0
-
-
-@pytest.fixture(scope="module")
-def org_path() -> Path:
-    return default_org_path()
 
 
 @pytest.fixture(scope="module")

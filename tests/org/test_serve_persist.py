@@ -22,16 +22,10 @@ pytest.importorskip("uvicorn")
 simple_salesforce = pytest.importorskip("simple_salesforce")
 import requests  # noqa: E402
 
-from crmarena_gym.org import default_org_path  # noqa: E402
 from crmarena_gym.org.serve import OrgServer, SessionHub  # noqa: E402
 
 TODAY = "2025-07-29"
 PASSWORD = "persisted"
-
-
-@pytest.fixture(scope="module")
-def org_path() -> Path:
-    return default_org_path()
 
 
 @pytest.fixture(scope="module")

@@ -27,7 +27,6 @@ pytest.importorskip("uvicorn")
 simple_salesforce = pytest.importorskip("simple_salesforce")
 import requests  # noqa: E402
 
-from crmarena_gym.org import default_org_path  # noqa: E402
 from crmarena_gym.org.serve import OrgServer, SessionHub  # noqa: E402
 from crmarena_gym.org.serve._hub import CURSOR_TIMEOUT, MAX_CURSORS, MAX_LOGIN_FAILURES  # noqa: E402
 
@@ -43,11 +42,6 @@ class Clock:
 
     def __call__(self) -> float:
         return time.monotonic() + self.offset
-
-
-@pytest.fixture(scope="module")
-def org_path() -> Path:
-    return default_org_path()
 
 
 @pytest.fixture(scope="module", autouse=True)

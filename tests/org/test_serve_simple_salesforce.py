@@ -26,25 +26,12 @@ pytest.importorskip("uvicorn")
 simple_salesforce = pytest.importorskip("simple_salesforce")
 import requests  # noqa: E402
 
-from crmarena_gym.org import default_org_path  # noqa: E402
 from crmarena_gym.org.serve import OrgServer, SessionHub  # noqa: E402
 
 TODAY = "2025-07-29"
 PASSWORD = "simple"
 NotFound = simple_salesforce.exceptions.SalesforceResourceNotFound
 Malformed = simple_salesforce.exceptions.SalesforceMalformedRequest
-
-
-@pytest.fixture(scope="module")
-def org_path() -> Path:
-    return default_org_path()
-
-
-@pytest.fixture(scope="module")
-def raw(org_path: Path) -> Iterator[sqlite3.Connection]:
-    conn = sqlite3.connect(org_path.as_uri() + "?mode=ro", uri=True)
-    yield conn
-    conn.close()
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,8 @@
-"""Fixtures for the policy tests: a scripted chat server and one instance with a known gold answer."""
+"""Fixtures for the policy tests: a scripted chat server, one instance with a known gold answer, plain SQLite."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,3 +29,11 @@ def bri_instance(env_tasks: list[TaskInstance]) -> TaskInstance:
 def policy_org(env_org: Path) -> Path:
     """The generated org the instances come from."""
     return env_org
+
+
+@pytest.fixture(scope="module")
+def conn(env_org: Path) -> Iterator[sqlite3.Connection]:
+    """Plain read-only SQLite over the environment tests' org: the golds the reading tests expect."""
+    connection = sqlite3.connect(f"file:{env_org}?mode=ro", uri=True)
+    yield connection
+    connection.close()

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +22,6 @@ from tests.policies.tampering import play, tampered_env
 
 def _single(answers: list[str]) -> str:
     return answers[0] if len(answers) == 1 else "None"
-
-
-@pytest.fixture(scope="module")
-def conn(env_org: Path) -> Iterator[sqlite3.Connection]:
-    connection = sqlite3.connect(f"file:{env_org}?mode=ro", uri=True)
-    yield connection
-    connection.close()
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,6 @@ mislead changes nothing. Expectations come from the generator's stored facts and
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,13 +17,6 @@ from crmarena_gym.tasks import TaskInstance, generate_tasks
 from tests.policies.tampering import play, tampered_env
 
 _REPLACEMENT = "exactly 11 quokkas"
-
-
-@pytest.fixture(scope="module")
-def conn(env_org: Path) -> Iterator[sqlite3.Connection]:
-    connection = sqlite3.connect(f"file:{env_org}?mode=ro", uri=True)
-    yield connection
-    connection.close()
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import datetime as dt
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,13 +16,6 @@ from crmarena_gym.policies import OraclePolicy, ReactiveOraclePolicy
 from crmarena_gym.tasks import TaskInstance, generate_tasks
 from crmarena_gym.tasks import _gold as gold
 from tests.policies.tampering import play, tampered_env
-
-
-@pytest.fixture(scope="module")
-def conn(env_org: Path) -> Iterator[sqlite3.Connection]:
-    connection = sqlite3.connect(f"file:{env_org}?mode=ro", uri=True)
-    yield connection
-    connection.close()
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,6 @@ rows, the articles' text) and the generator's latent labels, never from the solv
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,13 +15,6 @@ from crmarena_gym.datagen import read_latent
 from crmarena_gym.policies import OraclePolicy, ReactiveOraclePolicy
 from crmarena_gym.tasks import TaskInstance, generate_tasks
 from tests.policies.tampering import play, tampered_env
-
-
-@pytest.fixture(scope="module")
-def conn(env_org: Path) -> Iterator[sqlite3.Connection]:
-    connection = sqlite3.connect(f"file:{env_org}?mode=ro", uri=True)
-    yield connection
-    connection.close()
 
 
 @pytest.fixture(scope="module")
