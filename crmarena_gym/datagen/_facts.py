@@ -22,11 +22,10 @@ from dataclasses import dataclass
 
 from crmarena_gym.datagen._articles import CARE_FORMS, CATEGORY_GUIDES, GENERAL_ARTICLES
 from crmarena_gym.datagen._policies import build_policies
-from crmarena_gym.datagen._text import COMPANY
+from crmarena_gym.datagen._text import COMPANY, FIELD, template_regex
 
 __all__ = ["read_fact_answers"]
 
-_FIELD = re.compile(r"\{(\w+)\}")
 _ANSWER = "answer"
 
 
@@ -61,26 +60,8 @@ _IN_SENTENCE = r"(?:(?!\. [A-Z])[^\n])+?"
 def _pattern(template: str, fields: dict[str, str], *, answer: str | None = None, nested: bool = False) -> str:
     """``template`` as a regular expression: a field given in ``fields`` as its text, ``{answer}`` as ``answer``, any
     other field as any text of one sentence (captured by its name the first time, unless ``nested``)."""
-    parts: list[str] = []
-    seen: set[str] = set()
-    at = 0
-    for match in _FIELD.finditer(template):
-        parts.append(re.escape(template[at : match.start()]))
-        name = match.group(1)
-        if name in fields:
-            parts.append(re.escape(fields[name]))
-        elif name == _ANSWER and answer is not None:
-            parts.append(answer)
-        elif nested:
-            parts.append(_IN_SENTENCE)
-        elif name in seen:
-            parts.append(f"(?P={name})")
-        else:
-            parts.append(f"(?P<{name}>{_IN_SENTENCE})")
-            seen.add(name)
-        at = match.end()
-    parts.append(re.escape(template[at:]))
-    return "".join(parts)
+    given = {_ANSWER: answer} if answer is not None else {}
+    return template_regex(template, _IN_SENTENCE, texts=fields, patterns=given, capture=not nested)
 
 
 def _literal(text: str) -> str:
@@ -117,7 +98,7 @@ def _anchored() -> tuple[tuple[_Form, str], ...]:
     """Each fact's form and the longest fixed text of its question, built at the first read (not at import: most
     commands read no fact). A question that text is not in cannot be the form's, so most forms' patterns are
     never compiled: compiling all 148 cost an evaluation's first knowledge episode some 20 ms."""
-    return tuple((form, max(_FIELD.split(form.question)[::2], key=len)) for form in _forms())
+    return tuple((form, max(FIELD.split(form.question)[::2], key=len)) for form in _forms())
 
 
 @functools.cache

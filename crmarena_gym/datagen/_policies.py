@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from crmarena_gym.datagen._rand import Rand
-from crmarena_gym.datagen._text import COMPANY
+from crmarena_gym.datagen._text import COMPANY, template_regex
 
 Values = dict[str, Any]
 
@@ -572,23 +572,10 @@ class Breach:
     values: tuple[tuple[str, str], ...]
 
 
-_FIELD = re.compile(r"\{(\w+)\}")
-
-
 def _template_regex(template: str) -> re.Pattern[str]:
     """``template`` as a pattern found within a line: each ``{field}`` any text of the line (the same text where a
     field comes back), captured by its name."""
-    parts: list[str] = []
-    seen: set[str] = set()
-    at = 0
-    for match in _FIELD.finditer(template):
-        parts.append(re.escape(template[at : match.start()]))
-        name = match.group(1)
-        parts.append(f"(?P={name})" if name in seen else f"(?P<{name}>[^\\n]+?)")
-        seen.add(name)
-        at = match.end()
-    parts.append(re.escape(template[at:]))
-    return re.compile("".join(parts))
+    return re.compile(template_regex(template, r"[^\n]+?"))
 
 
 @functools.cache

@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from crmarena_gym.datagen._rand import Rand
@@ -304,11 +305,58 @@ class CaseReading:
     product: str
 
 
+#: A ``{field}`` of a generator's template.
+FIELD = re.compile(r"\{(\w+)\}")
+
+
+def template_regex(
+    template: str,
+    any_text: str,
+    *,
+    texts: Mapping[str, str] | None = None,
+    patterns: Mapping[str, str] | None = None,
+    capture: bool = True,
+) -> str:
+    """A generator's text template (``{field}`` where a text varies) as a regular expression, for the readers that
+    stand for a perfect reader of what the generator writes.
+
+    Args:
+        template: The template.
+        any_text: The expression of a field's text (``[^\\n]+?``: any text of a line).
+        texts: Fields whose text is known, matched as that text.
+        patterns: Fields matched by an expression of their own.
+        capture: Capture every other field under its name the first time (the same text where it comes back).
+
+    Example:
+        >>> template_regex("Hi {name}, {name} here", ".+")
+        'Hi\\ (?P<name>.+),\\ (?P=name)\\ here'
+    """
+    texts, patterns = texts or {}, patterns or {}
+    parts: list[str] = []
+    seen: set[str] = set()
+    at = 0
+    for match in FIELD.finditer(template):
+        parts.append(re.escape(template[at : match.start()]))
+        name = match.group(1)
+        if name in texts:
+            parts.append(re.escape(texts[name]))
+        elif name in patterns:
+            parts.append(patterns[name])
+        elif not capture:
+            parts.append(any_text)
+        elif name in seen:
+            parts.append(f"(?P={name})")
+        else:
+            parts.append(f"(?P<{name}>{any_text})")
+            seen.add(name)
+        at = match.end()
+    parts.append(re.escape(template[at:]))
+    return "".join(parts)
+
+
 def _pattern(template: str) -> re.Pattern[str]:
     """``template`` as a pattern that matches the whole text, ``{product}`` read as any non-empty text."""
-    parts = [re.escape(part) for part in template.split("{product}")]
-    assert len(parts) <= 2, f"a case template names its product at most once: {template!r}"
-    return re.compile("(?P<product>.+)".join(parts), re.DOTALL)
+    return re.compile(template_regex(template, ".+"), re.DOTALL)
 
 
 @functools.cache
