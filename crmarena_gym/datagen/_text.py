@@ -328,8 +328,8 @@ def template_regex(
         capture: Capture every other field under its name the first time (the same text where it comes back).
 
     Example:
-        >>> template_regex("Hi {name}, {name} here", ".+")
-        'Hi\\ (?P<name>.+),\\ (?P=name)\\ here'
+        >>> print(template_regex("Hi {name}, {name}!", ".+"))
+        Hi\\ (?P<name>.+),\\ (?P=name)!
     """
     texts, patterns = texts or {}, patterns or {}
     parts: list[str] = []
