@@ -192,6 +192,27 @@ def _single(call: SolverCalls, found: list[str], what: str) -> str:
     return found[0]
 
 
+# A SOQL statement is at most 100,000 characters, about 4,500 quoted Ids: lists longer than that together (every
+# agent and a quarter's cases of an org a hundred times the original's) go in parts of at most 2,000 each, as an
+# agent must send them.
+_IDS_PER_CALL = 4500
+_IDS_PER_PART = 2000
+
+
+def _id_parts(first: list[str], second: list[str]) -> list[tuple[list[str], list[str]]]:
+    """Two Id filters of one call, as the calls that together send them all (one call when they fit in one).
+
+    Example:
+        >>> [(len(a), len(b)) for a, b in _id_parts(["a"] * 3000, ["b"] * 2500)]
+        [(2000, 2000), (2000, 500), (1000, 2000), (1000, 500)]
+    """
+    if len(first) + len(second) <= _IDS_PER_CALL:
+        return [(first, second)]
+    parts = [ids[at : at + _IDS_PER_PART] for ids in (first, second) for at in range(0, len(ids), _IDS_PER_PART)]
+    split = -(-len(first) // _IDS_PER_PART)
+    return [(a, b) for a in parts[:split] for b in parts[split:]]
+
+
 def _handle_time(call: SolverCalls, params: dict[str, Any], instance: TaskInstance) -> str:
     start, end = _window(call, params)
     handled = call("get_agent_handled_cases_by_period", start_date=start, end_date=end)
@@ -201,7 +222,11 @@ def _handle_time(call: SolverCalls, params: dict[str, Any], instance: TaskInstan
     single = call("get_non_transferred_case_ids", start_date=start, end_date=end)
     if not single:
         return NONE_ANSWER
-    cases = call("get_cases", start_date=start, end_date=end, agent_ids=qualified, case_ids=single)
+    cases = [
+        case
+        for agents, case_ids in _id_parts(qualified, single)
+        for case in call("get_cases", start_date=start, end_date=end, agent_ids=agents, case_ids=case_ids)
+    ]
     averages = call("calculate_average_handle_time", cases=cases)
     best = "find_id_with_min_value" if params["direction"] == "min" else "find_id_with_max_value"
     return _single(call, call(best, values_by_id=averages), "agent")

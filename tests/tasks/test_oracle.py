@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -220,3 +221,22 @@ def test_policy_violation_judged_from_the_conversation_and_the_article(org: tupl
     # A case with no conversation at all is refused.
     with pytest.raises(OracleError, match="has no chat or email"):
         solve(_instance("PVI", {**params, "case_id": ids["case-defect"]}), local)
+
+
+def test_id_lists_too_long_for_one_statement_go_in_parts_and_the_answer_holds(
+    env_org: Path, env_tasks: list[TaskInstance], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # At 100x the original's size every agent and a quarter's cases exceed SOQL's 100,000 characters in one
+    # get_cases; parts of 2 Ids here stand for that (the golds are the generator's own SQL).
+    from crmarena_gym.tasks import _oracle
+
+    monkeypatch.setattr(_oracle, "_IDS_PER_CALL", 3)
+    monkeypatch.setattr(_oracle, "_IDS_PER_PART", 2)
+    org = LocalOrg(env_org)
+    played = 0
+    for instance in (i for i in env_tasks if i.abbrev == "HTU" and i.answer is not None):
+        trace = oracle_trace(instance, org.with_today(instance.params["today"]))
+        parts = [c for c in trace.calls if c.name == "get_cases"]
+        assert trace.answer == instance.answer and len(parts) > 1, parts
+        played += 1
+    assert played
