@@ -42,8 +42,9 @@ Example:
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -193,24 +194,55 @@ def _single(call: SolverCalls, found: list[str], what: str) -> str:
 
 
 # A SOQL statement is at most 100,000 characters, about 4,500 quoted Ids: lists longer than that together (every
-# agent and a quarter's cases of an org a hundred times the original's) go in parts of at most 2,000 each, as an
-# agent must send them.
+# agent and a quarter's cases, a popular product's order items, or the accounts of a year's cases of an org a hundred
+# times the original's) go in parts of at most 2,000 Ids each, as an agent must send them.
 _IDS_PER_CALL = 4500
 _IDS_PER_PART = 2000
 
 
-def _id_parts(first: list[str], second: list[str]) -> list[tuple[list[str], list[str]]]:
-    """Two Id filters of one call, as the calls that together send them all (one call when they fit in one).
+def _id_parts(*lists: list[Any], key: Callable[[Any], Any] | None = None) -> list[tuple[list[Any], ...]]:
+    """A call's Id lists, as the calls that together send them all: one call with the lists as given when their
+    distinct Ids fit in one statement; otherwise every part of the first list with every part of the second, a part
+    being consecutive items with at most ``_IDS_PER_PART`` distinct Ids.
+
+    Args:
+        lists: The Id lists of one call (at most two long ones: two parts fill a statement). Split, a list loses its
+            repeats, which one call ignores but two parts would count twice.
+        key: The Id the tool looks up for each item, when the items are records (``get_shipping_state``'s cases and
+            their AccountId): the records are split in their order, none dropped.
 
     Example:
-        >>> [(len(a), len(b)) for a, b in _id_parts(["a"] * 3000, ["b"] * 2500)]
+        >>> ids = [f"a{i}" for i in range(3000)], [f"b{i}" for i in range(2500)]
+        >>> [(len(a), len(b)) for a, b in _id_parts(*ids)]
         [(2000, 2000), (2000, 500), (1000, 2000), (1000, 500)]
+        >>> cases = [{"AccountId": f"a{i % 5000}"} for i in range(9000)]
+        >>> [len(part) for (part,) in _id_parts(cases, key=lambda case: case["AccountId"])]
+        [2000, 2000, 2000, 2000, 1000]
     """
-    if len(first) + len(second) <= _IDS_PER_CALL:
-        return [(first, second)]
-    parts = [ids[at : at + _IDS_PER_PART] for ids in (first, second) for at in range(0, len(ids), _IDS_PER_PART)]
-    split = -(-len(first) // _IDS_PER_PART)
-    return [(a, b) for a in parts[:split] for b in parts[split:]]
+    keyed = key or (lambda item: item)
+    if sum(len({keyed(item) for item in items}) for items in lists) <= _IDS_PER_CALL:
+        return [lists]
+    split = []
+    for items in lists:
+        parts: list[list[Any]] = [[]]
+        seen: set[Any] = set()
+        for item in items if key else dict.fromkeys(items):
+            if keyed(item) not in seen and len(seen) == _IDS_PER_PART:
+                parts.append([])
+                seen = set()
+            seen.add(keyed(item))
+            parts[-1].append(item)
+        split.append(parts)
+    return list(itertools.product(*split))
+
+
+def _summed(counts: Iterable[dict[str, int]]) -> dict[str, int]:
+    """Counts per key of the parts of one call, summed, keys in the order they first come."""
+    total: dict[str, int] = {}
+    for part in counts:
+        for key, n in part.items():
+            total[key] = total.get(key, 0) + n
+    return total
 
 
 def _handle_time(call: SolverCalls, params: dict[str, Any], instance: TaskInstance) -> str:
@@ -238,8 +270,10 @@ def _transfer_count(call: SolverCalls, params: dict[str, Any], instance: TaskIns
     qualified = call("get_qualified_agent_ids_by_case_count", agent_handled_cases=handled, n_cases=params["n_cases"])
     if not qualified:  # an empty list would count every agent's transfers, as in the original
         return NONE_ANSWER
-    transfers = call(
-        "get_agent_transferred_cases_by_period", start_date=start, end_date=end, qualified_agent_ids=qualified
+    # Each agent is in one part: its count is its count in one call, in the order given.
+    transfers = _summed(
+        call("get_agent_transferred_cases_by_period", start_date=start, end_date=end, qualified_agent_ids=agents)
+        for (agents,) in _id_parts(qualified)
     )
     best = "find_id_with_min_value" if params["direction"] == "min" else "find_id_with_max_value"
     return _single(call, call(best, values_by_id=transfers), "agent")
@@ -248,7 +282,11 @@ def _transfer_count(call: SolverCalls, params: dict[str, Any], instance: TaskIns
 def _top_issue(call: SolverCalls, params: dict[str, Any], instance: TaskInstance) -> str:
     start, end = _window(call, params)
     items = call("get_order_item_ids_by_product", product_id=_param(params, "product_id"))
-    counts = call("get_issue_counts", start_date=start, end_date=end, order_item_ids=items)
+    counts = _summed(
+        call("get_issue_counts", start_date=start, end_date=end, order_item_ids=part) for (part,) in _id_parts(items)
+    )
+    # Ordered as one call orders them: the most reported first, ties by issue id.
+    counts = dict(sorted(sorted(counts.items()), key=lambda item: -item[1]))
     return _single(call, call("find_id_with_max_value", values_by_id=counts), "issue")
 
 
@@ -257,7 +295,11 @@ def _monthly_trend(call: SolverCalls, params: dict[str, Any], instance: TaskInst
     items = call("get_order_item_ids_by_product", product_id=_param(params, "product_id"))
     if not items:  # an empty list would be no filter for get_cases
         return NONE_ANSWER
-    cases = call("get_cases", start_date=start, end_date=end, order_item_ids=items)
+    cases = [
+        case
+        for (part,) in _id_parts(items)
+        for case in call("get_cases", start_date=start, end_date=end, order_item_ids=part)
+    ]
     months = call("get_month_to_case_count", cases=cases)
     return _single(call, call("find_id_with_max_value", values_by_id=months), "month")
 
@@ -265,7 +307,12 @@ def _monthly_trend(call: SolverCalls, params: dict[str, Any], instance: TaskInst
 def _best_region(call: SolverCalls, params: dict[str, Any], instance: TaskInstance) -> str:
     start, end = _window(call, params)
     cases = call("get_cases", start_date=start, end_date=end)
-    with_states = call("get_shipping_state", cases=cases)
+    # The accounts of a year's cases at a hundred times the original's size: the cases in parts, in their order.
+    with_states = [
+        case
+        for (part,) in _id_parts(cases, key=lambda case: case.get("AccountId"))
+        for case in call("get_shipping_state", cases=part)
+    ]
     averages = call("calculate_region_average_closure_times", cases=with_states)
     return _single(call, call("find_id_with_min_value", values_by_id=averages), "state")
 
@@ -324,7 +371,11 @@ def _case_routing(call: SolverCalls, params: dict[str, Any], instance: TaskInsta
         items = _case_product_items(call, reading.product)
         if items is None:
             return NONE_ANSWER
-        closed_on_product = call("get_cases", order_item_ids=items, statuses=["Closed"], agent_ids=tied)
+        closed_on_product = [
+            case
+            for part, agents in _id_parts(items, tied)
+            for case in call("get_cases", order_item_ids=part, statuses=["Closed"], agent_ids=agents)
+        ]
         best = call("get_agents_with_max_cases", subset_cases=closed_on_product)
         tied = best or tied  # no tied agent closed a case on the product: all stay tied
     if len(tied) > 1:

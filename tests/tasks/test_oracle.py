@@ -9,7 +9,15 @@ from typing import Any
 import pytest
 
 from crmarena_gym.org import LocalOrg
-from crmarena_gym.tasks import ORACLES, TASK_NAMES, OracleError, TaskInstance, oracle_trace, solve
+from crmarena_gym.tasks import (
+    ORACLES,
+    TASK_NAMES,
+    OracleError,
+    TaskInstance,
+    ToolCall,
+    oracle_trace,
+    solve,
+)
 from tests.org_builder import OrgBuilder, ts
 
 
@@ -240,3 +248,100 @@ def test_id_lists_too_long_for_one_statement_go_in_parts_and_the_answer_holds(
         assert trace.answer == instance.answer and len(parts) > 1, parts
         played += 1
     assert played
+
+
+def _combined(calls: tuple[ToolCall, ...], split: str, ordered: bool) -> list[tuple[str, str]]:
+    """The calls other than ``split``'s, the results of its parts as the next calls receive them; case lists
+    sorted unless ``ordered`` (parts concatenate a call's cases by part, one call lists them in the org's order)."""
+
+    def shown(value: Any) -> str:
+        if not ordered and isinstance(value, list) and all(isinstance(v, dict) for v in value):
+            return repr(sorted(map(repr, value)))
+        return repr(sorted(value.items()) if not ordered and isinstance(value, dict) else value)
+
+    return [(c.name, repr({k: shown(v) for k, v in c.arguments.items()})) for c in calls if c.name != split]
+
+
+@pytest.mark.parametrize(
+    ("abbrev", "split", "ordered"),
+    [
+        ("HTU", "get_cases", False),  # the agents' and cases' Ids
+        ("TCU", "get_agent_transferred_cases_by_period", True),  # the qualified agents: counts in the order given
+        ("TII", "get_issue_counts", True),  # a product's order items: counts summed, the most first, ties by id
+        ("MTA", "get_cases", False),  # a product's order items: the cases concatenated
+        ("BRI", "get_shipping_state", True),  # the cases' accounts: the cases in their order
+    ],
+)
+def test_every_id_list_too_long_for_one_statement_goes_in_parts_and_the_parts_combine_as_one_call(
+    env_org: Path,
+    env_tasks: list[TaskInstance],
+    abbrev: str,
+    split: str,
+    ordered: bool,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # At 100x the original's size a popular product's order items, a year's cases' accounts (and, larger still,
+    # every agent) exceed SOQL's 100,000 characters in one call; parts of 2 Ids here stand for that. Each instance is
+    # solved with whole lists (every list fits) and in parts: the same answer, and the calls after the parts receive
+    # what one call returned.
+    from crmarena_gym.tasks import _oracle
+
+    org = LocalOrg(env_org)
+    whole = {i.idx: oracle_trace(i, org.with_today(i.params["today"])) for i in env_tasks if i.abbrev == abbrev}
+    monkeypatch.setattr(_oracle, "_IDS_PER_CALL", 3)
+    monkeypatch.setattr(_oracle, "_IDS_PER_PART", 2)
+    split_in = 0
+    for instance in (i for i in env_tasks if i.idx in whole):
+        one, parts = whole[instance.idx], oracle_trace(instance, org.with_today(instance.params["today"]))
+        assert parts.answer == one.answer and instance.answer in (one.answer, None)
+        assert _combined(parts.calls, split, ordered) == _combined(one.calls, split, ordered)
+        split_in += sum(c.name == split for c in parts.calls) > sum(c.name == split for c in one.calls)
+    assert split_in, f"no {abbrev} instance had a list to split"
+
+
+def test_case_routing_sends_a_products_order_items_in_parts_on_a_tie(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A tie on the issue goes to the product step, which asks get_cases for the closed cases on every order item of
+    # the product by the tied agents: a popular product's items at 100x the original's size exceed one statement
+    # (the generated orgs never tie on the issue: a hand-made org, parts of 2 Ids here).
+    from crmarena_gym.datagen import ISSUES, case_text
+    from crmarena_gym.datagen._rand import Rand
+    from crmarena_gym.tasks import _oracle, new_case_lines
+
+    b = OrgBuilder(tmp_path / "org.sqlite")
+    ada, bo = (b.add("User", FirstName=name, LastName="Agent") for name in ("Ada", "Bo"))
+    account = b.add("Account", FirstName="Cy", LastName="Customer", ShippingState="NY")
+    jacket = b.add("Product2", Name="Summit Rain Jacket")
+    order = b.add("Order", AccountId=account, Status="Activated", EffectiveDate="2022-03-04")
+    items = [b.add("OrderItem", OrderId=order, Product2Id=jacket, Quantity=1.0, UnitPrice=50.0) for _ in range(4)]
+    defect, delay = (b.add("Issue__c", Name=name) for name in ("Product Defect", "Shipping Delay"))
+    # One closed defect case each (a tie); on the jacket Ada closed two cases (one a delay) and Bo one: Ada.
+    for agent, issue, item in ((ada, defect, items[0]), (bo, defect, items[1]), (ada, delay, items[3])):
+        b.add(
+            "Case",
+            OwnerId=agent,
+            CreatedDate=ts("2022-04-02 09:00"),
+            ClosedDate=ts("2022-04-03 09:00"),
+            Status="Closed",
+            AccountId=account,
+            OrderItemId__c=item,
+            IssueId__c=issue,
+        )
+    b.close()
+    local = LocalOrg(tmp_path / "org.sqlite")
+    text = case_text(Rand(1), [name for name, _ in ISSUES].index("Product Defect"), "Summit Rain Jacket")
+    instance = TaskInstance(
+        idx=0, task="case_routing", query="Who takes this case?\n" + new_case_lines(*text), answer=ada, params={"x": 1}
+    )
+    whole = oracle_trace(instance, local)
+    monkeypatch.setattr(_oracle, "_IDS_PER_CALL", 3)
+    monkeypatch.setattr(_oracle, "_IDS_PER_PART", 2)
+    parts = oracle_trace(instance, local)
+    assert whole.answer == parts.answer == ada
+    on_product = [c.arguments for c in parts.calls if c.name == "get_cases" and "order_item_ids" in c.arguments]
+    assert [(a["order_item_ids"], a["agent_ids"]) for a in on_product] == [
+        (items[:2], [ada, bo]),
+        (items[2:], [ada, bo]),
+    ]
+    assert [c for c in whole.calls if c.name == "get_cases"][1].arguments["order_item_ids"] == items
