@@ -9,24 +9,17 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.caches import private_default_cache
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 README = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
 
 
-@pytest.fixture(scope="module", autouse=True)
-def default_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A private cache for the embedded org and task set, unless the run points CRMARENA_GYM_CACHE somewhere."""
-    cache = Path(os.environ["CRMARENA_GYM_CACHE"]) if "CRMARENA_GYM_CACHE" in os.environ else None
-    with pytest.MonkeyPatch.context() as mp:
-        if cache is None:
-            cache = tmp_path_factory.mktemp("cache")
-            mp.setenv("CRMARENA_GYM_CACHE", str(cache))
-        yield cache
+default_cache = pytest.fixture(scope="module", autouse=True, name="default_cache")(private_default_cache)
 
 
 def _python_block(holding: str) -> list[str]:

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import pickle
 import warnings
-from collections.abc import Iterator
-from pathlib import Path
 
 import gymnasium as gym
 import pytest
@@ -16,17 +13,9 @@ import crmarena_gym  # noqa: F401 - registers the environments
 from crmarena_gym.envs import env_ids
 from crmarena_gym.org import LocalOrg, default_org_path
 from crmarena_gym.tasks import TASK_SPECS, default_tasks, oracle_trace
+from tests.caches import private_default_cache
 
-
-@pytest.fixture(scope="module", autouse=True)
-def default_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A private cache for the embedded org and task set (CI points CRMARENA_GYM_CACHE elsewhere too)."""
-    cache = Path(os.environ["CRMARENA_GYM_CACHE"]) if "CRMARENA_GYM_CACHE" in os.environ else None
-    with pytest.MonkeyPatch.context() as mp:
-        if cache is None:
-            cache = tmp_path_factory.mktemp("cache")
-            mp.setenv("CRMARENA_GYM_CACHE", str(cache))
-        yield cache
+default_cache = pytest.fixture(scope="module", autouse=True, name="default_cache")(private_default_cache)
 
 
 @pytest.mark.parametrize("env_id", env_ids())
