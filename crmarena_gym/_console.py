@@ -1,4 +1,5 @@
-"""Console output shared by every layer: aligned text tables and progress bars (``tqdm``).
+"""Console output shared by every layer: aligned text tables, progress bars (``tqdm``) and the near miss an error
+names for a misspelt name.
 
 This module sits below the layers (it imports none of them), so that the org cache, the command line
 and the evaluation runner draw the same way.
@@ -7,7 +8,7 @@ and the evaluation runner draw the same way.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Literal, TextIO
 
 if TYPE_CHECKING:
@@ -52,6 +53,20 @@ def text_table(
         lines.append("  ".join("-" * w for w in widths))
     lines.extend(line(row) for row in rows)
     return "\n".join(lines)
+
+
+def did_you_mean(word: str, choices: Sequence[str], *, show: Callable[[str], str] = str) -> str:
+    """`` (did you mean 'X'?)`` for the choice closest to a misspelt ``word`` (difflib's), ``show``-n as the error
+    should name it; nothing when none is close.
+
+    Example:
+        >>> did_you_mean("scriptd", ["scripted", "litellm"]), did_you_mean("zzz", ["scripted"])
+        (" (did you mean 'scripted'?)", '')
+    """
+    import difflib  # only an error pays for it
+
+    close = difflib.get_close_matches(word, choices, n=1)
+    return f" (did you mean {show(close[0])!r}?)" if close else ""
 
 
 def interactive(stream: TextIO | None = None) -> bool:

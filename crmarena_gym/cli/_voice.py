@@ -12,10 +12,11 @@ Exit codes (``crmarena-gym --help`` lists them):
 
 from __future__ import annotations
 
-import difflib
 import sys
 from pathlib import Path
 from typing import TextIO
+
+from crmarena_gym._console import did_you_mean as near_miss
 
 __all__ = ["EXIT_CODES", "FAILED", "PORT_HINT", "REFUSED", "at_least_one", "did_you_mean", "fail"]
 
@@ -78,5 +79,4 @@ def did_you_mean(path: Path) -> str:
         siblings = [p.name for p in (path.parent if str(path.parent) else Path(".")).iterdir()]
     except OSError:
         return ""
-    close = difflib.get_close_matches(path.name, siblings, n=1)
-    return f" (did you mean {str(path.with_name(close[0]))!r}?)" if close else ""
+    return near_miss(path.name, siblings, show=lambda name: str(path.with_name(name)))

@@ -88,6 +88,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 from pydantic import Field as Attribute
 
+from crmarena_gym._console import did_you_mean
 from crmarena_gym.datagen._manifest import MANIFEST_TABLE, Manifest, content_hash, manifest_schema, read_manifest
 from crmarena_gym.schema import (
     ORG_MAINTAINED,
@@ -190,10 +191,7 @@ def parse_perturbations(spec: object, *, seed: int = 0) -> list[Perturbation]:
             )
         kind = item.get("kind")
         if kind not in PERTURBATION_KINDS:
-            import difflib
-
-            close = difflib.get_close_matches(str(kind).lower(), PERTURBATION_KINDS, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            hint = did_you_mean(str(kind).lower(), PERTURBATION_KINDS)
             raise ValueError(f"unknown perturbation kind {kind!r}{hint}; the kinds are {', '.join(PERTURBATION_KINDS)}")
         strength = item.get("strength")
         if isinstance(strength, bool) or not isinstance(strength, int | float) or not 0 < strength <= 1:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from crmarena_gym._console import did_you_mean as near_miss
 from crmarena_gym.policies._base import Policy
 from crmarena_gym.policies._reactive import ReactiveOraclePolicy
 from crmarena_gym.policies._simple import OraclePolicy, RandomPolicy
@@ -36,12 +37,8 @@ def parse_policy_spec(spec: str) -> tuple[str, str | None]:
 
 def _did_you_mean(kind: str) -> str:
     """``; did you mean 'oracle'?`` for a near miss of a kind's name, else nothing."""
-    import difflib
-
-    close = difflib.get_close_matches(kind, ("oracle", "reactive-oracle", "random", "litellm", "python"), n=1)
-    if not close:
-        return ""
-    return f" (did you mean {close[0] + ':...' if close[0] in ('litellm', 'python') else close[0]!r}?)"
+    kinds = ("oracle", "reactive-oracle", "random", "litellm", "python")
+    return near_miss(kind, kinds, show=lambda c: c + ":..." if c in ("litellm", "python") else c)
 
 
 def make_policy(spec: str, **options: Any) -> Policy:

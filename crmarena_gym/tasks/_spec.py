@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal
 
+from crmarena_gym._console import did_you_mean
+
 if TYPE_CHECKING:
     from crmarena_gym.tasks.pro._spec import ProCategorySpec
 
@@ -76,12 +78,7 @@ def get_task_spec(key: str) -> TaskSpec:
     """
     spec = _BY_KEY.get(key) or _BY_KEY.get(key.upper())
     if spec is None:
-        import difflib
-
-        close = difflib.get_close_matches(str(key).upper(), TASK_ABBREVS, n=1) or difflib.get_close_matches(
-            str(key).lower(), TASK_NAMES, n=1
-        )
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        hint = did_you_mean(str(key).upper(), TASK_ABBREVS) or did_you_mean(str(key).lower(), TASK_NAMES)
         raise KeyError(
             f"unknown task {key!r}{hint}; expected one of {', '.join(TASK_ABBREVS)} or {', '.join(TASK_NAMES)}"
         )

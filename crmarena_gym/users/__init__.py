@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from crmarena_gym._console import did_you_mean
 from crmarena_gym.users._base import END_MARKER, UserReply, UserSimulator, parse_end_marker
 from crmarena_gym.users._llm import GREETING, LLMUser, LLMUserError, user_system_prompt
 from crmarena_gym.users._scripted import ScriptedUser, is_question, looks_like_id
@@ -57,8 +58,6 @@ def make_user(spec: str | UserSimulator, **kwargs: Any) -> UserSimulator:
         return ScriptedUser()
     if spec.startswith("litellm:") and spec[len("litellm:") :].strip():
         return LLMUser(spec[len("litellm:") :].strip(), **kwargs)
-    import difflib
-
-    close = difflib.get_close_matches(spec.partition(":")[0].lower(), ["scripted", "litellm"], n=1)
-    hint = f" (did you mean {close[0] if close[0] == 'scripted' else 'litellm:MODEL'!r}?)" if close else ""
+    shown = {"scripted": "scripted", "litellm": "litellm:MODEL"}
+    hint = did_you_mean(spec.partition(":")[0].lower(), list(shown), show=shown.__getitem__)
     raise ValueError(f"unknown user {spec!r}{hint}; the users are 'scripted' and 'litellm:MODEL' (e.g. litellm:gpt-4o)")

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Literal
 
+from crmarena_gym._console import did_you_mean
+
 #: What a correct answer looks like. Ids name their object; ``task_ids`` is a set of Task ids, ``bant`` a set
 #: of failing BANT factors, ``labels`` one or several insight labels, ``refusal`` a declined request.
 ProAnswerKind = Literal[
@@ -157,12 +159,9 @@ def get_pro_spec(key: str) -> ProCategorySpec:
     """
     spec = _BY_KEY.get(key) or _BY_KEY.get(str(key).upper())
     if spec is None:
-        import difflib
-
-        close = difflib.get_close_matches(str(key).upper(), PRO_CATEGORY_ABBREVS, n=1) or difflib.get_close_matches(
-            str(key).lower(), PRO_CATEGORY_NAMES, n=1
+        hint = did_you_mean(str(key).upper(), PRO_CATEGORY_ABBREVS) or did_you_mean(
+            str(key).lower(), PRO_CATEGORY_NAMES
         )
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise KeyError(
             f"unknown CRMArena-Pro category {key!r}{hint}; expected one of {', '.join(PRO_CATEGORY_ABBREVS)} "
             f"or {', '.join(PRO_CATEGORY_NAMES)}"
