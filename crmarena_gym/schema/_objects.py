@@ -199,6 +199,27 @@ def _address(prefix: str, part: str, description: str) -> Field:
     return Field(f"{prefix}{part}", kind, description, searchable=True, length=length)
 
 
+def _person_name(whose: str) -> tuple[Field, ...]:
+    """A person's FirstName, LastName and compound Name (first and last, 121 characters at most in Salesforce), their
+    descriptions said of ``whose`` ("Agent's"; "" for the bare wording)."""
+
+    def said(what: str) -> str:
+        return f"{whose} {what}" if whose else what.capitalize()
+
+    return (
+        Field("FirstName", T.STRING, said("given name"), searchable=True, length=40),
+        Field("LastName", T.STRING, said("family name"), searchable=True, length=80),
+        Field(
+            "Name",
+            T.STRING,
+            said("full name (first and last)"),
+            formula=_PERSON_NAME,
+            name_field=True,
+            length=PERSON_NAME_LENGTH,
+        ),
+    )
+
+
 def _picklist(name: str, description: str, values: tuple[str, ...], length: int) -> Field:
     """A standard picklist of Salesforce's ``length`` for the field: the Field Reference gives each its own (most
     are 255, a user's locale keys 40, Order.Status and Contract.Status 100, Task.Priority 20); a write longer than
@@ -218,16 +239,7 @@ USER = SObject(
     "A service agent who works cases",
     (
         _id("agent"),
-        Field("FirstName", T.STRING, "Agent's given name", searchable=True, length=40),
-        Field("LastName", T.STRING, "Agent's family name", searchable=True, length=80),
-        Field(
-            "Name",
-            T.STRING,
-            "Agent's full name (first and last)",
-            formula=_PERSON_NAME,
-            name_field=True,
-            length=PERSON_NAME_LENGTH,
-        ),
+        *_person_name("Agent's"),
         Field("Email", T.EMAIL, "Agent's work email address", searchable=True, length=128),
         Field("Phone", T.PHONE, "Agent's work phone number", searchable=True, length=40),
         Field("Username", T.STRING, "Login name of the agent, unique across the org", searchable=True, length=80),
@@ -276,16 +288,7 @@ CONTACT = SObject(
     "The person behind a customer account, who opens cases",
     (
         _id("contact"),
-        Field("FirstName", T.STRING, "Contact's given name", searchable=True, length=40),
-        Field("LastName", T.STRING, "Contact's family name", searchable=True, length=80),
-        Field(
-            "Name",
-            T.STRING,
-            "Contact's full name (first and last)",
-            formula=_PERSON_NAME,
-            name_field=True,
-            length=PERSON_NAME_LENGTH,
-        ),
+        *_person_name("Contact's"),
         Field("Email", T.EMAIL, "Contact's email address", searchable=True, length=80),
         _ref(
             "AccountId",

@@ -23,7 +23,6 @@ from typing import Any
 
 from crmarena_gym.schema._objects import (
     _ORG_CREATOR,
-    _PERSON_NAME,
     _UNDATED,
     ACCOUNT,
     CASE,
@@ -37,7 +36,6 @@ from crmarena_gym.schema._objects import (
     LONG_TEXT_AREA,
     ORDER,
     ORDER_ITEM,
-    PERSON_NAME_LENGTH,
     PRICEBOOK,
     PRICEBOOK_ENTRY,
     PRODUCT,
@@ -49,6 +47,7 @@ from crmarena_gym.schema._objects import (
     _autonumber,
     _id,
     _owner,
+    _person_name,
     _ref,
 )
 from crmarena_gym.schema._types import Field, FieldType, SObject, declare, derive
@@ -123,17 +122,7 @@ def _lead(kind: str) -> SObject:
         "A prospective buyer not yet qualified; converting a lead makes an account, a contact and an opportunity",
         (
             _id("lead"),
-            Field("FirstName", T.STRING, "Given name", searchable=True, length=40),
-            Field("LastName", T.STRING, "Family name", searchable=True, length=80),
-            # A person's compound Name: first and last name with a space, 121 characters at most in Salesforce.
-            Field(
-                "Name",
-                T.STRING,
-                "Full name (first and last)",
-                formula=_PERSON_NAME,
-                name_field=True,
-                length=PERSON_NAME_LENGTH,
-            ),
+            *_person_name(""),
             Field(
                 "Company",
                 T.STRING,
