@@ -19,7 +19,7 @@ import itertools
 import re
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from crmarena_gym.org._base import OrgError
 from crmarena_gym.org._session import OrgSession, format_datetime
@@ -36,6 +36,22 @@ _DELIMITERS = {"COMMA": ",", "TAB": "\t", "PIPE": "|", "SEMICOLON": ";", "CARET"
 _OPERATIONS = ("insert", "update", "upsert", "delete", "hardDelete")
 _JOB_NUMBERS = itertools.count(1)
 _JOB_LOCK = threading.Lock()
+
+
+_J = TypeVar("_J")
+
+
+def session_jobs(registry: dict[str, dict[str, _J]], hub: SessionHub, client: Client) -> tuple[dict[str, _J], list[_J]]:
+    """The jobs of ``client``'s session in ``registry`` (token digest -> job id -> job), and the jobs dropped from it:
+    a session's first job forgets those of the sessions that ended (their bytes are the caller's to give back).
+    Call with the registry's lock held."""
+    gone: list[_J] = []
+    if client.digest not in registry:
+        with hub._lock:
+            live = set(hub._clients)
+        for digest in [d for d in registry if d not in live]:
+            gone += registry.pop(digest).values()
+    return registry.setdefault(client.digest, {}), gone
 
 
 def _job_id() -> str:
@@ -177,12 +193,9 @@ class Bulk:
 
     def _jobs_of(self, client: Client) -> dict[str, Job]:
         with self._lock:
-            if client.digest not in self._jobs:  # a new session's first job: forget those of ended sessions
-                with self.hub._lock:
-                    live = set(self.hub._clients)
-                for digest in [d for d in self._jobs if d not in live]:
-                    self._held -= sum(j.size for j in self._jobs.pop(digest).values())
-            return self._jobs.setdefault(client.digest, {})
+            jobs, gone = session_jobs(self._jobs, self.hub, client)
+            self._held -= sum(j.size for j in gone)
+            return jobs
 
     def _hold(self, n: int) -> None:
         with self._lock:

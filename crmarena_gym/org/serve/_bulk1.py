@@ -21,7 +21,7 @@ from typing import Any
 
 from crmarena_gym.org._base import OrgError
 from crmarena_gym.org._session import OrgSession, format_datetime
-from crmarena_gym.org.serve._bulk import MAX_JOBS, Bulk
+from crmarena_gym.org.serve._bulk import MAX_JOBS, Bulk, session_jobs
 from crmarena_gym.org.serve._hub import Client, SessionHub
 from crmarena_gym.org.serve._rest import _versioned
 from crmarena_gym.org.soql import parse
@@ -207,12 +207,9 @@ class Bulk1:
 
     def _jobs_of(self, client: Client) -> dict[str, Job1]:
         with self._lock:
-            if client.digest not in self._jobs:  # a new session's first job: forget those of ended sessions
-                with self.hub._lock:
-                    live = set(self.hub._clients)
-                for digest in [d for d in self._jobs if d not in live]:
-                    self.bulk2.release(sum(j.size for j in self._jobs.pop(digest).values()))
-            return self._jobs.setdefault(client.digest, {})
+            jobs, gone = session_jobs(self._jobs, self.hub, client)
+            self.bulk2.release(sum(j.size for j in gone))
+            return jobs
 
     def _remember(self, client: Client, jobs: dict[str, Job1], job: Job1) -> None:
         with self._lock:
