@@ -18,6 +18,7 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -28,6 +29,7 @@ simple_salesforce = pytest.importorskip("simple_salesforce")
 import requests  # noqa: E402
 
 from crmarena_gym.org.serve import OrgServer, SessionHub  # noqa: E402
+from crmarena_gym.org.serve._bulk import session_jobs  # noqa: E402
 from crmarena_gym.org.serve._hub import CURSOR_TIMEOUT, MAX_CURSORS, MAX_LOGIN_FAILURES  # noqa: E402
 
 TODAY = "2025-07-29"
@@ -521,3 +523,14 @@ def test_describe_reports_each_relationships_delete_rule(served: tuple[SessionHu
     with pytest.raises(simple_salesforce.exceptions.SalesforceMalformedRequest) as info:
         sf.Account.delete(with_cases)
     assert info.value.content[0]["errorCode"] == "DELETE_FAILED"
+
+
+def test_a_sessions_first_bulk_job_drops_the_jobs_of_sessions_that_ended() -> None:
+    # Both Bulk APIs keep jobs by session; those of ended sessions go (their bytes given back by the caller).
+    hub: Any = SimpleNamespace(_lock=threading.Lock(), _clients={"live": object(), "new": object()})
+    registry: dict[str, dict[str, str]] = {"live": {"j1": "L1"}, "ended": {"j2": "E2", "j3": "E3"}}
+    jobs, gone = session_jobs(registry, hub, SimpleNamespace(digest="new"))  # type: ignore[arg-type]
+    assert jobs == {} and sorted(gone) == ["E2", "E3"] and set(registry) == {"live", "new"}
+    jobs["j4"] = "N4"
+    again, gone = session_jobs(registry, hub, SimpleNamespace(digest="new"))  # type: ignore[arg-type]
+    assert again is jobs and again == {"j4": "N4"} and gone == []  # a known session sweeps nothing
