@@ -12,7 +12,15 @@ import random
 import re
 from typing import Any
 
-__all__ = ["RETRY_LOG", "announce_retry", "backoff_delay", "configuration_error", "import_litellm", "transient_error"]
+__all__ = [
+    "RETRY_LOG",
+    "announce_retry",
+    "backoff_delay",
+    "configuration_error",
+    "import_litellm",
+    "missing_keys",
+    "transient_error",
+]
 
 # Words of a provider's answer that mean the credentials are missing or wrong, whatever the status
 # (litellm reports OpenAI's missing key as an InternalServerError).
@@ -55,6 +63,15 @@ def transient_error(litellm: Any, err: Exception) -> bool:
         return True
     status = getattr(err, "status_code", None)
     return isinstance(status, int) and (status == 429 or status >= 500)
+
+
+def missing_keys(litellm: Any, model: str) -> list[str]:
+    """The key variables ``model``'s provider needs and the environment lacks, as litellm knows them; none for a
+    provider litellm cannot tell (its first request will)."""
+    try:
+        return list(litellm.validate_environment(model).get("missing_keys") or [])
+    except Exception:  # an unknown provider
+        return []
 
 
 def configuration_error(litellm: Any, err: Exception) -> bool:

@@ -31,7 +31,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from crmarena_gym._json import without_lone_surrogates
-from crmarena_gym._llm import announce_retry, backoff_delay, configuration_error, transient_error
+from crmarena_gym._llm import announce_retry, backoff_delay, configuration_error, missing_keys, transient_error
 from crmarena_gym._llm import import_litellm as _import_litellm
 from crmarena_gym._secrets import redact_secrets, register_secret, truncate
 from crmarena_gym.chat import FRAMEWORKS, NO_TOOL_CALL, ChatEpisode, Framework, system_prompt
@@ -288,10 +288,7 @@ class LiteLLMPolicy(Policy):
         """
         if self.api_key is not None or self.effective_api_base() is not None:
             return
-        try:
-            missing = self._litellm.validate_environment(self.model).get("missing_keys")
-        except Exception:  # an unknown provider: litellm cannot say; its first request will
-            return
+        missing = missing_keys(self._litellm, self.model)
         if missing:
             raise LLMConfigurationError(f"{self.model} needs {', '.join(missing)}: {self._configuration_hint()}")
 

@@ -21,7 +21,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from crmarena_gym._llm import announce_retry, backoff_delay, configuration_error, import_litellm, transient_error
+from crmarena_gym._llm import (
+    announce_retry,
+    backoff_delay,
+    configuration_error,
+    import_litellm,
+    missing_keys,
+    transient_error,
+)
 from crmarena_gym._secrets import redact_secrets, register_secret, truncate
 from crmarena_gym.tasks import InteractiveSplit, TaskInstance
 from crmarena_gym.users._base import END_MARKER, UserReply, parse_end_marker
@@ -165,10 +172,7 @@ class LLMUser:
             return
         if self._litellm is None:
             self._litellm = import_litellm("The LLM user")
-        try:
-            missing = self._litellm.validate_environment(self.model).get("missing_keys")
-        except Exception:  # an unknown provider: litellm cannot say; its first request will
-            return
+        missing = missing_keys(self._litellm, self.model)
         if missing:
             raise LLMUserError(f"the user's model {self.model} needs {', '.join(missing)}: set it in the environment")
 
